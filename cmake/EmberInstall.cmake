@@ -1,0 +1,21 @@
+# Installs libember, its headers and a CMake package so that find_package(ember) works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ember EXPORT emberTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/kernels
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ember
+  FILES_MATCHING PATTERN "*.h")
+install(EXPORT emberTargets NAMESPACE ember:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ember)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/emberConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/emberConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ember)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/emberConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/emberConfig.cmake ${PROJECT_BINARY_DIR}/emberConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ember)

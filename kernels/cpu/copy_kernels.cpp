@@ -1,0 +1,128 @@
+// Factories and copies on the CPU.
+#include "kernels/cpu/copy_kernels.h"
+
+#include <cmath>
+
+#include "kernels/cpu/pointwise_loop.h"
+#include "kernels/functors.h"
+#include "kernels/philox.h"
+
+namespace ember::cpu {
+
+namespace {
+
+template <typename T, typename Generate>
+void generate(const Tensor& out, Generate generate_element) {
+  T* data = out.data_ptr<T>();
+  const int64_t numel = out.numel();
+#pragma omp parallel for schedule(static) if (numel >= kParallelGrain)
+  for (int64_t i = 0; i < numel; ++i) data[i] = static_cast<T>(generate_element(i));
+}
+
+}  // namespace
+
+void empty_kernel(const OpCall&, TensorList&) {}
+
+void full_kernel(const OpCall& call, TensorList& outputs) {
+  const double value = call.attrs.get<double>("value");
+  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T filled = static_cast<T>(static_cast<compute_t<T>>(value));
+    generate<T>(outputs[0], [&](int64_t) { return filled; });
+  });
+}
+
+void arange_kernel(const OpCall& call, TensorList& outputs) {
+  const double start = call.attrs.get<double>("start");
+  const double step = call.attrs.get<double>("step");
+  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    generate<T>(outputs[0], [&](int64_t i) { return static_cast<compute_t<T>>(start + static_cast<double>(i) * step); });
+  });
+}
+
+void linspace_kernel(const OpCall& call, TensorList& outputs) {
+  const double start = call.attrs.get<double>("start");
+  const double end = call.attrs.get<double>("end");
+  const int64_t steps = call.attrs.get<int64_t>("steps");
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    // Fill symmetrically from both ends so the last element is exactly `end`, like PyTorch.
+    generate<T>(outputs[0], [&](int64_t i) {
+      const double value = i < steps / 2 ? start + step * static_cast<double>(i)
+                                         : end - step * static_cast<double>(steps - 1 - i);
+      return static_cast<compute_t<T>>(value);
+    });
+  });
+}
+
+// Element i of a random tensor uses stream words 2i and 2i+1 (the wrapper reserved 2 per element).
+void rand_kernel(const OpCall& call, TensorList& outputs) {
+  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
+  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
+  dispatch_floating(outputs[0].dtype(), "rand", [&](auto zero) {
+    using T = decltype(zero);
+    generate<T>(outputs[0], [&](int64_t i) {
+      const uint64_t word = 2 * static_cast<uint64_t>(i);
+      return static_cast<compute_t<T>>(uniform_double_from_words(philox_word(seed, offset, word),
+                                                                 philox_word(seed, offset, word + 1)));
+    });
+  });
+}
+
+void randn_kernel(const OpCall& call, TensorList& outputs) {
+  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
+  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
+  dispatch_floating(outputs[0].dtype(), "randn", [&](auto zero) {
+    using T = decltype(zero);
+    generate<T>(outputs[0], [&](int64_t i) {
+      // Box-Muller on the element's own two words: u1 in (0, 1] keeps log() finite.
+      const uint64_t word = 2 * static_cast<uint64_t>(i);
+      const double u1 = 1.0 - static_cast<double>(philox_word(seed, offset, word)) / 4294967296.0;
+      const double u2 = static_cast<double>(philox_word(seed, offset, word + 1)) / 4294967296.0;
+      return static_cast<compute_t<T>>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+    });
+  });
+}
+
+void randint_kernel(const OpCall& call, TensorList& outputs) {
+  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
+  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
+  const int64_t low = call.attrs.get<int64_t>("low");
+  const uint64_t range = static_cast<uint64_t>(call.attrs.get<int64_t>("high") - low);
+  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    generate<T>(outputs[0], [&](int64_t i) {
+      const uint64_t word = 2 * static_cast<uint64_t>(i);
+      const uint64_t bits = (uint64_t{philox_word(seed, offset, word)} << 32) | philox_word(seed, offset, word + 1);
+      // Modulo bias is below 2^-32 for ranges under 2^32: negligible for sampling.
+      return static_cast<compute_t<T>>(static_cast<double>(low + static_cast<int64_t>(bits % range)));
+    });
+  });
+}
+
+void convert_into(const Tensor& destination, const Tensor& source) {
+  dispatch_dtype(destination.dtype(), [&](auto out_zero) {
+    using Out = decltype(out_zero);
+    dispatch_dtype(source.dtype(), [&](auto in_zero) {
+      using In = decltype(in_zero);
+      pointwise_cpu<Out, In>(destination, [](auto value) { return static_cast<compute_t<Out>>(value); }, source);
+    });
+  });
+}
+
+void clone_kernel(const OpCall& call, TensorList& outputs) { convert_into(outputs[0], call.input(0)); }
+
+void copy_inplace_kernel(const OpCall& call, TensorList& outputs) { convert_into(outputs[0], call.input(1)); }
+
+void fill_inplace_kernel(const OpCall& call, TensorList& outputs) {
+  const double value = call.attrs.get<double>("value");
+  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const compute_t<T> filled = static_cast<compute_t<T>>(value);
+    pointwise_cpu<T>(outputs[0], [filled]() { return filled; });
+  });
+}
+
+}  // namespace ember::cpu

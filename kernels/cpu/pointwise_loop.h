@@ -1,0 +1,142 @@
+// The CPU pointwise iterator: applies a functor elementwise over an output and inputs broadcast
+// to the output's shape, with any strides. Broadcasting, strides and dtype conversion are done
+// here once; op files only supply the functor (see kernels/functors.h).
+//
+//   pointwise_cpu<float, float, float>(out, ember::fn::Add{alpha}, a, b);
+//
+// Out and In... are storage types; values are converted to compute_t<T> (fp32 for 16-bit floats)
+// before the functor sees them. Inputs must already have the dtype named by their In type.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "runtime/parallel.h"
+#include "runtime/tensor.h"
+
+namespace ember::cpu {
+
+// Geometry of one pointwise loop: output shape and per-operand strides (0 on broadcast dims),
+// with adjacent dims merged where every operand allows it.
+template <int N>  // N = number of operands including the output (operand 0)
+struct LoopGeometry {
+  Dims sizes;
+  std::array<Dims, N> strides;
+  std::array<char*, N> base;
+  bool all_contiguous = true;  // every operand walks memory linearly, no broadcast
+};
+
+// Strides of `tensor` seen from an output of shape `sizes` (broadcast dims get stride 0).
+Dims broadcast_strides(const Tensor& tensor, const Dims& sizes);
+
+template <int N>
+LoopGeometry<N> make_geometry(const Tensor& out, const std::array<const Tensor*, N - 1>& inputs) {
+  LoopGeometry<N> geometry;
+  geometry.sizes = out.sizes();
+  geometry.strides[0] = out.strides();
+  geometry.base[0] = static_cast<char*>(out.raw_data_ptr());
+  geometry.all_contiguous = out.is_contiguous();
+  for (int k = 1; k < N; ++k) {
+    const Tensor& input = *inputs[k - 1];
+    geometry.strides[k] = broadcast_strides(input, geometry.sizes);
+    geometry.base[k] = static_cast<char*>(input.raw_data_ptr());
+    geometry.all_contiguous = geometry.all_contiguous && input.sizes() == geometry.sizes && input.is_contiguous();
+  }
+  // Merge dim i into dim i+1 when, for every operand, stride[i] == stride[i+1] * size[i+1].
+  Dims sizes;
+  std::array<Dims, N> strides;
+  for (int i = 0; i < geometry.sizes.size(); ++i) {
+    if (geometry.sizes[i] == 1) continue;  // size-1 dims never move the pointer
+    bool mergeable = sizes.size() > 0;
+    for (int k = 0; k < N && mergeable; ++k)
+      mergeable = strides[k].back() == geometry.strides[k][i] * geometry.sizes[i];
+    if (mergeable) {
+      sizes[sizes.size() - 1] *= geometry.sizes[i];
+      for (int k = 0; k < N; ++k) strides[k][strides[k].size() - 1] = geometry.strides[k][i];
+    } else {
+      sizes.push_back(geometry.sizes[i]);
+      for (int k = 0; k < N; ++k) strides[k].push_back(geometry.strides[k][i]);
+    }
+  }
+  geometry.sizes = sizes;
+  geometry.strides = strides;
+  return geometry;
+}
+
+template <typename T>
+inline compute_t<T> load(const char* pointer) {
+  return static_cast<compute_t<T>>(*reinterpret_cast<const T*>(pointer));
+}
+
+// Runs `body(element_pointers, count, element_strides_in_bytes)` over 1-D runs of the geometry.
+// The innermost dim is the run; the outer dims are walked with a counter.
+template <int N, typename Body>
+void for_each_run(const LoopGeometry<N>& geometry, const std::array<size_t, N>& element_sizes,
+                  int64_t first_run, int64_t last_run, Body&& body) {
+  const int rank = geometry.sizes.size();
+  const int64_t inner = rank == 0 ? 1 : geometry.sizes[rank - 1];
+  std::array<int64_t, N> inner_bytes;
+  for (int k = 0; k < N; ++k)
+    inner_bytes[k] = rank == 0 ? 0 : geometry.strides[k][rank - 1] * static_cast<int64_t>(element_sizes[k]);
+  for (int64_t run = first_run; run < last_run; ++run) {
+    std::array<char*, N> pointers = geometry.base;
+    int64_t remaining = run;
+    for (int d = rank - 2; d >= 0; --d) {
+      const int64_t index = remaining % geometry.sizes[d];
+      remaining /= geometry.sizes[d];
+      for (int k = 0; k < N; ++k)
+        pointers[k] += index * geometry.strides[k][d] * static_cast<int64_t>(element_sizes[k]);
+    }
+    body(pointers, inner, inner_bytes);
+  }
+}
+
+// out[i] = functor(inputs[i]...), broadcasting inputs to out's shape.
+template <typename Out, typename... In, typename Functor, typename... Inputs>
+void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) {
+  static_assert(sizeof...(In) == sizeof...(Inputs), "one storage type per input");
+  constexpr int N = 1 + sizeof...(Inputs);
+  const int64_t numel = out.numel();
+  if (numel == 0) return;
+  LoopGeometry<N> geometry = make_geometry<N>(out, {&inputs...});
+  const bool parallel = numel >= kParallelGrain && get_num_threads() > 1;
+
+  if (geometry.all_contiguous) {  // the fast path: flat arrays, vectorizable
+    Out* output = reinterpret_cast<Out*>(geometry.base[0]);
+    auto flat = [&](int64_t begin, int64_t end) {
+      [&]<size_t... K>(std::index_sequence<K...>) {
+        std::tuple<const In*...> in{reinterpret_cast<const In*>(geometry.base[K + 1])...};
+        for (int64_t i = begin; i < end; ++i)
+          output[i] = static_cast<Out>(functor(static_cast<compute_t<In>>(std::get<K>(in)[i])...));
+      }(std::index_sequence_for<In...>{});
+    };
+    if (parallel) {
+#pragma omp parallel for schedule(static)
+      for (int64_t chunk = 0; chunk < (numel + kParallelGrain - 1) / kParallelGrain; ++chunk)
+        flat(chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
+    } else {
+      flat(0, numel);
+    }
+    return;
+  }
+
+  const std::array<size_t, N> element_sizes{sizeof(Out), sizeof(In)...};
+  auto run_body = [&](std::array<char*, N>& pointers, int64_t count, const std::array<int64_t, N>& step) {
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      for (int64_t i = 0; i < count; ++i) {
+        *reinterpret_cast<Out*>(pointers[0] + i * step[0]) =
+            static_cast<Out>(functor(load<In>(pointers[K + 1] + i * step[K + 1])...));
+      }
+    }(std::index_sequence_for<In...>{});
+  };
+  const int rank = geometry.sizes.size();
+  const int64_t runs = rank <= 1 ? 1 : numel / geometry.sizes[rank - 1];
+  if (parallel && runs > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t run = 0; run < runs; ++run) for_each_run<N>(geometry, element_sizes, run, run + 1, run_body);
+  } else {
+    for_each_run<N>(geometry, element_sizes, 0, runs, run_body);
+  }
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,136 @@
+// OpNode and AccumulateGrad: running a registered backward rule, saving tensors, accumulating.
+#include "runtime/autograd/node.h"
+
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+
+namespace ember::autograd {
+
+namespace {
+std::atomic<uint64_t> next_sequence_nr{0};
+
+// A tensor that aliases `tensor` without its autograd history, so a node can keep its own output
+// without a reference cycle (output -> grad_fn -> saved output).
+Tensor alias_without_history(const Tensor& tensor) {
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& source = *tensor.impl();
+  impl->storage = source.storage;
+  impl->sizes = source.sizes;
+  impl->strides = source.strides;
+  impl->offset = source.offset;
+  impl->dtype = source.dtype;
+  impl->device = source.device;
+  impl->is_view = true;
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
+Node::Node(int num_outputs)
+    : output_hooks(num_outputs), num_outputs_(num_outputs), sequence_nr_(next_sequence_nr++) {}
+
+OpNode::OpNode(const OpDef& op, const Attrs& attrs, int num_inputs)
+    : Node(op.num_outputs), op_(op), attrs_(attrs), saved_inputs_(num_inputs),
+      saved_outputs_(op.num_outputs) {}
+
+void OpNode::save_input(int i, const Tensor& input) {
+  saved_inputs_[i] = {input.grad_fn() ? alias_without_history(input) : input, input.version()};
+}
+
+void OpNode::save_output(int i, const Tensor& output) {
+  saved_outputs_[i] = {alias_without_history(output), output.version()};
+}
+
+const Tensor& OpNode::unpack(const SavedTensor& saved, const char* role, int index) const {
+  if (saved.tensor.defined() && saved.tensor.version() != saved.version) {
+    fail("autograd: a tensor needed to compute gradients was modified by an in-place operation: "
+         "{} {} of {} (shape {}) is at version {}, but version {} was saved. Use clone() before "
+         "modifying it in place",
+         role, index, op_.name, saved.tensor.sizes(), saved.tensor.version(), saved.version);
+  }
+  return saved.tensor;
+}
+
+std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grad_outputs) {
+  check(!released_,
+        "autograd: trying to backward through the graph a second time (through {}); its saved "
+        "tensors were freed after the first backward. Pass retain_graph=true to the first call",
+        op_.name);
+  const int num_inputs = static_cast<int>(saved_inputs_.size());
+  std::vector<Tensor> inputs(num_inputs);
+  std::vector<Tensor> outputs(saved_outputs_.size());
+  for (int i = 0; i < num_inputs; ++i) inputs[i] = unpack(saved_inputs_[i], "input", i);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    outputs[i] = unpack(saved_outputs_[i], "output", static_cast<int>(i));
+
+  for (size_t i = 0; i < grad_outputs.size(); ++i) {
+    if (!grad_outputs[i].defined()) {
+      const TensorMeta& meta = output_metas[i];
+      grad_outputs[i] = zeros(meta.sizes, {.dtype = meta.dtype, .device = meta.device});
+    }
+  }
+  std::unique_ptr<bool[]> needs(new bool[num_inputs]);
+  for (int i = 0; i < num_inputs; ++i) needs[i] = needs_input_grad[i];
+  BackwardContext ctx{attrs_,
+                      grad_outputs,
+                      inputs,
+                      outputs,
+                      input_metas,
+                      std::span<const bool>(needs.get(), num_inputs)};
+  std::vector<Tensor> grad_inputs(num_inputs);
+  op_.backward(ctx, grad_inputs);
+
+  for (int i = 0; i < num_inputs; ++i) {
+    Tensor& grad = grad_inputs[i];
+    if (!needs_input_grad[i] || !grad.defined()) {
+      grad = Tensor();
+      continue;
+    }
+    const TensorMeta& meta = input_metas[i];
+    internal_assert(grad.sizes() == meta.sizes,
+                    "backward rule returned a gradient of the wrong shape");
+    if (grad.dtype() != meta.dtype) grad = grad.to(meta.dtype);
+  }
+  return grad_inputs;
+}
+
+void OpNode::release_saved() {
+  for (SavedTensor& saved : saved_inputs_) saved.tensor = Tensor();
+  for (SavedTensor& saved : saved_outputs_) saved.tensor = Tensor();
+  released_ = true;
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
+  Tensor incoming = std::move(grad_outputs[0]);
+  if (!incoming.defined()) return {};
+  AutogradMeta& meta = leaf_->meta();
+  for (const GradHook& hook : meta.hooks) {
+    Tensor replaced = hook(incoming);
+    if (replaced.defined()) incoming = replaced;
+  }
+  if (!meta.grad || !meta.grad->defined()) {
+    // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation
+    // would write into a tensor that another leaf or the user also sees.
+    const bool shared = incoming.impl_ptr().use_count() > 1 || incoming.impl()->is_view ||
+                        !incoming.is_contiguous();
+    Tensor grad = shared ? incoming.clone() : incoming.detach();
+    meta.grad = std::make_shared<Tensor>(std::move(grad));
+  } else {
+    meta.grad->add_(incoming);
+  }
+  return {};
+}
+
+Edge gradient_edge(const Tensor& tensor) {
+  TensorImpl& impl = *tensor.impl();
+  if (impl.grad_fn) return {impl.grad_fn, impl.output_nr};
+  if (!impl.requires_grad) return {};
+  AutogradMeta& meta = impl.meta();
+  std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
+  if (!accumulator) {
+    accumulator = std::make_shared<AccumulateGrad>(tensor.impl_ptr());
+    meta.grad_accumulator = accumulator;
+  }
+  return {accumulator, 0};
+}
+
+}  // namespace ember::autograd

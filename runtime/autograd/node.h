@@ -1,0 +1,95 @@
+// Autograd graph nodes. Each op call that needs gradients records an OpNode holding what its
+// backward rule needs; each leaf that requires grad has one AccumulateGrad node. Edges point from a
+// node to the nodes that produced its inputs.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/registry.h"
+
+namespace ember::autograd {
+
+class Node;
+
+struct Edge {
+  std::shared_ptr<Node> node;  // null: that input needs no gradient
+  uint32_t input_nr = 0;       // which output of `node` the gradient flows into
+};
+
+class Node {
+ public:
+  explicit Node(int num_outputs);
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  virtual std::string name() const = 0;
+  // Takes one gradient per output of this node (undefined: none arrived) and returns one per edge.
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) = 0;
+  // Frees saved tensors after a backward pass without retain_graph.
+  virtual void release_saved() {}
+
+  int num_outputs() const { return num_outputs_; }
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  std::vector<Edge> next_edges;
+  // Hooks registered on the non-leaf tensors this node produced, per output.
+  std::vector<std::vector<GradHook>> output_hooks;
+
+ private:
+  int num_outputs_;
+  uint64_t sequence_nr_;  // creation order: later nodes run first when both are ready
+};
+
+// A tensor saved for backward, with the version it had when saved.
+struct SavedTensor {
+  Tensor tensor;
+  uint64_t version = 0;
+};
+
+// The node of one dispatched op call; its backward is the op's registered BackwardRule.
+class OpNode final : public Node {
+ public:
+  OpNode(const OpDef& op, const Attrs& attrs, int num_inputs);
+  std::string name() const override { return op_.name + "_backward"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  void release_saved() override;
+
+  void save_input(int i, const Tensor& input);
+  void save_output(int i, const Tensor& output);
+  std::vector<TensorMeta> input_metas;
+  std::vector<TensorMeta> output_metas;  // to zero-fill outputs that received no gradient
+  std::vector<bool> needs_input_grad;
+
+ private:
+  const Tensor& unpack(const SavedTensor& saved, const char* role, int index) const;
+
+  const OpDef& op_;
+  Attrs attrs_;
+  std::vector<SavedTensor> saved_inputs_;
+  std::vector<SavedTensor> saved_outputs_;
+  bool released_ = false;
+};
+
+// Adds the incoming gradient into a leaf's .grad.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : Node(1), leaf_(std::move(leaf)) {}
+  std::string name() const override { return "AccumulateGrad"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+// The edge through which a gradient for `tensor` flows: its grad_fn, or its leaf accumulator.
+Edge gradient_edge(const Tensor& tensor);
+
+// Runs backward from `roots` seeded with `grad_roots` (same length).
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                  bool retain_graph);
+
+}  // namespace ember::autograd

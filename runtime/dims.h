@@ -1,0 +1,100 @@
+// Dims: a tensor's sizes or strides, stored inline (no heap) because every op creates some.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace ember {
+
+class Dims {
+ public:
+  static constexpr int kMaxRank = 8;
+
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.size()); }
+  Dims(std::span<const int64_t> values) { assign(values.data(), values.size()); }  // NOLINT
+  Dims(const std::vector<int64_t>& values) { assign(values.data(), values.size()); }  // NOLINT
+  static Dims filled(int rank, int64_t value) {
+    Dims dims;
+    dims.resize(rank, value);
+    return dims;
+  }
+
+  int size() const { return rank_; }
+  bool empty() const { return rank_ == 0; }
+  int64_t operator[](int i) const { return values_[i]; }
+  int64_t& operator[](int i) { return values_[i]; }
+  const int64_t* begin() const { return values_.data(); }
+  const int64_t* end() const { return values_.data() + rank_; }
+  int64_t* begin() { return values_.data(); }
+  int64_t* end() { return values_.data() + rank_; }
+  const int64_t* data() const { return values_.data(); }
+  int64_t back() const { return values_[rank_ - 1]; }
+
+  void push_back(int64_t value) {
+    check(rank_ < kMaxRank, "tensors have at most {} dimensions", kMaxRank);
+    values_[rank_++] = value;
+  }
+  void insert(int position, int64_t value) {
+    push_back(0);
+    for (int i = rank_ - 1; i > position; --i) values_[i] = values_[i - 1];
+    values_[position] = value;
+  }
+  void erase(int position) {
+    for (int i = position; i + 1 < rank_; ++i) values_[i] = values_[i + 1];
+    --rank_;
+  }
+  void resize(int rank, int64_t value = 0) {
+    check(rank >= 0 && rank <= kMaxRank, "tensors have at most {} dimensions (asked for {})",
+          kMaxRank, rank);
+    for (int i = rank_; i < rank; ++i) values_[i] = value;
+    rank_ = rank;
+  }
+
+  int64_t product() const {
+    int64_t result = 1;
+    for (int i = 0; i < rank_; ++i) result *= values_[i];
+    return result;
+  }
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  std::string str() const;  // "[32, 100]"
+
+  friend bool operator==(const Dims& a, const Dims& b) {
+    return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  void assign(const int64_t* values, size_t count) {
+    check(count <= kMaxRank, "tensors have at most {} dimensions (got {})", kMaxRank, count);
+    rank_ = static_cast<int>(count);
+    std::copy(values, values + count, values_.begin());
+  }
+
+  std::array<int64_t, kMaxRank> values_{};
+  int rank_ = 0;
+};
+
+// Contiguous (row-major) strides for `sizes`.
+Dims contiguous_strides(const Dims& sizes);
+
+// Wraps a possibly negative dim into [0, rank); `op` names the caller in the error.
+int wrap_dim(int64_t dim, int rank, std::string_view op);
+
+// NumPy broadcasting of two shapes; `op` names the caller in the error.
+Dims broadcast_shapes(const Dims& a, const Dims& b, std::string_view op);
+
+}  // namespace ember
+
+template <>
+struct fmt::formatter<ember::Dims> : fmt::formatter<std::string_view> {
+  auto format(const ember::Dims& dims, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(dims.str(), ctx);
+  }
+};

@@ -1,0 +1,207 @@
+// The dispatcher's eager path and mode stack.
+#include "runtime/dispatch.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/autograd/node.h"
+
+namespace ember {
+
+namespace {
+
+thread_local std::vector<DispatchMode*> mode_stack;
+thread_local bool grad_enabled = true;
+
+// EMBER_POISON_OUTPUTS=1 fills every freshly allocated output with NaN (floats) or 0xA5 bytes
+// before its kernel runs, so tests catch kernels that leave elements unwritten.
+bool poison_outputs() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("EMBER_POISON_OUTPUTS");
+    return value != nullptr && std::strcmp(value, "0") != 0;
+  }();
+  return enabled;
+}
+
+void poison(const Tensor& tensor) {
+  if (!tensor.device().is_cpu() || tensor.numel() == 0) return;
+  if (tensor.dtype() == kFloat32) {
+    float* data = tensor.data_ptr<float>();
+    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nanf("");
+  } else if (tensor.dtype() == kFloat64) {
+    double* data = tensor.data_ptr<double>();
+    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nan("");
+  } else if (tensor.dtype() != kBool) {
+    std::memset(tensor.raw_data_ptr(), 0xA5, tensor.nbytes());
+  }
+}
+
+Device common_device(const OpCall& call) {
+  const Tensor* first = nullptr;
+  for (const Tensor& input : call.inputs) {
+    if (!input.defined()) continue;
+    if (first == nullptr) {
+      first = &input;
+    } else if (input.device() != first->device()) {
+      fail("{}: expected all tensors on one device, got {} and {}", call.op.name, first->device(),
+           input.device());
+    }
+  }
+  return first ? first->device() : kCPU;
+}
+
+bool any_input_requires_grad(const OpCall& call) {
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& input = call.inputs[i];
+    if (input.defined() && !(call.op.nondifferentiable_inputs & (1u << i)) && input.requires_grad())
+      return true;
+  }
+  return false;
+}
+
+// The autograd node of a call whose inputs require grad, with what its backward rule needs.
+// In-place ops build it before their kernel runs; a mutated input they save is cloned first, so
+// backward sees the value the op read.
+std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
+  const OpDef& op = call.op;
+  const int num_inputs = static_cast<int>(call.inputs.size());
+  auto node = std::make_shared<autograd::OpNode>(op, call.attrs, num_inputs);
+  node->next_edges.resize(num_inputs);
+  node->input_metas.resize(num_inputs);
+  node->needs_input_grad.assign(num_inputs, false);
+  for (int i = 0; i < num_inputs; ++i) {
+    const Tensor& input = call.inputs[i];
+    if (!input.defined()) continue;
+    node->input_metas[i] = {input.sizes(), input.dtype(), input.device()};
+    if (!(op.nondifferentiable_inputs & (1u << i)) && input.requires_grad()) {
+      node->next_edges[i] = autograd::gradient_edge(input);
+      node->needs_input_grad[i] = true;
+    }
+    if (!(op.save_inputs & (1u << i))) continue;
+    const bool mutated = op.kind == OpKind::InPlace && (op.mutated_inputs & (1u << i));
+    if (mutated) {
+      NoGradGuard no_grad;
+      node->save_input(i, input.clone());
+    } else {
+      node->save_input(i, input);
+    }
+  }
+  return node;
+}
+
+// Makes `node` the grad_fn of the call's floating outputs (integer outputs carry no gradient).
+void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall& call,
+                    TensorList& outputs) {
+  node->output_metas.resize(outputs.size());
+  for (int i = 0; i < outputs.size(); ++i) {
+    TensorImpl& impl = *outputs[i].impl();
+    node->output_metas[i] = {impl.sizes, impl.dtype, impl.device};
+    if (call.op.save_outputs & (1u << i)) node->save_output(i, outputs[i]);
+  }
+  for (int i = 0; i < outputs.size(); ++i) {
+    TensorImpl& impl = *outputs[i].impl();
+    if (!is_floating(impl.dtype)) continue;
+    impl.grad_fn = node;
+    impl.output_nr = static_cast<uint32_t>(i);
+  }
+}
+
+void record_autograd(const OpCall& call, TensorList& outputs) {
+  attach_outputs(create_node(call), call, outputs);
+}
+
+void check_inplace_allowed(const OpCall& call, bool recording) {
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!(call.op.mutated_inputs & (1u << i))) continue;
+    const Tensor& target = call.inputs[i];
+    if (!recording) continue;
+    check(!(target.is_leaf() && target.requires_grad()),
+          "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; "
+          "wrap the update in NoGradGuard",
+          call.op.name, target.sizes());
+    check(!(target.impl()->is_view && target.requires_grad()),
+          "{}: in-place update of a view of a tensor that requires grad is not supported (shape {}); "
+          "use clone() first",
+          call.op.name, target.sizes());
+  }
+}
+
+TensorList run_inplace(const OpCall& call, Kernel kernel) {
+  const bool recording = grad_mode_enabled() && call.op.backward && any_input_requires_grad(call);
+  check_inplace_allowed(call, recording);
+  std::shared_ptr<autograd::OpNode> node = recording ? create_node(call) : nullptr;
+  TensorList outputs;
+  for (size_t i = 0; i < call.inputs.size(); ++i)
+    if (call.op.mutated_inputs & (1u << i)) outputs.push_back(call.inputs[i]);
+  kernel(call, outputs);
+  for (Tensor& output : outputs) output.impl()->storage->bump_version();
+  // The written tensor now holds the op's result: its history continues through the new node.
+  if (node) attach_outputs(node, call, outputs);
+  return outputs;
+}
+
+TensorList run_view(const OpCall& call) {
+  const Tensor& base = call.inputs[0];
+  ViewGeometry geometry = call.op.view(call);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->sizes = geometry.sizes;
+  impl->strides = geometry.strides;
+  impl->offset = geometry.offset;
+  impl->dtype = base.dtype();
+  impl->device = base.device();
+  impl->is_view = true;
+  TensorList outputs{Tensor(std::move(impl))};
+  if (call.op.backward && grad_mode_enabled() && any_input_requires_grad(call))
+    record_autograd(call, outputs);
+  return outputs;
+}
+
+}  // namespace
+
+TensorList dispatch_eager(const OpCall& call) {
+  const OpDef& op = call.op;
+  if (op.kind == OpKind::View) return run_view(call);
+  const Device device = common_device(call);
+  Kernel kernel = op.kernel_for(device);
+  check(kernel != nullptr, "{}: no kernel for device {}", op.name, device);
+  if (op.kind == OpKind::InPlace) return run_inplace(call, kernel);
+
+  OutputMetas metas;
+  for (int i = 0; i < op.num_outputs; ++i) metas[i].device = device;
+  op.infer(call, metas);
+  TensorList outputs;
+  for (int i = 0; i < op.num_outputs; ++i) {
+    outputs.push_back(make_tensor(metas[i].sizes, metas[i].dtype, metas[i].device));
+    if (poison_outputs()) poison(outputs[i]);
+  }
+  kernel(call, outputs);
+  if (op.backward && grad_mode_enabled() && any_input_requires_grad(call))
+    record_autograd(call, outputs);
+  return outputs;
+}
+
+TensorList DispatchNext::run(const OpCall& call) const {
+  if (level_ < 0) return dispatch_eager(call);
+  return mode_stack[level_]->handle(call, DispatchNext(level_ - 1));
+}
+
+TensorList dispatch(const OpCall& call) {
+  if (mode_stack.empty()) [[likely]] return dispatch_eager(call);
+  const int top = static_cast<int>(mode_stack.size()) - 1;
+  return mode_stack[top]->handle(call, DispatchNext(top - 1));
+}
+
+Tensor dispatch_one(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  TensorList outputs = dispatch(OpCall{op, inputs, attrs});
+  return std::move(outputs[0]);
+}
+
+DispatchModeGuard::DispatchModeGuard(DispatchMode& mode) { mode_stack.push_back(&mode); }
+DispatchModeGuard::~DispatchModeGuard() { mode_stack.pop_back(); }
+
+bool grad_mode_enabled() { return grad_enabled; }
+void set_grad_mode(bool enabled) { grad_enabled = enabled; }
+
+}  // namespace ember

@@ -1,0 +1,84 @@
+// The dispatcher: every op call goes through dispatch(). It consults a per-thread stack of modes:
+//   - no mode installed (the default): eager, run the kernel for the inputs' device now;
+//   - a capture mode (the compile stage) records the call into a graph instead of running it;
+//   - observers (profiler, NVTX, anomaly checks) see each call's name, shapes and timing.
+// When the stack is empty the eager path pays one thread-local load for all of this.
+#pragma once
+
+#include <vector>
+
+#include "runtime/ops/registry.h"
+
+namespace ember {
+
+// A mode intercepts op calls. `next.run(call)` continues with the modes below it (and finally
+// eager execution); a capture mode does not call it, an observer wraps it.
+class DispatchMode;
+
+class DispatchNext {
+ public:
+  TensorList run(const OpCall& call) const;
+
+ private:
+  friend TensorList dispatch(const OpCall& call);
+  explicit DispatchNext(int level) : level_(level) {}
+  int level_;  // index of the next mode to consult, -1: eager
+};
+
+class DispatchMode {
+ public:
+  virtual ~DispatchMode() = default;
+  virtual TensorList handle(const OpCall& call, const DispatchNext& next) = 0;
+};
+
+// Installs a mode on this thread's stack for the guard's lifetime (modes nest).
+class DispatchModeGuard {
+ public:
+  explicit DispatchModeGuard(DispatchMode& mode);
+  ~DispatchModeGuard();
+  DispatchModeGuard(const DispatchModeGuard&) = delete;
+  DispatchModeGuard& operator=(const DispatchModeGuard&) = delete;
+};
+
+// Runs one op call through the mode stack.
+TensorList dispatch(const OpCall& call);
+
+// The eager path alone: shape rule, output allocation, kernel, autograd recording.
+TensorList dispatch_eager(const OpCall& call);
+
+// Convenience for ops with one output.
+Tensor dispatch_one(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+inline Tensor dispatch_one(const OpDef& op, std::initializer_list<Tensor> inputs,
+                           const Attrs& attrs = {}) {
+  return dispatch_one(op, std::span<const Tensor>(inputs.begin(), inputs.size()), attrs);
+}
+
+// ---- grad mode ----
+bool grad_mode_enabled();
+void set_grad_mode(bool enabled);
+
+// Disables gradient recording for its lifetime (libtorch's NoGradGuard).
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(grad_mode_enabled()) { set_grad_mode(false); }
+  ~NoGradGuard() { set_grad_mode(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Enables or disables gradient recording for its lifetime.
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled) : previous_(grad_mode_enabled()) { set_grad_mode(enabled); }
+  ~AutoGradMode() { set_grad_mode(previous_); }
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace ember

@@ -1,0 +1,193 @@
+// The op functions users call: ember::add, ember::matmul, ember::softmax, ... Each is a thin
+// wrapper that packs its arguments and dispatches the registry op of the same name; the op's
+// math, shape rule and backward live in kernels/ and runtime/ops/. The comment on each function
+// names its registry op and that op's attributes when they differ from the function.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace ember {
+
+enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+
+// ---- factories (ops: empty, full, arange, linspace, rand, randn, randint) ----
+Tensor empty(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
+Tensor zeros(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
+Tensor ones(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
+// full: attrs sizes, value, dtype, device
+Tensor full(const Dims& sizes, double value, TensorOptions options = {},
+            Where where = Where::current());
+Tensor zeros_like(const Tensor& like, Where where = Where::current());
+Tensor ones_like(const Tensor& like, Where where = Where::current());
+Tensor full_like(const Tensor& like, double value, Where where = Where::current());
+// arange: attrs start, end, step, dtype, device. Default dtype int64 when all bounds are integral,
+// like PyTorch; pass options to choose.
+Tensor arange(double end, std::optional<TensorOptions> options = {}, Where where = Where::current());
+Tensor arange(double start, double end, double step = 1.0, std::optional<TensorOptions> options = {},
+              Where where = Where::current());
+// linspace: attrs start, end, steps, dtype, device
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options = {},
+                Where where = Where::current());
+// rand / randn: attrs sizes, seed, offset, dtype, device. Numbers come from the default
+// generator's Philox stream; the wrapper reserves the counter range and passes seed/offset.
+Tensor rand(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
+Tensor randn(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
+// randint: attrs low, high, sizes, seed, offset, dtype (default int64), device. Values in [low, high).
+Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options = {.dtype = kInt64},
+               Where where = Where::current());
+// Copies host values into a new tensor of `sizes` (numel must match).
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Dims& sizes, TensorOptions options = {},
+                   Where where = Where::current());
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, Where where = Where::current()) {
+  return from_vector(values, Dims{static_cast<int64_t>(values.size())},
+                     TensorOptions{.dtype = dtype_of<T>()}, where);
+}
+// Wraps caller-owned memory without copying; `deleter` runs when the last tensor lets go.
+Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device = kCPU,
+                 std::function<void(void*)> deleter = {}, Where where = Where::current());
+Tensor scalar_tensor(double value, TensorOptions options = {}, Where where = Where::current());
+
+// ---- pointwise binary (broadcasting, type promotion) ----
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0, Where where = Where::current());  // add: alpha
+Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0, Where where = Where::current());  // sub: alpha
+Tensor mul(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor div(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor pow(const Tensor& a, const Tensor& exponent, Where where = Where::current());
+Tensor maximum(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor minimum(const Tensor& a, const Tensor& b, Where where = Where::current());
+// With a host scalar (the tensor's dtype is kept): ops add_scalar, mul_scalar, div_scalar,
+// pow_scalar, rsub_scalar (value - a), rdiv_scalar (value / a); attr value.
+Tensor add(const Tensor& a, double value, Where where = Where::current());
+Tensor sub(const Tensor& a, double value, Where where = Where::current());
+Tensor mul(const Tensor& a, double value, Where where = Where::current());
+Tensor div(const Tensor& a, double value, Where where = Where::current());
+Tensor pow(const Tensor& a, double exponent, Where where = Where::current());
+Tensor rsub(const Tensor& a, double value, Where where = Where::current());
+Tensor rdiv(const Tensor& a, double value, Where where = Where::current());
+
+// ---- pointwise unary ----
+Tensor neg(const Tensor& a, Where where = Where::current());
+Tensor exp(const Tensor& a, Where where = Where::current());
+Tensor log(const Tensor& a, Where where = Where::current());
+Tensor log1p(const Tensor& a, Where where = Where::current());
+Tensor sqrt(const Tensor& a, Where where = Where::current());
+Tensor rsqrt(const Tensor& a, Where where = Where::current());
+Tensor abs(const Tensor& a, Where where = Where::current());
+Tensor sign(const Tensor& a, Where where = Where::current());
+Tensor reciprocal(const Tensor& a, Where where = Where::current());
+Tensor relu(const Tensor& a, Where where = Where::current());
+// gelu: attr tanh (bool): the tanh approximation instead of the exact erf form.
+Tensor gelu(const Tensor& a, bool tanh_approximation = false, Where where = Where::current());
+Tensor silu(const Tensor& a, Where where = Where::current());
+Tensor sigmoid(const Tensor& a, Where where = Where::current());
+Tensor tanh(const Tensor& a, Where where = Where::current());
+// clamp: attrs min and/or max (double; absent = unbounded).
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max,
+             Where where = Where::current());
+
+// ---- comparisons (bool results) and selection ----
+Tensor eq(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor ne(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor lt(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor le(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor gt(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor ge(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, Where where = Where::current());
+
+// ---- reductions: attrs dims (Dims; empty = all dims), keepdim ----
+Tensor sum(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor mean(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor amax(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor amin(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
+// var: attrs dims, keepdim, correction (int64; 1 = unbiased, PyTorch's default)
+Tensor var(const Tensor& a, const Dims& dims = {}, int64_t correction = 1, bool keepdim = false,
+           Where where = Where::current());
+// argmax / argmin: attrs dim (int64; absent = over the flattened tensor), keepdim. int64 result.
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim = {}, bool keepdim = false,
+              Where where = Where::current());
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim = {}, bool keepdim = false,
+              Where where = Where::current());
+// Reduces `a` (broadcast up to a's shape) back to `sizes`: the gradient of broadcasting.
+Tensor sum_to_size(const Tensor& a, const Dims& sizes, Where where = Where::current());
+
+// ---- linear algebra (Eigen GEMM on strided inputs, no copies for transposes) ----
+Tensor matmul(const Tensor& a, const Tensor& b, Where where = Where::current());  // 1-D/2-D/batched
+Tensor mm(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor bmm(const Tensor& a, const Tensor& b, Where where = Where::current());
+// linear: input [*, in], weight [out, in], bias [out] or undefined -> [*, out]
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              Where where = Where::current());
+
+// ---- normalisation, activation with a dim ----
+Tensor softmax(const Tensor& a, int64_t dim, Where where = Where::current());      // attr dim
+Tensor log_softmax(const Tensor& a, int64_t dim, Where where = Where::current());  // attr dim
+// layer_norm: inputs input, weight (or undefined), bias (or undefined); attrs normalized_shape, eps.
+// Outputs of the op: y, mean, rstd (the function returns y).
+Tensor layer_norm(const Tensor& input, const Dims& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5, Where where = Where::current());
+// dropout: attrs p, seed, offset. Outputs: y, mask (the function returns y). Identity when !train.
+Tensor dropout(const Tensor& input, double p, bool train, Where where = Where::current());
+
+// ---- losses ----
+struct CrossEntropyOptions {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+};
+// cross_entropy: inputs logits [N, C], target int64 [N]; attrs reduction (int64), ignore_index,
+// label_smoothing. Fused log_softmax + nll.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options = {},
+                     Where where = Where::current());
+// nll_loss: inputs log_probs [N, C], target int64 [N]; attrs reduction, ignore_index.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
+                int64_t ignore_index = -100, Where where = Where::current());
+// mse_loss: attr reduction.
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                Where where = Where::current());
+
+// ---- indexing and joining ----
+Tensor embedding(const Tensor& weight, const Tensor& indices, Where where = Where::current());
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0, Where where = Where::current());  // attr dim
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0, Where where = Where::current());
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index, Where where = Where::current());
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index, Where where = Where::current());
+// one_hot: attr num_classes (int64; -1 = max + 1). int64 result.
+Tensor one_hot(const Tensor& index, int64_t num_classes = -1, Where where = Where::current());
+
+// ---- views (ops: view, transpose, permute, slice, expand, squeeze, unsqueeze, alias) ----
+Tensor view(const Tensor& a, const Dims& shape, Where where = Where::current());
+Tensor reshape(const Tensor& a, const Dims& shape, Where where = Where::current());
+Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1, Where where = Where::current());
+Tensor permute(const Tensor& a, const Dims& order, Where where = Where::current());
+Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1,
+             Where where = Where::current());
+Tensor expand(const Tensor& a, const Dims& shape, Where where = Where::current());
+Tensor squeeze(const Tensor& a, std::optional<int64_t> dim = {}, Where where = Where::current());
+Tensor unsqueeze(const Tensor& a, int64_t dim, Where where = Where::current());
+Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1, Where where = Where::current());
+
+// ---- copies and conversions ----
+Tensor clone(const Tensor& a, Where where = Where::current());              // op clone
+Tensor contiguous(const Tensor& a, Where where = Where::current());         // clone when needed
+Tensor to_dtype(const Tensor& a, DType dtype, Where where = Where::current());  // op to_dtype: attr dtype
+Tensor to_device(const Tensor& a, Device device, bool non_blocking = false,
+                 Where where = Where::current());  // op to_device: attrs device, non_blocking
+
+// ---- in place: ops add_ (alpha), mul_, mul_scalar_ (value), copy_, fill_ (value) ----
+Tensor& add_(Tensor& a, const Tensor& b, double alpha = 1.0, Where where = Where::current());
+Tensor& mul_(Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor& mul_(Tensor& a, double value, Where where = Where::current());
+Tensor& copy_(Tensor& destination, const Tensor& source, Where where = Where::current());
+Tensor& fill_(Tensor& a, double value, Where where = Where::current());
+Tensor& zero_(Tensor& a, Where where = Where::current());
+
+// Runs backward from several roots at once (torch.autograd.backward).
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots = {},
+              bool retain_graph = false, Where where = Where::current());
+
+}  // namespace ember

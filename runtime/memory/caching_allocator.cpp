@@ -1,0 +1,166 @@
+// Pool logic of the caching allocator: best-fit search, splitting, merging, statistics.
+#include "runtime/memory/caching_allocator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
+
+#include "runtime/error.h"
+
+namespace ember {
+
+namespace {
+
+size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// Splitting leaves a remainder only when it is big enough to be useful again.
+constexpr size_t kMinSplitRemainderSmall = CachingAllocator::kRoundBytes;
+constexpr size_t kMinSplitRemainderLarge = size_t{1} << 20;
+
+}  // namespace
+
+bool CachingAllocator::BySize::operator()(const Block* a, const Block* b) const {
+  return std::tie(a->stream, a->size, a->pointer) < std::tie(b->stream, b->size, b->pointer);
+}
+
+CachingAllocator::~CachingAllocator() {
+  // Blocks still live at exit belong to static tensors; leave their segments to the OS.
+  release_free_segments();
+}
+
+void* CachingAllocator::allocate(size_t bytes, StreamId stream) {
+  const size_t size = round_up(std::max<size_t>(bytes, 1), kRoundBytes);
+  const bool small_pool = size <= kSmallRequestBytes;
+  std::lock_guard lock(mutex_);
+  FreeBlocks& pool = pool_for(small_pool);
+  Block* block = find_free_block(pool, size, stream);
+  if (block == nullptr) {
+    block = new_segment(size, stream, small_pool);
+    if (block == nullptr) {  // out of memory: give back what the cache holds and try once more
+      release_free_segments();
+      block = new_segment(size, stream, small_pool);
+    }
+    check(block != nullptr, "{} allocator: out of memory allocating {} bytes ({} bytes allocated, {} reserved)",
+          backend_.name(), bytes, stats_.allocated_bytes, stats_.reserved_bytes);
+  } else {
+    pool.erase(block);
+  }
+  split(block, size, pool);
+  block->allocated = true;
+  live_blocks_.emplace(block->pointer, block);
+  stats_.allocated_bytes += static_cast<int64_t>(block->size);
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  ++stats_.num_allocations;
+  return block->pointer;
+}
+
+void CachingAllocator::free(void* pointer) {
+  if (pointer == nullptr) return;
+  std::lock_guard lock(mutex_);
+  auto found = live_blocks_.find(pointer);
+  internal_assert(found != live_blocks_.end(), "caching allocator: free of an unknown pointer");
+  Block* block = found->second;
+  live_blocks_.erase(found);
+  block->allocated = false;
+  stats_.allocated_bytes -= static_cast<int64_t>(block->size);
+  FreeBlocks& pool = pool_for(block->small_pool);
+  if (block->prev && !block->prev->allocated) {
+    Block* prev = block->prev;
+    merge_into(prev, block, pool);
+    block = prev;
+  }
+  if (block->next && !block->next->allocated) merge_into(block, block->next, pool);
+  pool.insert(block);
+}
+
+CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size,
+                                                           StreamId stream) {
+  Block key{nullptr, size, stream};
+  auto candidate = pool.lower_bound(&key);
+  if (candidate == pool.end() || (*candidate)->stream != stream) return nullptr;
+  // A huge cached block must not be carved for a small large-pool request (fragmentation).
+  if (!(*candidate)->small_pool && (*candidate)->size > 2 * size + kLargeSegmentRound) return nullptr;
+  return *candidate;
+}
+
+CachingAllocator::Block* CachingAllocator::new_segment(size_t size, StreamId stream, bool small_pool) {
+  const size_t segment = small_pool ? kSmallSegmentBytes : round_up(size, kLargeSegmentRound);
+  void* memory = backend_.allocate(segment);
+  if (memory == nullptr) return nullptr;
+  ++stats_.num_backend_allocations;
+  stats_.reserved_bytes += static_cast<int64_t>(segment);
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
+  return new Block{memory, segment, stream, false, small_pool, nullptr, nullptr};
+}
+
+void CachingAllocator::split(Block* block, size_t size, FreeBlocks& pool) {
+  const size_t remainder = block->size - size;
+  if (remainder < (block->small_pool ? kMinSplitRemainderSmall : kMinSplitRemainderLarge)) return;
+  auto* rest = new Block{static_cast<char*>(block->pointer) + size, remainder, block->stream, false,
+                         block->small_pool, block, block->next};
+  if (block->next) block->next->prev = rest;
+  block->next = rest;
+  block->size = size;
+  pool.insert(rest);
+}
+
+// Absorbs the free `neighbour` (which follows `block`) into `block`.
+void CachingAllocator::merge_into(Block* block, Block* neighbour, FreeBlocks& pool) {
+  pool.erase(block);
+  pool.erase(neighbour);
+  block->size += neighbour->size;
+  block->next = neighbour->next;
+  if (block->next) block->next->prev = block;
+  delete neighbour;
+}
+
+void CachingAllocator::release_free_segments() {
+  for (FreeBlocks* pool : {&small_free_, &large_free_}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block* block = *it;
+      if (block->prev == nullptr && block->next == nullptr) {  // the whole segment is free
+        backend_.release(block->pointer, block->size);
+        ++stats_.num_backend_frees;
+        stats_.reserved_bytes -= static_cast<int64_t>(block->size);
+        delete block;
+        it = pool->erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+MemoryStats CachingAllocator::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void CachingAllocator::reset_peak_stats() {
+  std::lock_guard lock(mutex_);
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  stats_.peak_reserved_bytes = stats_.reserved_bytes;
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard lock(mutex_);
+  release_free_segments();
+}
+
+namespace {
+class CpuMemoryBackend final : public MemoryBackend {
+ public:
+  void* allocate(size_t bytes) override { return std::aligned_alloc(64, bytes); }
+  void release(void* pointer, size_t) override { std::free(pointer); }
+  const char* name() const override { return "cpu"; }
+};
+}  // namespace
+
+CachingAllocator& cpu_allocator() {
+  // Never destroyed: tensors in static storage may outlive any static allocator.
+  static CpuMemoryBackend* backend = new CpuMemoryBackend;
+  static CachingAllocator* allocator = new CachingAllocator(*backend);
+  return *allocator;
+}
+
+}  // namespace ember

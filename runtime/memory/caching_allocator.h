@@ -1,0 +1,93 @@
+// A device-independent caching allocator: memory comes from a MemoryBackend in segments, is split
+// into blocks, and freed blocks are kept for reuse (merged with free neighbours) instead of being
+// returned. The same pool logic serves the CPU (aligned_alloc) and CUDA (cudaMalloc) backends, so
+// it is tested on CPU through a fake backend. Blocks are reused only on the stream that freed them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace ember {
+
+// Where segments come from. allocate() returns nullptr when the device is out of memory.
+class MemoryBackend {
+ public:
+  virtual ~MemoryBackend() = default;
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* pointer, size_t bytes) = 0;
+  virtual const char* name() const = 0;
+};
+
+struct MemoryStats {
+  int64_t allocated_bytes = 0;       // bytes in blocks handed to users (rounded sizes)
+  int64_t reserved_bytes = 0;        // bytes held from the backend, used or cached
+  int64_t peak_allocated_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
+  int64_t num_allocations = 0;       // user allocations served
+  int64_t num_backend_allocations = 0;  // e.g. cudaMalloc calls
+  int64_t num_backend_frees = 0;        // e.g. cudaFree calls
+};
+
+using StreamId = uintptr_t;
+
+class CachingAllocator {
+ public:
+  // Sizes are rounded up to this many bytes; it is also every block's alignment.
+  static constexpr size_t kRoundBytes = 512;
+  // Requests up to this size share segments of kSmallSegmentBytes; larger ones get their own.
+  static constexpr size_t kSmallRequestBytes = size_t{1} << 20;
+  static constexpr size_t kSmallSegmentBytes = size_t{2} << 20;
+  static constexpr size_t kLargeSegmentRound = size_t{2} << 20;
+
+  explicit CachingAllocator(MemoryBackend& backend) : backend_(backend) {}
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Returns memory for `bytes` (may be 0) usable on `stream`; throws ember::Error when the backend
+  // is out of memory even after the cache was emptied.
+  void* allocate(size_t bytes, StreamId stream = 0);
+  void free(void* pointer);
+
+  MemoryStats stats() const;
+  void reset_peak_stats();
+  // Returns every fully free segment to the backend.
+  void empty_cache();
+
+ private:
+  struct Block {
+    void* pointer;
+    size_t size;
+    StreamId stream;
+    bool allocated = false;
+    bool small_pool;
+    Block* prev = nullptr;  // neighbours inside the same segment
+    Block* next = nullptr;
+  };
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using FreeBlocks = std::set<Block*, BySize>;
+
+  Block* find_free_block(FreeBlocks& pool, size_t size, StreamId stream);
+  Block* new_segment(size_t size, StreamId stream, bool small_pool);
+  void split(Block* block, size_t size, FreeBlocks& pool);
+  void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);
+  void release_free_segments();
+  FreeBlocks& pool_for(bool small_pool) { return small_pool ? small_free_ : large_free_; }
+
+  MemoryBackend& backend_;
+  mutable std::mutex mutex_;
+  FreeBlocks small_free_;
+  FreeBlocks large_free_;
+  std::unordered_map<void*, Block*> live_blocks_;  // blocks handed out, by user pointer
+  MemoryStats stats_;
+};
+
+// The process-wide CPU allocator (64-byte aligned memory from the C library).
+CachingAllocator& cpu_allocator();
+
+}  // namespace ember

@@ -1,0 +1,51 @@
+// Storage: the bytes behind one or more tensors (a tensor and its views share one Storage).
+// It also carries the version counter that in-place ops bump, so autograd can tell when a tensor
+// it saved for backward was modified.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "runtime/device.h"
+#include "runtime/memory/caching_allocator.h"
+
+namespace ember {
+
+class Storage {
+ public:
+  // Memory from the device's caching allocator.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Memory the caller owns; `deleter` (may be empty) runs when the last tensor lets go.
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
+                                       std::function<void(void*)> deleter);
+
+  Storage(void* data, size_t nbytes, Device device, CachingAllocator* allocator,
+          std::function<void(void*)> deleter)
+      : data_(data), nbytes_(nbytes), device_(device), allocator_(allocator),
+        deleter_(std::move(deleter)) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  CachingAllocator* allocator_;  // null for wrapped memory
+  std::function<void(void*)> deleter_;
+  uint64_t version_ = 0;
+};
+
+// The caching allocator of a device (CPU now; CUDA devices register theirs with the backend).
+CachingAllocator& allocator_for(Device device);
+
+}  // namespace ember

@@ -1,0 +1,103 @@
+// add, sub, mul, div (tensor-tensor, broadcasting), their in-place forms add_ and mul_, and the
+// host-scalar forms add_scalar, mul_scalar, mul_scalar_. Math: kernels/functors.h.
+#include "kernels/cpu/binary_kernels.h"
+#include "kernels/functors.h"
+#include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember::ops {
+
+namespace {
+
+double alpha_of(const OpCall& call) { return call.attrs.get<double>("alpha"); }
+
+void add_kernel(const OpCall& call, TensorList& out) {
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
+}
+void sub_kernel(const OpCall& call, TensorList& out) {
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Sub{alpha_of(call)});
+}
+void mul_kernel(const OpCall& call, TensorList& out) {
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
+}
+void div_kernel(const OpCall& call, TensorList& out) {
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Div{});
+}
+void add_inplace_kernel(const OpCall& call, TensorList& out) {
+  check_inplace_broadcast(call);
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
+}
+void mul_inplace_kernel(const OpCall& call, TensorList& out) {
+  check_inplace_broadcast(call);
+  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
+}
+void add_scalar_kernel(const OpCall& call, TensorList& out) {
+  cpu::unary_same_dtype(out[0], call.input(0), fn::AddScalar{call.attrs.get<double>("value")});
+}
+void mul_scalar_kernel(const OpCall& call, TensorList& out) {
+  cpu::unary_same_dtype(out[0], call.input(0), fn::MulScalar{call.attrs.get<double>("value")});
+}
+
+// Gradients of broadcast inputs are summed back to each input's shape.
+Tensor reduce_to_input(const BackwardContext& ctx, int i, const Tensor& grad) {
+  return sum_to_size(grad, ctx.input_metas[i].sizes);
+}
+
+void add_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const double alpha = ctx.attrs.get<double>("alpha");
+  if (ctx.needs_input_grad[0]) grads[0] = reduce_to_input(ctx, 0, ctx.grad());
+  if (ctx.needs_input_grad[1])
+    grads[1] = reduce_to_input(ctx, 1, alpha == 1.0 ? ctx.grad() : mul(ctx.grad(), alpha));
+}
+void sub_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const double alpha = ctx.attrs.get<double>("alpha");
+  if (ctx.needs_input_grad[0]) grads[0] = reduce_to_input(ctx, 0, ctx.grad());
+  if (ctx.needs_input_grad[1]) grads[1] = reduce_to_input(ctx, 1, mul(ctx.grad(), -alpha));
+}
+void mul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[0]) grads[0] = reduce_to_input(ctx, 0, mul(ctx.grad(), ctx.input(1)));
+  if (ctx.needs_input_grad[1]) grads[1] = reduce_to_input(ctx, 1, mul(ctx.grad(), ctx.input(0)));
+}
+void div_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& b = ctx.input(1);
+  if (ctx.needs_input_grad[0]) grads[0] = reduce_to_input(ctx, 0, div(ctx.grad(), b));
+  if (ctx.needs_input_grad[1])  // d(a/b)/db = -a / b^2
+    grads[1] = reduce_to_input(ctx, 1, neg(div(mul(ctx.grad(), ctx.input(0)), mul(b, b))));
+}
+void add_scalar_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0] = ctx.grad(); }
+void mul_scalar_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = mul(ctx.grad(), ctx.attrs.get<double>("value"));
+}
+
+OpDef inplace(OpDef def) {
+  def.kind = OpKind::InPlace;
+  def.infer = nullptr;
+  return def;
+}
+
+void register_arithmetic_ops(OpRegistry& registry) {
+  registry.add(pointwise_op("add", "add(Tensor a, Tensor b, float alpha=1) -> Tensor", binary_shape,
+                            add_kernel, add_backward, 0, 0, "ember::fn::Add"));
+  registry.add(pointwise_op("sub", "sub(Tensor a, Tensor b, float alpha=1) -> Tensor", binary_shape,
+                            sub_kernel, sub_backward, 0, 0, "ember::fn::Sub"));
+  registry.add(pointwise_op("mul", "mul(Tensor a, Tensor b) -> Tensor", binary_shape, mul_kernel,
+                            mul_backward, 0b11, 0, "ember::fn::Mul"));
+  registry.add(pointwise_op("div", "div(Tensor a, Tensor b) -> Tensor", binary_shape, div_kernel,
+                            div_backward, 0b11, 0, "ember::fn::Div"));
+  registry.add(pointwise_op("add_scalar", "add_scalar(Tensor a, float value) -> Tensor", unary_shape,
+                            add_scalar_kernel, add_scalar_backward, 0, 0, "ember::fn::AddScalar"));
+  registry.add(pointwise_op("mul_scalar", "mul_scalar(Tensor a, float value) -> Tensor", unary_shape,
+                            mul_scalar_kernel, mul_scalar_backward, 0, 0, "ember::fn::MulScalar"));
+  registry.add(inplace(pointwise_op("add_", "add_(Tensor(a!) a, Tensor b, float alpha=1) -> Tensor(a!)",
+                                    nullptr, add_inplace_kernel, add_backward, 0, 0, "ember::fn::Add")));
+  registry.add(inplace(pointwise_op("mul_", "mul_(Tensor(a!) a, Tensor b) -> Tensor(a!)", nullptr,
+                                    mul_inplace_kernel, mul_backward, 0b11, 0, "ember::fn::Mul")));
+  registry.add(inplace(pointwise_op("mul_scalar_", "mul_scalar_(Tensor(a!) a, float value) -> Tensor(a!)",
+                                    nullptr, mul_scalar_kernel, mul_scalar_backward, 0, 0,
+                                    "ember::fn::MulScalar")));
+}
+
+const OpRegistration registration(register_arithmetic_ops);
+
+}  // namespace
+}  // namespace ember::ops

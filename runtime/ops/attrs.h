@@ -1,0 +1,62 @@
+// Attrs: an op call's non-tensor arguments (alpha, dims, keepdim, eps, ...), by name, stored
+// inline so that a dispatched call allocates nothing for them. The compile stage reads and
+// prints them generically, which is why they are named values rather than a struct per op.
+#pragma once
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <variant>
+
+#include "runtime/device.h"
+#include "runtime/dims.h"
+#include "runtime/dtype.h"
+
+namespace ember {
+
+using AttrValue = std::variant<double, int64_t, bool, Dims, DType, Device>;
+
+class Attrs {
+ public:
+  static constexpr int kCapacity = 8;
+
+  Attrs() = default;
+  Attrs(std::initializer_list<std::pair<const char*, AttrValue>> items) {
+    for (const auto& [name, value] : items) set(name, value);
+  }
+
+  // `name` must be a string literal: only the pointer is kept.
+  Attrs& set(const char* name, AttrValue value);
+  bool has(const char* name) const { return find(name) != nullptr; }
+
+  template <typename T>
+  const T& get(const char* name) const {
+    const AttrValue* value = find(name);
+    internal_assert(value != nullptr && std::holds_alternative<T>(*value),
+                    "op attribute missing or of the wrong type");
+    return std::get<T>(*value);
+  }
+  template <typename T>
+  T get_or(const char* name, T fallback) const {
+    const AttrValue* value = find(name);
+    return value != nullptr ? std::get<T>(*value) : fallback;
+  }
+
+  int size() const { return count_; }
+  const char* name(int i) const { return names_[i]; }
+  const AttrValue& value(int i) const { return values_[i]; }
+  std::string str() const;  // "alpha=1, dims=[0]"
+
+ private:
+  const AttrValue* find(const char* name) const {
+    for (int i = 0; i < count_; ++i)
+      if (names_[i] == name || std::strcmp(names_[i], name) == 0) return &values_[i];
+    return nullptr;
+  }
+
+  std::array<const char*, kCapacity> names_{};
+  std::array<AttrValue, kCapacity> values_{};
+  int count_ = 0;
+};
+
+}  // namespace ember

@@ -1,0 +1,138 @@
+// Factories, copies and conversions: empty, full, arange, linspace, rand, randn, randint, clone,
+// to_dtype, to_device, copy_, fill_.
+#include <cmath>
+
+#include "kernels/cpu/copy_kernels.h"
+#include "runtime/functional.h"
+#include "runtime/ops/registry.h"
+
+namespace ember {
+
+namespace {
+
+constexpr int kCpu = static_cast<int>(DeviceType::CPU);
+
+void factory_shape(const OpCall& call, OutputMetas& outputs) {
+  const Dims& sizes = call.attrs.get<Dims>("sizes");
+  for (int64_t size : sizes) check(size >= 0, "{}: negative size in shape {}", call.op.name, sizes);
+  outputs[0] = {sizes, call.attrs.get<DType>("dtype"), call.attrs.get<Device>("device")};
+}
+
+void arange_shape(const OpCall& call, OutputMetas& outputs) {
+  const double start = call.attrs.get<double>("start");
+  const double end = call.attrs.get<double>("end");
+  const double step = call.attrs.get<double>("step");
+  check((end - start) * step >= 0.0, "arange: step {} does not move from {} towards {}", step, start, end);
+  const int64_t count = static_cast<int64_t>(std::ceil((end - start) / step));
+  outputs[0] = {{count}, call.attrs.get<DType>("dtype"), call.attrs.get<Device>("device")};
+}
+
+void linspace_shape(const OpCall& call, OutputMetas& outputs) {
+  outputs[0] = {{call.attrs.get<int64_t>("steps")}, call.attrs.get<DType>("dtype"),
+                call.attrs.get<Device>("device")};
+}
+
+void same_as_input(const OpCall& call, OutputMetas& outputs) {
+  outputs[0].sizes = call.input(0).sizes();
+  outputs[0].dtype = call.input(0).dtype();
+}
+
+void to_dtype_shape(const OpCall& call, OutputMetas& outputs) {
+  outputs[0].sizes = call.input(0).sizes();
+  outputs[0].dtype = call.attrs.get<DType>("dtype");
+}
+
+void to_device_shape(const OpCall& call, OutputMetas& outputs) {
+  same_as_input(call, outputs);
+  outputs[0].device = call.attrs.get<Device>("device");
+}
+
+void clone_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0] = ctx.grad(); }
+
+void to_dtype_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = ctx.grad().to(ctx.input_metas[0].dtype);
+}
+
+void to_device_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = ctx.grad().to(ctx.input_metas[0].device);
+}
+
+// copy_(destination, source): the destination's old value does not matter; source's gradient
+// is the incoming gradient reduced to its shape.
+void copy_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[1])
+    grads[1] = sum_to_size(ctx.grad(), ctx.input_metas[1].sizes).to(ctx.input_metas[1].dtype);
+}
+
+// fill_ overwrites its input: no gradient flows to the old value.
+void fill_backward(const BackwardContext&, std::span<Tensor>) {}
+
+void copy_check(const OpCall& call) {
+  const Tensor& destination = call.input(0);
+  const Tensor& source = call.input(1);
+  broadcast_shapes(destination.sizes(), source.sizes(), "copy_");
+  check(broadcast_shapes(destination.sizes(), source.sizes(), "copy_") == destination.sizes(),
+        "copy_: source of shape {} does not broadcast to the destination's shape {}", source.sizes(),
+        destination.sizes());
+}
+
+void copy_inplace(const OpCall& call, TensorList& outputs) {
+  copy_check(call);
+  cpu::copy_inplace_kernel(call, outputs);
+}
+
+// The CPU-only build copies between identical devices only; CUDA adds its own kernel.
+void to_device_cpu(const OpCall& call, TensorList& outputs) { cpu::clone_kernel(call, outputs); }
+
+OpDef make(const char* name, const char* schema, OpKind kind, ShapeRule infer, Kernel cpu_kernel) {
+  OpDef def;
+  def.name = name;
+  def.schema = schema;
+  def.kind = kind;
+  def.infer = infer;
+  def.kernels[kCpu] = cpu_kernel;
+  return def;
+}
+
+void register_copy_ops(OpRegistry& registry) {
+  registry.add(make("empty", "empty(int[] sizes, dtype, device) -> Tensor", OpKind::Factory, factory_shape,
+                    cpu::empty_kernel));
+  registry.add(make("full", "full(int[] sizes, float value, dtype, device) -> Tensor", OpKind::Factory,
+                    factory_shape, cpu::full_kernel));
+  registry.add(make("arange", "arange(float start, float end, float step, dtype, device) -> Tensor",
+                    OpKind::Factory, arange_shape, cpu::arange_kernel));
+  registry.add(make("linspace", "linspace(float start, float end, int steps, dtype, device) -> Tensor",
+                    OpKind::Factory, linspace_shape, cpu::linspace_kernel));
+  registry.add(make("rand", "rand(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                    OpKind::Factory, factory_shape, cpu::rand_kernel));
+  registry.add(make("randn", "randn(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                    OpKind::Factory, factory_shape, cpu::randn_kernel));
+  registry.add(make("randint", "randint(int low, int high, int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                    OpKind::Factory, factory_shape, cpu::randint_kernel));
+
+  OpDef clone = make("clone", "clone(Tensor a) -> Tensor", OpKind::Other, same_as_input, cpu::clone_kernel);
+  clone.backward = clone_backward;
+  registry.add(std::move(clone));
+  OpDef to_dtype = make("to_dtype", "to_dtype(Tensor a, dtype) -> Tensor", OpKind::Other, to_dtype_shape,
+                        cpu::clone_kernel);
+  to_dtype.backward = to_dtype_backward;
+  registry.add(std::move(to_dtype));
+  OpDef to_device = make("to_device", "to_device(Tensor a, device, bool non_blocking) -> Tensor",
+                         OpKind::Other, to_device_shape, to_device_cpu);
+  to_device.backward = to_device_backward;
+  registry.add(std::move(to_device));
+
+  OpDef copy = make("copy_", "copy_(Tensor(a!) destination, Tensor source) -> Tensor(a!)", OpKind::InPlace,
+                    nullptr, copy_inplace);
+  copy.backward = copy_backward;
+  registry.add(std::move(copy));
+  OpDef fill = make("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
+                     cpu::fill_inplace_kernel);
+  fill.backward = fill_backward;
+  registry.add(std::move(fill));
+}
+
+const OpRegistration registration(register_copy_ops);
+
+}  // namespace
+}  // namespace ember

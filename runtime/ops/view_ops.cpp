@@ -1,0 +1,206 @@
+// View ops: view, transpose, permute, slice, expand, squeeze, unsqueeze. Each computes new
+// sizes/strides/offset over input 0's storage; no data moves. Backward rules map the gradient
+// back to the input's geometry.
+#include "runtime/functional.h"
+#include "runtime/ops/registry.h"
+
+namespace ember {
+
+namespace {
+
+// ---- view ----
+// Resolves one -1 in `shape` and checks the element count.
+Dims infer_view_shape(const Dims& shape, int64_t numel, const Dims& from) {
+  Dims result = shape;
+  int inferred = -1;
+  int64_t known = 1;
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      check(inferred < 0, "view: only one dimension can be -1, got shape {}", shape);
+      inferred = i;
+    } else {
+      check(shape[i] >= 0, "view: invalid size {} in shape {}", shape[i], shape);
+      known *= shape[i];
+    }
+  }
+  if (inferred >= 0) {
+    check(known != 0 && numel % known == 0, "view: shape {} is invalid for input of shape {} ({} elements)",
+          shape, from, numel);
+    result[inferred] = numel / known;
+  }
+  check(result.product() == numel, "view: shape {} is invalid for input of shape {} ({} elements)", shape,
+        from, numel);
+  return result;
+}
+
+ViewGeometry view_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  Dims sizes = infer_view_shape(call.attrs.get<Dims>("shape"), input.numel(), input.sizes());
+  check(input.is_contiguous(),
+        "view: the input (shape {}, strides {}) is not contiguous; use reshape() or contiguous()",
+        input.sizes(), input.strides());
+  return {sizes, contiguous_strides(sizes), input.storage_offset()};
+}
+
+void view_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = reshape(ctx.grad(), ctx.input_metas[0].sizes);
+}
+
+// ---- transpose / permute ----
+ViewGeometry transpose_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  const int dim0 = wrap_dim(call.attrs.get<int64_t>("dim0"), input.dim(), "transpose");
+  const int dim1 = wrap_dim(call.attrs.get<int64_t>("dim1"), input.dim(), "transpose");
+  ViewGeometry geometry{input.sizes(), input.strides(), input.storage_offset()};
+  if (input.dim() == 0) return geometry;
+  std::swap(geometry.sizes[dim0], geometry.sizes[dim1]);
+  std::swap(geometry.strides[dim0], geometry.strides[dim1]);
+  return geometry;
+}
+
+void transpose_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = transpose(ctx.grad(), ctx.attrs.get<int64_t>("dim0"), ctx.attrs.get<int64_t>("dim1"));
+}
+
+ViewGeometry permute_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  const Dims& order = call.attrs.get<Dims>("order");
+  check(order.size() == input.dim(), "permute: order {} has {} entries but the input has {} dims",
+        order, order.size(), input.dim());
+  ViewGeometry geometry{Dims::filled(input.dim(), 0), Dims::filled(input.dim(), 0), input.storage_offset()};
+  std::array<bool, Dims::kMaxRank> used{};
+  for (int i = 0; i < order.size(); ++i) {
+    const int source = wrap_dim(order[i], input.dim(), "permute");
+    check(!used[source], "permute: dim {} appears twice in order {}", source, order);
+    used[source] = true;
+    geometry.sizes[i] = input.size(source);
+    geometry.strides[i] = input.stride(source);
+  }
+  return geometry;
+}
+
+void permute_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Dims& order = ctx.attrs.get<Dims>("order");
+  Dims inverse = Dims::filled(order.size(), 0);
+  for (int i = 0; i < order.size(); ++i) inverse[wrap_dim(order[i], order.size(), "permute")] = i;
+  grads[0] = permute(ctx.grad(), inverse);
+}
+
+// ---- slice ----
+ViewGeometry slice_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  check(input.dim() > 0, "slice: cannot slice a 0-d tensor");
+  const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), input.dim(), "slice");
+  const int64_t size = input.size(dim);
+  const int64_t step = call.attrs.get<int64_t>("step");
+  check(step > 0, "slice: step must be positive, got {}", step);
+  // Python semantics: negative bounds count from the end, out-of-range bounds are clamped.
+  auto clamp_bound = [size](int64_t bound) {
+    if (bound < 0) bound += size;
+    return std::clamp<int64_t>(bound, 0, size);
+  };
+  const int64_t start = clamp_bound(call.attrs.get<int64_t>("start"));
+  const int64_t end = std::max(start, clamp_bound(call.attrs.get<int64_t>("end")));
+  ViewGeometry geometry{input.sizes(), input.strides(), input.storage_offset() + start * input.stride(dim)};
+  geometry.sizes[dim] = (end - start + step - 1) / step;
+  geometry.strides[dim] = input.stride(dim) * step;
+  return geometry;
+}
+
+void slice_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const TensorMeta& meta = ctx.input_metas[0];
+  Tensor grad_input = zeros(meta.sizes, {.dtype = ctx.grad().dtype(), .device = meta.device});
+  Tensor window = slice(grad_input, ctx.attrs.get<int64_t>("dim"), ctx.attrs.get<int64_t>("start"),
+                        ctx.attrs.get<int64_t>("end"), ctx.attrs.get<int64_t>("step"));
+  window.copy_(ctx.grad());
+  grads[0] = grad_input;
+}
+
+// ---- expand ----
+ViewGeometry expand_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  const Dims& shape = call.attrs.get<Dims>("shape");
+  check(shape.size() >= input.dim(), "expand: target shape {} has fewer dims than the input {}", shape,
+        input.sizes());
+  const int lead = shape.size() - input.dim();
+  ViewGeometry geometry{shape, Dims::filled(shape.size(), 0), input.storage_offset()};
+  for (int i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      check(shape[i] >= 0, "expand: size {} at dim {} is invalid for new leading dims", shape[i], i);
+      continue;
+    }
+    const int64_t own = input.size(i - lead);
+    const int64_t wanted = shape[i] == -1 ? own : shape[i];
+    check(own == wanted || own == 1,
+          "expand: the input's size {} at dim {} cannot expand to {} (input {}, target {})", own, i - lead,
+          wanted, input.sizes(), shape);
+    geometry.sizes[i] = wanted;
+    geometry.strides[i] = own == wanted ? input.stride(i - lead) : 0;
+  }
+  return geometry;
+}
+
+void expand_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = sum_to_size(ctx.grad(), ctx.input_metas[0].sizes);
+}
+
+// ---- squeeze / unsqueeze ----
+ViewGeometry squeeze_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  ViewGeometry geometry{{}, {}, input.storage_offset()};
+  const bool one_dim = call.attrs.has("dim");
+  const int target = one_dim ? wrap_dim(call.attrs.get<int64_t>("dim"), input.dim(), "squeeze") : -1;
+  for (int i = 0; i < input.dim(); ++i) {
+    const bool drop = input.size(i) == 1 && (!one_dim || i == target);
+    if (drop) continue;
+    geometry.sizes.push_back(input.size(i));
+    geometry.strides.push_back(input.stride(i));
+  }
+  return geometry;
+}
+
+void squeeze_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = reshape(ctx.grad(), ctx.input_metas[0].sizes);
+}
+
+ViewGeometry unsqueeze_rule(const OpCall& call) {
+  const Tensor& input = call.input(0);
+  const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), input.dim() + 1, "unsqueeze");
+  ViewGeometry geometry{input.sizes(), input.strides(), input.storage_offset()};
+  const int64_t stride = dim < input.dim() ? input.stride(dim) * input.size(dim) : 1;
+  geometry.sizes.insert(dim, 1);
+  geometry.strides.insert(dim, stride);
+  return geometry;
+}
+
+void unsqueeze_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = reshape(ctx.grad(), ctx.input_metas[0].sizes);
+}
+
+OpDef view_op(const char* name, const char* schema, ViewRule rule, BackwardRule backward) {
+  OpDef def;
+  def.name = name;
+  def.schema = schema;
+  def.kind = OpKind::View;
+  def.view = rule;
+  def.backward = backward;
+  return def;
+}
+
+void register_view_ops(OpRegistry& registry) {
+  registry.add(view_op("view", "view(Tensor a, int[] shape) -> Tensor", view_rule, view_backward));
+  registry.add(view_op("transpose", "transpose(Tensor a, int dim0, int dim1) -> Tensor", transpose_rule,
+                       transpose_backward));
+  registry.add(view_op("permute", "permute(Tensor a, int[] order) -> Tensor", permute_rule, permute_backward));
+  registry.add(view_op("slice", "slice(Tensor a, int dim, int start, int end, int step) -> Tensor",
+                       slice_rule, slice_backward));
+  registry.add(view_op("expand", "expand(Tensor a, int[] shape) -> Tensor", expand_rule, expand_backward));
+  registry.add(view_op("squeeze", "squeeze(Tensor a, int? dim) -> Tensor", squeeze_rule, squeeze_backward));
+  registry.add(view_op("unsqueeze", "unsqueeze(Tensor a, int dim) -> Tensor", unsqueeze_rule,
+                       unsqueeze_backward));
+}
+
+const OpRegistration registration(register_view_ops);
+
+}  // namespace
+}  // namespace ember

@@ -1,0 +1,209 @@
+// Tensor handle: metadata, data access, autograd entry points.
+#include "runtime/tensor.h"
+
+#include "runtime/autograd/node.h"
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+
+namespace ember {
+
+Device TensorOptions::resolved_device() const {
+  if (device) return *device;
+  static const Device fallback = default_device();
+  return fallback;
+}
+
+Tensor make_tensor(const Dims& sizes, DType dtype, Device device) {
+  for (int64_t size : sizes) check(size >= 0, "tensor: negative size in shape {}", sizes);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate(static_cast<size_t>(sizes.product()) * element_size(dtype), device);
+  impl->sizes = sizes;
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->device = device;
+  return Tensor(std::move(impl));
+}
+
+const TensorImpl& Tensor::checked_impl() const {
+  check(impl_ != nullptr, "tensor: use of an undefined tensor");
+  return *impl_;
+}
+
+int64_t Tensor::size(int64_t dim, Where where) const {
+  CallSiteScope site(where);
+  return sizes()[wrap_dim(dim, this->dim(), "size")];
+}
+
+int64_t Tensor::stride(int64_t dim, Where where) const {
+  CallSiteScope site(where);
+  return strides()[wrap_dim(dim, this->dim(), "stride")];
+}
+
+bool Tensor::is_contiguous() const {
+  const TensorImpl& impl = checked_impl();
+  int64_t expected = 1;
+  for (int i = impl.sizes.size() - 1; i >= 0; --i) {
+    if (impl.sizes[i] == 1) continue;  // the stride of a size-1 dim never matters
+    if (impl.strides[i] != expected) return false;
+    expected *= impl.sizes[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data_ptr() const {
+  const TensorImpl& impl = checked_impl();
+  return static_cast<char*>(impl.storage->data()) + impl.offset * static_cast<int64_t>(ember::element_size(impl.dtype));
+}
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  internal_assert(dtype() == dtype_of<T>(), "data_ptr<T> with a T that does not match the dtype");
+  return static_cast<T*>(raw_data_ptr());
+}
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template BFloat16* Tensor::data_ptr<BFloat16>() const;
+template Float16* Tensor::data_ptr<Float16>() const;
+template int32_t* Tensor::data_ptr<int32_t>() const;
+template int64_t* Tensor::data_ptr<int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
+
+double Tensor::item(Where where) const {
+  CallSiteScope site(where);
+  check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(),
+        sizes());
+  Tensor host = device().is_cpu() ? *this : to(kCPU);
+  return dispatch_dtype(dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    return static_cast<double>(static_cast<compute_t<T>>(*static_cast<const T*>(host.raw_data_ptr())));
+  });
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector(Where where) const {
+  CallSiteScope site(where);
+  check(dtype() == dtype_of<T>(), "to_vector: requested {} from a {} tensor; convert with to() first",
+        dtype_name(dtype_of<T>()), dtype());
+  Tensor host = (device().is_cpu() ? *this : to(kCPU)).contiguous();
+  const T* data = host.data_ptr<T>();
+  return std::vector<T>(data, data + host.numel());
+}
+template std::vector<float> Tensor::to_vector(Where) const;
+template std::vector<double> Tensor::to_vector(Where) const;
+template std::vector<BFloat16> Tensor::to_vector(Where) const;
+template std::vector<Float16> Tensor::to_vector(Where) const;
+template std::vector<int32_t> Tensor::to_vector(Where) const;
+template std::vector<int64_t> Tensor::to_vector(Where) const;
+template std::vector<bool> Tensor::to_vector(Where) const;
+
+// ---- autograd ----
+
+bool Tensor::requires_grad() const {
+  const TensorImpl& impl = checked_impl();
+  return impl.requires_grad || impl.grad_fn != nullptr;
+}
+
+Tensor& Tensor::requires_grad_(bool enabled, Where where) {
+  CallSiteScope site(where);
+  check(is_leaf() || enabled,
+        "requires_grad_: cannot turn off gradients of a non-leaf tensor; use detach()");
+  check(!enabled || is_floating(dtype()),
+        "requires_grad_: only floating-point tensors can require gradients, got {}", dtype());
+  impl_->requires_grad = enabled;
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return checked_impl().grad_fn == nullptr; }
+
+Tensor Tensor::grad() const {
+  const TensorImpl& impl = checked_impl();
+  if (!impl.autograd_meta || !impl.autograd_meta->grad) return Tensor();
+  return *impl.autograd_meta->grad;
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  checked_impl();
+  if (!grad.defined() && !impl_->autograd_meta) return;
+  impl_->meta().grad = grad.defined() ? std::make_shared<Tensor>(grad) : nullptr;
+}
+
+void Tensor::backward(const Tensor& gradient, bool retain_graph, Where where) const {
+  ember::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
+                  retain_graph, where);
+}
+
+Tensor Tensor::detach() const {
+  const TensorImpl& source = checked_impl();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = source.storage;
+  impl->sizes = source.sizes;
+  impl->strides = source.strides;
+  impl->offset = source.offset;
+  impl->dtype = source.dtype;
+  impl->device = source.device;
+  impl->is_view = source.is_view;
+  return Tensor(std::move(impl));
+}
+
+Tensor& Tensor::detach_() {
+  checked_impl();
+  impl_->grad_fn = nullptr;
+  impl_->requires_grad = false;
+  return *this;
+}
+
+void Tensor::retain_grad() {
+  checked_impl();
+  if (is_leaf() || impl_->meta().retains_grad) return;
+  impl_->meta().retains_grad = true;
+  std::weak_ptr<TensorImpl> weak = impl_;
+  impl_->grad_fn->output_hooks[impl_->output_nr].push_back([weak](const Tensor& grad) {
+    if (auto impl = weak.lock()) {
+      Tensor stored = grad.clone();
+      AutogradMeta& meta = impl->meta();
+      if (meta.grad && meta.grad->defined()) {
+        meta.grad->add_(stored);
+      } else {
+        meta.grad = std::make_shared<Tensor>(stored);
+      }
+    }
+    return Tensor();
+  });
+}
+
+void Tensor::register_hook(GradHook hook) {
+  check(requires_grad(), "register_hook: the tensor does not require grad");
+  if (is_leaf()) {
+    impl_->meta().hooks.push_back(std::move(hook));
+  } else {
+    impl_->grad_fn->output_hooks[impl_->output_nr].push_back(std::move(hook));
+  }
+}
+
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+              bool retain_graph, Where where) {
+  CallSiteScope site(where);
+  check(grad_roots.empty() || grad_roots.size() == roots.size(),
+        "backward: got {} roots but {} gradients", roots.size(), grad_roots.size());
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& root = roots[i];
+    check(root.requires_grad(),
+          "backward: the tensor (shape {}) does not require grad and has no grad_fn", root.sizes());
+    if (!grad_roots.empty() && grad_roots[i].defined()) {
+      check(grad_roots[i].sizes() == root.sizes(),
+            "backward: gradient has shape {} but the tensor has shape {}", grad_roots[i].sizes(),
+            root.sizes());
+      seeds.push_back(grad_roots[i]);
+    } else {
+      check(root.numel() == 1,
+            "backward: grad can be implicitly created only for scalar outputs; the tensor has "
+            "shape {}, pass a gradient",
+            root.sizes());
+      seeds.push_back(ones_like(root));
+    }
+  }
+  autograd::run_backward(roots, seeds, retain_graph);
+}
+
+}  // namespace ember

@@ -1,0 +1,179 @@
+// ember::Tensor: a reference-counted handle to a TensorImpl, with libtorch's method names.
+// Copying a Tensor shares the data; clone() copies it. Every method that runs an op goes through
+// the dispatcher (runtime/dispatch.h) and records the caller's source location for errors.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "runtime/tensor_impl.h"
+
+namespace ember {
+
+using Where = std::source_location;
+
+// Options for factories: ember::zeros({2, 3}, {.dtype = kFloat64, .requires_grad = true}).
+struct TensorOptions {
+  DType dtype = DType::Float32;
+  std::optional<Device> device;  // empty: the default device
+  bool requires_grad = false;
+
+  Device resolved_device() const;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // ---- metadata ----
+  const Dims& sizes() const { return checked_impl().sizes; }
+  const Dims& shape() const { return sizes(); }
+  const Dims& strides() const { return checked_impl().strides; }
+  int64_t size(int64_t dim, Where where = Where::current()) const;
+  int64_t stride(int64_t dim, Where where = Where::current()) const;
+  int dim() const { return sizes().size(); }
+  int64_t numel() const { return checked_impl().numel(); }
+  DType dtype() const { return checked_impl().dtype; }
+  DType scalar_type() const { return dtype(); }
+  Device device() const { return checked_impl().device; }
+  int64_t storage_offset() const { return checked_impl().offset; }
+  size_t element_size() const { return ember::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const;
+  bool is_floating_point() const { return is_floating(dtype()); }
+  uint64_t version() const { return checked_impl().storage->version(); }
+
+  // Pointer to the first element (offset applied). T must match the dtype.
+  template <typename T>
+  T* data_ptr() const;
+  void* raw_data_ptr() const;
+
+  // ---- host values (these synchronize with the device) ----
+  double item(Where where = Where::current()) const;
+  template <typename T>
+  T item(Where where = Where::current()) const { return static_cast<T>(item(where)); }
+  template <typename T>
+  std::vector<T> to_vector(Where where = Where::current()) const;
+  std::string str() const;  // PyTorch-like printing
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool enabled = true, Where where = Where::current());
+  bool is_leaf() const;
+  Tensor grad() const;              // undefined until a backward pass accumulates into it
+  void set_grad(const Tensor& grad);  // undefined clears it (zero_grad(set_to_none))
+  const std::shared_ptr<autograd::Node>& grad_fn() const { return checked_impl().grad_fn; }
+  void backward(const Tensor& gradient = {}, bool retain_graph = false,
+                Where where = Where::current()) const;
+  Tensor detach() const;
+  Tensor& detach_();
+  void retain_grad();
+  // `hook(grad)` runs when this tensor's gradient is computed; a defined result replaces it.
+  void register_hook(GradHook hook);
+
+  // ---- views (share storage) ----
+  Tensor view(const Dims& shape, Where where = Where::current()) const;
+  Tensor reshape(const Dims& shape, Where where = Where::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, Where where = Where::current()) const;
+  Tensor t(Where where = Where::current()) const;
+  Tensor permute(const Dims& order, Where where = Where::current()) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1,
+               Where where = Where::current()) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length, Where where = Where::current()) const;
+  Tensor select(int64_t dim, int64_t index, Where where = Where::current()) const;
+  Tensor expand(const Dims& shape, Where where = Where::current()) const;
+  Tensor expand_as(const Tensor& other, Where where = Where::current()) const;
+  Tensor squeeze(Where where = Where::current()) const;
+  Tensor squeeze(int64_t dim, Where where = Where::current()) const;
+  Tensor unsqueeze(int64_t dim, Where where = Where::current()) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Where where = Where::current()) const;
+  Tensor contiguous(Where where = Where::current()) const;
+  Tensor clone(Where where = Where::current()) const;
+  Tensor to(DType dtype, Where where = Where::current()) const;
+  Tensor to(Device device, bool non_blocking = false, Where where = Where::current()) const;
+
+  // ---- math (each is the function of the same name in runtime/functional.h) ----
+  Tensor add(const Tensor& other, double alpha = 1.0, Where where = Where::current()) const;
+  Tensor sub(const Tensor& other, double alpha = 1.0, Where where = Where::current()) const;
+  Tensor mul(const Tensor& other, Where where = Where::current()) const;
+  Tensor div(const Tensor& other, Where where = Where::current()) const;
+  Tensor neg(Where where = Where::current()) const;
+  Tensor exp(Where where = Where::current()) const;
+  Tensor log(Where where = Where::current()) const;
+  Tensor sqrt(Where where = Where::current()) const;
+  Tensor abs(Where where = Where::current()) const;
+  Tensor pow(double exponent, Where where = Where::current()) const;
+  Tensor relu(Where where = Where::current()) const;
+  Tensor sigmoid(Where where = Where::current()) const;
+  Tensor tanh(Where where = Where::current()) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max,
+               Where where = Where::current()) const;
+  Tensor matmul(const Tensor& other, Where where = Where::current()) const;
+  Tensor sum(Where where = Where::current()) const;
+  Tensor sum(const Dims& dims, bool keepdim = false, Where where = Where::current()) const;
+  Tensor mean(Where where = Where::current()) const;
+  Tensor mean(const Dims& dims, bool keepdim = false, Where where = Where::current()) const;
+  Tensor max(Where where = Where::current()) const;
+  Tensor min(Where where = Where::current()) const;
+  Tensor argmax(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  Tensor softmax(int64_t dim, Where where = Where::current()) const;
+  Tensor log_softmax(int64_t dim, Where where = Where::current()) const;
+
+  // ---- in place (bump the version counter) ----
+  Tensor& add_(const Tensor& other, double alpha = 1.0, Where where = Where::current());
+  Tensor& mul_(const Tensor& other, Where where = Where::current());
+  Tensor& mul_(double value, Where where = Where::current());
+  Tensor& copy_(const Tensor& source, Where where = Where::current());
+  Tensor& fill_(double value, Where where = Where::current());
+  Tensor& zero_(Where where = Where::current());
+
+ private:
+  const TensorImpl& checked_impl() const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ---- operators (no call site: C++ operators cannot take one) ----
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+// Allocates an uninitialized contiguous tensor (no op, no autograd): the building block of
+// factories and of the dispatcher's output allocation.
+Tensor make_tensor(const Dims& sizes, DType dtype, Device device);
+
+}  // namespace ember
+
+template <>
+struct fmt::formatter<ember::Tensor> : fmt::formatter<std::string_view> {
+  auto format(const ember::Tensor& tensor, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(tensor.str(), ctx);
+  }
+};

@@ -1,0 +1,117 @@
+// Tensor methods and operators: each forwards to the function of the same name.
+#include <ostream>
+
+#include "runtime/functional.h"
+
+namespace ember {
+
+Tensor Tensor::view(const Dims& shape, Where where) const { return ember::view(*this, shape, where); }
+Tensor Tensor::reshape(const Dims& shape, Where where) const { return ember::reshape(*this, shape, where); }
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1, Where where) const {
+  return ember::transpose(*this, dim0, dim1, where);
+}
+Tensor Tensor::t(Where where) const {
+  CallSiteScope site(where);
+  check(dim() <= 2, "t: expects a tensor with <= 2 dims, got shape {}", sizes());
+  return dim() < 2 ? *this : ember::transpose(*this, 0, 1, where);
+}
+Tensor Tensor::permute(const Dims& order, Where where) const { return ember::permute(*this, order, where); }
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step, Where where) const {
+  return ember::slice(*this, dim, start, end, step, where);
+}
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) const {
+  CallSiteScope site(where);
+  check(length >= 0, "narrow: length must be non-negative, got {}", length);
+  const int64_t size = this->size(dim, where);
+  const int64_t begin = start < 0 ? start + size : start;
+  check(begin >= 0 && begin + length <= size,
+        "narrow: start {} and length {} are out of range for dim {} of size {}", start, length, dim, size);
+  return ember::slice(*this, dim, begin, begin + length, 1, where);
+}
+Tensor Tensor::select(int64_t dim, int64_t index, Where where) const {
+  CallSiteScope site(where);
+  const int64_t size = this->size(dim, where);
+  check(index >= -size && index < size, "select: index {} is out of range for dim {} of size {}", index,
+        dim, size);
+  const int64_t begin = index < 0 ? index + size : index;
+  return ember::squeeze(ember::slice(*this, dim, begin, begin + 1, 1, where), dim, where);
+}
+Tensor Tensor::expand(const Dims& shape, Where where) const { return ember::expand(*this, shape, where); }
+Tensor Tensor::expand_as(const Tensor& other, Where where) const {
+  return ember::expand(*this, other.sizes(), where);
+}
+Tensor Tensor::squeeze(Where where) const { return ember::squeeze(*this, std::nullopt, where); }
+Tensor Tensor::squeeze(int64_t dim, Where where) const { return ember::squeeze(*this, dim, where); }
+Tensor Tensor::unsqueeze(int64_t dim, Where where) const { return ember::unsqueeze(*this, dim, where); }
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Where where) const {
+  return ember::flatten(*this, start_dim, end_dim, where);
+}
+Tensor Tensor::contiguous(Where where) const {
+  return is_contiguous() ? *this : ember::clone(*this, where);
+}
+Tensor Tensor::clone(Where where) const { return ember::clone(*this, where); }
+Tensor Tensor::to(DType dtype, Where where) const {
+  return dtype == this->dtype() ? *this : ember::to_dtype(*this, dtype, where);
+}
+Tensor Tensor::to(Device device, bool non_blocking, Where where) const {
+  return device == this->device() ? *this : ember::to_device(*this, device, non_blocking, where);
+}
+
+Tensor Tensor::add(const Tensor& other, double alpha, Where where) const { return ember::add(*this, other, alpha, where); }
+Tensor Tensor::sub(const Tensor& other, double alpha, Where where) const { return ember::sub(*this, other, alpha, where); }
+Tensor Tensor::mul(const Tensor& other, Where where) const { return ember::mul(*this, other, where); }
+Tensor Tensor::div(const Tensor& other, Where where) const { return ember::div(*this, other, where); }
+Tensor Tensor::neg(Where where) const { return ember::neg(*this, where); }
+Tensor Tensor::exp(Where where) const { return ember::exp(*this, where); }
+Tensor Tensor::log(Where where) const { return ember::log(*this, where); }
+Tensor Tensor::sqrt(Where where) const { return ember::sqrt(*this, where); }
+Tensor Tensor::abs(Where where) const { return ember::abs(*this, where); }
+Tensor Tensor::pow(double exponent, Where where) const { return ember::pow(*this, exponent, where); }
+Tensor Tensor::relu(Where where) const { return ember::relu(*this, where); }
+Tensor Tensor::sigmoid(Where where) const { return ember::sigmoid(*this, where); }
+Tensor Tensor::tanh(Where where) const { return ember::tanh(*this, where); }
+Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max, Where where) const {
+  return ember::clamp(*this, min, max, where);
+}
+Tensor Tensor::matmul(const Tensor& other, Where where) const { return ember::matmul(*this, other, where); }
+Tensor Tensor::sum(Where where) const { return ember::sum(*this, {}, false, where); }
+Tensor Tensor::sum(const Dims& dims, bool keepdim, Where where) const { return ember::sum(*this, dims, keepdim, where); }
+Tensor Tensor::mean(Where where) const { return ember::mean(*this, {}, false, where); }
+Tensor Tensor::mean(const Dims& dims, bool keepdim, Where where) const { return ember::mean(*this, dims, keepdim, where); }
+Tensor Tensor::max(Where where) const { return ember::amax(*this, {}, false, where); }
+Tensor Tensor::min(Where where) const { return ember::amin(*this, {}, false, where); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim, Where where) const { return ember::argmax(*this, dim, keepdim, where); }
+Tensor Tensor::softmax(int64_t dim, Where where) const { return ember::softmax(*this, dim, where); }
+Tensor Tensor::log_softmax(int64_t dim, Where where) const { return ember::log_softmax(*this, dim, where); }
+
+Tensor& Tensor::add_(const Tensor& other, double alpha, Where where) { return ember::add_(*this, other, alpha, where); }
+Tensor& Tensor::mul_(const Tensor& other, Where where) { return ember::mul_(*this, other, where); }
+Tensor& Tensor::mul_(double value, Where where) { return ember::mul_(*this, value, where); }
+Tensor& Tensor::copy_(const Tensor& source, Where where) { return ember::copy_(*this, source, where); }
+Tensor& Tensor::fill_(double value, Where where) { return ember::fill_(*this, value, where); }
+Tensor& Tensor::zero_(Where where) { return ember::zero_(*this, where); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+Tensor operator+(double a, const Tensor& b) { return add(b, a); }
+Tensor operator-(double a, const Tensor& b) { return rsub(b, a); }
+Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(double a, const Tensor& b) { return rdiv(b, a); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { return add_(a, b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return mul_(a, b); }
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.str(); }
+
+}  // namespace ember

@@ -14,13 +14,17 @@ namespace ember::fn {
 struct Add {
   double alpha = 1.0;  // a + alpha * b
   template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    return alpha == 1.0 ? a + b : static_cast<T>(a + static_cast<T>(alpha) * b);
+    if constexpr (sizeof(T) == 1) {  // bool: addition is logical or, like PyTorch
+      return static_cast<T>(a || (b && alpha != 0.0));
+    } else {
+      return alpha == 1.0 ? static_cast<T>(a + b) : static_cast<T>(a + static_cast<T>(alpha) * b);
+    }
   }
 };
 struct Sub {
   double alpha = 1.0;  // a - alpha * b
   template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    return alpha == 1.0 ? a - b : static_cast<T>(a - static_cast<T>(alpha) * b);
+    return alpha == 1.0 ? static_cast<T>(a - b) : static_cast<T>(a - static_cast<T>(alpha) * b);
   }
 };
 struct Mul {

@@ -75,7 +75,7 @@ void CachingAllocator::free(void* pointer) {
 
 CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size,
                                                            StreamId stream) {
-  Block key{nullptr, size, stream};
+  Block key{nullptr, size, stream, false, false, nullptr, nullptr};
   auto candidate = pool.lower_bound(&key);
   if (candidate == pool.end() || (*candidate)->stream != stream) return nullptr;
   // A huge cached block must not be carved for a small large-pool request (fragmentation).

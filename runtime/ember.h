@@ -6,6 +6,7 @@
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/functional.h"
+#include "runtime/memory/memory_stats.h"
 #include "runtime/parallel.h"
 #include "runtime/random/generator.h"
 #include "runtime/tensor.h"

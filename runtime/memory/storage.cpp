@@ -1,6 +1,8 @@
 // Storage lifetime: allocator-backed or caller-owned memory.
 #include "runtime/memory/storage.h"
 
+#include "runtime/memory/memory_stats.h"
+
 #include "runtime/error.h"
 
 namespace ember {
@@ -28,5 +30,13 @@ Storage::~Storage() {
     deleter_(data_);
   }
 }
+
+}  // namespace ember
+
+namespace ember {
+
+MemoryStats memory_stats(Device device) { return allocator_for(device).stats(); }
+void reset_peak_memory_stats(Device device) { allocator_for(device).reset_peak_stats(); }
+void empty_cache(Device device) { allocator_for(device).empty_cache(); }
 
 }  // namespace ember

@@ -14,20 +14,20 @@ CachingAllocator& allocator_for(Device device) {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   CachingAllocator& allocator = allocator_for(device);
-  void* data = allocator.allocate(nbytes);
-  return std::make_shared<Storage>(data, nbytes, device, &allocator, nullptr);
+  return std::make_shared<Storage>(allocator.allocate(nbytes), nbytes, device, &allocator, nullptr);
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter) {
-  return std::make_shared<Storage>(data, nbytes, device, nullptr, std::move(deleter));
+  return std::make_shared<Storage>(CachingAllocator::Allocation{data, nullptr}, nbytes, device, nullptr,
+                                   std::move(deleter));
 }
 
 Storage::~Storage() {
   if (allocator_ != nullptr) {
-    allocator_->free(data_);
+    allocator_->free(allocation_);
   } else if (deleter_) {
-    deleter_(data_);
+    deleter_(allocation_.pointer);
   }
 }
 

@@ -53,6 +53,9 @@ TEST_CASE("uniform conversions stay in [0, 1) at the extremes") {
   CHECK(uniform_double_from_words(0, 0) == 0.0);
   CHECK(uniform_double_from_words(0xffffffffu, 0xffffffffu) < 1.0);
   CHECK(uniform_double_from_words(0x80000000u, 0) == 0.5);
+  CHECK(uniform_from_word_bits(0xffffffffu, 8) == 255.0f / 256.0f);  // bfloat16's grid
+  CHECK(uniform_from_word_bits(0xffffffffu, 11) == 2047.0f / 2048.0f);  // float16's grid
+  CHECK(uniform_from_word_bits(0x80000000u, 11) == 0.5f);
 }
 
 TEST_CASE("a generator replays its stream from a saved state") {
@@ -91,6 +94,9 @@ TEST_CASE("rand follows the default generator's stream: element i uses words 2i 
     const double expected = uniform_double_from_words(philox_word(2024, 0, 2 * i), philox_word(2024, 0, 2 * i + 1));
     CHECK(drawn[i] == expected);
   }
+  // float32 takes the top 24 bits of word 2i only.
+  const auto narrow = rand({3}, {.device = kCPU}).to_vector<float>();
+  for (int i = 0; i < 3; ++i) CHECK(narrow[i] == uniform_from_word(philox_word(2024, 12, 2 * i)));
 }
 
 TEST_CASE("default generator get_state/set_state replays rand, randn and randint") {
@@ -167,4 +173,28 @@ TEST_CASE("same seed gives the same random tensors with one thread or two") {
   CHECK(std::abs(normal_sum / n) < 10 / std::sqrt(n));
   CHECK(std::abs(normal_squares / n - 1.0) < 10 * std::sqrt(2.0 / n));
   CHECK(std::abs(integer_sum / n - 499.5) < 10 * 288.7 / std::sqrt(n));
+}
+
+TEST_CASE("rand never returns 1, whatever the dtype's precision") {
+  Generator& generator = default_generator(kCPU);
+  // At (seed 3, offset 9403160) the first word is 0xffffff97: its 53-bit double is
+  // 0.99999997574608424, which rounds to 1.0f when narrowed to float (found by searching the stream).
+  generator.set_state({3, 9403160});
+  CHECK(rand({1}, {.device = kCPU}).item() < 1.0);
+  generator.set_state({3, 9403160});
+  CHECK(rand({1}, {.dtype = kFloat64, .device = kCPU}).item() == doctest::Approx(0.99999997574608424));
+  // 16-bit floats keep 8 or 11 significand bits: a 65536-element draw holds many words whose top
+  // bits are all ones, the values that rounding would turn into 1.
+  manual_seed(17);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    const auto values = rand({65536}, {.dtype = dtype, .device = kCPU}).to(kFloat32).to_vector<float>();
+    float largest = 0;
+    double sum = 0;
+    for (float value : values) {
+      largest = std::max(largest, value);
+      sum += value;
+    }
+    CHECK_MESSAGE(largest < 1.0f, dtype_name(dtype));
+    CHECK_MESSAGE(std::abs(sum / 65536 - 0.5) < 0.02, dtype_name(dtype));  // no visible bias from truncation
+  }
 }

@@ -169,7 +169,7 @@ TEST_CASE("workers prefetch a bounded number of batches and stop cleanly mid-epo
   CHECK(shared->calls() == calls_after);
 }
 
-TEST_CASE("a custom sampler sets the order; an empty dataset gives empty epochs") {
+TEST_CASE("a custom sampler sets the order and an empty dataset gives empty epochs") {
   DataLoader loader(std::make_shared<TensorDataset>(numbered_dataset(7)), std::make_shared<ReverseSampler>(7),
                     {.batch_size = 3, .num_workers = 2});
   CHECK(one_epoch(loader) == std::vector<std::vector<int64_t>>{{6, 5, 4}, {3, 2, 1}, {0}});

@@ -5,6 +5,7 @@
 #include "kernels/cpu/loss_kernels.h"
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/pointwise_loop.h"
@@ -153,16 +154,28 @@ void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad,
       continue;
     }
     const T* row = data + i * loss.row_stride;
-    C maximum;
-    double total;
-    row_statistics(row, loss.classes, loss.class_stride, maximum, total);
+    C maximum = -std::numeric_limits<C>::infinity();
+    for (int64_t c = 0; c < loss.classes; ++c) maximum = std::max(maximum, static_cast<C>(row[c * loss.class_stride]));
+    // exp(z - max) goes straight into the output row (one exp per element); 16-bit outputs
+    // would round it, so they recompute it instead.
+    double total = 0.0;
+    for (int64_t c = 0; c < loss.classes; ++c) {
+      const C value = std::exp(static_cast<C>(row[c * loss.class_stride]) - maximum);
+      if constexpr (std::is_same_v<T, C>) out_row[c] = value;
+      total += value;
+    }
     const C inverse_total = static_cast<C>(1.0 / total);
     const C scale = static_cast<C>(scale_of(i));
     const int64_t target = loss.target_of(i);
     for (int64_t c = 0; c < loss.classes; ++c) {
-      const C probability = std::exp(static_cast<C>(row[c * loss.class_stride]) - maximum) * inverse_total;
+      C exponential;
+      if constexpr (std::is_same_v<T, C>) {
+        exponential = out_row[c];
+      } else {
+        exponential = std::exp(static_cast<C>(row[c * loss.class_stride]) - maximum);
+      }
       const C hot = c == target ? keep : C(0);
-      out_row[c] = static_cast<T>(scale * (probability - spread - hot));
+      out_row[c] = static_cast<T>(scale * (exponential * inverse_total - spread - hot));
     }
   }
 }

@@ -6,6 +6,7 @@
 //   general - any strides, one output element at a time.
 // Every output element is combined in an order fixed by the shape alone, so results never depend
 // on the thread count. float32 and 16-bit inputs accumulate in double.
+#include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/reduce_geometry.h"
@@ -19,7 +20,7 @@ namespace {
 
 constexpr int kLanes = 8;               // independent accumulators: vectorizes, fixed tree merge
 constexpr int64_t kChunk = 1 << 16;     // long rows combine fixed-size chunks in order
-constexpr int64_t kColumnBlock = 256;   // accumulators per column block (2 KiB of doubles)
+constexpr int64_t kColumnBlock = 1024;  // accumulators per column block (8 KiB of doubles, in L1)
 
 template <typename Acc, typename T>
 inline Acc load_as(const T* pointer) {
@@ -79,11 +80,16 @@ void reduce_columns(Out* out, const T* data, const ReduceGeometry<1>& geometry, 
                     bool parallel) {
   const int64_t columns = geometry.outer_sizes.back();
   const int64_t prefixes = geometry.num_outputs / columns;
-  const int64_t blocks = (columns + kColumnBlock - 1) / kColumnBlock;
+  // Each column is summed row by row whatever the block width, so narrower blocks that give
+  // every thread work do not change the results.
+  int64_t block = kColumnBlock;
+  if (parallel && prefixes < get_num_threads())
+    block = std::clamp<int64_t>((columns / get_num_threads() + 15) / 16 * 16, 16, kColumnBlock);
+  const int64_t blocks = (columns + block - 1) / block;
   auto block_body = [&](int64_t item) {
     const int64_t prefix = item / blocks;
-    const int64_t first = (item % blocks) * kColumnBlock;
-    const int64_t width = std::min(kColumnBlock, columns - first);
+    const int64_t first = (item % blocks) * block;
+    const int64_t width = std::min(block, columns - first);
     Acc accumulators[kColumnBlock];
     for (int64_t j = 0; j < width; ++j) accumulators[j] = reduce.identity();
     const int64_t base = geometry.outer_offsets(prefix * columns)[0] + first;

@@ -4,6 +4,7 @@
 #include "kernels/cpu/softmax_kernels.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/cpu/reduce_geometry.h"
 
@@ -32,6 +33,16 @@ void softmax_typed(const Tensor& output, const Tensor& input, int dim) {
     C maximum = -std::numeric_limits<C>::infinity();
     for (int64_t i = 0; i < length; ++i) maximum = std::max(maximum, at(in, base[0] + i * step[0]));
     double total = 0.0;
+    if constexpr (!Log && std::is_same_v<T, C>) {  // keep exp(x - max) in the output, then scale it
+      for (int64_t i = 0; i < length; ++i) {
+        const C value = std::exp(at(in, base[0] + i * step[0]) - maximum);
+        out[base[1] + i * step[1]] = value;
+        total += value;
+      }
+      const C scale = static_cast<C>(1.0 / total);
+      for (int64_t i = 0; i < length; ++i) out[base[1] + i * step[1]] *= scale;
+      return;
+    }
     for (int64_t i = 0; i < length; ++i) total += std::exp(at(in, base[0] + i * step[0]) - maximum);
     if constexpr (Log) {
       // (x - max) - log(total), not x - (max + log(total)): the sum would round to max's ulp.

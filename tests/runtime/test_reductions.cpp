@@ -237,6 +237,16 @@ TEST_CASE("gradients of sum, mean, var, amax and amin match finite differences")
   }
 }
 
+TEST_CASE("reduction gradients handle 0-d inputs and non-contiguous incoming gradients") {
+  const std::vector<Tensor> scalar{scalar_tensor(1.5, {.dtype = kFloat64})};
+  gradcheck([](const std::vector<Tensor>& x) { return amax(x[0]); }, scalar);
+  gradcheck([](const std::vector<Tensor>& x) { return mean(x[0], {0}, true); }, scalar);
+  // The transpose hands sum's backward a non-contiguous gradient to unsqueeze and expand.
+  const std::vector<Tensor> cube{random_tensor({2, 3, 4}, 18)};
+  gradcheck([](const std::vector<Tensor>& x) { return sum(x[0], {1}).t(); }, cube);
+  gradcheck([](const std::vector<Tensor>& x) { return amin(x[0], {0, 2}).unsqueeze(1).expand({3, 2}); }, cube);
+}
+
 TEST_CASE("amax and amin share the gradient evenly among tied maxima") {
   const Tensor x = from_vector<double>({3, 1, 3, 2, 2, 2}, {2, 3}, {.dtype = kFloat64}).requires_grad_();
   amax(x, {1}).sum().backward();

@@ -13,9 +13,11 @@ namespace ember::cpu {
 
 namespace {
 
-// Calls body(pointers) once per element, where pointers[k] points at that element of tensors[k].
-template <typename T, int N, typename Body>
-void for_each_element(const std::array<const Tensor*, N>& tensors, Body&& body) {
+// Runs the update over N same-shape tensors in one pass. Contiguous tensors go to
+// flat(base_pointers, begin, end) in parallel chunks, so the range loop can be vectorized; other
+// layouts call element(pointers) per element, walking strides like the pointwise iterator.
+template <typename T, int N, typename Flat, typename Element>
+void for_each_element(const std::array<const Tensor*, N>& tensors, Flat&& flat, Element&& element) {
   const int64_t numel = tensors[0]->numel();
   if (numel == 0) return;
   std::array<const Tensor*, N - 1> others;
@@ -26,17 +28,10 @@ void for_each_element(const std::array<const Tensor*, N>& tensors, Body&& body) 
   if (geometry.all_contiguous) {
     std::array<T*, N> base;
     for (int k = 0; k < N; ++k) base[k] = reinterpret_cast<T*>(geometry.base[k]);
-    auto flat = [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        std::array<T*, N> at;
-        for (int k = 0; k < N; ++k) at[k] = base[k] + i;
-        body(at);
-      }
-    };
     const int64_t chunks = (numel + kParallelGrain - 1) / kParallelGrain;
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t chunk = 0; chunk < chunks; ++chunk)
-      flat(chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
+      flat(base, chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
     return;
   }
 
@@ -46,13 +41,54 @@ void for_each_element(const std::array<const Tensor*, N>& tensors, Body&& body) 
     for (int64_t i = 0; i < count; ++i) {
       std::array<T*, N> at;
       for (int k = 0; k < N; ++k) at[k] = reinterpret_cast<T*>(pointers[k] + i * step[k]);
-      body(at);
+      element(at);
     }
   };
   const int rank = geometry.sizes.size();
   const int64_t runs = rank <= 1 ? 1 : numel / geometry.sizes[rank - 1];
 #pragma omp parallel for schedule(static) if (parallel && runs > 1)
   for (int64_t run = 0; run < runs; ++run) for_each_run<N>(geometry, element_sizes, run, run + 1, run_body);
+}
+
+// One element of SGD: load, update in the compute type C, store.
+template <typename T, typename C, bool Momentum>
+inline void sgd_element(const fn::SgdStep<C>& step, T* param, const T* grad, T* buffer) {
+  C value = static_cast<C>(*param);
+  C state = Momentum ? static_cast<C>(*buffer) : C(0);
+  step(value, static_cast<C>(*grad), state);
+  *param = static_cast<T>(value);
+  if constexpr (Momentum) *buffer = static_cast<T>(state);
+}
+
+// A contiguous range; restrict tells the vectorizer that the arrays do not overlap (they are
+// distinct tensors: the parameter, its gradient and its own state).
+template <typename T, typename C, bool Momentum>
+void sgd_range(const fn::SgdStep<C> step, T* __restrict param, const T* __restrict grad, T* __restrict buffer,
+               int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    sgd_element<T, C, Momentum>(step, param + i, grad + i, Momentum ? buffer + i : nullptr);
+}
+
+template <typename T, typename C, bool Amsgrad>
+inline void adam_element(const fn::AdamStep<C>& step, T* param, const T* grad, T* exp_avg, T* exp_avg_sq,
+                         T* max_exp_avg_sq) {
+  C value = static_cast<C>(*param);
+  C first = static_cast<C>(*exp_avg);
+  C second = static_cast<C>(*exp_avg_sq);
+  C maximum = Amsgrad ? static_cast<C>(*max_exp_avg_sq) : C(0);
+  step(value, static_cast<C>(*grad), first, second, maximum);
+  *param = static_cast<T>(value);
+  *exp_avg = static_cast<T>(first);
+  *exp_avg_sq = static_cast<T>(second);
+  if constexpr (Amsgrad) *max_exp_avg_sq = static_cast<T>(maximum);
+}
+
+template <typename T, typename C, bool Amsgrad>
+void adam_range(const fn::AdamStep<C> step, T* __restrict param, const T* __restrict grad, T* __restrict exp_avg,
+                T* __restrict exp_avg_sq, T* __restrict max_exp_avg_sq, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    adam_element<T, C, Amsgrad>(step, param + i, grad + i, exp_avg + i, exp_avg_sq + i,
+                                Amsgrad ? max_exp_avg_sq + i : nullptr);
 }
 
 }  // namespace
@@ -76,20 +112,19 @@ void sgd_step_kernel(const OpCall& call, TensorList& outputs) {
         .first_step = attrs.get<bool>("first_step"),
     };
     if (step.use_momentum) {
-      for_each_element<T, 3>({&param, &grad, &buffer}, [&](const std::array<T*, 3>& at) {
-        C value = static_cast<C>(*at[0]);
-        C state = static_cast<C>(*at[2]);
-        step(value, static_cast<C>(*at[1]), state);
-        *at[0] = static_cast<T>(value);
-        *at[2] = static_cast<T>(state);
-      });
+      for_each_element<T, 3>(
+          {&param, &grad, &buffer},
+          [&](const std::array<T*, 3>& base, int64_t begin, int64_t end) {
+            sgd_range<T, C, true>(step, base[0], base[1], base[2], begin, end);
+          },
+          [&](const std::array<T*, 3>& at) { sgd_element<T, C, true>(step, at[0], at[1], at[2]); });
     } else {
-      for_each_element<T, 2>({&param, &grad}, [&](const std::array<T*, 2>& at) {
-        C value = static_cast<C>(*at[0]);
-        C unused = C(0);
-        step(value, static_cast<C>(*at[1]), unused);
-        *at[0] = static_cast<T>(value);
-      });
+      for_each_element<T, 2>(
+          {&param, &grad},
+          [&](const std::array<T*, 2>& base, int64_t begin, int64_t end) {
+            sgd_range<T, C, false>(step, base[0], base[1], nullptr, begin, end);
+          },
+          [&](const std::array<T*, 2>& at) { sgd_element<T, C, false>(step, at[0], at[1], nullptr); });
     }
   });
 }
@@ -121,23 +156,20 @@ void adam_step_kernel(const OpCall& call, TensorList& outputs) {
         .amsgrad = attrs.get<bool>("amsgrad"),
         .decoupled = attrs.get<bool>("decoupled"),
     };
-    auto update = [&](T* param_at, const T* grad_at, T* exp_avg_at, T* exp_avg_sq_at, T* max_at) {
-      C value = static_cast<C>(*param_at);
-      C first = static_cast<C>(*exp_avg_at);
-      C second = static_cast<C>(*exp_avg_sq_at);
-      C maximum = max_at != nullptr ? static_cast<C>(*max_at) : C(0);
-      step(value, static_cast<C>(*grad_at), first, second, maximum);
-      *param_at = static_cast<T>(value);
-      *exp_avg_at = static_cast<T>(first);
-      *exp_avg_sq_at = static_cast<T>(second);
-      if (max_at != nullptr) *max_at = static_cast<T>(maximum);
-    };
     if (step.amsgrad) {
-      for_each_element<T, 5>({&call.input(0), &call.input(1), &call.input(2), &call.input(3), &call.input(4)},
-                             [&](const std::array<T*, 5>& at) { update(at[0], at[1], at[2], at[3], at[4]); });
+      for_each_element<T, 5>(
+          {&call.input(0), &call.input(1), &call.input(2), &call.input(3), &call.input(4)},
+          [&](const std::array<T*, 5>& base, int64_t begin, int64_t end) {
+            adam_range<T, C, true>(step, base[0], base[1], base[2], base[3], base[4], begin, end);
+          },
+          [&](const std::array<T*, 5>& at) { adam_element<T, C, true>(step, at[0], at[1], at[2], at[3], at[4]); });
     } else {
-      for_each_element<T, 4>({&call.input(0), &call.input(1), &call.input(2), &call.input(3)},
-                             [&](const std::array<T*, 4>& at) { update(at[0], at[1], at[2], at[3], nullptr); });
+      for_each_element<T, 4>(
+          {&call.input(0), &call.input(1), &call.input(2), &call.input(3)},
+          [&](const std::array<T*, 4>& base, int64_t begin, int64_t end) {
+            adam_range<T, C, false>(step, base[0], base[1], base[2], base[3], nullptr, begin, end);
+          },
+          [&](const std::array<T*, 4>& at) { adam_element<T, C, false>(step, at[0], at[1], at[2], at[3], nullptr); });
     }
   });
 }

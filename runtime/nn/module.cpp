@@ -97,7 +97,11 @@ std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(r
 
 OrderedDict<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
   OrderedDict<std::shared_ptr<Module>> result;
-  if (include_self) result.insert("", shared_from_this());
+  if (include_self) {
+    // A module not owned by a shared_ptr (a local variable) is listed through a non-owning alias.
+    std::shared_ptr<Module> self = weak_from_this().lock();
+    result.insert("", self ? self : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
+  }
   collect_named_modules("", result);
   return result;
 }

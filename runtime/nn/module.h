@@ -41,8 +41,7 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<Tensor> named_buffers(bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
   const OrderedDict<std::shared_ptr<Module>>& named_children() const { return children_; }
-  // This module (named "") and every descendant, parents before their children. The module must be
-  // owned by a shared_ptr (every holder's is).
+  // This module (named "") and every descendant, parents before their children.
   OrderedDict<std::shared_ptr<Module>> named_modules(bool include_self = true);
   std::vector<std::shared_ptr<Module>> modules(bool include_self = true) {
     return named_modules(include_self).values();

@@ -21,6 +21,14 @@ class OrderedDict {
   OrderedDict(std::initializer_list<Item> items) {
     for (const Item& item : items) insert(item.first, item.second);
   }
+  OrderedDict(const OrderedDict&) = default;
+  OrderedDict(OrderedDict&&) noexcept = default;
+  OrderedDict& operator=(OrderedDict&&) noexcept = default;
+  // Keys are const, so elements cannot be assigned: copy-assignment rebuilds the storage instead.
+  OrderedDict& operator=(const OrderedDict& other) {
+    if (this != &other) *this = OrderedDict(other);
+    return *this;
+  }
 
   // Adds a new key; a key that is already present is an error naming it.
   Value& insert(std::string key, Value value) {

@@ -15,6 +15,7 @@
 
 namespace ember::optim {
 
+// A scheduler refers to its optimizer, which must outlive it.
 class LRScheduler {
  public:
   virtual ~LRScheduler() = default;

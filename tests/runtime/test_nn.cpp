@@ -78,6 +78,7 @@ TEST_CASE("registration errors name the module and the name") {
   };
   Bad bad;
   bad.add("weight");
+  CHECK(bad.modules().size() == 1);  // a module on the stack still lists itself
   CHECK_THROWS_WITH_AS(bad.add("weight"), doctest::Contains("Bad: cannot register parameter 'weight'"), Error);
   CHECK_THROWS_WITH_AS(bad.add_buffer("weight"), doctest::Contains("name is already taken"), Error);
   CHECK_THROWS_WITH_AS(bad.add("a.b"), doctest::Contains("must not contain '.'"), Error);

@@ -11,7 +11,7 @@ namespace ember::nn {
 
 struct EmbeddingOptions {
   DType dtype = DType::Float32;
-  std::optional<Device> device;    // empty: the default device
+  std::optional<Device> device = std::nullopt;    // empty: the default device
   Generator* generator = nullptr;  // initialisation draws; null: the device's default generator
 };
 

@@ -12,7 +12,7 @@ struct LayerNormOptions {
   double eps = 1e-5;
   bool elementwise_affine = true;
   DType dtype = DType::Float32;
-  std::optional<Device> device;  // empty: the default device
+  std::optional<Device> device = std::nullopt;  // empty: the default device
 };
 
 class LayerNormImpl : public Module {

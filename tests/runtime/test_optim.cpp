@@ -183,8 +183,11 @@ TEST_CASE("a non-contiguous parameter is updated in place like a contiguous one"
     first.step();
     second.step();
   }
-  CHECK(values_of(strided) == values_of(contiguous));
-  CHECK(values_of(strided) != std::vector<double>{0.5, -1.0, 2.0, 0.25, 1.5, -0.75});
+  // Equal up to rounding: the contiguous loop is vectorized and the compiler may contract a*b+c into
+  // an FMA differently there than in the strided per-element path.
+  const std::vector<double> expected = values_of(contiguous);
+  check_close(strided, expected, 1e-6);
+  CHECK(expected != std::vector<double>{0.5, -1.0, 2.0, 0.25, 1.5, -0.75});
 }
 
 TEST_CASE("bfloat16 parameters are updated in float32 and rounded once") {

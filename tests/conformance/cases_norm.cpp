@@ -1,0 +1,111 @@
+// Conformance cases for layer_norm (outputs y, mean, rstd) and dropout (outputs y, mask).
+// Dropout's random forward values are checked in cases_random.cpp; here its p = 0 and p = 1
+// forms are checked exactly and its gradient against finite differences (seed and offset are
+// attributes, so every call draws the same mask).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "reference.h"
+
+namespace conformance {
+namespace {
+
+using enum Layout;
+
+// Normalizes over the trailing dims named by normalized_shape; mean and rstd keep those dims as 1
+// (PyTorch's native_layer_norm).
+std::vector<RefTensor> layer_norm_reference(const std::vector<RefTensor>& in, const Attrs& attrs) {
+  const RefTensor& x = in[0];
+  const Dims& normalized = attrs.get<Dims>("normalized_shape");
+  const double eps = attrs.get<double>("eps");
+  const int64_t width = normalized.product();
+  const int64_t rows = width == 0 ? 0 : x.numel() / width;
+  Dims stat_sizes = x.sizes;
+  for (int i = x.sizes.size() - normalized.size(); i < x.sizes.size(); ++i) stat_sizes[i] = 1;
+  RefTensor y = filled(x.sizes, 0.0), mean = filled(stat_sizes, 0.0), rstd = filled(stat_sizes, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<double> row(x.values.begin() + r * width, x.values.begin() + (r + 1) * width);
+    const double m = mean_of(row);
+    double squares = 0.0;
+    for (double value : row) squares += (value - m) * (value - m);
+    const double inverse = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
+    mean.values[r] = m;
+    rstd.values[r] = inverse;
+    for (int64_t j = 0; j < width; ++j) {
+      double value = (row[j] - m) * inverse;
+      if (in[1].defined) value *= in[1].values[j];
+      if (in[2].defined) value += in[2].values[j];
+      y.values[r * width + j] = value;
+    }
+  }
+  return {y, mean, rstd};
+}
+
+struct NormShape {
+  const char* label;
+  std::vector<InputSpec> inputs;
+  Dims normalized;
+  double eps = 1e-5;
+  bool gradcheck = true;
+};
+
+std::vector<Case> norm_cases() {
+  const Domain d = real();
+  const Domain scale = real(0.5, 1.5);
+  std::vector<Case> cases;
+  const std::vector<NormShape> shapes = {
+      {"[3,4] over [4] with weight and bias", {{{3, 4}, d}, {{4}, scale}, {{4}, d}}, {4}},
+      {"[2,3,4] over [3,4]", {{{2, 3, 4}, d}, {{3, 4}, scale}, {{3, 4}, d}}, {3, 4}},
+      {"[3,5] without weight and bias", {{{3, 5}, d}, undefined_input(), undefined_input()}, {5}},
+      {"[3,5] weight only, eps 1e-3", {{{3, 5}, d}, {{5}, scale}, undefined_input()}, {5}, 1e-3},
+      {"transposed [4,5], strided weight", {{{4, 5}, d, Transposed}, {{5}, scale, Strided}, {{5}, d}}, {5}},
+      {"strided [2,3,4] over [4]", {{{2, 3, 4}, d, Strided}, {{4}, scale}, {{4}, d, Transposed}}, {4}},
+      {"expanded [3,4]", {{{3, 4}, d, Expanded}, {{4}, scale}, {{4}, d}}, {4}},
+      {"size-0 batch [0,4]", {{{0, 4}, d}, {{4}, scale}, {{4}, d}}, {4}},
+      {"size-1 rows [3,1] over [1]", {{{3, 1}, d}, {{1}, scale}, {{1}, d}}, {1}},
+      {"1-D [6] over [6]", {{{6}, d}, {{6}, scale}, {{6}, d}}, {6}},
+      {"large [256,160] (parallel path)", {{{256, 160}, d}, {{160}, scale}, {{160}, d}}, {160}, 1e-5, false},
+  };
+  for (const NormShape& shape : shapes) {
+    Case c{.op = "layer_norm", .label = shape.label, .inputs = shape.inputs,
+           .attrs = {{"normalized_shape", shape.normalized}, {"eps", shape.eps}},
+           .reference = layer_norm_reference,
+           .float32 = {1e-4, 1e-5},
+           .gradcheck = shape.gradcheck,
+           .loss_outputs = 0b1};  // mean and rstd are statistics, not differentiated
+    cases.push_back(with_half(c, 3e-2));
+  }
+
+  // dropout with p = 0 keeps everything, p = 1 drops everything (and must not produce 0 * inf).
+  for (double p : {0.0, 1.0}) {
+    for (const Variant& variant : unary_variants(d)) {
+      Case c{.op = "dropout", .label = variant.label + fmt::format(", p {}", p), .inputs = variant.inputs,
+             .attrs = {{"p", p}, {"seed", int64_t{1234}}, {"offset", int64_t{0}}},
+             .reference = [p](const std::vector<RefTensor>& in, const Attrs&) {
+               return std::vector<RefTensor>{p == 0.0 ? in[0] : filled(in[0].sizes, 0.0)};
+             },
+             .gradcheck = variant.gradcheck,
+             .loss_outputs = 0b1};
+      cases.push_back(with_half(c, 1e-2));
+    }
+  }
+  // p = 0.3: the forward is random (cases_random.cpp); the gradient must match finite differences.
+  for (const Variant& variant : unary_variants(d)) {
+    if (!variant.gradcheck) continue;
+    Case c{.op = "dropout", .label = std::string(variant.label) + ", p 0.3", .inputs = variant.inputs,
+           .attrs = {{"p", 0.3}, {"seed", int64_t{99}}, {"offset", int64_t{64}}},
+           .loss_outputs = 0b1};
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+const CaseRegistration registration("norm", norm_cases);
+
+TEST_CASE("conformance: layer_norm and dropout match float64 references and finite differences") {
+  run_cases(norm_cases());
+}
+
+}  // namespace
+}  // namespace conformance

@@ -13,17 +13,27 @@ namespace {
 
 using enum Layout;
 
-// Normalizes over the trailing dims named by normalized_shape; mean and rstd keep those dims as 1
-// (PyTorch's native_layer_norm).
+// The leading dims of `x`, before the `normalized` trailing ones: the shape of mean and rstd.
+Dims leading_dims(const RefTensor& x, const Dims& normalized) {
+  Dims leading;
+  for (int i = 0; i + normalized.size() < x.sizes.size(); ++i) leading.push_back(x.sizes[i]);
+  return leading;
+}
+
+// mean and rstd are float32 for 16-bit inputs.
+DType statistic_dtype(const RefTensor& x) { return *x.dtype == ember::kFloat64 ? ember::kFloat64 : ember::kFloat32; }
+
+// Normalizes over the trailing dims named by normalized_shape; mean and rstd have the leading
+// shape.
 std::vector<RefTensor> layer_norm_reference(const std::vector<RefTensor>& in, const Attrs& attrs) {
   const RefTensor& x = in[0];
   const Dims& normalized = attrs.get<Dims>("normalized_shape");
   const double eps = attrs.get<double>("eps");
   const int64_t width = normalized.product();
   const int64_t rows = width == 0 ? 0 : x.numel() / width;
-  Dims stat_sizes = x.sizes;
-  for (int i = x.sizes.size() - normalized.size(); i < x.sizes.size(); ++i) stat_sizes[i] = 1;
-  RefTensor y = filled(x.sizes, 0.0), mean = filled(stat_sizes, 0.0), rstd = filled(stat_sizes, 0.0);
+  const Dims stat_sizes = leading_dims(x, normalized);
+  RefTensor y = filled(x.sizes, 0.0);
+  RefTensor mean = filled(stat_sizes, 0.0, statistic_dtype(x)), rstd = filled(stat_sizes, 0.0, statistic_dtype(x));
   for (int64_t r = 0; r < rows; ++r) {
     const std::vector<double> row(x.values.begin() + r * width, x.values.begin() + (r + 1) * width);
     const double m = mean_of(row);
@@ -40,6 +50,34 @@ std::vector<RefTensor> layer_norm_reference(const std::vector<RefTensor>& in, co
     }
   }
   return {y, mean, rstd};
+}
+
+// Inputs grad_y, x, mean, rstd, weight (optional): with x_hat = (x - mean) * rstd and
+// g = grad_y * weight, per row grad_x = rstd * (g - mean(g) - x_hat * mean(g * x_hat)),
+// grad_weight = sum over rows of grad_y * x_hat, grad_bias = sum over rows of grad_y.
+std::vector<RefTensor> layer_norm_backward_reference(const std::vector<RefTensor>& in, const Attrs& attrs) {
+  const RefTensor &grad_y = in[0], &x = in[1], &mean = in[2], &rstd = in[3], &weight = in[4];
+  const Dims& normalized = attrs.get<Dims>("normalized_shape");
+  const int64_t width = normalized.product();
+  RefTensor grad_x = filled(x.sizes, 0.0), grad_w = filled(normalized, 0.0), grad_b = filled(normalized, 0.0);
+  for (int64_t r = 0; r < mean.numel(); ++r) {
+    std::vector<double> x_hat(width), g(width);
+    double mean_g = 0.0, mean_g_x_hat = 0.0;
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t at = r * width + j;
+      x_hat[j] = (x.values[at] - mean.values[r]) * rstd.values[r];
+      g[j] = grad_y.values[at] * (weight.defined ? weight.values[j] : 1.0);
+      mean_g += g[j] / static_cast<double>(width);
+      mean_g_x_hat += g[j] * x_hat[j] / static_cast<double>(width);
+    }
+    for (int64_t j = 0; j < width; ++j) {
+      const int64_t at = r * width + j;
+      grad_x.values[at] = rstd.values[r] * (g[j] - mean_g - x_hat[j] * mean_g_x_hat);
+      grad_w.values[j] += grad_y.values[at] * x_hat[j];
+      grad_b.values[j] += grad_y.values[at];
+    }
+  }
+  return {grad_x, grad_w, grad_b};
 }
 
 struct NormShape {
@@ -75,6 +113,37 @@ std::vector<Case> norm_cases() {
            .gradcheck = shape.gradcheck,
            .loss_outputs = 0b1};  // mean and rstd are statistics, not differentiated
     cases.push_back(with_half(c, 3e-2));
+  }
+
+  // layer_norm_backward takes mean and rstd as inputs (any values: the op must use them as given).
+  struct BackwardShape {
+    const char* label;
+    Dims sizes;
+    Dims normalized;
+    bool weight = true;
+    Layout layout = Layout::Contiguous;
+  };
+  const std::vector<BackwardShape> backward_shapes = {
+      {"[3,4] over [4]", {3, 4}, {4}},
+      {"[2,3,4] over [3,4] without weight", {2, 3, 4}, {3, 4}, false},
+      {"transposed [4,5] over [5]", {4, 5}, {5}, true, Transposed},
+      {"strided [2,3,4] over [4]", {2, 3, 4}, {4}, true, Strided},
+      {"size-0 rows [0,4]", {0, 4}, {4}},
+      {"1-D [6]", {6}, {6}},
+      {"large [256,160] (parallel path)", {256, 160}, {160}},
+  };
+  for (const BackwardShape& shape : backward_shapes) {
+    Dims leading;
+    for (int i = 0; i + shape.normalized.size() < shape.sizes.size(); ++i) leading.push_back(shape.sizes[i]);
+    const InputSpec weight = shape.weight ? InputSpec{shape.normalized, scale} : undefined_input();
+    Case c{.op = "layer_norm_backward", .label = shape.label,
+           .inputs = {{shape.sizes, d, shape.layout}, {shape.sizes, d, shape.layout},
+                      {.sizes = leading, .domain = real(-0.5, 0.5), .statistic = true},
+                      {.sizes = leading, .domain = positive(0.5, 2.0), .statistic = true}, weight},
+           .attrs = {{"normalized_shape", shape.normalized}},
+           .reference = layer_norm_backward_reference,
+           .float32 = {1e-4, 1e-4}};
+    cases.push_back(with_half(c, 5e-2));
   }
 
   // dropout with p = 0 keeps everything, p = 1 drops everything (and must not produce 0 * inf).

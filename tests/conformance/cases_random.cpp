@@ -50,7 +50,7 @@ TEST_CASE("conformance: empty allocates the requested shape, dtype and device") 
   }
 }
 
-TEST_CASE("conformance: rand is uniform on [0, 1) and a pure function of seed and offset") {
+TEST_CASE("conformance: rand is uniform between 0 and 1 and a pure function of seed and offset") {
   const ember::OpDef* op = find_or_report("rand");
   if (op == nullptr) return;
   for (Device device : test_devices()) {
@@ -91,7 +91,7 @@ TEST_CASE("conformance: randn has mean 0 and variance 1 and is a pure function o
   }
 }
 
-TEST_CASE("conformance: randint draws every value of [low, high) and nothing else") {
+TEST_CASE("conformance: randint draws every value from low to high - 1 and nothing else") {
   const ember::OpDef* op = find_or_report("randint");
   if (op == nullptr) return;
   for (Device device : test_devices()) {

@@ -15,9 +15,9 @@ const std::map<std::string, const char*> kCoveredElsewhere = {
     // No value to compare: shape, dtype and device only.
     {"empty", "cases_random.cpp: 'empty allocates the requested shape, dtype and device'"},
     // Philox streams: range, moments and determinism in (seed, offset).
-    {"rand", "cases_random.cpp: 'rand is uniform on [0, 1) ...'"},
+    {"rand", "cases_random.cpp: 'rand is uniform between 0 and 1 ...'"},
     {"randn", "cases_random.cpp: 'randn has mean 0 and variance 1 ...'"},
-    {"randint", "cases_random.cpp: 'randint draws every value of [low, high) ...'"},
+    {"randint", "cases_random.cpp: 'randint draws every value from low to high - 1 ...'"},
 };
 
 struct Coverage {

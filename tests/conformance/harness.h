@@ -54,6 +54,9 @@ struct InputSpec {
   Layout layout = Layout::Contiguous;
   bool defined = true;             // false: an undefined Tensor (an optional input left out)
   std::optional<DType> dtype = {};  // pinned dtype; default: the floating dtype under test
+  // A float32 statistic of 16-bit data (layer_norm's mean and rstd): float32 when the dtype under
+  // test is bf16 or fp16, that dtype otherwise.
+  bool statistic = false;
 };
 InputSpec undefined_input();
 

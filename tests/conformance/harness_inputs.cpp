@@ -59,6 +59,7 @@ DType input_dtype(const InputSpec& spec, DType tested) {
   if (spec.dtype) return *spec.dtype;
   if (spec.domain.kind == Domain::Kind::Index) return ember::kInt64;
   if (spec.domain.kind == Domain::Kind::Boolean) return ember::kBool;
+  if (spec.statistic && ember::element_size(tested) == 2) return ember::kFloat32;
   return tested;
 }
 

@@ -19,14 +19,16 @@ RefTensor reduced(const RefTensor& losses, int64_t reduction, double counted) {
   return filled({}, reduction == kSum ? total : total / counted);
 }
 
-// log_probs [N, C] (already log-probabilities for nll_loss, logits for cross_entropy).
+// scores [N, C] with target [N], or [C] with a 0-d target: log-probabilities for nll_loss,
+// logits for cross_entropy. reduction none gives the target's shape.
 std::vector<RefTensor> class_loss(const std::vector<RefTensor>& in, const Attrs& attrs, bool from_logits) {
   const RefTensor& scores = in[0];
   const RefTensor& target = in[1];
-  const int64_t n = scores.sizes[0], classes = scores.sizes[1];
+  const bool batched = scores.sizes.size() == 2;
+  const int64_t n = batched ? scores.sizes[0] : 1, classes = scores.sizes[batched ? 1 : 0];
   const int64_t ignore = attrs.get<int64_t>("ignore_index");
   const double smoothing = from_logits ? attrs.get<double>("label_smoothing") : 0.0;
-  RefTensor losses = filled({n}, 0.0);
+  RefTensor losses = filled(target.sizes, 0.0);
   double counted = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const auto t = static_cast<int64_t>(target.values[i]);
@@ -75,6 +77,8 @@ std::vector<ClassShape> class_shapes(const Domain& scores) {
       {"size-0 batch [0,5] sum", {{0, 5}, scores}, 5, kSum},
       {"size-0 batch [0,5] none", {{0, 5}, scores}, 5, kNone},
       {"size-1 [1,1] mean", {{1, 1}, scores}, 1, kMean},
+      {"1-D scores [5] with a 0-d target, none", {{5}, scores}, 5, kNone},
+      {"1-D scores [5] with a 0-d target, mean", {{5}, scores}, 5, kMean},
       {"large [300,120] mean (parallel path)", {{300, 120}, scores}, 120, kMean, -100, 0.0, false},
   };
 }
@@ -88,9 +92,9 @@ std::vector<Case> loss_cases() {
       if (!from_logits && shape.label_smoothing != 0.0) continue;
       Attrs attrs{{"reduction", shape.reduction}, {"ignore_index", shape.ignore_index}};
       if (from_logits) attrs.set("label_smoothing", shape.label_smoothing);
-      const int64_t n = shape.scores.sizes[0];
+      const Dims target_sizes = shape.scores.sizes.size() == 2 ? Dims{shape.scores.sizes[0]} : Dims{};
       Case c{.op = op, .label = shape.label,
-             .inputs = {shape.scores, {{n}, indices(0, shape.classes)}},
+             .inputs = {shape.scores, {target_sizes, indices(0, shape.classes)}},
              .attrs = attrs,
              .reference = [from_logits](const std::vector<RefTensor>& in, const Attrs& attrs) {
                return class_loss(in, attrs, from_logits);

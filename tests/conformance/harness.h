@@ -48,6 +48,8 @@ enum class Layout {
   Expanded,    // the first dim of size > 1 has stride 0 (forward only: elements alias)
 };
 
+struct RefTensor;
+
 struct InputSpec {
   Dims sizes = {};
   Domain domain = real();
@@ -57,6 +59,9 @@ struct InputSpec {
   // A float32 statistic of 16-bit data (layer_norm's mean and rstd): float32 when the dtype under
   // test is bf16 or fp16, that dtype otherwise.
   bool statistic = false;
+  // Values computed from the earlier inputs (as stored) instead of drawn: a result that must
+  // match its input, like the reduced maximum extremum_backward takes.
+  std::function<std::vector<double>(const std::vector<RefTensor>& earlier)> derive = {};
 };
 InputSpec undefined_input();
 

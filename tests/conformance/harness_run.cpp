@@ -57,10 +57,17 @@ Attrs attrs_for(const Case& c, Device device) {
   return attrs;
 }
 
-std::vector<Tensor> make_inputs(const Case& c, DType dtype, Device device) {
+// The case's inputs in `dtype` and their logical values (drawn, or derived from earlier inputs).
+std::vector<Tensor> make_inputs(const Case& c, DType dtype, Device device, std::vector<std::vector<double>>* values = nullptr) {
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    inputs.push_back(make_input(c.inputs[i], input_dtype(c.inputs[i], dtype), device, input_seed(c, i)));
+  std::vector<RefTensor> stored;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const InputSpec& spec = c.inputs[i];
+    const std::vector<double> drawn = spec.derive ? spec.derive(stored) : random_values(spec, input_seed(c, i));
+    inputs.push_back(build_input(spec, drawn, input_dtype(spec, dtype), device));
+    stored.push_back(to_reference(inputs.back()));
+    if (values) values->push_back(drawn);
+  }
   return inputs;
 }
 
@@ -199,12 +206,9 @@ std::vector<std::string> check_gradients(const OpDef& op, const Case& c, Device 
   Failures failures(describe(c, ember::kFloat64, device) + "gradient: ");
   const Attrs attrs = attrs_for(c, device);
   std::vector<std::vector<double>> values;
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    values.push_back(random_values(c.inputs[i], input_seed(c, i)));
-    inputs.push_back(build_input(c.inputs[i], values[i], input_dtype(c.inputs[i], ember::kFloat64), device));
+  std::vector<Tensor> inputs = make_inputs(c, ember::kFloat64, device, &values);
+  for (size_t i = 0; i < c.inputs.size(); ++i)
     if (differentiable_input(op, c, i)) inputs[i].requires_grad_(true);
-  }
   // Loss = sum over the chosen outputs k of <weight_k, output_k>, with random weights.
   std::vector<Tensor> roots, weights;
   std::vector<std::pair<int, RefTensor>> weight_values;

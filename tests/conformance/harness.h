@@ -120,8 +120,8 @@ struct CaseRegistration {
 // says CUDA cases were skipped (they are never counted as passed).
 std::vector<Device> test_devices();
 
-// Runs every case (forward on each device and dtype, then gradients in float64) with doctest
-// checks; ops not registered yet are reported and skipped here (the coverage test fails for them).
+// Runs every case (forward on each device and dtype, gradients in float64, thread-count
+// invariance on the CPU) with doctest checks; ops not registered yet are reported and skipped here (the coverage test fails for them).
 void run_cases(const std::vector<Case>& cases);
 
 // The checks run_cases makes, each returning what went wrong (empty: passed).
@@ -131,6 +131,9 @@ std::vector<std::string> check_gradients(const ember::OpDef& op, const Case& c, 
 // marked nondifferentiable by the op), and whether the case checks gradients at all.
 bool differentiable_input(const ember::OpDef& op, const Case& c, size_t i);
 bool gradient_checkable(const ember::OpDef& op, const Case& c);
+// On the CPU, a case large enough for the parallel paths gives bit-identical float32 results on
+// one thread and on three.
+std::vector<std::string> check_thread_invariance(const ember::OpDef& op, const Case& c);
 
 // ---- building blocks, also used by the specific tests ----
 // The dtype an input of `spec` gets when the case runs in the floating dtype `tested`.

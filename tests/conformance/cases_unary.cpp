@@ -1,4 +1,5 @@
-// Conformance cases for pointwise unary ops and the host-scalar forms (add_scalar, pow_scalar, ...).
+// Conformance cases for pointwise unary ops, the host-scalar forms (add_scalar, pow_scalar, ...)
+// and the activations' registered backward ops (relu_backward, ...), which broadcast like binary ops.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -70,6 +71,35 @@ const ScalarOp kScalarOps[] = {
 
 double clamp_between(double x, double low, double high) { return std::min(std::max(x, low), high); }
 
+double gelu_exact_derivative(double x) {
+  const double normal_density = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  return 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2)) + x * normal_density;
+}
+double gelu_tanh_derivative(double x) {
+  const double beta = std::sqrt(2.0 / std::numbers::pi), kappa = 0.044715;
+  const double t = std::tanh(beta * (x + kappa * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x);
+}
+
+// (grad, saved) -> grad_input, where `saved` is the forward's output or input.
+struct ActivationBackward {
+  const char* op;
+  double (*math)(double grad, double saved);
+  Domain saved;
+  Attrs attrs;
+};
+
+std::vector<ActivationBackward> activation_backwards() {
+  return {
+      {"relu_backward", [](double g, double y) { return y > 0 ? g : 0.0; }, integers(-1, 3), {}},  // zeros included
+      {"sigmoid_backward", [](double g, double y) { return g * (1.0 - y) * y; }, real(0.01, 0.99), {}},
+      {"tanh_backward", [](double g, double y) { return g * (1.0 - y * y); }, real(-0.99, 0.99), {}},
+      {"silu_backward", [](double g, double x) { return g * sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x))); }, real(-4, 4), {}},
+      {"gelu_backward", [](double g, double x) { return g * gelu_exact_derivative(x); }, real(-3, 3), {{"tanh", false}}},
+      {"gelu_backward", [](double g, double x) { return g * gelu_tanh_derivative(x); }, real(-3, 3), {{"tanh", true}}},
+  };
+}
+
 std::vector<Case> unary_cases() {
   std::vector<Case> cases;
   for (const UnaryOp& op : kUnaryOps)
@@ -105,6 +135,18 @@ std::vector<Case> unary_cases() {
     cases.push_back(unary_case(op.op, unary_variants(op.domain)[1], {{"value", value}},
                                [math, value](double x) { return math(x, value); },
                                fmt::format(", value {}", value)));
+  }
+
+  for (const ActivationBackward& backward : activation_backwards()) {
+    auto math = backward.math;
+    const std::string suffix = backward.attrs.has("tanh") ? fmt::format(", tanh {}", backward.attrs.get<bool>("tanh")) : "";
+    for (const Variant& variant : binary_variants(real(), backward.saved)) {
+      Case c{.op = backward.op, .label = variant.label + suffix, .inputs = variant.inputs, .attrs = backward.attrs,
+             .reference = [math](const std::vector<RefTensor>& in, const Attrs&) {
+               return std::vector<RefTensor>{binary(in[0], in[1], math)};
+             }};
+      cases.push_back(with_half(c, 1e-2));
+    }
   }
   return cases;
 }

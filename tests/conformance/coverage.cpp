@@ -61,7 +61,7 @@ TEST_CASE("conformance coverage: every registered op has cases, every differenti
 TEST_CASE("conformance coverage: every op the cases name is registered") {
   for (const std::string& name : collect().named)
     CHECK_MESSAGE(ember::registry().find(name) != nullptr,
-                  "op '" << name << "' has conformance cases but is not registered (runtime/functional.h names it)");
+                  "op '" << name << "' has conformance cases but no op of that name is registered");
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 // The conformance harness: the case table type, random inputs with chosen layouts, and the runner
 // that checks an op's outputs against a float64 reference and its gradients against central
 // finite differences, on every available device.
+//
+// A new op gets cases in the cases_*.cpp file of its family: a Case names the registry op, its
+// input shapes, layouts and value domains, its attributes, a float64 reference written with plain
+// loops (reference.h has broadcasting, reductions and slices along a dim) and its tolerances.
+// The coverage test (coverage.cpp) fails for any registered op that no case names.
 #pragma once
 
 #include <functional>

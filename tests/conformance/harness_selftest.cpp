@@ -92,7 +92,7 @@ TEST_CASE("harness: compare reports wrong values, NaN, dtypes and shapes") {
   CHECK(!compare(poisoned, {.sizes = {2}, .values = {1, 5}}, ember::kFloat32, tolerance).empty());
 }
 
-TEST_CASE("harness: a correct op passes; an unwritten element and a wrong backward are caught") {
+TEST_CASE("harness: a correct op passes, an unwritten element and a wrong backward are caught") {
   static const OpDef right = local_op(doubled_kernel, right_backward);
   static const OpDef unwritten = local_op(unwritten_kernel, right_backward);
   static const OpDef wrong_gradient = local_op(doubled_kernel, wrong_backward);

@@ -16,7 +16,10 @@ using ember::OpKind;
 namespace detail {
 
 namespace {
+
+// Each input of a case draws from its own stream; every dtype and device sees the same values.
 uint64_t input_seed(const Case& c, size_t input) { return case_seed(c) * 6364136223846793005ull + input; }
+
 }  // namespace
 
 uint64_t case_seed(const Case& c) {
@@ -77,6 +80,7 @@ std::string join(const std::vector<std::string>& lines) {
 using namespace detail;
 
 namespace {
+
 bool any_nan(const RefTensor& values) {
   return std::any_of(values.values.begin(), values.values.end(), [](double v) { return std::isnan(v); });
 }

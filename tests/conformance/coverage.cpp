@@ -21,6 +21,7 @@ const std::map<std::string, const char*> kCoveredElsewhere = {
 };
 
 struct Coverage {
+  int cases = 0;
   std::set<std::string> named;        // ops some case names
   std::set<std::string> gradchecked;  // ops some case compares with finite differences
 };
@@ -29,6 +30,7 @@ Coverage collect() {
   Coverage coverage;
   for (const CaseFamily& family : case_families()) {
     for (const Case& c : family.make()) {
+      ++coverage.cases;
       coverage.named.insert(c.op);
       const ember::OpDef* op = ember::registry().find(c.op);
       if (op != nullptr && gradient_checkable(*op, c)) coverage.gradchecked.insert(c.op);
@@ -52,7 +54,8 @@ TEST_CASE("conformance coverage: every registered op has cases, every differenti
     }
     covered += (named || elsewhere) ? 1 : 0;
   }
-  MESSAGE("conformance coverage: " << covered << " of " << ops.size() << " registered ops");
+  MESSAGE("conformance coverage: " << covered << " of " << ops.size() << " registered ops, " << coverage.cases
+                                    << " cases, " << coverage.gradchecked.size() << " ops with gradient checks");
   for (const auto& [name, where] : kCoveredElsewhere)
     CHECK_MESSAGE(ember::registry().find(name) != nullptr,
                   "op '" << name << "' is listed as covered by " << where << " but is not registered");

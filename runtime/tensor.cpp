@@ -41,6 +41,7 @@ int64_t Tensor::stride(int64_t dim, Where where) const {
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& impl = checked_impl();
+  if (impl.numel() == 0) return true;  // no element to be out of place (PyTorch agrees)
   int64_t expected = 1;
   for (int i = impl.sizes.size() - 1; i >= 0; --i) {
     if (impl.sizes[i] == 1) continue;  // the stride of a size-1 dim never matters

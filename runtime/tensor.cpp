@@ -71,6 +71,7 @@ template bool* Tensor::data_ptr<bool>() const;
 
 double Tensor::item(Where where) const {
   CallSiteScope site(where);
+  notify_host_read("item", *this);
   check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(),
         sizes());
   Tensor host = device().is_cpu() ? *this : to(kCPU);
@@ -83,6 +84,7 @@ double Tensor::item(Where where) const {
 template <typename T>
 std::vector<T> Tensor::to_vector(Where where) const {
   CallSiteScope site(where);
+  notify_host_read("to_vector", *this);
   check(dtype() == dtype_of<T>(), "to_vector: requested {} from a {} tensor; convert with to() first",
         dtype_name(dtype_of<T>()), dtype());
   Tensor host = (device().is_cpu() ? *this : to(kCPU)).contiguous();

@@ -5,6 +5,7 @@
 # steps) and marks the GPU steps SKIP, so the script is debugged before a GPU is spent on it.
 #
 #   tools/gpu_check.sh [--cpu-rehearsal] [--build-dir DIR] [--jobs N]
+# PYTHON names the interpreter with torch for the PyTorch reference (default: python3).
 # Budget: the whole run must finish within 8 minutes on an H200; each step has its own timeout.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +22,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 out_dir=${OUT:-}
+python=${PYTHON:-python3}
 results=()   # "step|status|seconds|detail"
 failures=0
 
@@ -54,7 +56,7 @@ fi
 # cuDNN / NCCL / CUPTI from Python nvidia-* wheels when the toolkit lacks them (no network needed).
 hints=()
 for package in cudnn nccl cuda_cupti; do
-  dir=$(python3 -c "import nvidia.$package as p, os; print(os.path.dirname(p.__file__))" 2>/dev/null || true)
+  dir=$("$python" -c "import nvidia.$package as p, os; print(os.path.dirname(p.__file__))" 2>/dev/null || true)
   variable=$(echo "${package#cuda_}" | tr a-z A-Z)
   [[ -n "$dir" ]] && hints+=("-DEMBER_${variable}_ROOT=$dir")
 done
@@ -84,10 +86,10 @@ for model in seed wide; do
   run_step "ember-bench $model $device" 120 bash -c \
     "'$build_dir/bin/ember-bench' --model $model --device $device --steps $steps --warmup $warmup --json | tee -a '$json_lines'"
   for mode in eager reduce-overhead; do
-    if ! python3 -c "import torch" 2>/dev/null; then skip_step "pytorch $model $mode" "no torch"; continue; fi
+    if ! "$python" -c "import torch" 2>/dev/null; then skip_step "pytorch $model $mode" "no torch"; continue; fi
     if [[ $rehearsal -eq 1 && $mode != eager ]]; then skip_step "pytorch $model $mode" "rehearsal: compiles for the GPU only"; continue; fi
     run_step "pytorch $model $mode $device" 120 bash -c \
-      "python3 '$root/tools/reference/pytorch_mlp.py' --model $model --mode $mode --device $device --steps $steps --warmup $warmup --json | tee -a '$json_lines'"
+      "'$python' '$root/tools/reference/pytorch_mlp.py' --model $model --mode $mode --device $device --steps $steps --warmup $warmup --json | tee -a '$json_lines'"
   done
 done
 # The large model (8 x 4096, bf16 autocast, AdamW) needs CUDA GEMMs and autocast: not yet in ember.

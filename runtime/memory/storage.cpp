@@ -15,7 +15,9 @@ CachingAllocator& allocator_for(Device device) {
 #ifdef EMBER_HAS_CUDA
   return cuda::device_allocator(device.index);
 #else
-  fail("allocator: device {} is not available: this build of ember has no CUDA backend", device);
+  std::string why_not;
+  cuda_is_available(&why_not);
+  fail("allocator: device {} is unavailable: {}", device, why_not);
 #endif
 }
 

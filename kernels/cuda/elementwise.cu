@@ -129,4 +129,21 @@ int launch_binary(BinaryOp op, double alpha, DType dtype, void* out, const Strid
   return check_launch();
 }
 
+int launch_scalar(ScalarOp op, double value, DType dtype, void* out, const StridedOperand& input,
+                  const LaunchShape& shape) {
+  if (shape.numel == 0) return 0;
+  const auto stream = static_cast<cudaStream_t>(shape.stream);
+  dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* typed_out = static_cast<T*>(out);
+    const unsigned blocks = blocks_for(shape.numel);
+    if (op == ScalarOp::AddScalar) {
+      unary_kernel<T, T><<<blocks, kThreads, 0, stream>>>(typed_out, input, shape, fn::AddScalar{value});
+    } else {
+      unary_kernel<T, T><<<blocks, kThreads, 0, stream>>>(typed_out, input, shape, fn::MulScalar{value});
+    }
+  });
+  return check_launch();
+}
+
 }  // namespace ember::cuda

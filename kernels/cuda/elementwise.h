@@ -31,6 +31,7 @@ struct StridedOperand {
 };
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
+enum class ScalarOp : uint8_t { AddScalar, MulScalar };
 
 // Each launcher returns the launch's cudaError_t as an int (0 on success) for cuda_check.
 // out[i] = static_cast<out_dtype>(input[i]), through float for 16-bit types.
@@ -39,6 +40,9 @@ int launch_cast(DType out_dtype, void* out, DType in_dtype, const StridedOperand
 // out[i] = op(a[i], b[i]) with a, b and out all in `dtype` (the op file converts first).
 int launch_binary(BinaryOp op, double alpha, DType dtype, void* out, const StridedOperand& a,
                    const StridedOperand& b, const LaunchShape& shape);
+// out[i] = op(input[i], value) with input and out in `dtype`.
+int launch_scalar(ScalarOp op, double value, DType dtype, void* out, const StridedOperand& input,
+                  const LaunchShape& shape);
 // out[i] = value for a contiguous buffer of `numel` elements.
 int launch_fill(DType dtype, void* out, double value, const LaunchShape& shape);
 

@@ -1,5 +1,6 @@
 // CUDA kernels for registry ops: factories (empty, full), fill_, clone, to_dtype, the binary
-// arithmetic ops (add, sub, mul, div) and to_device (host<->device and device<->device copies).
+// arithmetic ops (add, sub, mul, div), add_scalar, mul_scalar and to_device (host<->device and
+// device<->device copies).
 // Each is attached to the op its CPU file defined with registry().set_kernel(name, CUDA, kernel).
 #include <cuda_runtime_api.h>
 
@@ -67,6 +68,16 @@ void binary_cuda(const OpCall& call, TensorList& outputs) {
   const double alpha = (op == BinaryOp::Add || op == BinaryOp::Sub) ? call.attrs.get<double>("alpha") : 1.0;
   const LaunchShape shape = shape_of(out);
   launch_checked(launch_binary(op, alpha, out.dtype(), out.raw_data_ptr(), operand_of(a, shape), operand_of(b, shape), shape));
+}
+
+template <ScalarOp op>
+void scalar_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& out = outputs[0];
+  DeviceGuard guard(out.device());
+  const Tensor input = as_dtype(call.input(0), out.dtype());
+  const LaunchShape shape = shape_of(out);
+  launch_checked(launch_scalar(op, call.attrs.get<double>("value"), out.dtype(), out.raw_data_ptr(),
+                               operand_of(input, shape), shape));
 }
 
 void empty_cuda(const OpCall&, TensorList&) {}  // the dispatcher's allocation is the whole op
@@ -147,6 +158,8 @@ void register_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("sub", kCuda, binary_cuda<BinaryOp::Sub>);
   registry.set_kernel("mul", kCuda, binary_cuda<BinaryOp::Mul>);
   registry.set_kernel("div", kCuda, binary_cuda<BinaryOp::Div>);
+  registry.set_kernel("add_scalar", kCuda, scalar_cuda<ScalarOp::AddScalar>);
+  registry.set_kernel("mul_scalar", kCuda, scalar_cuda<ScalarOp::MulScalar>);
 }
 
 const OpRegistration registration(register_cuda_kernels);

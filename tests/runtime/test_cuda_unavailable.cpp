@@ -86,7 +86,8 @@ TEST_CASE("cuda unavailable: reason, default device and clear errors") {
 
 TEST_CASE("cuda kernels are attached to the ops the CPU files define") {
 #ifdef EMBER_HAS_CUDA
-  for (const std::string name : {"empty", "full", "fill_", "clone", "to_dtype", "to_device", "add", "sub", "mul", "div"}) {
+  for (const std::string name : {"empty", "full", "fill_", "clone", "to_dtype", "to_device", "add", "sub", "mul", "div",
+                                 "add_scalar", "mul_scalar"}) {
     CAPTURE(name);
     CHECK(static_cast<bool>(registry().get(name).kernel_for(kCuda0)));
   }

@@ -171,7 +171,9 @@ TensorList run_view(const OpCall& call) {
 TensorList dispatch_eager(const OpCall& call) {
   const OpDef& op = call.op;
   if (op.kind == OpKind::View) return run_view(call);
-  const Device device = common_device(call);
+  // Factories have no inputs: their device attribute picks the kernel.
+  const Device device =
+      op.kind == OpKind::Factory ? call.attrs.get<Device>("device") : common_device(call);
   Kernel kernel = op.kernel_for(device);
   check(kernel != nullptr, "{}: no kernel for device {}", op.name, device);
   if (op.kind == OpKind::InPlace) return run_inplace(call, kernel);

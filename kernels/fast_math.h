@@ -62,7 +62,8 @@ EMBER_FORCE_INLINE EMBER_HOST_DEVICE float tanh_float(float x) {
 #else
   const float magnitude = std::abs(x);
   const float z = x * x;
-  const float odd = -0.333332866f + z * (0.133315131f + z * (-0.0537446626f + z * (0.0206531417f + z * -0.00571897905f)));
+  const float odd =
+      -0.333332866f + z * (0.133315131f + z * (-0.0537446626f + z * (0.0206531417f + z * -0.00571897905f)));
   const float small = magnitude + magnitude * z * odd;
   const float large = 1.0f - 2.0f / (exp_float(2.0f * magnitude) + 1.0f);
   return std::copysign(magnitude < 0.625f ? small : large, x);  // tanh(-0) is -0

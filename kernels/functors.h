@@ -134,22 +134,30 @@ struct Minimum {
 
 // ---- comparisons (bool results) and selection ----
 struct Eq {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct Ne {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct Lt {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
 };
 struct Le {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct Gt {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
 };
 struct Ge {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 struct Where {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const {
@@ -160,7 +168,9 @@ struct Where {
 // ---- with a host scalar ----
 struct AddScalar {
   double value;
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(a + static_cast<T>(value)); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(a + static_cast<T>(value));
+  }
 };
 struct MulScalar {
   double value;
@@ -174,15 +184,21 @@ struct MulScalar {
 };
 struct DivScalar {  // a / value (floating types only: integer tensors are promoted first)
   double value;
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return a / static_cast<T>(value); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a / static_cast<T>(value);
+  }
 };
 struct RsubScalar {  // value - a
   double value;
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(static_cast<T>(value) - a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(static_cast<T>(value) - a);
+  }
 };
 struct RdivScalar {  // value / a (floating types only)
   double value;
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(value) / a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(value) / a;
+  }
 };
 // a ** value. The common exponents skip std::pow (as PyTorch does): squares dominate losses.
 // Integer tensors only get here with a non-negative integral exponent.
@@ -218,7 +234,9 @@ struct Clamp {
 
 // ---- unary: integer and floating ----
 struct Neg {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return detail::negate(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::negate(a);
+  }
 };
 struct Abs {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
@@ -239,7 +257,9 @@ struct Sign {  // -1, 0 or 1; NaN gives 0 like PyTorch 1.13
   }
 };
 struct Relu {  // NaN passes through, like torch.relu
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a < T(0) ? T(0) : a;
+  }
 };
 
 // ---- unary: floating only ----
@@ -256,19 +276,25 @@ struct Sqrt {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }
 };
 struct Rsqrt {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / std::sqrt(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return T(1) / std::sqrt(a);
+  }
 };
 struct Reciprocal {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / a; }
 };
 struct Sigmoid {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return detail::sigmoid(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::sigmoid(a);
+  }
 };
 struct Tanh {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::tanh(a); }
 };
 struct Silu {  // x * sigmoid(x)
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return a * detail::sigmoid(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a * detail::sigmoid(a);
+  }
 };
 // Exact GELU: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), with Phi evaluated without the
 // cancellation of 1 + erf for negative x.

@@ -16,12 +16,16 @@ struct BinaryCase {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }, [](double a, double b) { return a + b; }, -3, 3},
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); },
+       [](double a, double b) { return a + b; }, -3, 3},
       {"add alpha", [](const Tensor& a, const Tensor& b) { return add(a, b, -2.5); },
        [](double a, double b) { return a - 2.5 * b; }, -3, 3},
-      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](double a, double b) { return a - b; }, -3, 3},
-      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](double a, double b) { return a * b; }, -3, 3},
-      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); }, [](double a, double b) { return a / b; }, -3, 3},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); },
+       [](double a, double b) { return a - b; }, -3, 3},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); },
+       [](double a, double b) { return a * b; }, -3, 3},
+      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); },
+       [](double a, double b) { return a / b; }, -3, 3},
       {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
        [](double a, double b) { return std::max(a, b); }, -3, 3},
       {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); },
@@ -52,7 +56,9 @@ void check_binary(const BinaryCase& test_case, const Tensor& a, const Tensor& b,
 TEST_CASE("binary ops broadcast and match float64 references in every float dtype") {
   auto next_seed = [counter = uint32_t{100}]() mutable { return ++counter; };
   for (const BinaryCase& c : binary_cases()) {
-    auto input = [&](const Dims& sizes, DType dtype) { return random_tensor(sizes, dtype, c.low, c.high, next_seed()); };
+    auto input = [&](const Dims& sizes, DType dtype) {
+      return random_tensor(sizes, dtype, c.low, c.high, next_seed());
+    };
     for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
       const std::string what = std::string(c.name) + " " + std::string(dtype_name(dtype));
       check_binary(c, input({4, 6}, dtype), input({4, 6}, dtype), dtype, what + " same shape");
@@ -66,7 +72,8 @@ TEST_CASE("binary ops broadcast and match float64 references in every float dtyp
       check_binary(c, input({0, 4}, dtype), input({4}, dtype), dtype, what + " size-0");
     }
     check_binary(c, input({100003}, kFloat32), input({100003}, kFloat32), kFloat32, std::string(c.name) + " large");
-    check_binary(c, input({300, 400}, kFloat32), input({400}, kFloat32), kFloat32, std::string(c.name) + " large broadcast");
+    check_binary(c, input({300, 400}, kFloat32), input({400}, kFloat32), kFloat32,
+                 std::string(c.name) + " large broadcast");
     // Mixed dtypes promote like PyTorch: f32 + f64 -> f64, bf16 + f16 -> f32.
     check_binary(c, input({2, 3}, kFloat32), input({3}, kFloat64), kFloat64, std::string(c.name) + " f32 f64");
     check_binary(c, input({2, 3}, kBFloat16), input({2, 3}, kFloat16), kFloat32, std::string(c.name) + " bf16 f16");
@@ -173,7 +180,8 @@ TEST_CASE("scalar ops promote integer and bool tensors like PyTorch") {
 
   CHECK_THROWS_WITH_AS(ember::pow(ints, -1.0),
                        doctest::Contains("pow_scalar: integers to negative integer powers are not allowed"), Error);
-  CHECK_THROWS_WITH_AS(add(ints, 1e10), doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
+  CHECK_THROWS_WITH_AS(add(ints, 1e10),
+                       doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
                        Error);
   CHECK_THROWS_WITH_AS(rsub(mask, 1.0), doctest::Contains("rsub_scalar: subtraction with a bool tensor"), Error);
 }

@@ -28,7 +28,7 @@ CachingAllocator::~CachingAllocator() {
   release_free_segments();
 }
 
-void* CachingAllocator::allocate(size_t bytes, StreamId stream) {
+CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId stream) {
   const size_t size = round_up(std::max<size_t>(bytes, 1), kRoundBytes);
   const bool small_pool = size <= kSmallRequestBytes;
   std::lock_guard lock(mutex_);
@@ -47,20 +47,18 @@ void* CachingAllocator::allocate(size_t bytes, StreamId stream) {
   }
   split(block, size, pool);
   block->allocated = true;
-  live_blocks_.emplace(block->pointer, block);
   stats_.allocated_bytes += static_cast<int64_t>(block->size);
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
   ++stats_.num_allocations;
-  return block->pointer;
+  return {block->pointer, block};
 }
 
-void CachingAllocator::free(void* pointer) {
-  if (pointer == nullptr) return;
+void CachingAllocator::free(const Allocation& allocation) {
+  if (allocation.handle == nullptr) return;
   std::lock_guard lock(mutex_);
-  auto found = live_blocks_.find(pointer);
-  internal_assert(found != live_blocks_.end(), "caching allocator: free of an unknown pointer");
-  Block* block = found->second;
-  live_blocks_.erase(found);
+  Block* block = static_cast<Block*>(allocation.handle);
+  internal_assert(block->allocated && block->pointer == allocation.pointer,
+                  "caching allocator: free of a block that is not allocated");
   block->allocated = false;
   stats_.allocated_bytes -= static_cast<int64_t>(block->size);
   FreeBlocks& pool = pool_for(block->small_pool);

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
-#include <unordered_map>
 
 namespace ember {
 
@@ -47,10 +46,15 @@ class CachingAllocator {
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
-  // Returns memory for `bytes` (may be 0) usable on `stream`; throws ember::Error when the backend
-  // is out of memory even after the cache was emptied.
-  void* allocate(size_t bytes, StreamId stream = 0);
-  void free(void* pointer);
+  // Memory for `bytes` (may be 0) usable on `stream`; throws ember::Error when the backend is out
+  // of memory even after the cache was emptied. The handle identifies the block for free(), so
+  // freeing needs no lookup.
+  struct Allocation {
+    void* pointer = nullptr;
+    void* handle = nullptr;
+  };
+  Allocation allocate(size_t bytes, StreamId stream = 0);
+  void free(const Allocation& allocation);
 
   MemoryStats stats() const;
   void reset_peak_stats();
@@ -83,7 +87,6 @@ class CachingAllocator {
   mutable std::mutex mutex_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;
-  std::unordered_map<void*, Block*> live_blocks_;  // blocks handed out, by user pointer
   MemoryStats stats_;
 };
 

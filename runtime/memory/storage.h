@@ -21,15 +21,15 @@ class Storage {
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter);
 
-  Storage(void* data, size_t nbytes, Device device, CachingAllocator* allocator,
-          std::function<void(void*)> deleter)
-      : data_(data), nbytes_(nbytes), device_(device), allocator_(allocator),
+  Storage(CachingAllocator::Allocation allocation, size_t nbytes, Device device,
+          CachingAllocator* allocator, std::function<void(void*)> deleter)
+      : allocation_(allocation), nbytes_(nbytes), device_(device), allocator_(allocator),
         deleter_(std::move(deleter)) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  void* data() const { return data_; }
+  void* data() const { return allocation_.pointer; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
@@ -37,7 +37,7 @@ class Storage {
   void bump_version() { ++version_; }
 
  private:
-  void* data_;
+  CachingAllocator::Allocation allocation_;
   size_t nbytes_;
   Device device_;
   CachingAllocator* allocator_;  // null for wrapped memory

@@ -1,0 +1,122 @@
+// The caching allocator's pool logic, driven through a fake backend that records every call.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+class FakeBackend final : public MemoryBackend {
+ public:
+  size_t limit_bytes = size_t{1} << 30;
+  size_t live_bytes = 0;
+  int allocations = 0;
+  int releases = 0;
+  std::map<void*, size_t> live;
+
+  void* allocate(size_t bytes) override {
+    if (live_bytes + bytes > limit_bytes) return nullptr;
+    void* pointer = std::malloc(bytes);
+    live[pointer] = bytes;
+    live_bytes += bytes;
+    ++allocations;
+    return pointer;
+  }
+  void release(void* pointer, size_t bytes) override {
+    REQUIRE(live.count(pointer) == 1);
+    CHECK(live[pointer] == bytes);
+    live.erase(pointer);
+    live_bytes -= bytes;
+    ++releases;
+    std::free(pointer);
+  }
+  const char* name() const override { return "fake"; }
+};
+
+}  // namespace
+
+TEST_CASE("freed blocks are reused without new backend allocations") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto first = allocator.allocate(1000);
+  allocator.free(first);
+  auto second = allocator.allocate(1000);
+  CHECK(second.pointer == first.pointer);
+  CHECK(backend.allocations == 1);
+  allocator.free(second);
+  // A steady state of alloc/free cycles never reaches the backend again.
+  for (int i = 0; i < 100; ++i) allocator.free(allocator.allocate(static_cast<size_t>(100 + i * 37)));
+  CHECK(backend.allocations == 1);
+  CHECK(allocator.stats().num_backend_allocations == 1);
+}
+
+TEST_CASE("small requests are carved from one segment and merged back when freed") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto a = allocator.allocate(4096);
+  auto b = allocator.allocate(4096);
+  auto c = allocator.allocate(4096);
+  CHECK(backend.allocations == 1);
+  CHECK(static_cast<char*>(b.pointer) - static_cast<char*>(a.pointer) == 4096);
+  allocator.free(b);
+  allocator.free(a);
+  allocator.free(c);
+  // Fully merged: the whole segment is one free block again, so empty_cache returns it.
+  allocator.empty_cache();
+  CHECK(backend.releases == 1);
+  CHECK(backend.live_bytes == 0);
+  CHECK(allocator.stats().reserved_bytes == 0);
+}
+
+TEST_CASE("statistics track allocated, reserved and peaks") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto a = allocator.allocate(3 << 20);  // large: own segment, rounded to 2 MiB multiples
+  auto b = allocator.allocate(1000);     // small: rounded to 1024 in a 2 MiB segment
+  MemoryStats stats = allocator.stats();
+  CHECK(stats.allocated_bytes == (3 << 20) + 1024);
+  CHECK(stats.reserved_bytes == (4 << 20) + (2 << 20));
+  CHECK(stats.num_allocations == 2);
+  allocator.free(a);
+  stats = allocator.stats();
+  CHECK(stats.allocated_bytes == 1024);
+  CHECK(stats.peak_allocated_bytes == (3 << 20) + 1024);
+  allocator.reset_peak_stats();
+  CHECK(allocator.stats().peak_allocated_bytes == 1024);
+  allocator.free(b);
+}
+
+TEST_CASE("blocks are reused only on the stream that freed them") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto on_stream_1 = allocator.allocate(2 << 20, 1);
+  allocator.free(on_stream_1);
+  auto on_stream_2 = allocator.allocate(2 << 20, 2);
+  CHECK(on_stream_2.pointer != on_stream_1.pointer);
+  CHECK(backend.allocations == 2);
+  allocator.free(on_stream_2);
+}
+
+TEST_CASE("out of memory empties the cache, retries, then raises a clear error") {
+  FakeBackend backend;
+  backend.limit_bytes = 8 << 20;
+  CachingAllocator allocator(backend);
+  allocator.free(allocator.allocate(6 << 20));  // cached, holding 6 MiB
+  auto big = allocator.allocate(7 << 20);       // needs the cache released first
+  CHECK(backend.releases == 1);
+  CHECK_THROWS_WITH_AS(allocator.allocate(4 << 20), doctest::Contains("fake allocator: out of memory"), Error);
+  allocator.free(big);
+}
+
+TEST_CASE("the CPU allocator reaches a steady state in a loop of tensor ops") {
+  Tensor a = randn({64, 64});
+  Tensor b = randn({64, 64});
+  for (int i = 0; i < 3; ++i) (void)add(a, b);
+  const int64_t before = memory_stats().num_backend_allocations;
+  for (int i = 0; i < 100; ++i) (void)add(add(a, b), b);
+  CHECK(memory_stats().num_backend_allocations == before);
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds ember into a build folder (default: build/, Release).
+#   tools/build.sh [build-dir] [extra cmake args...]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${1:-$root/build}
+shift || true
+
+bash "$root/tools/install_deps.sh"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
+cmake --build "$build_dir" --parallel "$(nproc)"

@@ -1,0 +1,47 @@
+// ember-bench's pieces: the reference models, micro-benchmarks and result reporting.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/ember.h"
+
+namespace ember::bench {
+
+struct RunOptions {
+  std::string model = "seed";
+  std::string mode = "eager";
+  std::string device;  // empty: the default device
+  int threads = 1;
+  int steps = 200;
+  int warmup = 20;
+  bool json = false;
+};
+
+// Times `steps` calls of a training step after `warmup` calls and fills the common fields.
+struct StepTimes {
+  std::vector<double> step_us;
+  double median() const;
+  double percentile(double fraction) const;
+};
+
+// Trains one of the reference models ("seed", "wide") and returns ember-bench's JSON line.
+nlohmann::json run_model(const RunOptions& options);
+
+// Eager dispatch overhead: a tiny add (4 floats) in a loop, microseconds per op.
+nlohmann::json run_dispatch_overhead(const RunOptions& options);
+
+// The core's FP32 GEMM throughput measured with Eigen directly (the ceiling for our GEMMs).
+nlohmann::json run_gemm_peak(const RunOptions& options);
+
+// Prints a result as JSON (one line) or as a readable table.
+void report(const nlohmann::json& result, bool json);
+
+// A progress line on stderr for long runs (readable mode only).
+void progress(const RunOptions& options, int step, int total);
+
+}  // namespace ember::bench

@@ -1,0 +1,40 @@
+// ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
+//   ember-bench --model seed|wide --mode eager --device cpu --threads 1 --steps 200 --warmup 20 --json
+//   ember-bench --micro dispatch|gemm --threads 1 --json
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "tools/ember-bench/bench.h"
+
+int main(int argc, char** argv) {
+  ember::bench::RunOptions options;
+  std::string micro;
+  CLI::App app{"ember-bench: reference MLP training benchmarks and micro-benchmarks"};
+  app.add_option("--model", options.model, "reference model: seed or wide")
+      ->check(CLI::IsMember({"seed", "wide"}));
+  app.add_option("--mode", options.mode, "execution mode")->check(CLI::IsMember({"eager"}));
+  app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
+  app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
+  app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
+  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch or gemm")
+      ->check(CLI::IsMember({"dispatch", "gemm"}));
+  app.add_flag("--json", options.json, "print one JSON line per run");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    nlohmann::json result;
+    if (micro == "dispatch") {
+      result = ember::bench::run_dispatch_overhead(options);
+    } else if (micro == "gemm") {
+      result = ember::bench::run_gemm_peak(options);
+    } else {
+      result = ember::bench::run_model(options);
+    }
+    ember::bench::report(result, options.json);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ember-bench: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

@@ -200,3 +200,38 @@ TEST_CASE("in-place ops refuse results their target cannot hold") {
   floats.add_(from_vector<int32_t>({1, 1}));
   CHECK(floats.to_vector<float>() == std::vector<float>{2.f, 3.f});
 }
+
+TEST_CASE("strided, broadcast and in-place operands spanning many staging chunks") {
+  // Runs much longer than the strided path's 256-element staging chunk, long enough to be split
+  // across threads mid-run, with a stride-0 operand, a transposed operand and a strided output.
+  const std::vector<double> x_values = random_values(100003, -2, 2, 4242);
+  const Tensor x = tensor_from(x_values, {100003}, kFloat32);
+  const Tensor scale = scalar_tensor(-1.5);
+  std::vector<double> expected(x_values.size());
+  const std::vector<double> x_rounded = values_of(x);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = x_rounded[i] * -1.5;
+  check_close(values_of(mul(x, scale)), expected, tolerance_for(kFloat32), "0-d broadcast");
+  check_close(values_of(mul(scale, x)), expected, tolerance_for(kFloat32), "0-d broadcast first");
+
+  const Tensor wide = random_tensor({300, 1000}, kFloat64, -2, 2, 4243);
+  const Tensor column = random_tensor({1000, 1}, kFloat64, -2, 2, 4244);
+  const Tensor sum_of = add(wide.t(), column);  // inner stride 1000 elements, column stride 0
+  const std::vector<double> wide_values = values_of(wide);
+  const std::vector<double> column_values = values_of(column);
+  std::vector<double> sum_expected(300 * 1000);
+  for (int i = 0; i < 1000; ++i)
+    for (int j = 0; j < 300; ++j) sum_expected[i * 300 + j] = wide_values[j * 1000 + i] + column_values[i];
+  check_close(values_of(sum_of), sum_expected, tolerance_for(kFloat64), "transposed plus column");
+
+  // In place through a transposed view: the output itself is strided.
+  Tensor target = wide.clone();
+  Tensor target_view = target.t();
+  target_view.add_(column);
+  std::vector<double> in_place_expected(wide_values);
+  for (int j = 0; j < 300; ++j)
+    for (int i = 0; i < 1000; ++i) in_place_expected[j * 1000 + i] += column_values[i];
+  check_close(values_of(target), in_place_expected, tolerance_for(kFloat64), "add_ into a transposed view");
+  Tensor filled = zeros({600, 500});
+  filled.t().fill_(2.5);
+  check_close(values_of(filled), std::vector<double>(300000, 2.5), {0, 0}, "fill_ through a transposed view");
+}

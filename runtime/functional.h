@@ -61,7 +61,8 @@ Tensor pow(const Tensor& a, const Tensor& exponent, Where where = Where::current
 Tensor maximum(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor minimum(const Tensor& a, const Tensor& b, Where where = Where::current());
 // With a host scalar (the tensor's dtype is kept): ops add_scalar, mul_scalar, div_scalar,
-// pow_scalar, rsub_scalar (value - a), rdiv_scalar (value / a); attr value.
+// pow_scalar, rsub_scalar (value - a), rdiv_scalar (value / a); attr value. As in PyTorch an
+// integer tensor becomes float32 with a non-integral value or under division, bool + 1 is int64.
 Tensor add(const Tensor& a, double value, Where where = Where::current());
 Tensor sub(const Tensor& a, double value, Where where = Where::current());
 Tensor mul(const Tensor& a, double value, Where where = Where::current());

@@ -20,12 +20,20 @@ void relu_shape(const OpCall& call, OutputMetas& outputs) {
   unary_shape(call, outputs);
 }
 
+// One loop per formula: a per-element select on the attribute would keep the loop scalar.
 void gelu_kernel(const OpCall& call, TensorList& out) {
-  cpu::unary_floating(out[0], call.input(0), fn::Gelu{tanh_of(call.attrs)}, call.op.name);
+  if (tanh_of(call.attrs)) {
+    cpu::unary_floating(out[0], call.input(0), fn::GeluTanh{}, call.op.name);
+  } else {
+    cpu::unary_floating(out[0], call.input(0), fn::GeluErf{}, call.op.name);
+  }
 }
 void gelu_backward_kernel(const OpCall& call, TensorList& out) {
-  cpu::binary_floating(out[0], call.input(0), call.input(1), fn::GeluBackward{tanh_of(call.attrs)},
-                       call.op.name);
+  if (tanh_of(call.attrs)) {
+    cpu::binary_floating(out[0], call.input(0), call.input(1), fn::GeluTanhBackward{}, call.op.name);
+  } else {
+    cpu::binary_floating(out[0], call.input(0), call.input(1), fn::GeluErfBackward{}, call.op.name);
+  }
 }
 
 void relu_backward(const BackwardContext& ctx, std::span<Tensor> grads) {

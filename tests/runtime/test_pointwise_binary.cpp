@@ -16,12 +16,16 @@ struct BinaryCase {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }, [](double a, double b) { return a + b; }, -3, 3},
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); },
+       [](double a, double b) { return a + b; }, -3, 3},
       {"add alpha", [](const Tensor& a, const Tensor& b) { return add(a, b, -2.5); },
        [](double a, double b) { return a - 2.5 * b; }, -3, 3},
-      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](double a, double b) { return a - b; }, -3, 3},
-      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](double a, double b) { return a * b; }, -3, 3},
-      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); }, [](double a, double b) { return a / b; }, -3, 3},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); },
+       [](double a, double b) { return a - b; }, -3, 3},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); },
+       [](double a, double b) { return a * b; }, -3, 3},
+      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); },
+       [](double a, double b) { return a / b; }, -3, 3},
       {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
        [](double a, double b) { return std::max(a, b); }, -3, 3},
       {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); },
@@ -52,7 +56,9 @@ void check_binary(const BinaryCase& test_case, const Tensor& a, const Tensor& b,
 TEST_CASE("binary ops broadcast and match float64 references in every float dtype") {
   auto next_seed = [counter = uint32_t{100}]() mutable { return ++counter; };
   for (const BinaryCase& c : binary_cases()) {
-    auto input = [&](const Dims& sizes, DType dtype) { return random_tensor(sizes, dtype, c.low, c.high, next_seed()); };
+    auto input = [&](const Dims& sizes, DType dtype) {
+      return random_tensor(sizes, dtype, c.low, c.high, next_seed());
+    };
     for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
       const std::string what = std::string(c.name) + " " + std::string(dtype_name(dtype));
       check_binary(c, input({4, 6}, dtype), input({4, 6}, dtype), dtype, what + " same shape");
@@ -66,7 +72,8 @@ TEST_CASE("binary ops broadcast and match float64 references in every float dtyp
       check_binary(c, input({0, 4}, dtype), input({4}, dtype), dtype, what + " size-0");
     }
     check_binary(c, input({100003}, kFloat32), input({100003}, kFloat32), kFloat32, std::string(c.name) + " large");
-    check_binary(c, input({300, 400}, kFloat32), input({400}, kFloat32), kFloat32, std::string(c.name) + " large broadcast");
+    check_binary(c, input({300, 400}, kFloat32), input({400}, kFloat32), kFloat32,
+                 std::string(c.name) + " large broadcast");
     // Mixed dtypes promote like PyTorch: f32 + f64 -> f64, bf16 + f16 -> f32.
     check_binary(c, input({2, 3}, kFloat32), input({3}, kFloat64), kFloat64, std::string(c.name) + " f32 f64");
     check_binary(c, input({2, 3}, kBFloat16), input({2, 3}, kFloat16), kFloat32, std::string(c.name) + " bf16 f16");
@@ -173,7 +180,8 @@ TEST_CASE("scalar ops promote integer and bool tensors like PyTorch") {
 
   CHECK_THROWS_WITH_AS(ember::pow(ints, -1.0),
                        doctest::Contains("pow_scalar: integers to negative integer powers are not allowed"), Error);
-  CHECK_THROWS_WITH_AS(add(ints, 1e10), doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
+  CHECK_THROWS_WITH_AS(add(ints, 1e10),
+                       doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
                        Error);
   CHECK_THROWS_WITH_AS(rsub(mask, 1.0), doctest::Contains("rsub_scalar: subtraction with a bool tensor"), Error);
 }
@@ -191,4 +199,39 @@ TEST_CASE("in-place ops refuse results their target cannot hold") {
   Tensor floats = from_vector<float>({1.f, 2.f});
   floats.add_(from_vector<int32_t>({1, 1}));
   CHECK(floats.to_vector<float>() == std::vector<float>{2.f, 3.f});
+}
+
+TEST_CASE("strided, broadcast and in-place operands spanning many staging chunks") {
+  // Runs much longer than the strided path's 256-element staging chunk, long enough to be split
+  // across threads mid-run, with a stride-0 operand, a transposed operand and a strided output.
+  const std::vector<double> x_values = random_values(100003, -2, 2, 4242);
+  const Tensor x = tensor_from(x_values, {100003}, kFloat32);
+  const Tensor scale = scalar_tensor(-1.5);
+  std::vector<double> expected(x_values.size());
+  const std::vector<double> x_rounded = values_of(x);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = x_rounded[i] * -1.5;
+  check_close(values_of(mul(x, scale)), expected, tolerance_for(kFloat32), "0-d broadcast");
+  check_close(values_of(mul(scale, x)), expected, tolerance_for(kFloat32), "0-d broadcast first");
+
+  const Tensor wide = random_tensor({300, 1000}, kFloat64, -2, 2, 4243);
+  const Tensor column = random_tensor({1000, 1}, kFloat64, -2, 2, 4244);
+  const Tensor sum_of = add(wide.t(), column);  // inner stride 1000 elements, column stride 0
+  const std::vector<double> wide_values = values_of(wide);
+  const std::vector<double> column_values = values_of(column);
+  std::vector<double> sum_expected(300 * 1000);
+  for (int i = 0; i < 1000; ++i)
+    for (int j = 0; j < 300; ++j) sum_expected[i * 300 + j] = wide_values[j * 1000 + i] + column_values[i];
+  check_close(values_of(sum_of), sum_expected, tolerance_for(kFloat64), "transposed plus column");
+
+  // In place through a transposed view: the output itself is strided.
+  Tensor target = wide.clone();
+  Tensor target_view = target.t();
+  target_view.add_(column);
+  std::vector<double> in_place_expected(wide_values);
+  for (int j = 0; j < 300; ++j)
+    for (int i = 0; i < 1000; ++i) in_place_expected[j * 1000 + i] += column_values[i];
+  check_close(values_of(target), in_place_expected, tolerance_for(kFloat64), "add_ into a transposed view");
+  Tensor filled = zeros({600, 500});
+  filled.t().fill_(2.5);
+  check_close(values_of(filled), std::vector<double>(300000, 2.5), {0, 0}, "fill_ through a transposed view");
 }

@@ -53,14 +53,17 @@ TEST_CASE("comparisons broadcast, promote and return bool") {
     for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16, kInt32, kInt64}) {
       const std::string what = std::string(c.name) + " " + std::string(dtype_name(dtype));
       check_compare(c, grid_tensor({4, 5}, dtype, next_seed()), grid_tensor({4, 5}, dtype, next_seed()), what);
-      check_compare(c, grid_tensor({3, 1, 5}, dtype, next_seed()), grid_tensor({4, 5}, dtype, next_seed()), what + " broadcast");
-      check_compare(c, grid_tensor({5, 4}, dtype, next_seed()).t(), grid_tensor({5}, dtype, next_seed()), what + " transposed");
+      check_compare(c, grid_tensor({3, 1, 5}, dtype, next_seed()), grid_tensor({4, 5}, dtype, next_seed()),
+                    what + " broadcast");
+      check_compare(c, grid_tensor({5, 4}, dtype, next_seed()).t(), grid_tensor({5}, dtype, next_seed()),
+                    what + " transposed");
       check_compare(c, grid_tensor({}, dtype, next_seed()), grid_tensor({3}, dtype, next_seed()), what + " 0-d");
       check_compare(c, grid_tensor({0, 5}, dtype, next_seed()), grid_tensor({5}, dtype, next_seed()), what + " size-0");
     }
     // Mixed dtypes compare in the promoted type: int 2 vs float 2.5, bf16 vs f32.
     check_compare(c, from_vector<int32_t>({1, 2, 3}), from_vector<float>({2.5f}), std::string(c.name) + " int float");
-    check_compare(c, random_tensor({6}, kBFloat16, -2, 2, next_seed()), random_tensor({6}, kFloat32, -2, 2, next_seed()),
+    check_compare(c, random_tensor({6}, kBFloat16, -2, 2, next_seed()),
+                  random_tensor({6}, kFloat32, -2, 2, next_seed()),
                   std::string(c.name) + " bf16 f32");
     check_compare(c, from_vector<bool>({true, false}), from_vector<int64_t>({1, 1}), std::string(c.name) + " bool int");
     check_compare(c, grid_tensor({100003}, kFloat32, next_seed()), grid_tensor({100003}, kFloat32, next_seed()),

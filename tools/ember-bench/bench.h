@@ -38,6 +38,9 @@ nlohmann::json run_dispatch_overhead(const RunOptions& options);
 // The core's FP32 GEMM throughput measured with Eigen directly (the ceiling for our GEMMs).
 nlohmann::json run_gemm_peak(const RunOptions& options);
 
+// Throughput of representative pointwise kernels over 1M floats (GB/s, ns per element).
+nlohmann::json run_pointwise_throughput(const RunOptions& options);
+
 // Prints a result as JSON (one line) or as a readable table.
 void report(const nlohmann::json& result, bool json);
 

@@ -1,6 +1,6 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
 //   ember-bench --model seed|wide --mode eager --device cpu --threads 1 --steps 200 --warmup 20 --json
-//   ember-bench --micro dispatch|gemm --threads 1 --json
+//   ember-bench --micro dispatch|gemm|pointwise --threads 1 --json
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
   app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
-  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch or gemm")
-      ->check(CLI::IsMember({"dispatch", "gemm"}));
+  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch, gemm or pointwise")
+      ->check(CLI::IsMember({"dispatch", "gemm", "pointwise"}));
   app.add_flag("--json", options.json, "print one JSON line per run");
   CLI11_PARSE(app, argc, argv);
 
@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       result = ember::bench::run_dispatch_overhead(options);
     } else if (micro == "gemm") {
       result = ember::bench::run_gemm_peak(options);
+    } else if (micro == "pointwise") {
+      result = ember::bench::run_pointwise_throughput(options);
     } else {
       result = ember::bench::run_model(options);
     }

@@ -43,9 +43,9 @@ void CheckpointReader::checksum_mismatch(const Entry& entry, const Chunk& chunk,
                                          uint64_t actual) const {
   const uint64_t begin = chunk.offset + block * chunk.block_bytes;
   const uint64_t end = chunk.offset + std::min(chunk.length, (block + 1) * chunk.block_bytes);
-  fail("checkpoint {}: checksum mismatch in entry '{}' (rows [{}, {}) in {}), file {} bytes "
-       "[{}, {}): stored {}, computed {}; the data file is corrupt", directory_.string(), entry.name,
-       chunk.row_begin, chunk.row_begin + chunk.rows, chunk.file, chunk.file, begin, end,
+  fail("checkpoint {}: checksum mismatch in entry '{}' (rows [{}, {})), file {} bytes [{}, {}): "
+       "stored {}, computed {}; the data file is corrupt", directory_.string(), entry.name,
+       chunk.row_begin, chunk.row_begin + chunk.rows, chunk.file, begin, end,
        checksum_hex(chunk.checksums[block]), checksum_hex(actual));
 }
 

@@ -48,10 +48,15 @@ EMBER_HOST_DEVICE uint32_t philox_word(uint64_t seed, uint64_t offset, uint64_t 
   return philox4x32(seed, position >> 2, 0).values[position & 3];
 }
 
-// Uniform float in [0, 1) from a 32-bit word: 24 random mantissa bits.
-EMBER_HOST_DEVICE float uniform_from_word(uint32_t word) {
-  return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+// Uniform in [0, 1) on a grid of 2^bits steps from the word's top `bits` bits (1 <= bits <= 24).
+// With `bits` no more than a float type's significand bits (float 24, float16 11, bfloat16 8),
+// every value is exact in that type, so storing it never rounds up to 1.
+EMBER_HOST_DEVICE float uniform_from_word_bits(uint32_t word, int bits) {
+  return static_cast<float>(word >> (32 - bits)) * (1.0f / static_cast<float>(uint32_t{1} << bits));
 }
+
+// Uniform float in [0, 1) from a 32-bit word: 24 random mantissa bits.
+EMBER_HOST_DEVICE float uniform_from_word(uint32_t word) { return uniform_from_word_bits(word, 24); }
 
 // Uniform double in [0, 1) from two words: 53 random bits.
 EMBER_HOST_DEVICE double uniform_double_from_words(uint32_t high, uint32_t low) {

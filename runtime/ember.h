@@ -1,6 +1,7 @@
 // The one header a user includes: ember's whole public C++ API.
 #pragma once
 
+#include "runtime/data/data.h"
 #include "runtime/device.h"
 #include "runtime/dispatch.h"
 #include "runtime/dtype.h"

@@ -18,7 +18,7 @@ using Where = std::source_location;
 // Options for factories: ember::zeros({2, 3}, {.dtype = kFloat64, .requires_grad = true}).
 struct TensorOptions {
   DType dtype = DType::Float32;
-  std::optional<Device> device;  // empty: the default device
+  std::optional<Device> device = std::nullopt;  // empty: the default device
   bool requires_grad = false;
 
   Device resolved_device() const;

@@ -58,15 +58,21 @@ void linspace_kernel(const OpCall& call, TensorList& outputs) {
 }
 
 // Element i of a random tensor uses stream words 2i and 2i+1 (the wrapper reserved 2 per element).
+// float64 takes 53 bits from both words; narrower types take only as many bits of word 2i as their
+// significand holds, because rounding a finer value to the type could give exactly 1.
 void rand_kernel(const OpCall& call, TensorList& outputs) {
   const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
   const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
   dispatch_floating(outputs[0].dtype(), "rand", [&](auto zero) {
     using T = decltype(zero);
+    constexpr int significand_bits = std::is_same_v<T, BFloat16> ? 8 : std::is_same_v<T, Float16> ? 11 : 24;
     generate<T>(outputs[0], [&](int64_t i) {
       const uint64_t word = 2 * static_cast<uint64_t>(i);
-      return static_cast<compute_t<T>>(uniform_double_from_words(philox_word(seed, offset, word),
-                                                                 philox_word(seed, offset, word + 1)));
+      if constexpr (std::is_same_v<T, double>) {
+        return uniform_double_from_words(philox_word(seed, offset, word), philox_word(seed, offset, word + 1));
+      } else {
+        return uniform_from_word_bits(philox_word(seed, offset, word), significand_bits);
+      }
     });
   });
 }

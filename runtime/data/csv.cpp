@@ -1,0 +1,123 @@
+// read_csv: the file (gzip or plain, through zlib) is read whole, then parsed line by line with
+// std::from_chars, which is exact and locale-independent.
+#include "runtime/data/csv.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace ember::data {
+
+namespace {
+
+std::string read_all(const std::filesystem::path& path, const std::string& name) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  check(file != nullptr, "read_csv: cannot open {}: {}", name, std::strerror(errno));
+  std::string text;
+  char chunk[1 << 16];
+  int read = 0;
+  while ((read = gzread(file, chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(read));
+  int status = Z_OK;
+  const std::string message = gzerror(file, &status);
+  gzclose(file);
+  // A truncated gzip stream reads what it can and reports Z_BUF_ERROR: that is corruption too.
+  check(read == 0 && (status == Z_OK || status == Z_STREAM_END),
+        "read_csv: {}: cannot decompress: {}", name, message);
+  return text;
+}
+
+std::string_view trim(std::string_view field) {
+  while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
+  while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
+  if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
+  return field;
+}
+
+// Parses one field as T; false when it is not exactly one number of that type.
+template <typename T>
+bool parse_number(std::string_view field, T& value) {
+  if (!field.empty() && field.front() == '+') field.remove_prefix(1);  // from_chars rejects '+'
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  return !field.empty() && error == std::errc() && end == field.data() + field.size();
+}
+
+template <typename T, typename Value>
+void copy_values(T* out, const std::vector<Value>& values) {
+  for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i]);
+}
+
+}  // namespace
+
+Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where where) {
+  CallSiteScope site(where);
+  const std::string name = fmt::format("'{}'", path.string());
+  const DType dtype = options.dtype;
+  check(dtype == kFloat32 || dtype == kFloat64 || dtype == kInt32 || dtype == kInt64,
+        "read_csv: {}: dtype {} is not supported (use float32, float64, int32 or int64)", name, dtype);
+  check(options.delimiter != '"' && options.delimiter != '\n' && options.delimiter != '\r',
+        "read_csv: {}: the delimiter cannot be a quote or a line break", name);
+  const bool integral = dtype == kInt32 || dtype == kInt64;
+  const std::string text = read_all(path, name);
+
+  std::vector<double> floats;
+  std::vector<int64_t> integers;
+  int64_t columns = -1, rows = 0, columns_line = 0;
+  bool header_pending = options.header;
+  size_t line_start = 0;
+  for (int64_t line_number = 1; line_start < text.size(); ++line_number) {
+    size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = text.size();
+    std::string_view line(text.data() + line_start, line_end - line_start);
+    line_start = line_end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // Windows line endings
+    if (trim(line).empty()) continue;
+    if (header_pending) {
+      header_pending = false;
+      continue;
+    }
+    int64_t fields = 0;
+    size_t field_start = 0;
+    while (true) {
+      const size_t field_end = std::min(line.find(options.delimiter, field_start), line.size());
+      const std::string_view field = trim(line.substr(field_start, field_end - field_start));
+      ++fields;
+      bool parsed;
+      if (integral) {
+        int64_t value = 0;
+        parsed = parse_number(field, value) &&
+                 (dtype == kInt64 || (value >= std::numeric_limits<int32_t>::min() &&
+                                      value <= std::numeric_limits<int32_t>::max()));
+        integers.push_back(value);
+      } else {
+        double value = 0;
+        parsed = parse_number(field, value);
+        floats.push_back(value);
+      }
+      check(parsed, "read_csv: {} line {}, field {}: '{}' is not {}", name, line_number, fields, field,
+            integral ? fmt::format("an {} integer", dtype) : std::string("a number"));
+      if (field_end >= line.size()) break;
+      field_start = field_end + 1;
+    }
+    if (columns < 0) {
+      columns = fields;
+      columns_line = line_number;
+    }
+    check(fields == columns, "read_csv: {} line {} has {} fields, expected {} (as on line {})", name,
+          line_number, fields, columns, columns_line);
+    ++rows;
+  }
+
+  Tensor result = make_tensor({rows, std::max<int64_t>(columns, 0)}, dtype, kCPU);
+  if (dtype == kFloat32) copy_values(result.data_ptr<float>(), floats);
+  if (dtype == kFloat64) copy_values(result.data_ptr<double>(), floats);
+  if (dtype == kInt32) copy_values(result.data_ptr<int32_t>(), integers);
+  if (dtype == kInt64) copy_values(result.data_ptr<int64_t>(), integers);
+  return result;
+}
+
+}  // namespace ember::data

@@ -1,0 +1,50 @@
+// Samplers: which dataset indices an epoch visits and in what order. The DataLoader batches
+// whatever a Sampler returns, so other orders (a later DistributedSampler) plug in here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ember::data {
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+
+  // The indices epoch `epoch` visits, in order. Must be a pure function of `epoch`: a loader
+  // resumed mid-epoch recomputes the order and skips what was consumed.
+  virtual std::vector<int64_t> epoch_indices(int64_t epoch) const = 0;
+  // How many indices every epoch has.
+  virtual int64_t size() const = 0;
+};
+
+// 0, 1, ..., size - 1 every epoch.
+class SequentialSampler : public Sampler {
+ public:
+  explicit SequentialSampler(int64_t size);
+  std::vector<int64_t> epoch_indices(int64_t epoch) const override;
+  int64_t size() const override { return size_; }
+
+ private:
+  int64_t size_;
+};
+
+// A fresh permutation of [0, size) every epoch, drawn from the Philox stream keyed by `seed` with
+// the epoch as the stream number: independent of threads, workers and the global generator.
+class RandomSampler : public Sampler {
+ public:
+  RandomSampler(int64_t size, uint64_t seed);
+  std::vector<int64_t> epoch_indices(int64_t epoch) const override;
+  int64_t size() const override { return size_; }
+  uint64_t seed() const { return seed_; }
+
+ private:
+  int64_t size_;
+  uint64_t seed_;
+};
+
+// A Fisher-Yates permutation of [0, size) whose swaps come from Philox4x32-10 with key `seed` and
+// counter (draw number, stream). The same (size, seed, stream) always gives the same permutation.
+std::vector<int64_t> random_permutation(int64_t size, uint64_t seed, uint64_t stream);
+
+}  // namespace ember::data

@@ -1,0 +1,200 @@
+// Philox known answers, generator state save/replay, per-device generators, and random tensors
+// that do not depend on the thread count.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kernels/philox.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+// Restores the thread count a test changed.
+struct ThreadCountGuard {
+  int saved = get_num_threads();
+  ~ThreadCountGuard() { set_num_threads(saved); }
+};
+
+std::vector<uint32_t> block_words(const PhiloxBlock& block) {
+  return {block.values[0], block.values[1], block.values[2], block.values[3]};
+}
+
+}  // namespace
+
+// Known-answer vectors of Random123 (kat_vectors, philox4x32 with 10 rounds). The 128-bit counter
+// is words (c0, c1, c2, c3) = (low and high of counter_low, low and high of counter_high); the
+// key is (low, high) of the seed.
+TEST_CASE("philox4x32-10 matches the Random123 known-answer vectors") {
+  CHECK(block_words(philox4x32(0, 0, 0)) ==
+        std::vector<uint32_t>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
+  CHECK(block_words(philox4x32(~uint64_t{0}, ~uint64_t{0}, ~uint64_t{0})) ==
+        std::vector<uint32_t>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd});
+  // Counter 243f6a88 85a308d3 13198a2e 03707344, key a4093822 299f31d0 (digits of pi).
+  CHECK(block_words(philox4x32(0x299f31d0a4093822ull, 0x85a308d3243f6a88ull, 0x0370734413198a2eull)) ==
+        std::vector<uint32_t>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
+}
+
+TEST_CASE("philox_word walks the stream four words per block") {
+  const uint64_t seed = 0x299f31d0a4093822ull;
+  const PhiloxBlock block5 = philox4x32(seed, 5, 0);
+  const PhiloxBlock block6 = philox4x32(seed, 6, 0);
+  // Word 21 is word 1 of block 5; offset 22 + index 2 is word 0 of block 6.
+  CHECK(philox_word(seed, 0, 21) == block5.values[1]);
+  CHECK(philox_word(seed, 20, 3) == block5.values[3]);
+  CHECK(philox_word(seed, 22, 2) == block6.values[0]);
+}
+
+TEST_CASE("uniform conversions stay below 1 at the extremes") {
+  CHECK(uniform_from_word(0) == 0.0f);
+  CHECK(uniform_from_word(0xffffffffu) < 1.0f);
+  CHECK(uniform_from_word(0xffffffffu) == doctest::Approx(1.0 - 1.0 / 16777216.0));
+  CHECK(uniform_double_from_words(0, 0) == 0.0);
+  CHECK(uniform_double_from_words(0xffffffffu, 0xffffffffu) < 1.0);
+  CHECK(uniform_double_from_words(0x80000000u, 0) == 0.5);
+  CHECK(uniform_from_word_bits(0xffffffffu, 8) == 255.0f / 256.0f);  // bfloat16's grid
+  CHECK(uniform_from_word_bits(0xffffffffu, 11) == 2047.0f / 2048.0f);  // float16's grid
+  CHECK(uniform_from_word_bits(0x80000000u, 11) == 0.5f);
+}
+
+TEST_CASE("a generator replays its stream from a saved state") {
+  Generator generator(42);
+  CHECK(generator.seed() == 42);
+  generator.next_word();
+  const GeneratorState saved = generator.get_state();
+  CHECK(saved == GeneratorState{42, 4});  // a host draw consumes a whole Philox block
+  std::vector<uint32_t> first;
+  for (int i = 0; i < 5; ++i) first.push_back(generator.next_word());
+  const double uniform = generator.next_uniform();
+  CHECK(uniform >= 0.0);
+  CHECK(uniform < 1.0);
+  generator.set_state(saved);
+  std::vector<uint32_t> again;
+  for (int i = 0; i < 5; ++i) again.push_back(generator.next_word());
+  CHECK(again == first);
+  CHECK(generator.next_uniform() == uniform);
+  // Word 0 of the block at offset 4 under key 42.
+  CHECK(first[0] == philox4x32(42, 1, 0).values[0]);
+
+  const GeneratorState at = generator.reserve(6);
+  CHECK(generator.get_state().offset == at.offset + 8);  // reservations round up to whole blocks
+  generator.manual_seed(7);
+  CHECK(generator.get_state() == GeneratorState{7, 0});
+}
+
+TEST_CASE("rand follows the default generator's stream: element i uses words 2i and 2i+1") {
+  manual_seed(2024);
+  const GeneratorState start = default_generator(kCPU).get_state();
+  CHECK(start == GeneratorState{2024, 0});
+  Tensor values = rand({5}, {.dtype = kFloat64, .device = kCPU});
+  CHECK(default_generator(kCPU).get_state() == GeneratorState{2024, 12});  // 10 words, rounded up
+  const std::vector<double> drawn = values.to_vector<double>();
+  for (int i = 0; i < 5; ++i) {
+    const double expected = uniform_double_from_words(philox_word(2024, 0, 2 * i), philox_word(2024, 0, 2 * i + 1));
+    CHECK(drawn[i] == expected);
+  }
+  // float32 takes the top 24 bits of word 2i only.
+  const auto narrow = rand({3}, {.device = kCPU}).to_vector<float>();
+  for (int i = 0; i < 3; ++i) CHECK(narrow[i] == uniform_from_word(philox_word(2024, 12, 2 * i)));
+}
+
+TEST_CASE("default generator get_state/set_state replays rand, randn and randint") {
+  manual_seed(11);
+  rand({3}, {.device = kCPU});  // move away from offset 0
+  Generator& generator = default_generator(kCPU);
+  const GeneratorState saved = generator.get_state();
+  const auto uniform = rand({64}, {.device = kCPU}).to_vector<float>();
+  const auto normal = randn({64}, {.device = kCPU}).to_vector<float>();
+  const auto integers = randint(-5, 5, {64}, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>();
+  const GeneratorState after = generator.get_state();
+  generator.set_state(saved);
+  CHECK(rand({64}, {.device = kCPU}).to_vector<float>() == uniform);
+  CHECK(randn({64}, {.device = kCPU}).to_vector<float>() == normal);
+  CHECK(randint(-5, 5, {64}, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>() == integers);
+  CHECK(generator.get_state() == after);
+  // Consecutive draws continue the stream instead of repeating it.
+  CHECK(rand({64}, {.device = kCPU}).to_vector<float>() != uniform);
+}
+
+TEST_CASE("each device has its own generator and manual_seed seeds them all") {
+  const Device cuda0(DeviceType::CUDA, 0);
+  Generator& cpu = default_generator(kCPU);
+  Generator& gpu = default_generator(cuda0);
+  CHECK(&cpu != &gpu);
+  CHECK(&default_generator(kCPU) == &cpu);
+  manual_seed(99);
+  cpu.reserve(40);
+  CHECK(cpu.get_state() == GeneratorState{99, 40});
+  CHECK(gpu.get_state() == GeneratorState{99, 0});  // drawing on one device leaves the other alone
+  manual_seed(123);
+  CHECK(cpu.get_state() == GeneratorState{123, 0});
+  CHECK(gpu.get_state() == GeneratorState{123, 0});
+  // A generator created after manual_seed starts from that seed too.
+  CHECK(default_generator(Device(DeviceType::CUDA, 5)).get_state() == GeneratorState{123, 0});
+}
+
+TEST_CASE("same seed gives the same random tensors with one thread or two") {
+  ThreadCountGuard guard;
+  // Large enough that the kernels' OpenMP loops really split the work (kParallelGrain).
+  const int64_t count = 4 * kParallelGrain + 17;
+  auto draw_all = [&](int threads) {
+    set_num_threads(threads);
+    manual_seed(31337);
+    auto uniform = rand({count}, {.device = kCPU}).to_vector<float>();
+    auto normal = randn({count}, {.dtype = kFloat64, .device = kCPU}).to_vector<double>();
+    auto integers = randint(0, 1000, {count}, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>();
+    return std::tuple{uniform, normal, integers};
+  };
+  const auto [uniform1, normal1, integers1] = draw_all(1);
+  const auto [uniform2, normal2, integers2] = draw_all(2);
+  CHECK(uniform1 == uniform2);
+  CHECK(normal1 == normal2);
+  CHECK(integers1 == integers2);
+
+  // And the draws look like their distributions (loose bounds: about 10 standard errors).
+  double uniform_sum = 0, normal_sum = 0, normal_squares = 0, integer_sum = 0;
+  for (float value : uniform1) {
+    REQUIRE(value >= 0.0f);
+    REQUIRE(value < 1.0f);
+    uniform_sum += value;
+  }
+  for (double value : normal1) {
+    normal_sum += value;
+    normal_squares += value * value;
+  }
+  for (int64_t value : integers1) {
+    REQUIRE(value >= 0);
+    REQUIRE(value < 1000);
+    integer_sum += static_cast<double>(value);
+  }
+  const double n = static_cast<double>(count);
+  CHECK(std::abs(uniform_sum / n - 0.5) < 10 * std::sqrt(1.0 / 12.0 / n));
+  CHECK(std::abs(normal_sum / n) < 10 / std::sqrt(n));
+  CHECK(std::abs(normal_squares / n - 1.0) < 10 * std::sqrt(2.0 / n));
+  CHECK(std::abs(integer_sum / n - 499.5) < 10 * 288.7 / std::sqrt(n));
+}
+
+TEST_CASE("rand never returns 1, whatever the dtype's precision") {
+  Generator& generator = default_generator(kCPU);
+  // At (seed 3, offset 9403160) the first word is 0xffffff97: its 53-bit double is
+  // 0.99999997574608424, which rounds to 1.0f when narrowed to float (found by searching the stream).
+  generator.set_state({3, 9403160});
+  CHECK(rand({1}, {.device = kCPU}).item() < 1.0);
+  generator.set_state({3, 9403160});
+  CHECK(rand({1}, {.dtype = kFloat64, .device = kCPU}).item() == doctest::Approx(0.99999997574608424));
+  // 16-bit floats keep 8 or 11 significand bits: a 65536-element draw holds many words whose top
+  // bits are all ones, the values that rounding would turn into 1.
+  manual_seed(17);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    const auto values = rand({65536}, {.dtype = dtype, .device = kCPU}).to(kFloat32).to_vector<float>();
+    float largest = 0;
+    double sum = 0;
+    for (float value : values) {
+      largest = std::max(largest, value);
+      sum += value;
+    }
+    CHECK_MESSAGE(largest < 1.0f, dtype_name(dtype));
+    CHECK_MESSAGE(std::abs(sum / 65536 - 0.5) < 0.02, dtype_name(dtype));  // no visible bias from truncation
+  }
+}

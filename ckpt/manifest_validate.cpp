@@ -80,6 +80,8 @@ void check_coverage(Entry& entry, std::string_view source) {
   TensorEntry& tensor = std::get<TensorEntry>(entry.content);
   std::sort(tensor.chunks.begin(), tensor.chunks.end(),
             [](const Chunk& a, const Chunk& b) { return a.row_begin < b.row_begin; });
+  check(tensor.sharding == Sharding::Replicated || !tensor.shape.empty(),
+        "{}: entry '{}' is 0-d and cannot be sharded by rows", source, entry.name);
   if (tensor.sharding == Sharding::Replicated)
     check(tensor.chunks.size() == (tensor.rows() > 0 ? 1u : 0u),
           "{}: replicated entry '{}' has {} chunks; it is written once, as one chunk", source,

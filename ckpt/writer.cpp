@@ -191,7 +191,7 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
       durability_point("checkpoint renamed into place");
       if (options.durable) sync_directory(options.root);
       durability_point("root directory synced");
-      write_latest(options.root, options.name, options.durable);
+      if (options.update_latest) write_latest(options.root, options.name, options.durable);
       if (options.keep_last > 0) apply_retention(options.root, options.keep_last, options.durable);
     } catch (const std::exception& failure) {
       error = committed ? fmt::format("checkpoint {} was committed, but then: {}",

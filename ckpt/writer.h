@@ -18,6 +18,7 @@ struct SaveOptions {
   std::string name;            // the checkpoint's directory in root, e.g. step_name(step)
   int keep_last = 0;           // after the commit, keep the newest k step checkpoints (0: all)
   bool durable = true;         // fsync files and directories; off only where a crash cannot matter
+  bool update_latest = true;   // point root/latest at the new checkpoint after the commit
 };
 
 // "step_000000042": names that sort by step and that retention recognizes.

@@ -1,14 +1,86 @@
 // The math of every pointwise op, written once. Each functor is called by the CPU iterator
 // (kernels/cpu/pointwise_loop.h), by CUDA kernels, and by generated code (the compile stage emits
 // `ember::fn::Add{alpha}(a, b)`), so CPU tests exercise the same expressions the GPU runs.
-// Functors take and return compute types (float, double, int32_t, int64_t, bool).
+// Functors take and return compute types (float, double, int32_t, int64_t, bool); comparisons
+// return bool. Op files decide dtypes (float-only ops never see integers), functors only compute.
+// Branches are selects on the element (vectorizable) or on a member (hoisted out of the loop).
 #pragma once
 
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/host_device.h"
 
 namespace ember::fn {
+
+namespace detail {
+
+template <typename T> inline constexpr bool is_bool = std::is_same_v<T, bool>;
+
+template <typename T> EMBER_HOST_DEVICE bool is_nan(T a) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(a);
+  } else {
+    return false;
+  }
+}
+
+// Integer negation that wraps like PyTorch (-INT_MIN == INT_MIN) instead of being undefined.
+template <typename T> EMBER_HOST_DEVICE T negate(T a) {
+  if constexpr (std::is_integral_v<T> && !is_bool<T>) {
+    return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+  } else {
+    return -a;
+  }
+}
+
+// A bound given as double in T, saturating at T's range: clamp(int32, min=-1e12) is legal.
+template <typename T> EMBER_HOST_DEVICE T saturate(double value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(value);
+  } else {
+    constexpr double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
+    constexpr double highest = static_cast<double>(std::numeric_limits<T>::max());
+    if (value <= lowest) return std::numeric_limits<T>::lowest();
+    if (value >= highest) return std::numeric_limits<T>::max();
+    return static_cast<T>(value);
+  }
+}
+
+// Integer power by squaring in unsigned arithmetic (wraps on overflow like PyTorch). Negative
+// exponents follow PyTorch: 1 and -1 keep their magnitude, every other base gives 0.
+template <typename T> EMBER_HOST_DEVICE T integer_pow(T base, T exponent) {
+  using Unsigned = std::make_unsigned_t<T>;
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exponent & 1) ? T(-1) : T(1);
+    return 0;
+  }
+  Unsigned result = 1;
+  Unsigned factor = static_cast<Unsigned>(base);
+  for (T remaining = exponent; remaining != 0; remaining >>= 1) {
+    if (remaining & 1) result *= factor;
+    factor *= factor;
+  }
+  return static_cast<T>(result);
+}
+
+// 1 / (1 + e^-x) evaluated through e^-|x| <= 1, so no exp overflows for large |x| and the
+// negative side keeps its relative precision (e / (1 + e) instead of 1 - 1 / (1 + e)).
+template <typename T> EMBER_HOST_DEVICE T sigmoid(T x) {
+  const T e = std::exp(-std::abs(x));
+  const T r = T(1) / (T(1) + e);
+  return x >= T(0) ? r : e * r;
+}
+
+// Constants of GELU (PyTorch's formulas): 1/sqrt(2), sqrt(2/pi), 1/sqrt(2*pi), 0.044715.
+inline constexpr double kSqrtHalf = 0.70710678118654752440;
+inline constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
+inline constexpr double kInvSqrtTwoPi = 0.39894228040143267794;
+inline constexpr double kGeluKappa = 0.044715;
+
+}  // namespace detail
 
 // ---- binary ----
 struct Add {
@@ -28,10 +100,61 @@ struct Sub {
   }
 };
 struct Mul {
-  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const { return a * b; }
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (detail::is_bool<T>) {  // bool: multiplication is logical and
+      return a && b;
+    } else {
+      return a * b;
+    }
+  }
 };
-struct Div {
+struct Div {  // true division: op files convert integer inputs to float first
   template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+};
+struct Pow {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      return detail::integer_pow(a, b);
+    }
+  }
+};
+// NaN wins, like torch.maximum / torch.minimum.
+struct Maximum {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    return (a > b || detail::is_nan(a)) ? a : b;
+  }
+};
+struct Minimum {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    return (a < b || detail::is_nan(a)) ? a : b;
+  }
+};
+
+// ---- comparisons (bool results) and selection ----
+struct Eq {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+};
+struct Ne {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+};
+struct Lt {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+};
+struct Le {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+};
+struct Gt {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+};
+struct Ge {
+  template <typename T> EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+};
+struct Where {
+  template <typename T> EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const {
+    return condition ? a : b;
+  }
 };
 
 // ---- with a host scalar ----
@@ -47,6 +170,158 @@ struct MulScalar {
     } else {
       return static_cast<T>(a * static_cast<T>(value));
     }
+  }
+};
+struct DivScalar {  // a / value (floating types only: integer tensors are promoted first)
+  double value;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a / static_cast<T>(value); }
+};
+struct RsubScalar {  // value - a
+  double value;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(static_cast<T>(value) - a); }
+};
+struct RdivScalar {  // value / a (floating types only)
+  double value;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return static_cast<T>(value) / a; }
+};
+// a ** value. The common exponents skip std::pow (as PyTorch does): squares dominate losses.
+// Integer tensors only get here with a non-negative integral exponent.
+struct PowScalar {
+  double value;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (value == 2.0) return a * a;
+      if (value == 1.0) return a;
+      if (value == 0.5) return std::sqrt(a);
+      if (value == 3.0) return a * a * a;
+      if (value == -1.0) return T(1) / a;
+      if (value == -0.5) return T(1) / std::sqrt(a);
+      if (value == -2.0) return T(1) / (a * a);
+      return std::pow(a, static_cast<T>(value));
+    } else {
+      return detail::integer_pow(a, static_cast<T>(value));
+    }
+  }
+};
+// min(max(a, min), max) with NaN kept; an absent bound is infinite. When min > max every element
+// becomes max, like torch.clamp.
+struct Clamp {
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+    const T low = detail::saturate<T>(min);
+    const T high = detail::saturate<T>(max);
+    const T raised = a < low ? low : a;
+    return raised > high ? high : raised;
+  }
+};
+
+// ---- unary: integer and floating ----
+struct Neg {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return detail::negate(a); }
+};
+struct Abs {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::abs(a);
+    } else {
+      return a < T(0) ? detail::negate(a) : a;
+    }
+  }
+};
+struct Sign {  // -1, 0 or 1; NaN gives 0 like PyTorch 1.13
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const {
+    if constexpr (detail::is_bool<T>) {
+      return a;
+    } else {
+      return static_cast<T>(static_cast<int>(T(0) < a) - static_cast<int>(a < T(0)));
+    }
+  }
+};
+struct Relu {  // NaN passes through, like torch.relu
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+};
+
+// ---- unary: floating only ----
+struct Exp {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::exp(a); }
+};
+struct Log {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::log(a); }
+};
+struct Log1p {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::log1p(a); }
+};
+struct Sqrt {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }
+};
+struct Rsqrt {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / std::sqrt(a); }
+};
+struct Reciprocal {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / a; }
+};
+struct Sigmoid {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return detail::sigmoid(a); }
+};
+struct Tanh {
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return std::tanh(a); }
+};
+struct Silu {  // x * sigmoid(x)
+  template <typename T> EMBER_HOST_DEVICE T operator()(T a) const { return a * detail::sigmoid(a); }
+};
+// Exact: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)).
+// Tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+struct Gelu {
+  bool tanh_approximation = false;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T x) const {
+    if (tanh_approximation) {
+      const T inner = T(detail::kSqrtTwoOverPi) * (x + T(detail::kGeluKappa) * x * x * x);
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    }
+    return T(0.5) * x * (T(1) + std::erf(x * T(detail::kSqrtHalf)));
+  }
+};
+
+// ---- backward of activations: (grad, saved) -> grad_input ----
+struct ReluBackward {  // saved: the output
+  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return output > T(0) ? grad : T(0);
+  }
+};
+struct SigmoidBackward {  // saved: the output s; ds/dx = s (1 - s)
+  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return grad * (T(1) - output) * output;
+  }
+};
+struct TanhBackward {  // saved: the output t; dt/dx = 1 - t^2
+  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return grad * (T(1) - output * output);
+  }
+};
+struct SiluBackward {  // saved: the input; d(x s)/dx = s (1 + x (1 - s))
+  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    const T s = detail::sigmoid(x);
+    return grad * s * (T(1) + x * (T(1) - s));
+  }
+};
+// Exact: Phi(x) + x phi(x). Tanh approximation: PyTorch's derivative of its formula.
+struct GeluBackward {  // saved: the input
+  bool tanh_approximation = false;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    if (tanh_approximation) {
+      const T beta = T(detail::kSqrtTwoOverPi);
+      const T kappa = T(detail::kGeluKappa);
+      const T x_squared = x * x;
+      const T tanh_inner = std::tanh(beta * (x + kappa * x_squared * x));
+      const T left_derivative = T(0.5) * (T(1) + tanh_inner);
+      const T right_derivative = T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * beta *
+                                 (T(1) + T(3) * kappa * x_squared);
+      return grad * (left_derivative + right_derivative);
+    }
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(detail::kSqrtHalf)));
+    const T pdf = T(detail::kInvSqrtTwoPi) * std::exp(T(-0.5) * x * x);
+    return grad * (cdf + x * pdf);
   }
 };
 

@@ -37,6 +37,10 @@ void poison(const Tensor& tensor) {
   }
 }
 
+// Bit i of an OpDef mask. Inputs past bit 31 (cat of many tensors) have no bit: shifting by 32 or
+// more would be undefined behaviour.
+bool has_bit(uint32_t mask, size_t i) { return i < 32 && ((mask >> i) & 1u) != 0; }
+
 Device common_device(const OpCall& call) {
   const Tensor* first = nullptr;
   for (const Tensor& input : call.inputs) {
@@ -54,7 +58,7 @@ Device common_device(const OpCall& call) {
 bool any_input_requires_grad(const OpCall& call) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& input = call.inputs[i];
-    if (input.defined() && !(call.op.nondifferentiable_inputs & (1u << i)) && input.requires_grad())
+    if (input.defined() && !has_bit(call.op.nondifferentiable_inputs, i) && input.requires_grad())
       return true;
   }
   return false;
@@ -74,12 +78,12 @@ std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
     const Tensor& input = call.inputs[i];
     if (!input.defined()) continue;
     node->input_metas[i] = {input.sizes(), input.dtype(), input.device()};
-    if (!(op.nondifferentiable_inputs & (1u << i)) && input.requires_grad()) {
+    if (!has_bit(op.nondifferentiable_inputs, i) && input.requires_grad()) {
       node->next_edges[i] = autograd::gradient_edge(input);
       node->needs_input_grad[i] = true;
     }
-    if (!(op.save_inputs & (1u << i))) continue;
-    const bool mutated = op.kind == OpKind::InPlace && (op.mutated_inputs & (1u << i));
+    if (!has_bit(op.save_inputs, i)) continue;
+    const bool mutated = op.kind == OpKind::InPlace && has_bit(op.mutated_inputs, i);
     if (mutated) {
       NoGradGuard no_grad;
       node->save_input(i, input.clone());
@@ -97,7 +101,7 @@ void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall&
   for (int i = 0; i < outputs.size(); ++i) {
     TensorImpl& impl = *outputs[i].impl();
     node->output_metas[i] = {impl.sizes, impl.dtype, impl.device};
-    if (call.op.save_outputs & (1u << i)) node->save_output(i, outputs[i]);
+    if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
   }
   for (int i = 0; i < outputs.size(); ++i) {
     TensorImpl& impl = *outputs[i].impl();
@@ -113,7 +117,7 @@ void record_autograd(const OpCall& call, TensorList& outputs) {
 
 void check_inplace_allowed(const OpCall& call, bool recording) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!(call.op.mutated_inputs & (1u << i))) continue;
+    if (!has_bit(call.op.mutated_inputs, i)) continue;
     const Tensor& target = call.inputs[i];
     if (!recording) continue;
     check(!(target.is_leaf() && target.requires_grad()),
@@ -133,7 +137,7 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   std::shared_ptr<autograd::OpNode> node = recording ? create_node(call) : nullptr;
   TensorList outputs;
   for (size_t i = 0; i < call.inputs.size(); ++i)
-    if (call.op.mutated_inputs & (1u << i)) outputs.push_back(call.inputs[i]);
+    if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
   kernel(call, outputs);
   for (Tensor& output : outputs) output.impl()->storage->bump_version();
   // The written tensor now holds the op's result: its history continues through the new node.

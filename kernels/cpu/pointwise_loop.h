@@ -10,6 +10,9 @@
 
 #include <array>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "runtime/parallel.h"
 #include "runtime/tensor.h"
@@ -63,9 +66,20 @@ LoopGeometry<N> make_geometry(const Tensor& out, const std::array<const Tensor*,
   return geometry;
 }
 
+// Element i of `base` in its compute type. bool is read through its byte: GCC has no vector type
+// for bool loads and would leave every loop with a bool input (where, masks) scalar.
+template <typename T>
+inline compute_t<T> load_at(const T* base, int64_t i) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return reinterpret_cast<const uint8_t*>(base)[i] != 0;
+  } else {
+    return static_cast<compute_t<T>>(base[i]);
+  }
+}
+
 template <typename T>
 inline compute_t<T> load(const char* pointer) {
-  return static_cast<compute_t<T>>(*reinterpret_cast<const T*>(pointer));
+  return load_at(reinterpret_cast<const T*>(pointer), 0);
 }
 
 // Runs `body(element_pointers, count, element_strides_in_bytes)` over 1-D runs of the geometry.
@@ -107,7 +121,7 @@ void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) 
       [&]<size_t... K>(std::index_sequence<K...>) {
         std::tuple<const In*...> in{reinterpret_cast<const In*>(geometry.base[K + 1])...};
         for (int64_t i = begin; i < end; ++i)
-          output[i] = static_cast<Out>(functor(static_cast<compute_t<In>>(std::get<K>(in)[i])...));
+          output[i] = static_cast<Out>(functor(load_at(std::get<K>(in), i)...));
       }(std::index_sequence_for<In...>{});
     };
     if (parallel) {

@@ -1,6 +1,8 @@
 // add, sub, mul, div (tensor-tensor, broadcasting), their in-place forms add_ and mul_, and the
-// host-scalar forms add_scalar, mul_scalar, mul_scalar_. Math: kernels/functors.h.
-#include "kernels/cpu/binary_kernels.h"
+// host-scalar forms add_scalar, mul_scalar, mul_scalar_. Math: kernels/functors.h. Dtypes follow
+// PyTorch: div is true division (int / int is float32), bool subtraction is an error, and a
+// scalar promotes an integer tensor only when it is not integral (see scalar_result_dtype).
+#include "kernels/cpu/pointwise_kernels.h"
 #include "kernels/functors.h"
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
@@ -11,6 +13,17 @@ namespace {
 
 double alpha_of(const OpCall& call) { return call.attrs.get<double>("alpha"); }
 
+// PyTorch refuses bool subtraction: `a - b` on masks is almost always a bug for `a & ~b`.
+void sub_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& b = call.input(1);
+  check(a.dtype() != kBool && b.dtype() != kBool,
+        "sub: subtraction with a bool tensor is not supported (dtypes {} and {}, shapes {} and {}); "
+        "for masks use logical operations instead",
+        a.dtype(), b.dtype(), a.sizes(), b.sizes());
+  binary_shape(call, outputs);
+}
+
 void add_kernel(const OpCall& call, TensorList& out) {
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
@@ -20,15 +33,14 @@ void sub_kernel(const OpCall& call, TensorList& out) {
 void mul_kernel(const OpCall& call, TensorList& out) {
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
 }
-void div_kernel(const OpCall& call, TensorList& out) {
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Div{});
-}
 void add_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
+  check_inplace_dtype(call, promote_types(call.input(0).dtype(), call.input(1).dtype()));
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
 void mul_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
+  check_inplace_dtype(call, promote_types(call.input(0).dtype(), call.input(1).dtype()));
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
 }
 void add_scalar_kernel(const OpCall& call, TensorList& out) {
@@ -36,6 +48,11 @@ void add_scalar_kernel(const OpCall& call, TensorList& out) {
 }
 void mul_scalar_kernel(const OpCall& call, TensorList& out) {
   cpu::unary_same_dtype(out[0], call.input(0), fn::MulScalar{call.attrs.get<double>("value")});
+}
+void mul_scalar_inplace_kernel(const OpCall& call, TensorList& out) {
+  const double value = call.attrs.get<double>("value");
+  check_inplace_dtype(call, scalar_result_dtype(call.op.name, call.input(0).dtype(), value));
+  cpu::unary_same_dtype(out[0], call.input(0), fn::MulScalar{value});
 }
 
 // Gradients of broadcast inputs are summed back to each input's shape.
@@ -78,22 +95,23 @@ OpDef inplace(OpDef def) {
 void register_arithmetic_ops(OpRegistry& registry) {
   registry.add(pointwise_op("add", "add(Tensor a, Tensor b, float alpha=1) -> Tensor", binary_shape,
                             add_kernel, add_backward, 0, 0, "ember::fn::Add"));
-  registry.add(pointwise_op("sub", "sub(Tensor a, Tensor b, float alpha=1) -> Tensor", binary_shape,
+  registry.add(pointwise_op("sub", "sub(Tensor a, Tensor b, float alpha=1) -> Tensor", sub_shape,
                             sub_kernel, sub_backward, 0, 0, "ember::fn::Sub"));
   registry.add(pointwise_op("mul", "mul(Tensor a, Tensor b) -> Tensor", binary_shape, mul_kernel,
                             mul_backward, 0b11, 0, "ember::fn::Mul"));
-  registry.add(pointwise_op("div", "div(Tensor a, Tensor b) -> Tensor", binary_shape, div_kernel,
+  registry.add(pointwise_op("div", "div(Tensor a, Tensor b) -> Tensor", binary_float_shape,
+                            cpu::binary_floating_kernel<fn::Div>,
                             div_backward, 0b11, 0, "ember::fn::Div"));
-  registry.add(pointwise_op("add_scalar", "add_scalar(Tensor a, float value) -> Tensor", unary_shape,
+  registry.add(pointwise_op("add_scalar", "add_scalar(Tensor a, float value) -> Tensor", scalar_shape,
                             add_scalar_kernel, add_scalar_backward, 0, 0, "ember::fn::AddScalar"));
-  registry.add(pointwise_op("mul_scalar", "mul_scalar(Tensor a, float value) -> Tensor", unary_shape,
+  registry.add(pointwise_op("mul_scalar", "mul_scalar(Tensor a, float value) -> Tensor", scalar_shape,
                             mul_scalar_kernel, mul_scalar_backward, 0, 0, "ember::fn::MulScalar"));
   registry.add(inplace(pointwise_op("add_", "add_(Tensor(a!) a, Tensor b, float alpha=1) -> Tensor(a!)",
                                     nullptr, add_inplace_kernel, add_backward, 0, 0, "ember::fn::Add")));
   registry.add(inplace(pointwise_op("mul_", "mul_(Tensor(a!) a, Tensor b) -> Tensor(a!)", nullptr,
                                     mul_inplace_kernel, mul_backward, 0b11, 0, "ember::fn::Mul")));
   registry.add(inplace(pointwise_op("mul_scalar_", "mul_scalar_(Tensor(a!) a, float value) -> Tensor(a!)",
-                                    nullptr, mul_scalar_kernel, mul_scalar_backward, 0, 0,
+                                    nullptr, mul_scalar_inplace_kernel, mul_scalar_backward, 0, 0,
                                     "ember::fn::MulScalar")));
 }
 

@@ -1,6 +1,10 @@
 // Shape rules shared by pointwise ops.
 #include "runtime/ops/pointwise_common.h"
 
+#include <cmath>
+
+#include "runtime/functional.h"
+
 namespace ember::ops {
 
 void binary_shape(const OpCall& call, OutputMetas& outputs) {
@@ -25,12 +29,50 @@ void unary_float_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[0].dtype = is_floating(call.input(0).dtype()) ? call.input(0).dtype() : kFloat32;
 }
 
+void binary_float_shape(const OpCall& call, OutputMetas& outputs) {
+  binary_shape(call, outputs);
+  if (!is_floating(outputs[0].dtype)) outputs[0].dtype = kFloat32;
+}
+
+DType scalar_result_dtype(std::string_view op, DType tensor, double value, bool saturates) {
+  if (is_floating(tensor)) return tensor;
+  if (!std::isfinite(value) || value != std::floor(value)) return kFloat32;
+  const DType result = tensor == kBool ? kInt64 : tensor;
+  // 2^31 and 2^63 are exact doubles: the integral values below them fit the integer type.
+  const double limit = result == kInt32 ? 2147483648.0 : 9223372036854775808.0;
+  check(saturates || (value >= -limit && value < limit), "{}: scalar {} is out of range for a {} result", op, value,
+        result);
+  return result;
+}
+
+void scalar_shape(const OpCall& call, OutputMetas& outputs) {
+  outputs[0].sizes = call.input(0).sizes();
+  outputs[0].dtype = scalar_result_dtype(call.op.name, call.input(0).dtype(), call.attrs.get<double>("value"));
+}
+
+void scalar_float_shape(const OpCall& call, OutputMetas& outputs) { unary_float_shape(call, outputs); }
+
 void check_inplace_broadcast(const OpCall& call) {
   const Tensor& a = call.input(0);
   const Tensor& b = call.input(1);
   check(broadcast_shapes(a.sizes(), b.sizes(), call.op.name) == a.sizes(),
         "{}: the other tensor of shape {} does not broadcast to the in-place target's shape {}",
         call.op.name, b.sizes(), a.sizes());
+}
+
+void check_inplace_dtype(const OpCall& call, DType result) {
+  const DType target = call.input(0).dtype();
+  const bool loses_kind = (is_floating(result) && !is_floating(target)) || (target == kBool && result != kBool);
+  check(!loses_kind, "{}: the result type {} cannot be stored in the in-place target of type {} (shape {})",
+        call.op.name, result, target, call.input(0).sizes());
+}
+
+Tensor scalar_like(double value, const Tensor& like) {
+  return scalar_tensor(value, {.dtype = like.dtype(), .device = like.device()});
+}
+
+Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad) {
+  return sum_to_size(grad, ctx.input_metas[i].sizes);
 }
 
 OpDef pointwise_op(const char* name, const char* schema, ShapeRule infer, Kernel cpu_kernel,

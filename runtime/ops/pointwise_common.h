@@ -1,6 +1,8 @@
 // Shape rules and OpDef helpers shared by the pointwise op files.
 #pragma once
 
+#include <string_view>
+
 #include "runtime/ops/registry.h"
 
 namespace ember::ops {
@@ -15,9 +17,30 @@ void compare_shape(const OpCall& call, OutputMetas& outputs);
 void unary_shape(const OpCall& call, OutputMetas& outputs);
 // Input 0's shape; floating dtype (integers become float32, like torch.exp on ints).
 void unary_float_shape(const OpCall& call, OutputMetas& outputs);
+// Broadcast shape, promoted dtype made floating (true division: int / int is float32).
+void binary_float_shape(const OpCall& call, OutputMetas& outputs);
+
+// PyTorch's dtype for `tensor op scalar`: a floating tensor keeps its dtype; an integer or bool
+// tensor becomes float32 when the scalar is not integral; a bool tensor with an integral scalar
+// becomes int64. An integral scalar outside the range of an integer result is an error unless
+// the op saturates it (clamp bounds).
+DType scalar_result_dtype(std::string_view op, DType tensor, double value, bool saturates = false);
+// Input 0's shape, scalar_result_dtype with attr "value".
+void scalar_shape(const OpCall& call, OutputMetas& outputs);
+// Input 0's shape, floating dtype (true division by or of a scalar).
+void scalar_float_shape(const OpCall& call, OutputMetas& outputs);
 
 // In-place binary ops: `b` must broadcast to `a`'s shape.
 void check_inplace_broadcast(const OpCall& call);
+// In-place ops: the result dtype must be storable in the target without losing its kind
+// (float into an integer tensor, or a number into a bool tensor, is an error like PyTorch).
+void check_inplace_dtype(const OpCall& call, DType result);
+
+// ---- for backward rules ----
+// A 0-d tensor holding `value` with `like`'s dtype and device (broadcasts in where/compare).
+Tensor scalar_like(double value, const Tensor& like);
+// `grad` (of the broadcast output's shape) summed back to input i's shape.
+Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad);
 
 // A pointwise OpDef with its CPU kernel, backward rule and functor name filled in.
 OpDef pointwise_op(const char* name, const char* schema, ShapeRule infer, Kernel cpu_kernel,

@@ -1,0 +1,41 @@
+// Strided, batched matrix multiplication on the CPU through Eigen: C[b] = A[b] B[b] (+ a bias
+// row added to every row of C), for float and double. Operands are read in place: a matrix whose
+// column stride is 1 is mapped row-major, one whose row stride is 1 column-major, so transposed
+// views cost nothing. The op kernels (gemm_kernels.cpp) handle shapes, dtypes and the rare copy.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/dims.h"
+
+namespace ember::cpu {
+
+struct GemmShape {
+  int64_t m = 0;  // rows of A and C
+  int64_t n = 0;  // columns of B and C
+  int64_t k = 0;  // columns of A, rows of B
+  // Broadcast batch dims; C is contiguous [batch..., m, n]. Strides are in elements, 0 where an
+  // operand is broadcast along a batch dim.
+  Dims batch_sizes;
+  Dims a_batch_strides;
+  Dims b_batch_strides;
+  int64_t a_row_stride = 0;
+  int64_t a_col_stride = 0;
+  int64_t b_row_stride = 0;
+  int64_t b_col_stride = 0;
+};
+
+// Whether a rows x cols matrix with these strides maps onto Eigen without a copy: one of its
+// strides must be 1 (a size-1 dim's stride never matters) and the other must not overlap rows.
+bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+
+// C = A B (+ bias[j] on column j when bias is non-null). Both operands must be gemm_mappable.
+// Big products are split into fixed tiles run in parallel; the split depends only on the shape,
+// so results are the same for any thread count.
+template <typename T>
+void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias);
+
+extern template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*);
+extern template void gemm<double>(const double*, const double*, double*, const GemmShape&, const double*);
+
+}  // namespace ember::cpu

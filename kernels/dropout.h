@@ -1,0 +1,35 @@
+// The dropout rule, shared by the CPU kernel, CUDA and generated code: whether element i is kept
+// is a pure function of (seed, offset, i), so the mask does not depend on threads or device.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/host_device.h"
+#include "kernels/philox.h"
+
+namespace ember {
+
+// Element i is kept iff the uniform drawn from stream word i is at least p (so P(keep) = 1 - p).
+EMBER_HOST_DEVICE bool dropout_keep_word(uint32_t word, double p) {
+  return static_cast<double>(uniform_from_word(word)) >= p;
+}
+EMBER_HOST_DEVICE bool dropout_keep(uint64_t seed, uint64_t offset, uint64_t index, double p) {
+  return dropout_keep_word(philox_word(seed, offset, index), p);
+}
+
+namespace fn {
+
+// y = keep ? x * scale : 0, with scale = 1 / (1 - p) (0 when p == 1: nothing survives).
+struct DropoutApply {
+  double scale;
+  template <typename T> EMBER_HOST_DEVICE T operator()(T x, bool keep) const {
+    return keep ? static_cast<T>(x * static_cast<T>(scale)) : T(0);
+  }
+};
+
+}  // namespace fn
+
+// The scale of kept elements; p == 1 keeps nothing and its gradient is zero, not 0 * inf.
+EMBER_HOST_DEVICE double dropout_scale(double p) { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+
+}  // namespace ember

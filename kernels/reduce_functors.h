@@ -1,0 +1,74 @@
+// The math of reductions, written once for the CPU loops and the CUDA kernels: an identity, a
+// combine of two partial results (associative, so lanes and chunks may be merged in a fixed
+// tree) and a finish that turns the accumulator into the output value.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/host_device.h"
+
+namespace ember::fn {
+
+// True only for NaN; integer and bool values are never NaN.
+template <typename T>
+EMBER_HOST_DEVICE bool is_nan(T value) {
+  if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+    return value != value;
+  } else {
+    return false;
+  }
+}
+
+template <typename Acc>
+struct SumReduce {
+  EMBER_HOST_DEVICE Acc identity() const { return Acc(0); }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a + b; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+
+// Mean of no elements is 0/0 = NaN, like torch.mean.
+template <typename Acc>
+struct MeanReduce {
+  EMBER_HOST_DEVICE Acc identity() const { return Acc(0); }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a + b; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t count) const { return a / static_cast<Acc>(count); }
+};
+
+// NaN wins (torch.amax propagates NaN): a NaN `a` is kept because no comparison with it is true.
+template <typename Acc>
+struct MaxReduce {
+  EMBER_HOST_DEVICE Acc identity() const {
+    return std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
+                                                  : std::numeric_limits<Acc>::lowest();
+  }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return (b > a || is_nan(b)) ? b : a; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+
+template <typename Acc>
+struct MinReduce {
+  EMBER_HOST_DEVICE Acc identity() const {
+    return std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
+                                                  : std::numeric_limits<Acc>::max();
+  }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return (b < a || is_nan(b)) ? b : a; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+
+// argmax / argmin step: does `candidate` replace the best value so far? Strict comparison keeps
+// the first index on ties; the first NaN wins and stays (torch.argmax treats NaN as the maximum).
+template <typename T>
+struct ArgMaxBetter {
+  EMBER_HOST_DEVICE bool operator()(T candidate, T best) const {
+    return !is_nan(best) && (candidate > best || is_nan(candidate));
+  }
+};
+template <typename T>
+struct ArgMinBetter {
+  EMBER_HOST_DEVICE bool operator()(T candidate, T best) const {
+    return !is_nan(best) && (candidate < best || is_nan(candidate));
+  }
+};
+
+}  // namespace ember::fn

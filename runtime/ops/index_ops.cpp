@@ -1,0 +1,138 @@
+// Gathers: embedding, index_select, gather, one_hot. Their gradients are the scatter-add ops of
+// scatter_ops.cpp (embedding_backward, index_add, scatter_add). Kernels: kernels/cpu/index_kernels.
+#include <algorithm>
+
+#include "kernels/cpu/index_kernels.h"
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+
+namespace ember {
+
+namespace {
+
+constexpr int kCpu = static_cast<int>(DeviceType::CPU);
+
+// A registry op called from a backward rule (these scatter ops have no public wrapper).
+Tensor call_op(const char* name, std::initializer_list<Tensor> inputs, const Attrs& attrs) {
+  return dispatch_one(lookup_op(name), inputs, attrs);
+}
+
+Tensor zeros_for(const TensorMeta& meta, const Tensor& grad) {
+  return zeros(meta.sizes, {.dtype = grad.dtype(), .device = meta.device});
+}
+
+// Index lists for embedding and index_select may be int32 or int64, like PyTorch.
+void check_index_list_dtype(const char* op, const Tensor& index) {
+  check(index.dtype() == kInt64 || index.dtype() == kInt32, "{}: indices must be int64 or int32, got {} (shape {})",
+        op, index.dtype(), index.sizes());
+}
+
+// ---- embedding: weight [V, D], indices of any shape -> [*indices, D] ----
+void embedding_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& weight = call.input(0);
+  const Tensor& indices = call.input(1);
+  check(weight.dim() == 2, "embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape {}",
+        weight.sizes());
+  check_index_list_dtype("embedding", indices);
+  outputs[0].sizes = indices.sizes();
+  outputs[0].sizes.push_back(weight.size(1));
+  outputs[0].dtype = weight.dtype();
+}
+
+void embedding_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = call_op("embedding_backward", {ctx.grad(), ctx.input(1)},
+                     {{"num_weights", ctx.input_metas[0].sizes[0]}});
+}
+
+// ---- index_select: a, index (1-D or 0-d); dim -> a with dim resized to index.numel() ----
+void index_select_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& index = call.input(1);
+  check_index_list_dtype("index_select", index);
+  check(index.dim() <= 1, "index_select: index must be 1-D or 0-d, got shape {}", index.sizes());
+  outputs[0].sizes = a.sizes();
+  outputs[0].dtype = a.dtype();
+  if (a.dim() == 0) {
+    check(index.numel() == 1, "index_select: a 0-d input takes exactly one index, got index of shape {}",
+          index.sizes());
+    return;
+  }
+  outputs[0].sizes[wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "index_select")] = index.numel();
+}
+
+void index_select_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = call_op("index_add", {zeros_for(ctx.input_metas[0], ctx.grad()), ctx.input(1), ctx.grad()},
+                     {{"dim", ctx.attrs.get<int64_t>("dim")}});
+}
+
+// ---- gather: a, index (int64, a's rank); dim -> index's shape ----
+void gather_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& index = call.input(1);
+  check(index.dtype() == kInt64, "gather: index must be int64, got {}", index.dtype());
+  check(index.dim() == a.dim(), "gather: index {} must have as many dims as the input {}", index.sizes(),
+        a.sizes());
+  const int dim = a.dim() == 0 ? 0 : wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "gather");
+  for (int d = 0; d < a.dim(); ++d)
+    check(d == dim || index.size(d) <= a.size(d),
+          "gather: index {} is larger than the input {} at dim {} (only dim {} may differ)", index.sizes(),
+          a.sizes(), d, dim);
+  outputs[0].sizes = index.sizes();
+  outputs[0].dtype = a.dtype();
+}
+
+void gather_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = call_op("scatter_add", {zeros_for(ctx.input_metas[0], ctx.grad()), ctx.input(1), ctx.grad()},
+                     {{"dim", ctx.attrs.get<int64_t>("dim")}});
+}
+
+// ---- one_hot: index (int64); num_classes (-1: max + 1) -> [*index, num_classes] int64 ----
+void one_hot_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& index = call.input(0);
+  check(index.dtype() == kInt64, "one_hot: index must be int64, got {}", index.dtype());
+  int64_t classes = call.attrs.get<int64_t>("num_classes");
+  check(classes >= -1, "one_hot: num_classes must be -1 or non-negative, got {}", classes);
+  if (classes == -1) {
+    // Inferring the class count reads the indices on the host.
+    check(index.numel() > 0, "one_hot: cannot infer num_classes from an empty index (shape {})", index.sizes());
+    check(index.device().is_cpu(), "one_hot: num_classes=-1 needs the indices on the CPU, got {}",
+          index.device());
+    const std::vector<int64_t> values = index.to_vector<int64_t>();
+    classes = *std::max_element(values.begin(), values.end()) + 1;
+    check(classes > 0, "one_hot: class indices must be non-negative, got maximum {}", classes - 1);
+  }
+  outputs[0].sizes = index.sizes();
+  outputs[0].sizes.push_back(classes);
+  outputs[0].dtype = kInt64;
+}
+
+OpDef make(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
+  OpDef def;
+  def.name = name;
+  def.schema = schema;
+  def.kind = OpKind::Other;
+  def.infer = infer;
+  def.kernels[kCpu] = kernel;
+  def.backward = backward;
+  if (backward) {
+    def.save_inputs = 0b10;  // the index
+    def.nondifferentiable_inputs = 0b10;
+  }
+  return def;
+}
+
+void register_index_ops(OpRegistry& registry) {
+  registry.add(make("embedding", "embedding(Tensor weight, Tensor indices) -> Tensor", embedding_shape,
+                    cpu::embedding_kernel, embedding_backward_rule));
+  registry.add(make("index_select", "index_select(Tensor a, Tensor index, int dim) -> Tensor", index_select_shape,
+                    cpu::index_select_kernel, index_select_backward));
+  registry.add(make("gather", "gather(Tensor a, Tensor index, int dim) -> Tensor", gather_shape, cpu::gather_kernel,
+                    gather_backward));
+  registry.add(make("one_hot", "one_hot(Tensor index, int num_classes=-1) -> Tensor", one_hot_shape,
+                    cpu::one_hot_kernel, nullptr));
+}
+
+const OpRegistration registration(register_index_ops);
+
+}  // namespace
+}  // namespace ember

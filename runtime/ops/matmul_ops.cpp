@@ -1,0 +1,167 @@
+// Linear algebra ops: matmul (PyTorch semantics: 1-D/2-D/batched with broadcast batch dims), mm,
+// bmm and linear. Kernels in kernels/cpu/gemm_kernels.h (Eigen). Backward rules are products of
+// transposed views, so they copy nothing either.
+#include "kernels/cpu/gemm_kernels.h"
+#include "runtime/functional.h"
+#include "runtime/ops/registry.h"
+
+namespace ember::ops {
+
+namespace {
+
+constexpr int kCpu = static_cast<int>(DeviceType::CPU);
+
+void check_dtypes(const OpCall& call, const Tensor& a, const Tensor& b) {
+  check(a.dtype() == b.dtype(), "{}: expected operands of one dtype, got {} and {} (shapes {} and {})",
+        call.op.name, a.dtype(), b.dtype(), a.sizes(), b.sizes());
+  check(is_floating(a.dtype()), "{}: expected floating-point operands, got {}", call.op.name, a.dtype());
+}
+
+void check_contracted(const OpCall& call, const Tensor& a, const Tensor& b) {
+  const int64_t a_inner = a.sizes()[a.dim() - 1];
+  const int64_t b_inner = b.dim() == 1 ? b.sizes()[0] : b.sizes()[b.dim() - 2];
+  check(a_inner == b_inner, "{}: shapes {} and {} cannot be multiplied ({} columns vs {} rows)", call.op.name,
+        a.sizes(), b.sizes(), a_inner, b_inner);
+}
+
+void matmul_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& b = call.input(1);
+  check(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least one dim, got shapes {} and {}",
+        a.sizes(), b.sizes());
+  check_dtypes(call, a, b);
+  check_contracted(call, a, b);
+  const Dims a_batch(std::span<const int64_t>(a.sizes().begin(), std::max(a.dim() - 2, 0)));
+  const Dims b_batch(std::span<const int64_t>(b.sizes().begin(), std::max(b.dim() - 2, 0)));
+  Dims sizes = broadcast_shapes(a_batch, b_batch, "matmul");
+  if (a.dim() >= 2) sizes.push_back(a.sizes()[a.dim() - 2]);
+  if (b.dim() >= 2) sizes.push_back(b.sizes()[b.dim() - 1]);
+  outputs[0].sizes = sizes;
+  outputs[0].dtype = a.dtype();
+}
+
+void mm_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& b = call.input(1);
+  check(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D matrices, got shapes {} and {}", a.sizes(), b.sizes());
+  check_dtypes(call, a, b);
+  check_contracted(call, a, b);
+  outputs[0].sizes = {a.sizes()[0], b.sizes()[1]};
+  outputs[0].dtype = a.dtype();
+}
+
+void bmm_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& a = call.input(0);
+  const Tensor& b = call.input(1);
+  check(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D batches of matrices, got shapes {} and {}", a.sizes(),
+        b.sizes());
+  check(a.sizes()[0] == b.sizes()[0], "bmm: batch sizes differ: {} vs {} (shapes {} and {})", a.sizes()[0],
+        b.sizes()[0], a.sizes(), b.sizes());
+  check_dtypes(call, a, b);
+  check_contracted(call, a, b);
+  outputs[0].sizes = {a.sizes()[0], a.sizes()[1], b.sizes()[2]};
+  outputs[0].dtype = a.dtype();
+}
+
+void linear_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& input = call.input(0);
+  const Tensor& weight = call.input(1);
+  const Tensor& bias = call.input(2);
+  check(weight.dim() == 2, "linear: weight must be 2-D [out, in], got shape {}", weight.sizes());
+  check(input.dim() >= 1, "linear: input must have at least one dim [*, in], got a 0-d tensor");
+  const int64_t features = input.sizes()[input.dim() - 1];
+  check(features == weight.sizes()[1], "linear: input has {} features but weight expects {} (input {}, weight {})",
+        features, weight.sizes()[1], input.sizes(), weight.sizes());
+  check_dtypes(call, input, weight);
+  if (bias.defined()) {
+    check(bias.dim() == 1 && bias.sizes()[0] == weight.sizes()[0],
+          "linear: bias must be 1-D with {} elements (one per output feature), got shape {} (weight {})",
+          weight.sizes()[0], bias.sizes(), weight.sizes());
+    check(bias.dtype() == input.dtype(), "linear: bias dtype {} differs from input dtype {}", bias.dtype(),
+          input.dtype());
+  }
+  Dims sizes = input.sizes();
+  sizes[sizes.size() - 1] = weight.sizes()[0];
+  outputs[0].sizes = sizes;
+  outputs[0].dtype = input.dtype();
+}
+
+// ---- backward rules ----
+
+void mm_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[0]) grads[0] = mm(ctx.grad(), ctx.input(1).t());
+  if (ctx.needs_input_grad[1]) grads[1] = mm(ctx.input(0).t(), ctx.grad());
+}
+
+void bmm_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[0]) grads[0] = bmm(ctx.grad(), ctx.input(1).transpose(1, 2));
+  if (ctx.needs_input_grad[1]) grads[1] = bmm(ctx.input(0).transpose(1, 2), ctx.grad());
+}
+
+// 1-D operands are promoted to matrices ([k] -> [1, k] on the left, [k, 1] on the right) and the
+// gradient gets the matching size-1 dims; broadcast batch dims are summed away by sum_to_size.
+void matmul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& a_input = ctx.input(0);
+  const Tensor& b_input = ctx.input(1);
+  const Tensor a = a_input.dim() == 1 ? a_input.unsqueeze(0) : a_input;
+  const Tensor b = b_input.dim() == 1 ? b_input.unsqueeze(1) : b_input;
+  Tensor grad = ctx.grad();
+  if (b_input.dim() == 1) grad = grad.unsqueeze(-1);
+  if (a_input.dim() == 1) grad = grad.unsqueeze(-2);
+  if (ctx.needs_input_grad[0]) {
+    const Tensor full = matmul(grad, b.transpose(-1, -2));
+    grads[0] = sum_to_size(full, a.sizes()).reshape(a_input.sizes());
+  }
+  if (ctx.needs_input_grad[1]) {
+    Tensor full;
+    if (b.dim() == 2 && grad.dim() > 2) {  // sum over the batch inside one GEMM: [k, B*m] @ [B*m, n]
+      const int64_t k = a.sizes()[a.dim() - 1];
+      const int64_t n = grad.sizes()[grad.dim() - 1];
+      full = mm(a.reshape({-1, k}).t(), grad.reshape({-1, n}));
+    } else {
+      full = sum_to_size(matmul(a.transpose(-1, -2), grad), b.sizes());
+    }
+    grads[1] = full.reshape(b_input.sizes());
+  }
+}
+
+// grad_input = grad W, grad_weight = grad^T x over all leading dims, grad_bias = column sums.
+void linear_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& grad = ctx.grad();
+  const Tensor& input = ctx.input(0);
+  const Tensor& weight = ctx.input(1);
+  if (ctx.needs_input_grad[0]) grads[0] = matmul(grad, weight);
+  if (!ctx.needs_input_grad[1] && !ctx.needs_input_grad[2]) return;
+  const Tensor grad_rows = grad.dim() == 2 ? grad : grad.reshape({-1, weight.sizes()[0]});
+  if (ctx.needs_input_grad[1]) {
+    const Tensor input_rows = input.dim() == 2 ? input : input.reshape({-1, weight.sizes()[1]});
+    grads[1] = mm(grad_rows.t(), input_rows);
+  }
+  if (ctx.needs_input_grad[2]) grads[2] = sum(grad_rows, {0});
+}
+
+OpDef gemm_op(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
+  OpDef def;
+  def.name = name;
+  def.schema = schema;
+  def.kind = OpKind::Other;
+  def.infer = infer;
+  def.kernels[kCpu] = kernel;
+  def.backward = backward;
+  def.save_inputs = 0b11;  // every rule needs the operands (linear: input and weight, not bias)
+  return def;
+}
+
+void register_matmul_ops(OpRegistry& registry) {
+  registry.add(gemm_op("matmul", "matmul(Tensor a, Tensor b) -> Tensor", matmul_shape, cpu::matmul_kernel,
+                       matmul_backward));
+  registry.add(gemm_op("mm", "mm(Tensor a, Tensor b) -> Tensor", mm_shape, cpu::matmul_kernel, mm_backward));
+  registry.add(gemm_op("bmm", "bmm(Tensor a, Tensor b) -> Tensor", bmm_shape, cpu::matmul_kernel, bmm_backward));
+  registry.add(gemm_op("linear", "linear(Tensor input, Tensor weight, Tensor? bias) -> Tensor", linear_shape,
+                       cpu::linear_kernel, linear_backward));
+}
+
+const OpRegistration registration(register_matmul_ops);
+
+}  // namespace
+}  // namespace ember::ops

@@ -1,0 +1,87 @@
+// Test helpers for the norm, indexing and dropout suites: non-zero random inputs and a float64
+// central-difference gradient check of any function of tensors.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "runtime/ember.h"
+
+namespace ember::testing {
+
+// Deterministic values in [-1, -0.1] u [0.1, 1]: never zero, so no check passes by accident.
+inline std::vector<double> random_values(int64_t count, uint32_t seed) {
+  std::vector<double> values(static_cast<size_t>(count));
+  uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (double& value : values) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double unit = static_cast<double>(state >> 11) / 9007199254740992.0;  // [0, 1)
+    value = (unit < 0.5 ? -1.0 : 1.0) * (0.1 + 0.9 * std::fmod(unit * 2.0, 1.0));
+  }
+  return values;
+}
+
+// Options with only a dtype (designated initializers would leave the device unnamed).
+inline TensorOptions dtype_options(DType dtype) {
+  TensorOptions options;
+  options.dtype = dtype;
+  return options;
+}
+
+inline Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
+  return from_vector<double>(random_values(sizes.product(), seed), sizes, dtype_options(dtype));
+}
+
+// Host values of any floating tensor, in float64 and row-major order.
+inline std::vector<double> values_of(const Tensor& tensor) {
+  NoGradGuard no_grad;
+  return tensor.to(kFloat64).contiguous().to_vector<double>();
+}
+
+// Checks the gradient of L = sum(function(inputs) * weights), with fixed random weights, against
+// central differences for every input that requires grad. Inputs must be contiguous float64 leaves;
+// `function` may build views (transposes, slices) of them to exercise strided kernels.
+inline void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& function,
+                      const std::vector<Tensor>& inputs, double tolerance = 1e-6) {
+  const Tensor out = function(inputs);
+  const Tensor weights = random_tensor(out.sizes(), 1234);
+  const std::vector<double> weight_values = values_of(weights);
+  if (out.numel() > 0) out.backward(weights);
+  auto objective = [&] {
+    NoGradGuard no_grad;
+    const std::vector<double> values = values_of(function(inputs));
+    double total = 0.0;
+    for (size_t i = 0; i < values.size(); ++i) total += values[i] * weight_values[i];
+    return total;
+  };
+  constexpr double kStep = 1e-6;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& input = inputs[k];
+    if (!input.requires_grad()) continue;
+    REQUIRE(input.dtype() == kFloat64);
+    REQUIRE(input.is_contiguous());
+    const std::vector<double> analytic =
+        input.grad().defined() ? values_of(input.grad()) : std::vector<double>(input.numel(), 0.0);
+    REQUIRE(static_cast<int64_t>(analytic.size()) == input.numel());
+    double* data = input.data_ptr<double>();
+    for (int64_t i = 0; i < input.numel(); ++i) {
+      const double saved = data[i];
+      data[i] = saved + kStep;
+      const double above = objective();
+      data[i] = saved - kStep;
+      const double below = objective();
+      data[i] = saved;
+      const double numeric = (above - below) / (2.0 * kStep);
+      INFO("input ", k, " element ", i, ": analytic ", analytic[i], ", numeric ", numeric);
+      CHECK(std::abs(analytic[i] - numeric) <= tolerance * (1.0 + std::abs(numeric)));
+    }
+  }
+}
+
+// Leaf copies of random float64 tensors that require grad.
+inline Tensor leaf(const Dims& sizes, uint32_t seed) { return random_tensor(sizes, seed).requires_grad_(); }
+
+}  // namespace ember::testing

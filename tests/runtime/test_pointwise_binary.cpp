@@ -1,0 +1,194 @@
+// Binary pointwise ops (tensor-tensor with broadcasting and promotion) and host-scalar ops against
+// float64 references computed here, plus PyTorch's integer and bool dtype rules and the errors.
+#include "pointwise_test_util.h"
+
+using namespace pointwise_test;
+
+namespace {
+
+struct BinaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> function;
+  std::function<double(double, double)> reference;
+  double low;  // both inputs are drawn from [low, high]
+  double high;
+};
+
+std::vector<BinaryCase> binary_cases() {
+  return {
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }, [](double a, double b) { return a + b; }, -3, 3},
+      {"add alpha", [](const Tensor& a, const Tensor& b) { return add(a, b, -2.5); },
+       [](double a, double b) { return a - 2.5 * b; }, -3, 3},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](double a, double b) { return a - b; }, -3, 3},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](double a, double b) { return a * b; }, -3, 3},
+      {"div", [](const Tensor& a, const Tensor& b) { return div(a, b); }, [](double a, double b) { return a / b; }, -3, 3},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
+       [](double a, double b) { return std::max(a, b); }, -3, 3},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); },
+       [](double a, double b) { return std::min(a, b); }, -3, 3},
+      {"pow", [](const Tensor& a, const Tensor& b) { return ember::pow(a, b); },
+       [](double a, double b) { return std::pow(a, b); }, 0.1, 3},
+  };
+}
+
+// Compares function(a, b) with the reference on the broadcast values of a and b.
+void check_binary(const BinaryCase& test_case, const Tensor& a, const Tensor& b, DType expected_dtype,
+                  const std::string& what) {
+  const Tensor output = test_case.function(a, b);
+  CHECK_MESSAGE(output.dtype() == expected_dtype, what);
+  const Dims sizes = broadcast_shapes(a.sizes(), b.sizes(), "test");
+  REQUIRE_MESSAGE(output.sizes() == sizes, what);
+  const std::vector<double> a_values = values_of(a);
+  const std::vector<double> b_values = values_of(b);
+  std::vector<double> expected(sizes.product());
+  for (int64_t i = 0; i < sizes.product(); ++i)
+    expected[i] = test_case.reference(a_values[broadcast_source(i, sizes, a.sizes())],
+                                      b_values[broadcast_source(i, sizes, b.sizes())]);
+  check_close(values_of(output), expected, tolerance_for(expected_dtype), what);
+}
+
+}  // namespace
+
+TEST_CASE("binary ops broadcast and match float64 references in every float dtype") {
+  auto next_seed = [counter = uint32_t{100}]() mutable { return ++counter; };
+  for (const BinaryCase& c : binary_cases()) {
+    auto input = [&](const Dims& sizes, DType dtype) { return random_tensor(sizes, dtype, c.low, c.high, next_seed()); };
+    for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+      const std::string what = std::string(c.name) + " " + std::string(dtype_name(dtype));
+      check_binary(c, input({4, 6}, dtype), input({4, 6}, dtype), dtype, what + " same shape");
+      check_binary(c, input({3, 1, 4}, dtype), input({5, 4}, dtype), dtype, what + " broadcast");
+      check_binary(c, input({5, 4}, dtype), input({3, 1, 1}, dtype), dtype, what + " broadcast other");
+      check_binary(c, input({6, 5}, dtype).t(), input({6, 5}, dtype).t(), dtype, what + " transposed");
+      check_binary(c, input({5, 6}, dtype), input({6, 5}, dtype).t(), dtype, what + " one transposed");
+      check_binary(c, input({4}, dtype).expand({3, 4}), input({3, 4}, dtype), dtype, what + " expanded");
+      check_binary(c, input({}, dtype), input({3}, dtype), dtype, what + " 0-d with 1-d");
+      check_binary(c, input({}, dtype), input({}, dtype), dtype, what + " 0-d");
+      check_binary(c, input({0, 4}, dtype), input({4}, dtype), dtype, what + " size-0");
+    }
+    check_binary(c, input({100003}, kFloat32), input({100003}, kFloat32), kFloat32, std::string(c.name) + " large");
+    check_binary(c, input({300, 400}, kFloat32), input({400}, kFloat32), kFloat32, std::string(c.name) + " large broadcast");
+    // Mixed dtypes promote like PyTorch: f32 + f64 -> f64, bf16 + f16 -> f32.
+    check_binary(c, input({2, 3}, kFloat32), input({3}, kFloat64), kFloat64, std::string(c.name) + " f32 f64");
+    check_binary(c, input({2, 3}, kBFloat16), input({2, 3}, kFloat16), kFloat32, std::string(c.name) + " bf16 f16");
+  }
+}
+
+TEST_CASE("integer binary ops follow PyTorch: true division, integer pow, exact extrema") {
+  const Tensor a = from_vector<int32_t>({7, -7, 9, 2});
+  const Tensor b = from_vector<int32_t>({2, 2, -4, 3});
+  CHECK(div(a, b).dtype() == kFloat32);
+  CHECK(div(a, b).to_vector<float>() == std::vector<float>{3.5f, -3.5f, -2.25f, 2.f / 3.f});
+  CHECK(ember::pow(from_vector<int64_t>({2, 3, -2, 5}), from_vector<int64_t>({3, 0, 2, 1})).to_vector<int64_t>() ==
+        std::vector<int64_t>{8, 1, 4, 5});
+  // torch.pow(torch.tensor([1, -1, 2, 0]), torch.tensor([-1, -1, -1, -1])) -> [1, -1, 0, 0]
+  CHECK(ember::pow(from_vector<int64_t>({1, -1, 2, 0}), from_vector<int64_t>({-1, -1, -1, -1})).to_vector<int64_t>() ==
+        std::vector<int64_t>{1, -1, 0, 0});
+  CHECK(maximum(a, b).to_vector<int32_t>() == std::vector<int32_t>{7, 2, 9, 3});
+  CHECK(minimum(a, b).dtype() == kInt32);
+  CHECK(minimum(a, b).to_vector<int32_t>() == std::vector<int32_t>{2, -7, -4, 2});
+  // int32 with float32 promotes to float32; bool maximum stays bool.
+  CHECK(mul(a, from_vector<float>({0.5f})).dtype() == kFloat32);
+  CHECK(maximum(from_vector<bool>({true, false}), from_vector<bool>({false, false})).to_vector<bool>() ==
+        std::vector<bool>{true, false});
+}
+
+TEST_CASE("maximum and minimum propagate NaN") {
+  const Tensor a = from_vector<float>({std::nanf(""), 1.f, 2.f});
+  const Tensor b = from_vector<float>({1.f, std::nanf(""), 3.f});
+  const std::vector<double> expected_max{NAN, NAN, 3.0};
+  check_close(values_of(maximum(a, b)), expected_max, {0, 0}, "maximum");
+  check_close(values_of(minimum(a, b)), {NAN, NAN, 2.0}, {0, 0}, "minimum");
+}
+
+TEST_CASE("binary op errors name the op and both shapes") {
+  CHECK_THROWS_WITH_AS(maximum(ones({2, 3}), ones({4})),
+                       doctest::Contains("maximum: shapes [2, 3] and [4] cannot be broadcast"), Error);
+  CHECK_THROWS_WITH_AS(ember::pow(ones({2}), ones({3})), doctest::Contains("pow: shapes [2] and [3]"), Error);
+  const Tensor mask = from_vector<bool>({true, false});
+  CHECK_THROWS_WITH_AS(sub(mask, mask), doctest::Contains("sub: subtraction with a bool tensor is not supported"),
+                       Error);
+  CHECK_THROWS_WITH_AS(sub(from_vector<int64_t>({1, 2}), mask), doctest::Contains("dtypes int64 and bool"), Error);
+  CHECK_THROWS_WITH_AS(ember::pow(mask, mask), doctest::Contains("pow: bool tensors are not supported"), Error);
+}
+
+struct ScalarCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> function;
+  std::function<double(double)> reference;
+  double low;
+  double high;
+};
+
+TEST_CASE("scalar ops match float64 references and keep floating dtypes") {
+  std::vector<ScalarCase> cases{
+      {"add", [](const Tensor& a) { return add(a, 1.25); }, [](double x) { return x + 1.25; }, -3, 3},
+      {"sub", [](const Tensor& a) { return sub(a, 1.25); }, [](double x) { return x - 1.25; }, -3, 3},
+      {"mul", [](const Tensor& a) { return mul(a, -0.75); }, [](double x) { return x * -0.75; }, -3, 3},
+      {"div", [](const Tensor& a) { return div(a, 0.3); }, [](double x) { return x / 0.3; }, -3, 3},
+      {"rsub", [](const Tensor& a) { return rsub(a, 2.5); }, [](double x) { return 2.5 - x; }, -3, 3},
+      {"rdiv", [](const Tensor& a) { return rdiv(a, 2.5); }, [](double x) { return 2.5 / x; }, -3, 3},
+      {"operator -", [](const Tensor& a) { return 2.0 - a; }, [](double x) { return 2.0 - x; }, -3, 3},
+      {"operator /", [](const Tensor& a) { return 2.0 / a; }, [](double x) { return 2.0 / x; }, -3, 3},
+  };
+  for (double exponent : {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.0, 0.0, 1.7}) {
+    cases.push_back({"pow", [exponent](const Tensor& a) { return ember::pow(a, exponent); },
+                     [exponent](double x) { return std::pow(x, exponent); }, 0.1, 3});
+  }
+  auto next_seed = [counter = uint32_t{500}]() mutable { return ++counter; };
+  for (const ScalarCase& c : cases) {
+    for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+      const std::string what = std::string(c.name) + " " + std::string(dtype_name(dtype));
+      for (const Tensor& input : {random_tensor({3, 5}, dtype, c.low, c.high, next_seed()),
+                                  random_tensor({5, 3}, dtype, c.low, c.high, next_seed()).t(),
+                                  random_tensor({}, dtype, c.low, c.high, next_seed())}) {
+        const Tensor output = c.function(input);
+        CHECK_MESSAGE(output.dtype() == dtype, what);
+        std::vector<double> expected = values_of(input);
+        for (double& value : expected) value = c.reference(value);
+        check_close(values_of(output), expected, tolerance_for(dtype), what);
+      }
+      CHECK_MESSAGE(c.function(zeros({0, 2}, {.dtype = dtype})).sizes() == Dims({0, 2}), what);
+    }
+  }
+}
+
+TEST_CASE("scalar ops promote integer and bool tensors like PyTorch") {
+  const Tensor ints = from_vector<int32_t>({3, -2, 5});
+  const Tensor mask = from_vector<bool>({true, false, true});
+  CHECK(mul(ints, 2.0).dtype() == kInt32);
+  CHECK(mul(ints, 2.0).to_vector<int32_t>() == std::vector<int32_t>{6, -4, 10});
+  CHECK(mul(ints, 0.5).dtype() == kFloat32);  // int tensor * 0.5 -> float32
+  CHECK(mul(ints, 0.5).to_vector<float>() == std::vector<float>{1.5f, -1.f, 2.5f});
+  CHECK(add(ints, 0.5).to_vector<float>() == std::vector<float>{3.5f, -1.5f, 5.5f});
+  CHECK(div(ints, 2.0).to_vector<float>() == std::vector<float>{1.5f, -1.f, 2.5f});  // true division
+  CHECK(rdiv(ints, 3.0).to_vector<float>() == std::vector<float>{1.f, -1.5f, 0.6f});
+  CHECK(rsub(ints, 10.0).to_vector<int32_t>() == std::vector<int32_t>{7, 12, 5});
+  CHECK(ember::pow(ints, 2.0).to_vector<int32_t>() == std::vector<int32_t>{9, 4, 25});
+  CHECK(ember::pow(ints, 0.5).dtype() == kFloat32);
+  CHECK(add(mask, 1.0).dtype() == kInt64);  // torch: bool + 1 -> int64
+  CHECK(add(mask, 1.0).to_vector<int64_t>() == std::vector<int64_t>{2, 1, 2});
+  CHECK(mul(mask, 0.5).to_vector<float>() == std::vector<float>{0.5f, 0.f, 0.5f});
+  CHECK(mul(from_vector<float>({1.f}, {1}, {.dtype = kBFloat16}), 0.5).dtype() == kBFloat16);
+  CHECK(add(ints, std::numeric_limits<double>::infinity()).dtype() == kFloat32);
+
+  CHECK_THROWS_WITH_AS(ember::pow(ints, -1.0),
+                       doctest::Contains("pow_scalar: integers to negative integer powers are not allowed"), Error);
+  CHECK_THROWS_WITH_AS(add(ints, 1e10), doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
+                       Error);
+  CHECK_THROWS_WITH_AS(rsub(mask, 1.0), doctest::Contains("rsub_scalar: subtraction with a bool tensor"), Error);
+}
+
+TEST_CASE("in-place ops refuse results their target cannot hold") {
+  Tensor ints = from_vector<int32_t>({1, 2});
+  CHECK_THROWS_WITH_AS(ints.add_(from_vector<float>({0.5f, 0.5f})),
+                       doctest::Contains("add_: the result type float32 cannot be stored in the in-place target "
+                                         "of type int32"),
+                       Error);
+  CHECK_THROWS_WITH_AS(ints.mul_(0.5), doctest::Contains("mul_scalar_: the result type float32"), Error);
+  CHECK(ints.to_vector<int32_t>() == std::vector<int32_t>{1, 2});  // left unchanged
+  ints.mul_(3.0);
+  CHECK(ints.to_vector<int32_t>() == std::vector<int32_t>{3, 6});
+  Tensor floats = from_vector<float>({1.f, 2.f});
+  floats.add_(from_vector<int32_t>({1, 1}));
+  CHECK(floats.to_vector<float>() == std::vector<float>{2.f, 3.f});
+}

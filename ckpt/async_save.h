@@ -30,7 +30,7 @@ class HostBufferPool {
   // A buffer of at least `bytes`; blocks while all `max_buffers` are lent out.
   std::unique_ptr<Buffer> acquire(size_t bytes);
   void release(std::unique_ptr<Buffer> buffer);
-  size_t allocated_bytes() const;  // sum of capacities, lent or free
+  size_t allocated_bytes() const;  // capacity of the buffers not lent out right now
 
  private:
   mutable std::mutex mutex_;

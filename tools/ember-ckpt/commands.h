@@ -22,6 +22,9 @@ int diff(const std::filesystem::path& first, const std::filesystem::path& second
 // The wide MLP's full training state after `steps` steps, saved as `world_size` ranks would.
 int synth(const std::filesystem::path& out, int world_size, uint64_t seed, int steps);
 
+// Timings of the wide MLP's state in `directory` (see docs/PERFORMANCE.md), as JSON.
+int bench(const std::filesystem::path& directory, int world_size, int resharded_world, int repeat);
+
 // A CPU contiguous tensor's elements as doubles (inspect.cpp).
 std::vector<double> element_values(const Tensor& tensor);
 

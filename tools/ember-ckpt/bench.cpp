@@ -13,6 +13,7 @@
 #include "ckpt/async_save.h"
 #include "ckpt/load.h"
 #include "ckpt/reader.h"
+#include "runtime/ember.h"
 #include "tools/ember-ckpt/commands.h"
 
 namespace ember::ckpt::cli {

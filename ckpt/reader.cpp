@@ -1,6 +1,8 @@
 // CheckpointReader: validation on open, then positioned reads of row ranges with block checksums.
 #include "ckpt/reader.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 
 namespace ember::ckpt {
@@ -103,6 +105,22 @@ void CheckpointReader::read_rows(const Entry& entry, RowRange rows, std::byte* d
     read_chunk_part(entry, chunk, static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes,
                     static_cast<uint64_t>(overlap.end - chunk.row_begin) * row_bytes,
                     destination + static_cast<uint64_t>(overlap.begin - rows.begin) * row_bytes);
+  }
+}
+
+void CheckpointReader::prefetch(const Entry& entry, RowRange rows) const {
+  const TensorEntry& tensor = entry.tensor();
+  const uint64_t row_bytes = tensor.row_bytes();
+  for (const Chunk& chunk : tensor.chunks) {
+    const RowRange overlap = intersect(rows, {chunk.row_begin, chunk.row_begin + chunk.rows});
+    if (overlap.empty() || row_bytes == 0) continue;
+    // Whole blocks: the partial ones at the edges are read too, for their checksums.
+    const uint64_t begin = static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes /
+                           chunk.block_bytes * chunk.block_bytes;
+    const uint64_t end = std::min(chunk.length, block_count(static_cast<uint64_t>(overlap.end - chunk.row_begin) *
+                                                                row_bytes, chunk.block_bytes) * chunk.block_bytes);
+    ::posix_fadvise(file(chunk.file).fd(), static_cast<off_t>(chunk.offset + begin),
+                    static_cast<off_t>(end - begin), POSIX_FADV_WILLNEED);
   }
 }
 

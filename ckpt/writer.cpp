@@ -189,7 +189,9 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
       rename_path(temporary, final_path);
       committed = true;
       durability_point("checkpoint renamed into place");
-      if (options.durable) sync_directory(options.root);
+      // Updating `latest` ends with a sync of root, which makes this rename durable too; a reader
+      // whose `latest` names a checkpoint lost to a power cut falls back to listing.
+      if (options.durable && !options.update_latest) sync_directory(options.root);
       durability_point("root directory synced");
       if (options.update_latest) write_latest(options.root, options.name, options.durable);
       if (options.keep_last > 0) apply_retention(options.root, options.keep_last, options.durable);

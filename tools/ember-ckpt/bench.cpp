@@ -69,7 +69,7 @@ double timed_load(const std::map<std::string, Tensor>& tensors, const fs::path& 
   std::vector<RankState> live(world_size);
   for (int rank = 0; rank < world_size; ++rank) {
     std::map<std::string, Tensor> targets;
-    for (const auto& [name, tensor] : tensors) targets[name] = empty(tensor.sizes());
+    for (const auto& [name, tensor] : tensors) targets[name] = zeros(tensor.sizes());  // a live model's memory is already touched
     live[rank] = rank_state(targets, rank, world_size);
   }
   if (cold) drop_cache(directory);
@@ -116,7 +116,7 @@ int bench(const fs::path& directory, int world_size, int resharded_world, int re
 
   // Async: steady-state blocking time of save_async against a memcpy of the same bytes into an
   // already allocated host buffer (the snapshot a perfect implementation would still have to do).
-  std::vector<double> blocking, copy;
+  std::vector<double> blocking, copy, snapshot, waiting;
   std::vector<std::byte> host(bytes);
   SingleRank single;
   AsyncCheckpointer checkpointer(single);
@@ -131,14 +131,18 @@ int bench(const fs::path& directory, int world_size, int resharded_world, int re
     const double copy_seconds = seconds_since(start);
     fs::remove_all(directory / "async");
     SaveFuture future = checkpointer.save_async(whole, {.root = directory / "async", .name = "step_000000100"});
-    const double blocking_seconds = checkpointer.last_stats().blocking_seconds;
+    const AsyncSaveStats stats = checkpointer.last_stats();
     future.wait();
     if (trial == 0) continue;  // the first save allocates the pool's buffer
     copy.push_back(copy_seconds);
-    blocking.push_back(blocking_seconds);
+    blocking.push_back(stats.blocking_seconds);
+    snapshot.push_back(stats.snapshot_seconds);
+    waiting.push_back(stats.wait_seconds);
   }
   result["snapshot_copy_s"] = median(copy);
   result["async_blocking_s"] = median(blocking);
+  result["async_snapshot_s"] = median(snapshot);
+  result["async_wait_s"] = median(waiting);
   result["async_blocking_over_copy"] = median(blocking) / median(copy);
   std::printf("%s\n", result.dump(1).c_str());
   fs::remove_all(directory / "async");

@@ -8,6 +8,9 @@ scratch=${1:-$(mktemp -d /tmp/ember-ckpt-bench-XXXXXX)}
 build=${2:-$root/build}
 mkdir -p "$scratch"
 
+# Idle OpenMP workers of the tensor fills that build the state would otherwise spin on the cores
+# the rank threads need (2-core machines): the timed code itself runs no OpenMP.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 result=$("$build/bin/ember-ckpt" bench "$scratch" --world 8 --reshard-world 3 --repeat 5)
 echo "$result"
 bytes=$(echo "$result" | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])')

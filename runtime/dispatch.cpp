@@ -119,7 +119,7 @@ void check_inplace_allowed(const OpCall& call, bool recording) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (!has_bit(call.op.mutated_inputs, i)) continue;
     const Tensor& target = call.inputs[i];
-    if (!recording) continue;
+    if (!recording || !target.defined()) continue;
     check(!(target.is_leaf() && target.requires_grad()),
           "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; "
           "wrap the update in NoGradGuard",
@@ -139,7 +139,9 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   for (size_t i = 0; i < call.inputs.size(); ++i)
     if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
   kernel(call, outputs);
-  for (Tensor& output : outputs) output.impl()->storage->bump_version();
+  // An optional mutated input (an optimizer's absent state buffer) may be undefined.
+  for (Tensor& output : outputs)
+    if (output.defined()) output.impl()->storage->bump_version();
   // The written tensor now holds the op's result: its history continues through the new node.
   if (node) attach_outputs(node, call, outputs);
   return outputs;

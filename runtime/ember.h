@@ -8,6 +8,8 @@
 #include "runtime/error.h"
 #include "runtime/functional.h"
 #include "runtime/memory/memory_stats.h"
+#include "runtime/nn/nn.h"
+#include "runtime/optim/optim.h"
 #include "runtime/parallel.h"
 #include "runtime/random/generator.h"
 #include "runtime/tensor.h"

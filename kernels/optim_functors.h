@@ -1,0 +1,85 @@
+// The per-element math of the fused optimizer steps, written once for the CPU kernel, CUDA and
+// generated code. Each functor updates one parameter element and its state in registers, so a
+// kernel reads and writes every array exactly once. T is the compute type (float for 16-bit
+// parameters). The formulas follow PyTorch 1.13's _single_tensor_sgd / _single_tensor_adam(w)
+// operation by operation, including where they round.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/host_device.h"
+
+namespace ember::fn {
+
+// SGD with momentum, dampening, Nesterov and L2 weight decay:
+//   d = grad + weight_decay * param
+//   buffer = d                                          (first step)
+//   buffer = momentum * buffer + (1 - dampening) * d    (later steps)
+//   d = nesterov ? d + momentum * buffer : buffer       (when momentum != 0)
+//   param = param - lr * d
+template <typename T>
+struct SgdStep {
+  T neg_lr;                 // -lr
+  T momentum;
+  T one_minus_dampening;    // 1 - dampening
+  T weight_decay;
+  bool use_momentum;        // momentum != 0: the buffer exists
+  bool nesterov;
+  bool first_step;          // the buffer is uninitialised and takes d
+
+  EMBER_HOST_DEVICE void operator()(T& param, T grad, T& buffer) const {
+    T direction = grad;
+    if (weight_decay != T(0)) direction = direction + weight_decay * param;
+    if (use_momentum) {
+      buffer = first_step ? direction : buffer * momentum + one_minus_dampening * direction;
+      direction = nesterov ? direction + momentum * buffer : buffer;
+    }
+    param = param + neg_lr * direction;
+  }
+};
+
+// Adam (L2 decay folded into the gradient) and AdamW (decoupled decay of the parameter), with
+// optional AMSGrad. At step t (1-based):
+//   AdamW: param = param * (1 - lr * weight_decay)      Adam: grad = grad + weight_decay * param
+//   exp_avg    = beta1 * exp_avg    + (1 - beta1) * grad
+//   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad * grad
+//   AMSGrad: max_exp_avg_sq = max(max_exp_avg_sq, exp_avg_sq), used below instead of exp_avg_sq
+//   denom = sqrt(exp_avg_sq) / sqrt(1 - beta2^t) + eps
+//   param = param - (lr / (1 - beta1^t)) * exp_avg / denom
+// The bias corrections are host scalars (computed in double, like PyTorch's Python floats).
+template <typename T>
+struct AdamStep {
+  T beta1;
+  T beta2;
+  T one_minus_beta1;
+  T one_minus_beta2;
+  T eps;
+  T weight_decay;
+  T decay_factor;           // 1 - lr * weight_decay (AdamW)
+  T neg_step_size;          // -lr / (1 - beta1^t)
+  T bias_correction2_sqrt;  // sqrt(1 - beta2^t)
+  bool amsgrad;
+  bool decoupled;           // AdamW
+
+  EMBER_HOST_DEVICE void operator()(T& param, T grad, T& exp_avg, T& exp_avg_sq, T& max_exp_avg_sq) const {
+    if (decoupled) {
+      param = param * decay_factor;
+    } else if (weight_decay != T(0)) {
+      grad = grad + weight_decay * param;
+    }
+    exp_avg = exp_avg * beta1 + one_minus_beta1 * grad;
+    exp_avg_sq = exp_avg_sq * beta2 + one_minus_beta2 * grad * grad;
+    T second_moment = exp_avg_sq;
+    if (amsgrad) {
+      // NaN propagates from either side, like torch.maximum.
+      const bool keep = max_exp_avg_sq > exp_avg_sq || max_exp_avg_sq != max_exp_avg_sq;
+      max_exp_avg_sq = keep ? max_exp_avg_sq : exp_avg_sq;
+      second_moment = max_exp_avg_sq;
+    }
+    using std::sqrt;
+    const T denom = sqrt(second_moment) / bias_correction2_sqrt + eps;
+    param = param + neg_step_size * exp_avg / denom;
+  }
+};
+
+}  // namespace ember::fn

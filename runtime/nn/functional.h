@@ -1,0 +1,30 @@
+// nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
+// F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
+// These are the ops of runtime/functional.h; dropout gets PyTorch's defaults (p = 0.5, training).
+#pragma once
+
+#include "runtime/functional.h"
+
+namespace ember::nn::functional {
+
+using ember::cross_entropy;
+using ember::CrossEntropyOptions;
+using ember::embedding;
+using ember::gelu;
+using ember::layer_norm;
+using ember::linear;
+using ember::log_softmax;
+using ember::mse_loss;
+using ember::nll_loss;
+using ember::Reduction;
+using ember::relu;
+using ember::sigmoid;
+using ember::silu;
+using ember::softmax;
+using ember::tanh;
+
+inline Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Where where = Where::current()) {
+  return ember::dropout(input, p, training, where);
+}
+
+}  // namespace ember::nn::functional

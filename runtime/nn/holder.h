@@ -1,0 +1,55 @@
+// ModuleHolder: libtorch's holder pattern. nn::Linear is a thin handle around a
+// std::shared_ptr<LinearImpl>; copying the handle shares the module, `->` reaches the Impl, and
+// `model(x)` calls its forward.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "runtime/nn/module.h"
+
+namespace ember::nn {
+
+template <typename Impl>
+class ModuleHolder {
+ public:
+  using ImplType = Impl;
+
+  // An empty holder, assigned later: `nn::Linear fc{nullptr}; ... fc = register_module(...)`.
+  ModuleHolder(std::nullptr_t) {}  // NOLINT: implicit, like libtorch
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT
+
+  Impl* operator->() const { return get(); }
+  Impl& operator*() const { return *get(); }
+  Impl* get() const {
+    check(impl_ != nullptr, "nn: use of an empty module holder (constructed from nullptr)");
+    return impl_.get();
+  }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+
+  // model(x): forwards with the caller's location, so errors inside name the user's line.
+  Tensor operator()(const Tensor& input, Where where = Where::current()) const
+    requires requires(Impl& impl, const Tensor& x, Where w) { impl.forward(x, w); }
+  {
+    return get()->forward(input, where);
+  }
+  // Modules whose forward takes other arguments.
+  template <typename... Args>
+    requires(sizeof...(Args) != 1 || !(std::is_convertible_v<Args, const Tensor&> && ...))
+  decltype(auto) operator()(Args&&... args) const {
+    return get()->forward(std::forward<Args>(args)...);
+  }
+
+ protected:
+  std::shared_ptr<Impl> impl_;
+};
+
+template <typename Impl>
+std::ostream& operator<<(std::ostream& out, const ModuleHolder<Impl>& holder) {
+  return out << *holder;
+}
+
+}  // namespace ember::nn

@@ -1,0 +1,223 @@
+// nn::Module: registration, tree traversal, train/eval, to(), zero_grad and state dicts.
+#include "runtime/nn/module.h"
+
+#include <fmt/ranges.h>
+
+#include <ostream>
+#include <unordered_set>
+
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+
+namespace ember::nn {
+
+namespace {
+
+std::string join_name(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// Points `target`'s TensorImpl at `source`'s data, so every handle to `target` sees the moved or
+// converted tensor (libtorch's set_data). Autograd metadata (requires_grad, .grad) stays.
+void replace_data(const Tensor& target, const Tensor& source) {
+  TensorImpl& impl = *target.impl();
+  const TensorImpl& from = *source.impl();
+  impl.storage = from.storage;
+  impl.sizes = from.sizes;
+  impl.strides = from.strides;
+  impl.offset = from.offset;
+  impl.dtype = from.dtype;
+  impl.device = from.device;
+  impl.is_view = false;
+}
+
+// Walks `module` and its descendants (parents first), calling visit(prefix, module).
+template <typename Visit>
+void walk(const Module& module, const std::string& prefix, bool recurse, Visit&& visit) {
+  visit(prefix, module);
+  if (!recurse) return;
+  for (const auto& [name, child] : module.named_children()) walk(*child, join_name(prefix, name), true, visit);
+}
+
+}  // namespace
+
+Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+  check_new_name(name, "parameter");
+  check(tensor.defined(), "{}: register_parameter('{}') got an undefined tensor", name_, name);
+  check(tensor.is_leaf(), "{}: parameter '{}' must be a leaf tensor; pass tensor.detach()", name_, name);
+  check(!requires_grad || tensor.is_floating_point(),
+        "{}: parameter '{}' of dtype {} cannot require grad; only floating-point tensors can", name_,
+        name, tensor.dtype());
+  tensor.requires_grad_(requires_grad);
+  return parameters_.insert(std::move(name), std::move(tensor));
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor tensor) {
+  check_new_name(name, "buffer");
+  check(tensor.defined(), "{}: register_buffer('{}') got an undefined tensor", name_, name);
+  return buffers_.insert(std::move(name), std::move(tensor));
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> child) {
+  check_new_name(name, "submodule");
+  check(child != nullptr, "{}: register_module('{}') got an empty module", name_, name);
+  children_.insert(std::move(name), std::move(child));
+}
+
+void Module::check_new_name(const std::string& name, const char* what) const {
+  check(!name.empty(), "{}: a {} name must not be empty", name_, what);
+  check(name.find('.') == std::string::npos, "{}: {} name '{}' must not contain '.'", name_, what, name);
+  check(!parameters_.contains(name) && !buffers_.contains(name) && !children_.contains(name),
+        "{}: cannot register {} '{}': the name is already taken", name_, what, name);
+}
+
+OrderedDict<Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<Tensor> result;
+  std::unordered_set<const TensorImpl*> seen;
+  walk(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
+    for (const auto& [name, tensor] : module.parameters_)
+      if (seen.insert(tensor.impl()).second) result.insert(join_name(prefix, name), tensor);
+  });
+  return result;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+
+OrderedDict<Tensor> Module::named_buffers(bool recurse) const {
+  OrderedDict<Tensor> result;
+  std::unordered_set<const TensorImpl*> seen;
+  walk(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
+    for (const auto& [name, tensor] : module.buffers_)
+      if (seen.insert(tensor.impl()).second) result.insert(join_name(prefix, name), tensor);
+  });
+  return result;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+OrderedDict<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
+  OrderedDict<std::shared_ptr<Module>> result;
+  if (include_self) {
+    // A module not owned by a shared_ptr (a local variable) is listed through a non-owning alias.
+    std::shared_ptr<Module> self = weak_from_this().lock();
+    result.insert("", self ? self : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
+  }
+  collect_named_modules("", result);
+  return result;
+}
+
+void Module::collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out) {
+  for (const auto& [name, child] : children_) {
+    const std::string full = join_name(prefix, name);
+    out.insert(full, child);
+    child->collect_named_modules(full, out);
+  }
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (const auto& [name, child] : children_) child->train(on);
+}
+
+void Module::to(Device device, bool non_blocking) {
+  NoGradGuard no_grad;
+  walk(*this, "", true, [&](const std::string&, const Module& module) {
+    for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
+      for (const auto& [name, tensor] : *tensors) {
+        if (tensor.device() == device) continue;
+        replace_data(tensor, tensor.to(device, non_blocking));
+        Tensor grad = tensor.grad();
+        if (grad.defined()) replace_data(grad, grad.to(device, non_blocking));
+      }
+    }
+  });
+}
+
+void Module::to(DType dtype) {
+  check(is_floating(dtype), "{}: to(dtype) converts floating-point tensors; got target dtype {}", name_, dtype);
+  NoGradGuard no_grad;
+  walk(*this, "", true, [&](const std::string&, const Module& module) {
+    for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
+      for (const auto& [name, tensor] : *tensors) {
+        if (!tensor.is_floating_point() || tensor.dtype() == dtype) continue;
+        replace_data(tensor, tensor.to(dtype));
+        Tensor grad = tensor.grad();
+        if (grad.defined()) replace_data(grad, grad.to(dtype));
+      }
+    }
+  });
+}
+
+void Module::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (Tensor& parameter : parameters()) {
+    Tensor grad = parameter.grad();
+    if (!grad.defined()) continue;
+    if (set_to_none) {
+      parameter.set_grad({});
+    } else {
+      grad.zero_();
+    }
+  }
+}
+
+StateDict Module::state_dict() const {
+  StateDict result;
+  collect_state("", result);
+  return result;
+}
+
+void Module::collect_state(const std::string& prefix, StateDict& out) const {
+  for (const auto& [name, tensor] : parameters_) out.insert(join_name(prefix, name), tensor);
+  for (const auto& [name, tensor] : buffers_) out.insert(join_name(prefix, name), tensor);
+  for (const auto& [name, child] : children_) child->collect_state(join_name(prefix, name), out);
+}
+
+void Module::load_state_dict(const StateDict& state, bool strict) {
+  const StateDict own = state_dict();
+  std::vector<std::string> missing;
+  std::vector<std::string> unexpected;
+  for (const auto& [key, tensor] : own)
+    if (!state.contains(key)) missing.push_back(key);
+  for (const auto& [key, tensor] : state)
+    if (!own.contains(key)) unexpected.push_back(key);
+  check(!strict || (missing.empty() && unexpected.empty()),
+        "{}: load_state_dict: missing keys {}, unexpected keys {}", name_, missing, unexpected);
+  for (const auto& [key, target] : own) {
+    const Tensor* source = state.find(key);
+    if (source == nullptr) continue;
+    check(source->defined(), "{}: load_state_dict: entry '{}' is an undefined tensor", name_, key);
+    check(source->sizes() == target.sizes(),
+          "{}: load_state_dict: size mismatch for '{}': the state dict has shape {}, the module {}", name_,
+          key, source->sizes(), target.sizes());
+  }
+  NoGradGuard no_grad;
+  for (auto [key, target] : own) {
+    const Tensor* source = state.find(key);
+    if (source != nullptr && !source->is_same(target)) target.copy_(source->to(target.device()));
+  }
+}
+
+std::string Module::str() const {
+  std::string out;
+  print(out, 0);
+  return out;
+}
+
+void Module::print(std::string& out, int indent) const {
+  out += name_ + "(" + extra_repr();
+  if (!children_.empty()) {
+    out += "\n";
+    for (const auto& [name, child] : children_) {
+      out += std::string(indent + 2, ' ') + "(" + name + "): ";
+      child->print(out, indent + 2);
+      out += "\n";
+    }
+    out += std::string(indent, ' ');
+  }
+  out += ")";
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.str(); }
+
+}  // namespace ember::nn

@@ -1,0 +1,112 @@
+// nn::Module: the base of every layer. Owns named parameters, buffers and child modules, and does
+// what applies to a whole tree at once: train/eval, to(device), zero_grad, state dicts.
+//
+// Names follow PyTorch: a child's entries are prefixed with its name ("0.weight", "encoder.bias"),
+// and state_dict() lists each module's parameters, then its buffers, then its children's entries.
+#pragma once
+
+#include <concepts>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/nn/ordered_dict.h"
+#include "runtime/tensor.h"
+
+namespace ember::nn {
+
+// A module's named tensors, as state_dict() returns them and load_state_dict() takes them.
+using StateDict = OrderedDict<Tensor>;
+
+template <typename Impl>
+class ModuleHolder;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  // `name` is the type's name ("Linear"), used when printing and in error messages.
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  // Modules live behind shared_ptr (see ModuleHolder); a copy would silently share parameters.
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // ---- the tree ----
+  // Parameters of this module and (recurse) its descendants; a tensor registered under two names
+  // (tied weights) is listed once, under its first name.
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  OrderedDict<Tensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  OrderedDict<Tensor> named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
+  const OrderedDict<std::shared_ptr<Module>>& named_children() const { return children_; }
+  // This module (named "") and every descendant, parents before their children.
+  OrderedDict<std::shared_ptr<Module>> named_modules(bool include_self = true);
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true) {
+    return named_modules(include_self).values();
+  }
+
+  // ---- whole-tree operations ----
+  // Sets training mode on this module and all descendants (Dropout reads it).
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Moves or converts every parameter and buffer in place: Tensor handles the module gave out
+  // (to an optimizer, say) see the new data. to(dtype) converts floating tensors only.
+  void to(Device device, bool non_blocking = false);
+  void to(DType dtype);
+
+  // Clears (set_to_none) or zeroes every parameter's gradient.
+  void zero_grad(bool set_to_none = true);
+
+  // Every parameter and buffer by its dotted name; the tensors alias the module's.
+  StateDict state_dict() const;
+  // Copies `state` into the module's tensors. strict: a missing or unexpected key is an error.
+  // A shape mismatch is always an error. Everything is validated before anything is copied, so a
+  // failed load leaves the module unchanged. Errors name the offending keys.
+  void load_state_dict(const StateDict& state, bool strict = true);
+
+  // PyTorch-like printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)".
+  std::string str() const;
+
+ protected:
+  // Registers a parameter (a leaf that requires grad unless told otherwise) and returns it.
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  // Registers a buffer: state that is saved and moved with the module but not trained.
+  Tensor& register_buffer(std::string name, Tensor tensor);
+
+  template <typename M>
+    requires std::derived_from<M, Module>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    add_child(std::move(name), module);
+    return module;
+  }
+  template <typename Holder>
+    requires std::derived_from<Holder, ModuleHolder<typename Holder::ImplType>>
+  Holder register_module(std::string name, Holder holder) {
+    add_child(std::move(name), holder.ptr());
+    return holder;
+  }
+
+  // What str() prints between the parentheses: "in_features=2, out_features=3, bias=true".
+  virtual std::string extra_repr() const { return ""; }
+
+ private:
+  void add_child(std::string name, std::shared_ptr<Module> child);
+  void check_new_name(const std::string& name, const char* what) const;
+  void collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out);
+  void collect_state(const std::string& prefix, StateDict& out) const;
+  void print(std::string& out, int indent) const;
+
+  std::string name_;
+  OrderedDict<Tensor> parameters_;
+  OrderedDict<Tensor> buffers_;
+  OrderedDict<std::shared_ptr<Module>> children_;
+  bool training_ = true;
+};
+
+std::ostream& operator<<(std::ostream& out, const Module& module);
+
+}  // namespace ember::nn

@@ -1,0 +1,80 @@
+// Activation modules: ReLU, GELU, SiLU, Tanh, Sigmoid. Stateless wrappers of the ops of the same
+// name, so they can sit in a Sequential.
+#pragma once
+
+#include "runtime/nn/holder.h"
+
+namespace ember::nn {
+
+class ReLUImpl : public Module {
+ public:
+  ReLUImpl() : Module("ReLU") {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+};
+
+// approximate = "tanh" in PyTorch: the tanh approximation instead of the exact erf form.
+struct GELUOptions {
+  bool tanh_approximation = false;
+};
+
+class GELUImpl : public Module {
+ public:
+  explicit GELUImpl(GELUOptions options = {}) : Module("GELU"), options_(options) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  GELUOptions options_;
+};
+
+class SiLUImpl : public Module {
+ public:
+  SiLUImpl() : Module("SiLU") {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+};
+
+class TanhImpl : public Module {
+ public:
+  TanhImpl() : Module("Tanh") {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+};
+
+class SigmoidImpl : public Module {
+ public:
+  SigmoidImpl() : Module("Sigmoid") {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+};
+
+class ReLU : public ModuleHolder<ReLUImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  ReLU() : ModuleHolder(std::make_shared<ReLUImpl>()) {}
+};
+
+class GELU : public ModuleHolder<GELUImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit GELU(GELUOptions options = {}) : ModuleHolder(std::make_shared<GELUImpl>(options)) {}
+};
+
+class SiLU : public ModuleHolder<SiLUImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  SiLU() : ModuleHolder(std::make_shared<SiLUImpl>()) {}
+};
+
+class Tanh : public ModuleHolder<TanhImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  Tanh() : ModuleHolder(std::make_shared<TanhImpl>()) {}
+};
+
+class Sigmoid : public ModuleHolder<SigmoidImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  Sigmoid() : ModuleHolder(std::make_shared<SigmoidImpl>()) {}
+};
+
+}  // namespace ember::nn

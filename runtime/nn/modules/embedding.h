@@ -1,0 +1,44 @@
+// nn::Embedding: a lookup table of num_embeddings rows of embedding_dim values, initialised
+// N(0, 1) like torch.nn.Embedding; forward(indices int64 [*]) -> [*, embedding_dim].
+#pragma once
+
+#include <optional>
+
+#include "runtime/nn/holder.h"
+#include "runtime/random/generator.h"
+
+namespace ember::nn {
+
+struct EmbeddingOptions {
+  DType dtype = DType::Float32;
+  std::optional<Device> device = std::nullopt;    // empty: the default device
+  Generator* generator = nullptr;  // initialisation draws; null: the device's default generator
+};
+
+class EmbeddingImpl : public Module {
+ public:
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {});
+  Tensor forward(const Tensor& indices, Where where = Where::current());
+  void reset_parameters(Generator* generator = nullptr);
+
+  int64_t num_embeddings() const { return num_embeddings_; }
+  int64_t embedding_dim() const { return embedding_dim_; }
+
+  Tensor weight;  // [num_embeddings, embedding_dim]
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  int64_t num_embeddings_;
+  int64_t embedding_dim_;
+};
+
+class Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {})
+      : ModuleHolder(std::make_shared<EmbeddingImpl>(num_embeddings, embedding_dim, options)) {}
+};
+
+}  // namespace ember::nn

@@ -1,0 +1,28 @@
+// nn::Sequential: naming children by position and chaining forwards.
+#include "runtime/nn/modules/sequential.h"
+
+#include <string>
+
+namespace ember::nn {
+
+void SequentialImpl::push_back(AnyModule module) { push_back(std::to_string(modules_.size()), std::move(module)); }
+
+void SequentialImpl::push_back(std::string name, AnyModule module) {
+  register_module(std::move(name), module.ptr());
+  modules_.push_back(std::move(module));
+}
+
+Tensor SequentialImpl::forward(const Tensor& input, Where where) {
+  CallSiteScope site(where);
+  check(!modules_.empty(), "Sequential: forward on an empty Sequential");
+  Tensor output = modules_.front().forward(input);
+  for (size_t i = 1; i < modules_.size(); ++i) output = modules_[i].forward(output);
+  return output;
+}
+
+std::shared_ptr<Module> SequentialImpl::operator[](size_t index) const {
+  check(index < modules_.size(), "Sequential: index {} out of range for {} modules", index, modules_.size());
+  return modules_[index].ptr();
+}
+
+}  // namespace ember::nn

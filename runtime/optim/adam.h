@@ -1,0 +1,68 @@
+// optim::Adam and optim::AdamW (optionally AMSGrad): one implementation, the decay mode chosen at
+// compile time. Formulas: kernels/optim_functors.h (fn::AdamStep), as in PyTorch 1.13.
+//
+//   ember::optim::Adam opt(model->parameters(), {.lr = 1e-3});
+//   ember::optim::AdamW opt(model->parameters(), {.lr = 1e-3, .weight_decay = 0.1, .amsgrad = true});
+#pragma once
+
+#include <utility>
+
+#include "runtime/optim/optimizer.h"
+
+namespace ember::optim {
+
+// Decoupled = AdamW, whose weight decay multiplies the parameter by (1 - lr * weight_decay) and
+// defaults to 0.01; Adam adds weight_decay * param to the gradient and defaults to 0.
+template <bool Decoupled>
+struct AdamOptionsFor {
+  double lr = 1e-3;
+  std::pair<double, double> betas{0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = Decoupled ? 1e-2 : 0.0;
+  bool amsgrad = false;
+
+  void validate(const char* optimizer) const;
+  template <typename Self, typename Visit>
+  static void fields(Self& self, Visit&& visit) {
+    visit("lr", self.lr);
+    visit("beta1", self.betas.first);
+    visit("beta2", self.betas.second);
+    visit("eps", self.eps);
+    visit("weight_decay", self.weight_decay);
+    visit("amsgrad", self.amsgrad);
+  }
+};
+using AdamOptions = AdamOptionsFor<false>;
+using AdamWOptions = AdamOptionsFor<true>;
+
+struct AdamParamState {
+  int64_t step = 0;
+  Tensor exp_avg;
+  Tensor exp_avg_sq;
+  Tensor max_exp_avg_sq;  // with amsgrad only
+
+  template <typename Self, typename Visit>
+  static void fields(Self& self, Visit&& visit) {
+    visit("step", self.step, true);
+    visit("exp_avg", self.exp_avg, true);
+    visit("exp_avg_sq", self.exp_avg_sq, true);
+    visit("max_exp_avg_sq", self.max_exp_avg_sq, false);
+  }
+};
+
+template <bool Decoupled>
+class AdamFamily : public OptimizerBase<AdamOptionsFor<Decoupled>, AdamParamState> {
+ public:
+  using Options = AdamOptionsFor<Decoupled>;
+  explicit AdamFamily(std::vector<Tensor> params, Options options = {});
+  Tensor step(const LossClosure& closure = nullptr) override;
+};
+
+using Adam = AdamFamily<false>;
+using AdamW = AdamFamily<true>;
+extern template struct AdamOptionsFor<false>;
+extern template struct AdamOptionsFor<true>;
+extern template class AdamFamily<false>;
+extern template class AdamFamily<true>;
+
+}  // namespace ember::optim

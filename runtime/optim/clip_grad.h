@@ -1,0 +1,27 @@
+// Gradient clipping (torch.nn.utils.clip_grad_norm_ / clip_grad_value_), under libtorch's
+// namespace nn::utils and also reachable as optim::clip_grad_norm_.
+#pragma once
+
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace ember::nn::utils {
+
+// Scales the gradients of `parameters` in place so that their total norm (all gradients viewed as
+// one vector) is at most max_norm: each is multiplied by max_norm / (total_norm + 1e-6) when that is
+// below 1. norm_type is p > 0 or infinity. Returns the total norm before clipping, computed in
+// double. Parameters without gradients are skipped; none at all gives 0. A non-finite norm is an
+// error when error_if_nonfinite, otherwise the gradients are scaled by it like PyTorch does.
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0,
+                       bool error_if_nonfinite = false);
+
+// Clamps every gradient element to [-clip_value, clip_value] in place.
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
+
+}  // namespace ember::nn::utils
+
+namespace ember::optim {
+using nn::utils::clip_grad_norm_;
+using nn::utils::clip_grad_value_;
+}  // namespace ember::optim

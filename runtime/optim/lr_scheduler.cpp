@@ -1,0 +1,142 @@
+// The learning-rate schedulers: the shared step/state logic and each schedule's recursive formula,
+// transcribed from PyTorch 1.13's get_lr() so that rounding matches too.
+#include "runtime/optim/lr_scheduler.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace ember::optim {
+
+LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+  for (size_t g = 0; g < optimizer.num_param_groups(); ++g) base_lrs_.push_back(optimizer.get_lr(g));
+}
+
+void LRScheduler::step() {
+  ++step_count_;
+  ++last_epoch_;
+  last_lr_ = compute_lr();
+  internal_assert(last_lr_.size() == optimizer_.num_param_groups(), "scheduler computed one rate per group");
+  for (size_t g = 0; g < last_lr_.size(); ++g) optimizer_.set_lr(g, last_lr_[g]);
+}
+
+OrderedDict<double> LRScheduler::state_dict() const {
+  OrderedDict<double> state;
+  state.insert("last_epoch", static_cast<double>(last_epoch_));
+  state.insert("step_count", static_cast<double>(step_count_));
+  for (size_t g = 0; g < base_lrs_.size(); ++g) state.insert(fmt::format("base_lrs.{}", g), base_lrs_[g]);
+  for (size_t g = 0; g < last_lr_.size(); ++g) state.insert(fmt::format("last_lr.{}", g), last_lr_[g]);
+  return state;
+}
+
+void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
+  const size_t groups = base_lrs_.size();
+  check(state.size() == 2 + 2 * groups,
+        "LRScheduler: load_state_dict: expected {} entries (last_epoch, step_count and base_lrs / last_lr for {} "
+        "groups), got {}",
+        2 + 2 * groups, groups, state.size());
+  std::vector<double> base_lrs(groups);
+  std::vector<double> last_lr(groups);
+  auto read = [&](const std::string& key) {
+    const double* value = state.find(key);
+    check(value != nullptr, "LRScheduler: load_state_dict: missing key '{}'", key);
+    return *value;
+  };
+  const int64_t last_epoch = static_cast<int64_t>(read("last_epoch"));
+  const int64_t step_count = static_cast<int64_t>(read("step_count"));
+  for (size_t g = 0; g < groups; ++g) {
+    base_lrs[g] = read(fmt::format("base_lrs.{}", g));
+    last_lr[g] = read(fmt::format("last_lr.{}", g));
+  }
+  last_epoch_ = last_epoch;
+  step_count_ = step_count;
+  base_lrs_ = std::move(base_lrs);
+  last_lr_ = std::move(last_lr);
+}
+
+StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
+    : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
+  check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
+  step();
+}
+
+std::vector<double> StepLR::compute_lr() const {
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) {
+    const bool decay = last_epoch() != 0 && last_epoch() % step_size_ == 0;
+    rates.push_back(decay ? current_lr(g) * gamma_ : current_lr(g));
+  }
+  return rates;
+}
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
+    : LRScheduler(optimizer), T_max_(T_max), eta_min_(eta_min) {
+  check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
+  step();
+}
+
+std::vector<double> CosineAnnealingLR::compute_lr() const {
+  constexpr double pi = std::numbers::pi;
+  const int64_t epoch = last_epoch();
+  const double period = static_cast<double>(T_max_);
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) {
+    const double lr = current_lr(g);
+    if (epoch == 0) {
+      rates.push_back(lr);
+    } else if ((epoch - 1 - T_max_) % (2 * T_max_) == 0) {
+      // The restart point of the cosine, where the recursive ratio would divide by zero.
+      rates.push_back(lr + (base_lrs()[g] - eta_min_) * (1.0 - std::cos(pi / period)) / 2.0);
+    } else {
+      rates.push_back((1.0 + std::cos(pi * static_cast<double>(epoch) / period)) /
+                          (1.0 + std::cos(pi * static_cast<double>(epoch - 1) / period)) * (lr - eta_min_) +
+                      eta_min_);
+    }
+  }
+  return rates;
+}
+
+LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lambda)
+    : LambdaLR(optimizer, std::vector<Lambda>(optimizer.num_param_groups(), lambda)) {}
+
+LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
+    : LRScheduler(optimizer), lambdas_(std::move(lambdas)) {
+  check(lambdas_.size() == optimizer.num_param_groups(), "LambdaLR: got {} lambdas for {} parameter groups",
+        lambdas_.size(), optimizer.num_param_groups());
+  for (const Lambda& lambda : lambdas_) check(static_cast<bool>(lambda), "LambdaLR: a lambda is empty");
+  step();
+}
+
+std::vector<double> LambdaLR::compute_lr() const {
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(base_lrs()[g] * lambdas_[g](last_epoch()));
+  return rates;
+}
+
+LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
+    : LRScheduler(optimizer), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
+  check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
+  check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
+  check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);
+  step();
+}
+
+std::vector<double> LinearLR::compute_lr() const {
+  const int64_t epoch = last_epoch();
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) {
+    const double lr = current_lr(g);
+    if (epoch == 0) {
+      rates.push_back(lr * start_factor_);
+    } else if (epoch > total_iters_) {
+      rates.push_back(lr);
+    } else {
+      // The ratio of consecutive factors, so the schedule composes with others like PyTorch's.
+      const double change = end_factor_ - start_factor_;
+      rates.push_back(lr * (1.0 + change / (static_cast<double>(total_iters_) * start_factor_ +
+                                            static_cast<double>(epoch - 1) * change)));
+    }
+  }
+  return rates;
+}
+
+}  // namespace ember::optim

@@ -1,0 +1,112 @@
+// Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LambdaLR and
+// LinearLR (the linear warm-up). Each sets the learning rate of every parameter group of an
+// optimizer, once at construction (epoch 0) and again at each step(). Formulas are PyTorch 1.13's
+// recursive ("chainable") forms, so the sequences match PyTorch to the last bit.
+//
+//   optim::StepLR scheduler(opt, /*step_size=*/30, /*gamma=*/0.1);
+//   for (epoch ...) { train(); scheduler.step(); }
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "runtime/nn/ordered_dict.h"
+#include "runtime/optim/optimizer.h"
+
+namespace ember::optim {
+
+// A scheduler refers to its optimizer, which must outlive it.
+class LRScheduler {
+ public:
+  virtual ~LRScheduler() = default;
+  LRScheduler(const LRScheduler&) = delete;
+  LRScheduler& operator=(const LRScheduler&) = delete;
+
+  // Advances one epoch and writes the new learning rates into the optimizer.
+  void step();
+  // The learning rates the last step() set, one per parameter group.
+  const std::vector<double>& get_last_lr() const { return last_lr_; }
+  int64_t last_epoch() const { return last_epoch_; }
+  const std::vector<double>& base_lrs() const { return base_lrs_; }
+
+  // Scalars "last_epoch", "step_count", "base_lrs.<g>", "last_lr.<g>". The schedule's own settings
+  // (step_size, gamma, lambdas, ...) are not included: construct the same scheduler, then load.
+  OrderedDict<double> state_dict() const;
+  // Validates every key and the group count before changing anything.
+  void load_state_dict(const OrderedDict<double>& state);
+
+ protected:
+  // Records the groups' current learning rates as the base rates. Subclasses call step() at the end
+  // of their constructor (PyTorch's initial step), once their settings are in place.
+  explicit LRScheduler(Optimizer& optimizer);
+  // The learning rates for last_epoch() (already advanced), given the optimizer's current ones.
+  virtual std::vector<double> compute_lr() const = 0;
+  double current_lr(size_t group) const { return optimizer_.get_lr(group); }
+
+  Optimizer& optimizer_;
+
+ private:
+  std::vector<double> base_lrs_;
+  std::vector<double> last_lr_;
+  int64_t last_epoch_ = -1;
+  int64_t step_count_ = 0;
+};
+
+// Multiplies the learning rate by gamma every step_size epochs: base * gamma^(epoch / step_size).
+class StepLR : public LRScheduler {
+ public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+
+ protected:
+  std::vector<double> compute_lr() const override;
+
+ private:
+  int64_t step_size_;
+  double gamma_;
+};
+
+// Cosine from the base rate down to eta_min over T_max epochs (and back up over the next T_max):
+// eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2, computed recursively.
+class CosineAnnealingLR : public LRScheduler {
+ public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0.0);
+
+ protected:
+  std::vector<double> compute_lr() const override;
+
+ private:
+  int64_t T_max_;
+  double eta_min_;
+};
+
+// base * lambda(epoch), with one lambda for every group or one per group.
+class LambdaLR : public LRScheduler {
+ public:
+  using Lambda = std::function<double(int64_t epoch)>;
+  LambdaLR(Optimizer& optimizer, Lambda lambda);
+  LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas);
+
+ protected:
+  std::vector<double> compute_lr() const override;
+
+ private:
+  std::vector<Lambda> lambdas_;
+};
+
+// Linear warm-up: the factor on the base rate goes linearly from start_factor (epoch 0) to
+// end_factor (epoch total_iters) and stays there.
+class LinearLR : public LRScheduler {
+ public:
+  explicit LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3.0, double end_factor = 1.0,
+                    int64_t total_iters = 5);
+
+ protected:
+  std::vector<double> compute_lr() const override;
+
+ private:
+  double start_factor_;
+  double end_factor_;
+  int64_t total_iters_;
+};
+
+}  // namespace ember::optim

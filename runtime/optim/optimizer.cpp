@@ -1,0 +1,66 @@
+// optim::Optimizer's shared pieces: zero_grad, parameter checks and state-dict key helpers.
+#include "runtime/optim/optimizer.h"
+
+#include <charconv>
+#include <unordered_set>
+
+#include "runtime/dispatch.h"
+
+namespace ember::optim {
+
+void Optimizer::zero_grad(bool set_to_none) {
+  NoGradGuard no_grad;
+  for (Tensor& param : parameters()) {
+    Tensor grad = param.grad();
+    if (!grad.defined()) continue;
+    if (set_to_none) {
+      param.set_grad({});
+    } else {
+      grad.zero_();
+    }
+  }
+}
+
+namespace detail {
+
+void check_new_params(const std::string& optimizer, const std::vector<Tensor>& params,
+                      const std::vector<Tensor>& existing) {
+  check(!params.empty(), "{}: got an empty parameter list", optimizer);
+  std::unordered_set<const TensorImpl*> seen;
+  for (const Tensor& param : existing) seen.insert(param.impl());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& param = params[i];
+    check(param.defined(), "{}: parameter {} is an undefined tensor", optimizer, i);
+    check(param.is_floating_point(), "{}: parameter {} has dtype {}; only floating-point tensors can be optimized",
+          optimizer, i, param.dtype());
+    check(param.is_leaf(), "{}: parameter {} (shape {}) is not a leaf tensor and cannot be optimized", optimizer, i,
+          param.sizes());
+    check(seen.insert(param.impl()).second,
+          "{}: parameter {} (shape {}) appears twice; a parameter may belong to one group only", optimizer, i,
+          param.sizes());
+  }
+}
+
+bool parse_key(const std::string& key, const std::string& section, size_t& index, std::string& field) {
+  if (key.size() <= section.size() + 1 || key.compare(0, section.size(), section) != 0 || key[section.size()] != '.')
+    return false;
+  const size_t start = section.size() + 1;
+  const size_t dot = key.find('.', start);
+  if (dot == std::string::npos || dot == start || dot + 1 >= key.size()) return false;
+  const auto [end, error] = std::from_chars(key.data() + start, key.data() + dot, index);
+  if (error != std::errc() || end != key.data() + dot) return false;
+  field = key.substr(dot + 1);
+  return true;
+}
+
+Tensor run_closure(const LossClosure& closure) {
+  if (!closure) return {};
+  AutoGradMode enable_grad(true);
+  return closure();
+}
+
+std::string group_key(size_t group, const char* field) { return fmt::format("param_groups.{}.{}", group, field); }
+std::string state_key(size_t index, const char* field) { return fmt::format("state.{}.{}", index, field); }
+
+}  // namespace detail
+}  // namespace ember::optim

@@ -1,0 +1,202 @@
+// optim::Optimizer: the interface every optimizer implements (step, zero_grad, per-group learning
+// rates for schedulers, state dicts), and OptimizerBase, which holds parameter groups with typed
+// options and per-parameter state and implements the generic parts once.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/nn/ordered_dict.h"
+#include "runtime/tensor.h"
+
+namespace ember::optim {
+
+// An optimizer's state as flat named entries (what a checkpoint stores). Keys:
+//   scalars  "param_groups.<g>.<option>"   every hyperparameter of group g (bools as 0 / 1)
+//            "param_groups.<g>.num_params" the number of parameters in group g
+//            "state.<i>.<counter>"          per-parameter counters (Adam's "step")
+//   tensors  "state.<i>.<buffer>"           per-parameter buffers ("exp_avg", "momentum_buffer")
+// i numbers the parameters across groups in order, as PyTorch does. A parameter that has not been
+// stepped yet has no state entries. The tensors of state_dict() alias the optimizer's buffers;
+// load_state_dict() copies them.
+struct OptimizerState {
+  OrderedDict<double> scalars;
+  OrderedDict<Tensor> tensors;
+};
+
+using LossClosure = std::function<Tensor()>;
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // Updates every parameter that has a gradient, each in one fused pass over its memory.
+  // `closure`, when given, is called first (with gradients enabled) and its loss returned.
+  virtual Tensor step(const LossClosure& closure = nullptr) = 0;
+  // Clears (set_to_none) or zeroes the gradient of every parameter.
+  void zero_grad(bool set_to_none = true);
+
+  // Learning rate of each parameter group: what schedulers read and write.
+  virtual size_t num_param_groups() const = 0;
+  virtual double get_lr(size_t group) const = 0;
+  virtual void set_lr(size_t group, double lr) = 0;
+  // Every parameter, group after group.
+  virtual std::vector<Tensor> parameters() const = 0;
+
+  virtual OptimizerState state_dict() const = 0;
+  // Validates everything (group and parameter counts, keys, shapes) before changing anything;
+  // errors name the offending key.
+  virtual void load_state_dict(const OptimizerState& state) = 0;
+};
+
+namespace detail {
+// Checks that `params` can be optimized (defined floating-point leaves, none already in `existing`).
+void check_new_params(const std::string& optimizer, const std::vector<Tensor>& params,
+                      const std::vector<Tensor>& existing);
+// Splits "<section>.<index>.<field>"; false when `key` does not have that form.
+bool parse_key(const std::string& key, const std::string& section, size_t& index, std::string& field);
+std::string group_key(size_t group, const char* field);
+std::string state_key(size_t index, const char* field);
+// Calls `closure` with gradients enabled and returns its loss; undefined without a closure.
+Tensor run_closure(const LossClosure& closure);
+}  // namespace detail
+
+// Options: an aggregate with a `double lr`, `void validate(const char* optimizer) const` and
+//   template <typename Self, typename Visit> static void fields(Self&, Visit&&)
+// calling visit(name, field) for each double or bool hyperparameter.
+// ParamState: per-parameter state with the same static `fields`, calling visit(name, field, required)
+// for int64_t counters and Tensor buffers (an optional buffer may be undefined).
+template <typename Options, typename ParamState>
+class OptimizerBase : public Optimizer {
+ public:
+  struct ParamGroup {
+    std::vector<Tensor> params;
+    Options options;
+  };
+
+  // Adds a group with its own options (the constructor's defaults when none are given).
+  void add_param_group(std::vector<Tensor> params, std::optional<Options> options = std::nullopt) {
+    const Options& chosen = options ? *options : defaults_;
+    chosen.validate(name_.c_str());
+    detail::check_new_params(name_, params, parameters());
+    groups_.push_back({std::move(params), chosen});
+  }
+  std::vector<ParamGroup>& param_groups() { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+  const Options& defaults() const { return defaults_; }
+  // A parameter's state; null until its first step.
+  const ParamState* state(const Tensor& param) const {
+    auto found = state_.find(param.impl());
+    return found == state_.end() ? nullptr : &found->second;
+  }
+
+  size_t num_param_groups() const override { return groups_.size(); }
+  double get_lr(size_t group) const override { return group_at(group).options.lr; }
+  void set_lr(size_t group, double lr) override {
+    check(lr >= 0.0, "{}: learning rate must be non-negative, got {}", name_, lr);
+    groups_[group_index(group)].options.lr = lr;
+  }
+  std::vector<Tensor> parameters() const override {
+    std::vector<Tensor> all;
+    for (const ParamGroup& group : groups_) all.insert(all.end(), group.params.begin(), group.params.end());
+    return all;
+  }
+
+  OptimizerState state_dict() const override {
+    OptimizerState out;
+    size_t index = 0;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      Options::fields(groups_[g].options, [&](const char* name, const auto& value) {
+        out.scalars.insert(detail::group_key(g, name), static_cast<double>(value));
+      });
+      out.scalars.insert(detail::group_key(g, "num_params"), static_cast<double>(groups_[g].params.size()));
+    }
+    for (const ParamGroup& group : groups_) {
+      for (const Tensor& param : group.params) {
+        if (const ParamState* found = state(param)) {
+          ParamState::fields(*found, [&](const char* name, const auto& value, bool) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Tensor>) {
+              if (value.defined()) out.tensors.insert(detail::state_key(index, name), value);
+            } else {
+              out.scalars.insert(detail::state_key(index, name), static_cast<double>(value));
+            }
+          });
+        }
+        ++index;
+      }
+    }
+    return out;
+  }
+
+  void load_state_dict(const OptimizerState& state) override {
+    validate_state(state);
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      Options loaded = groups_[g].options;
+      Options::fields(loaded, [&](const char* name, auto& value) {
+        value = static_cast<std::decay_t<decltype(value)>>(state.scalars.at(detail::group_key(g, name)));
+      });
+      loaded.validate(name_.c_str());
+      groups_[g].options = loaded;
+    }
+    std::unordered_map<const TensorImpl*, ParamState> loaded_state;
+    const std::vector<Tensor> params = parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!has_state_entries(state, i)) continue;
+      ParamState& entry = loaded_state[params[i].impl()];
+      ParamState::fields(entry, [&](const char* name, auto& value, bool) {
+        const std::string key = detail::state_key(i, name);
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Tensor>) {
+          // A copy on the parameter's device and dtype, so the optimizer owns its buffers.
+          if (const Tensor* source = state.tensors.find(key))
+            value = source->to(params[i].device()).to(params[i].dtype()).clone();
+        } else {
+          value = static_cast<std::decay_t<decltype(value)>>(state.scalars.at(key));
+        }
+      });
+    }
+    state_ = std::move(loaded_state);
+  }
+
+ protected:
+  OptimizerBase(std::string name, std::vector<Tensor> params, Options defaults)
+      : name_(std::move(name)), defaults_(defaults) {
+    defaults_.validate(name_.c_str());
+    add_param_group(std::move(params));
+  }
+
+  // The state of `param`, default-constructed on first use.
+  ParamState& state_for(const Tensor& param) { return state_[param.impl()]; }
+
+  std::string name_;  // "Adam": names the optimizer in errors
+
+ private:
+  size_t group_index(size_t group) const {
+    check(group < groups_.size(), "{}: parameter group {} does not exist ({} groups)", name_, group, groups_.size());
+    return group;
+  }
+  const ParamGroup& group_at(size_t group) const { return groups_[group_index(group)]; }
+
+  static bool has_state_entries(const OptimizerState& state, size_t index) {
+    bool found = false;
+    ParamState probe;
+    ParamState::fields(probe, [&](const char* name, const auto&, bool) {
+      const std::string key = detail::state_key(index, name);
+      found = found || state.scalars.contains(key) || state.tensors.contains(key);
+    });
+    return found;
+  }
+
+  void validate_state(const OptimizerState& state) const;
+
+  Options defaults_;
+  std::vector<ParamGroup> groups_;
+  std::unordered_map<const TensorImpl*, ParamState> state_;
+};
+
+}  // namespace ember::optim
+
+#include "runtime/optim/optimizer_validate.h"

@@ -1,0 +1,84 @@
+// OptimizerBase::validate_state: everything load_state_dict checks before it changes anything.
+// Included by optimizer.h; a separate file only to keep that header short.
+#pragma once
+
+#include <algorithm>
+
+#include "runtime/optim/optimizer.h"
+
+namespace ember::optim {
+
+template <typename Options, typename ParamState>
+void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& state) const {
+  const char* who = name_.c_str();
+  std::vector<std::string> option_names;
+  Options probe_options{};
+  Options::fields(probe_options, [&](const char* name, const auto&) { option_names.emplace_back(name); });
+  std::vector<std::string> counter_names;
+  std::vector<std::string> tensor_names;
+  std::vector<std::string> required_names;
+  ParamState probe_state{};
+  ParamState::fields(probe_state, [&](const char* name, const auto& value, bool required) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Tensor>) {
+      tensor_names.emplace_back(name);
+    } else {
+      counter_names.emplace_back(name);
+    }
+    if (required) required_names.emplace_back(name);
+  });
+  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+
+  // Groups: the same number, each with the same number of parameters and every option.
+  size_t state_groups = 0;
+  while (state.scalars.contains(detail::group_key(state_groups, "num_params"))) ++state_groups;
+  check(state_groups == groups_.size(), "{}: load_state_dict: the state has {} parameter groups, the optimizer {}",
+        who, state_groups, groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const std::string count_key = detail::group_key(g, "num_params");
+    const double count = state.scalars.at(count_key);
+    check(count == static_cast<double>(groups_[g].params.size()),
+          "{}: load_state_dict: '{}' is {}, but parameter group {} has {} parameters", who, count_key, count, g,
+          groups_[g].params.size());
+    for (const std::string& option : option_names) {
+      const std::string key = detail::group_key(g, option.c_str());
+      check(state.scalars.contains(key), "{}: load_state_dict: missing key '{}'", who, key);
+    }
+  }
+
+  // Every key is one this optimizer writes; buffers match their parameter's shape.
+  const std::vector<Tensor> params = parameters();
+  size_t index = 0;
+  std::string field;
+  for (const auto& [key, value] : state.scalars) {
+    bool known = false;
+    if (detail::parse_key(key, "param_groups", index, field)) {
+      known = index < groups_.size() && (field == "num_params" || listed(option_names, field));
+    } else if (detail::parse_key(key, "state", index, field)) {
+      known = index < params.size() && listed(counter_names, field);
+    }
+    check(known, "{}: load_state_dict: unexpected key '{}'", who, key);
+  }
+  for (const auto& [key, tensor] : state.tensors) {
+    const bool known = detail::parse_key(key, "state", index, field) && index < params.size() &&
+                       listed(tensor_names, field);
+    check(known, "{}: load_state_dict: unexpected key '{}'", who, key);
+    check(tensor.defined(), "{}: load_state_dict: '{}' is an undefined tensor", who, key);
+    check(tensor.sizes() == params[index].sizes(),
+          "{}: load_state_dict: size mismatch for '{}': the state has shape {}, the parameter {}", who, key,
+          tensor.sizes(), params[index].sizes());
+  }
+
+  // A parameter with any state has all of its required entries.
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!has_state_entries(state, i)) continue;
+    for (const std::string& name : required_names) {
+      const std::string key = detail::state_key(i, name.c_str());
+      const bool present = listed(tensor_names, name) ? state.tensors.contains(key) : state.scalars.contains(key);
+      check(present, "{}: load_state_dict: missing key '{}'", who, key);
+    }
+  }
+}
+
+}  // namespace ember::optim

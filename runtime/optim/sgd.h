@@ -1,0 +1,45 @@
+// optim::SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2
+// weight decay, PyTorch's formulas (kernels/optim_functors.h, fn::SgdStep).
+//
+//   ember::optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9, .nesterov = true});
+#pragma once
+
+#include "runtime/optim/optimizer.h"
+
+namespace ember::optim {
+
+struct SGDOptions {
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+
+  void validate(const char* optimizer) const;
+  template <typename Self, typename Visit>
+  static void fields(Self& self, Visit&& visit) {
+    visit("lr", self.lr);
+    visit("momentum", self.momentum);
+    visit("dampening", self.dampening);
+    visit("weight_decay", self.weight_decay);
+    visit("nesterov", self.nesterov);
+  }
+};
+
+// Exists only for parameters of groups with momentum != 0.
+struct SGDParamState {
+  Tensor momentum_buffer;
+
+  template <typename Self, typename Visit>
+  static void fields(Self& self, Visit&& visit) {
+    visit("momentum_buffer", self.momentum_buffer, true);
+  }
+};
+
+class SGD : public OptimizerBase<SGDOptions, SGDParamState> {
+ public:
+  explicit SGD(std::vector<Tensor> params, SGDOptions options = {});
+  Tensor step(const LossClosure& closure = nullptr) override;
+};
+
+}  // namespace ember::optim

@@ -1,0 +1,98 @@
+// clip_grad_norm_ and clip_grad_value_ against PyTorch 1.13.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+// a [2, 3] and b [4] with the gradients of the PyTorch snippet; c has no gradient.
+//   a.grad = torch.tensor([[0.3, -0.8, 1.5], [-0.2, 0.9, -1.1]]); b.grad = torch.tensor([-0.5, 0.25, 0.7, 2.0])
+//   total = torch.nn.utils.clip_grad_norm_([a, b, c], max_norm, norm_type)
+struct Gradients {
+  Tensor a = zeros({2, 3}).requires_grad_();
+  Tensor b = zeros({4}).requires_grad_();
+  Tensor c = zeros({2}).requires_grad_();
+
+  Gradients() {
+    a.set_grad(from_vector<float>({0.3f, -0.8f, 1.5f, -0.2f, 0.9f, -1.1f}, {2, 3}));
+    b.set_grad(from_vector<float>({-0.5f, 0.25f, 0.7f, 2.0f}));
+  }
+  std::vector<Tensor> all() const { return {a, b, c}; }
+};
+
+void check_grads(const Gradients& grads, const std::vector<double>& a, const std::vector<double>& b) {
+  const std::vector<float> actual_a = grads.a.grad().to_vector<float>();
+  const std::vector<float> actual_b = grads.b.grad().to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(actual_a[i] == doctest::Approx(a[i]).epsilon(1e-6));
+  for (size_t i = 0; i < b.size(); ++i) CHECK(actual_b[i] == doctest::Approx(b[i]).epsilon(1e-6));
+}
+
+}  // namespace
+
+TEST_CASE("clip_grad_norm_ with the 2-norm scales all gradients together") {
+  Gradients grads;
+  // PyTorch: total 3.1372759342193604 (float32); the double-precision norm agrees to 1e-7.
+  const double total = nn::utils::clip_grad_norm_(grads.all(), 1.0);
+  CHECK(total == doctest::Approx(3.1372759342193604).epsilon(1e-7));
+  check_grads(grads,
+              {0.09562433511018753, -0.25499820709228516, 0.47812163829803467, -0.06374955177307129,
+               0.2868729829788208, -0.3506225347518921},
+              {-0.15937387943267822, 0.07968693971633911, 0.2231234312057495, 0.6374955177307129});
+  CHECK_FALSE(grads.c.grad().defined());
+}
+
+TEST_CASE("clip_grad_norm_ with the 1-, 3- and infinity norms") {
+  SUBCASE("1-norm") {
+    Gradients grads;
+    CHECK(optim::clip_grad_norm_(grads.all(), 2.0, 1.0) == doctest::Approx(8.25).epsilon(1e-7));
+    check_grads(grads,
+                {0.072727270424366, -0.19393937289714813, 0.363636314868927, -0.04848484322428703,
+                 0.2181817889213562, -0.2666666507720947},
+                {-0.12121210992336273, 0.060606054961681366, 0.16969695687294006, 0.4848484396934509});
+  }
+  SUBCASE("3-norm") {
+    Gradients grads;
+    CHECK(optim::clip_grad_norm_(grads.all(), 1.0, 3.0) == doctest::Approx(2.4365711212158203).epsilon(1e-7));
+    check_grads(grads,
+                {0.12312379479408264, -0.3283301293849945, 0.6156189441680908, -0.08208253234624863,
+                 0.36937135457992554, -0.45145392417907715},
+                {-0.20520631968975067, 0.10260315984487534, 0.2872888445854187, 0.8208252787590027});
+  }
+  SUBCASE("infinity norm") {
+    Gradients grads;
+    const double infinity = std::numeric_limits<double>::infinity();
+    CHECK(optim::clip_grad_norm_(grads.all(), 0.5, infinity) == doctest::Approx(2.0).epsilon(1e-7));
+    check_grads(grads,
+                {0.07499996572732925, -0.19999991357326508, 0.3749998211860657, -0.04999997839331627,
+                 0.22499988973140717, -0.2749998867511749},
+                {-0.12499994039535522, 0.06249997019767761, 0.1749999076128006, 0.4999997615814209});
+  }
+}
+
+TEST_CASE("clip_grad_norm_ leaves gradients below the limit unchanged") {
+  Gradients grads;
+  CHECK(optim::clip_grad_norm_(grads.all(), 100.0) == doctest::Approx(3.1372759342193604).epsilon(1e-7));
+  CHECK(grads.b.grad().to_vector<float>() == std::vector<float>{-0.5f, 0.25f, 0.7f, 2.0f});
+}
+
+TEST_CASE("clip_grad_norm_ edge cases and errors") {
+  Tensor lonely = zeros({3}).requires_grad_();
+  CHECK(optim::clip_grad_norm_({lonely}, 1.0) == 0.0);
+  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({lonely}, 1.0, -1.0),
+                       doctest::Contains("clip_grad_norm_: norm_type must be positive"), Error);
+  lonely.set_grad(from_vector<float>({1.0f, std::numeric_limits<float>::infinity(), 2.0f}));
+  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({lonely}, 1.0, 2.0, true), doctest::Contains("non-finite"), Error);
+  CHECK(lonely.grad().to_vector<float>()[0] == 1.0f);
+}
+
+TEST_CASE("clip_grad_value_ clamps every gradient element") {
+  Gradients grads;
+  optim::clip_grad_value_(grads.all(), 0.75);
+  CHECK(grads.a.grad().to_vector<float>() == std::vector<float>{0.3f, -0.75f, 0.75f, -0.2f, 0.75f, -0.75f});
+  CHECK(grads.b.grad().to_vector<float>() == std::vector<float>{-0.5f, 0.25f, 0.7f, 0.75f});
+}

@@ -1,0 +1,188 @@
+// nn::Module trees: naming and recursion, train/eval, to(), zero_grad, strict state dicts,
+// holders and Sequential, printing.
+#include <doctest/doctest.h>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+// A small tree: fc1, block (a Sequential of Linear, ReLU, Dropout), fc2, and a buffer.
+struct NetImpl : nn::Module {
+  nn::Linear fc1{nullptr};
+  nn::Sequential block{nullptr};
+  nn::Linear fc2{nullptr};
+  Tensor running;
+
+  NetImpl() : Module("Net") {
+    running = register_buffer("running", from_vector<float>({1.0f, 2.0f, 3.0f}));
+    fc1 = register_module("fc1", nn::Linear(4, 8));
+    block = register_module("block", nn::Sequential(nn::Linear(8, 8), nn::ReLU(), nn::Dropout(0.1)));
+    fc2 = register_module("fc2", nn::Linear(8, 2, {.bias = false}));
+  }
+  Tensor forward(const Tensor& input, Where where = Where::current()) {
+    CallSiteScope site(where);
+    return fc2->forward(block->forward(fc1->forward(input)));
+  }
+};
+
+class Net : public nn::ModuleHolder<NetImpl> {
+ public:
+  Net() : ModuleHolder(std::make_shared<NetImpl>()) {}
+};
+
+// A module that shares one tensor between two names (tied weights).
+struct TiedImpl : nn::Module {
+  TiedImpl() : Module("Tied") {
+    Tensor shared = ones({2, 2});
+    register_parameter("encoder", shared);
+    register_parameter("decoder", shared);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("parameters, buffers and modules are named recursively in PyTorch's order") {
+  Net net;
+  CHECK(net->named_parameters().keys() == std::vector<std::string>{"fc1.weight", "fc1.bias", "block.0.weight",
+                                                                   "block.0.bias", "fc2.weight"});
+  CHECK(net->named_parameters(false).empty());
+  CHECK(net->named_buffers().keys() == std::vector<std::string>{"running"});
+  CHECK(net->named_modules().keys() ==
+        std::vector<std::string>{"", "fc1", "block", "block.0", "block.1", "block.2", "fc2"});
+  CHECK(net->named_children().keys() == std::vector<std::string>{"fc1", "block", "fc2"});
+  CHECK(net->state_dict().keys() == std::vector<std::string>{"running", "fc1.weight", "fc1.bias", "block.0.weight",
+                                                             "block.0.bias", "fc2.weight"});
+  // The tensors are the modules' own: the handles alias.
+  CHECK(net->named_parameters()["fc1.weight"].is_same(net->fc1->weight));
+  CHECK(net->block->at<nn::LinearImpl>(0)->in_features() == 8);
+  for (const Tensor& parameter : net->parameters()) {
+    CHECK(parameter.requires_grad());
+    CHECK(parameter.is_leaf());
+  }
+}
+
+TEST_CASE("a tensor registered twice is one parameter but two state dict entries") {
+  auto tied = std::make_shared<TiedImpl>();
+  CHECK(tied->parameters().size() == 1);
+  CHECK(tied->named_parameters().keys() == std::vector<std::string>{"encoder"});
+  CHECK(tied->state_dict().keys() == std::vector<std::string>{"encoder", "decoder"});
+}
+
+TEST_CASE("registration errors name the module and the name") {
+  struct Bad : nn::Module {
+    Bad() : Module("Bad") {}
+    void add(const std::string& name) { register_parameter(name, ones({1})); }
+    void add_buffer(const std::string& name) { register_buffer(name, ones({1})); }
+  };
+  Bad bad;
+  bad.add("weight");
+  CHECK(bad.modules().size() == 1);  // a module on the stack still lists itself
+  CHECK_THROWS_WITH_AS(bad.add("weight"), doctest::Contains("Bad: cannot register parameter 'weight'"), Error);
+  CHECK_THROWS_WITH_AS(bad.add_buffer("weight"), doctest::Contains("name is already taken"), Error);
+  CHECK_THROWS_WITH_AS(bad.add("a.b"), doctest::Contains("must not contain '.'"), Error);
+  nn::Linear empty{nullptr};
+  CHECK(empty.is_empty());
+  CHECK_THROWS_WITH_AS(empty->forward(ones({1})), doctest::Contains("empty module holder"), Error);
+}
+
+TEST_CASE("train and eval reach every descendant") {
+  Net net;
+  CHECK(net->is_training());
+  net->eval();
+  for (const auto& module : net->modules()) CHECK_FALSE(module->is_training());
+  net->train();
+  for (const auto& module : net->modules()) CHECK(module->is_training());
+}
+
+TEST_CASE("zero_grad clears the gradients of the whole tree") {
+  Net net;
+  for (Tensor& parameter : net->parameters()) parameter.set_grad(ones_like(parameter));
+  net->zero_grad(false);
+  CHECK(net->fc1->weight.grad().to_vector<float>() == std::vector<float>(32, 0.0f));
+  net->zero_grad();
+  for (const Tensor& parameter : net->parameters()) CHECK_FALSE(parameter.grad().defined());
+}
+
+TEST_CASE("to(dtype) converts in place, so handles held elsewhere see it") {
+  Net net;
+  const Tensor weight = net->fc1->weight;  // e.g. held by an optimizer
+  const std::vector<float> before = weight.to_vector<float>();
+  net->to(kFloat64);
+  CHECK(weight.dtype() == kFloat64);
+  CHECK(net->running.dtype() == kFloat64);
+  CHECK(weight.requires_grad());
+  const std::vector<double> after = weight.to_vector<double>();
+  for (size_t i = 0; i < before.size(); ++i) CHECK(after[i] == static_cast<double>(before[i]));
+  net->to(kCPU);  // already there: nothing changes
+  CHECK(weight.device() == kCPU);
+  CHECK_THROWS_WITH_AS(net->to(kInt64), doctest::Contains("converts floating-point tensors"), Error);
+}
+
+TEST_CASE("load_state_dict copies values into the existing tensors") {
+  Net source;
+  Net target;
+  const Tensor target_weight = target->fc1->weight;
+  target->load_state_dict(source->state_dict());
+  CHECK(target->fc1->weight.is_same(target_weight));
+  CHECK(target_weight.to_vector<float>() == source->fc1->weight.to_vector<float>());
+  CHECK(target->block->at<nn::LinearImpl>(0)->bias.to_vector<float>() ==
+        source->block->at<nn::LinearImpl>(0)->bias.to_vector<float>());
+  // A copy, not an alias.
+  CHECK_FALSE(target_weight.is_same(source->fc1->weight));
+}
+
+TEST_CASE("strict load_state_dict errors name the keys and leave the module unchanged") {
+  Net net;
+  const std::vector<float> original = net->fc1->weight.to_vector<float>();
+  Net other;  // different random values
+  REQUIRE(other->fc1->weight.to_vector<float>() != original);
+
+  nn::StateDict missing;
+  for (const auto& [key, tensor] : other->state_dict())
+    if (key != "block.0.bias") missing.insert(key, tensor);
+  CHECK_THROWS_WITH_AS(net->load_state_dict(missing), doctest::Contains("missing keys [\"block.0.bias\"]"), Error);
+
+  nn::StateDict unexpected = other->state_dict();
+  unexpected.insert("fc3.weight", ones({1}));
+  CHECK_THROWS_WITH_AS(net->load_state_dict(unexpected), doctest::Contains("unexpected keys [\"fc3.weight\"]"), Error);
+
+  nn::StateDict wrong_shape;
+  for (const auto& [key, tensor] : other->state_dict()) wrong_shape.insert(key, key == "fc2.weight" ? ones({8, 2}) : tensor);
+  CHECK_THROWS_WITH_AS(net->load_state_dict(wrong_shape),
+                       doctest::Contains("size mismatch for 'fc2.weight': the state dict has shape [8, 2], the module [2, 8]"),
+                       Error);
+
+  // fc1.weight came before each failing entry, yet nothing was copied.
+  CHECK(net->fc1->weight.to_vector<float>() == original);
+
+  // Not strict: missing and unexpected keys are skipped, the rest loads.
+  net->load_state_dict(missing, false);
+  CHECK(net->fc1->weight.to_vector<float>() == other->fc1->weight.to_vector<float>());
+}
+
+TEST_CASE("a module prints like PyTorch") {
+  auto model = nn::Sequential(nn::Linear(3, 4), nn::GELU(nn::GELUOptions{.tanh_approximation = true}), nn::Dropout(0.25));
+  CHECK(model->str() ==
+        "Sequential(\n"
+        "  (0): Linear(in_features=3, out_features=4, bias=true)\n"
+        "  (1): GELU(approximate='tanh')\n"
+        "  (2): Dropout(p=0.25)\n"
+        ")");
+}
+
+TEST_CASE("Sequential names children by position and checks indices") {
+  auto model = nn::Sequential(nn::Linear(100, 256), nn::ReLU(), nn::Linear(256, 10));
+  CHECK(model->size() == 3);
+  CHECK(model->named_parameters().keys() == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+  CHECK(model->parameters().size() == 4);
+  CHECK((*model)[1]->name() == "ReLU");
+  CHECK_THROWS_WITH_AS((*model)[3], doctest::Contains("Sequential: index 3 out of range for 3 modules"), Error);
+  CHECK_THROWS_WITH_AS(model->at<nn::LinearImpl>(1), doctest::Contains("module 1 is a ReLU"), Error);
+  model->push_back("head", nn::Tanh());
+  CHECK(model->named_children().keys() == std::vector<std::string>{"0", "1", "2", "head"});
+  // Copying the holder shares the module.
+  nn::Sequential alias = model;
+  CHECK(alias.ptr() == model.ptr());
+}

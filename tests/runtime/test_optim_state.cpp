@@ -1,0 +1,142 @@
+// Optimizer state dicts: the documented keys, a save/load round trip that continues bit for bit,
+// and load errors that name the key and leave the optimizer unchanged.
+#include <doctest/doctest.h>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+Tensor parameter(std::vector<float> values, Dims sizes) { return from_vector<float>(values, sizes).requires_grad_(); }
+
+// Gradients that change with the step, so that every state buffer evolves.
+void set_grads(const std::vector<Tensor>& params, int step) {
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::vector<float> grad(params[p].numel());
+    for (size_t i = 0; i < grad.size(); ++i) grad[i] = std::sin(0.7f * i + 1.3f * step + 0.5f * p);
+    Tensor(params[p]).set_grad(from_vector<float>(grad, params[p].sizes()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Adam's state dict has the documented keys") {
+  Tensor w = parameter({1, 2, 3, 4}, {2, 2});
+  Tensor b = parameter({5, 6}, {2});
+  optim::Adam optimizer({w, b}, {.lr = 0.01, .betas = {0.8, 0.9}, .amsgrad = true});
+  set_grads({w, b}, 0);
+  optimizer.step();
+  const optim::OptimizerState state = optimizer.state_dict();
+  CHECK(state.scalars.keys() ==
+        std::vector<std::string>{"param_groups.0.lr", "param_groups.0.beta1", "param_groups.0.beta2",
+                                 "param_groups.0.eps", "param_groups.0.weight_decay", "param_groups.0.amsgrad",
+                                 "param_groups.0.num_params", "state.0.step", "state.1.step"});
+  CHECK(state.scalars["param_groups.0.beta1"] == 0.8);
+  CHECK(state.scalars["param_groups.0.amsgrad"] == 1.0);
+  CHECK(state.scalars["param_groups.0.num_params"] == 2.0);
+  CHECK(state.scalars["state.1.step"] == 1.0);
+  CHECK(state.tensors.keys() == std::vector<std::string>{"state.0.exp_avg", "state.0.exp_avg_sq",
+                                                         "state.0.max_exp_avg_sq", "state.1.exp_avg",
+                                                         "state.1.exp_avg_sq", "state.1.max_exp_avg_sq"});
+  CHECK(state.tensors["state.0.exp_avg"].sizes() == Dims{2, 2});
+  // exp_avg after one step is (1 - beta1) * grad.
+  const std::vector<float> exp_avg = state.tensors["state.1.exp_avg"].to_vector<float>();
+  CHECK(exp_avg[0] == doctest::Approx(0.2 * std::sin(0.5)).epsilon(1e-6));
+}
+
+TEST_CASE("SGD's state dict holds momentum buffers only when momentum is used") {
+  Tensor w = parameter({1, 2}, {2});
+  optim::SGD plain({w}, {.lr = 0.1});
+  set_grads({w}, 0);
+  plain.step();
+  CHECK(plain.state_dict().tensors.empty());
+  optim::SGD with_momentum({w}, {.lr = 0.1, .momentum = 0.9});
+  with_momentum.step();
+  CHECK(with_momentum.state_dict().tensors.keys() == std::vector<std::string>{"state.0.momentum_buffer"});
+}
+
+TEST_CASE("an optimizer and scheduler restored from state dicts continue identically") {
+  // Two copies of the same parameters; the first trains 3 steps, the second is restored from its
+  // state after 3 steps, then both train 3 more.
+  auto make_params = [] { return std::vector<Tensor>{parameter({0.5f, -1.0f, 2.0f, 0.1f}, {2, 2}), parameter({0.3f, -0.2f}, {2})}; };
+  std::vector<Tensor> original = make_params();
+  optim::AdamW optimizer(original, {.lr = 0.05, .weight_decay = 0.1, .amsgrad = true});
+  optim::CosineAnnealingLR scheduler(optimizer, 5, 0.001);
+  for (int step = 0; step < 3; ++step) {
+    set_grads(original, step);
+    optimizer.step();
+    scheduler.step();
+  }
+
+  std::vector<Tensor> restored = make_params();
+  {
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < restored.size(); ++i) restored[i].copy_(original[i]);
+  }
+  optim::AdamW optimizer_copy(restored, {.lr = 0.05, .weight_decay = 0.1, .amsgrad = true});
+  optim::CosineAnnealingLR scheduler_copy(optimizer_copy, 5, 0.001);
+  optimizer_copy.load_state_dict(optimizer.state_dict());
+  scheduler_copy.load_state_dict(scheduler.state_dict());
+  CHECK(optimizer_copy.get_lr(0) == optimizer.get_lr(0));
+  // The restored buffers are copies, not aliases of the source's.
+  CHECK_FALSE(optimizer_copy.state(restored[0])->exp_avg.is_same(optimizer.state(original[0])->exp_avg));
+
+  for (int step = 3; step < 6; ++step) {
+    set_grads(original, step);
+    set_grads(restored, step);
+    optimizer.step();
+    optimizer_copy.step();
+    scheduler.step();
+    scheduler_copy.step();
+  }
+  CHECK(scheduler_copy.get_last_lr() == scheduler.get_last_lr());
+  for (size_t i = 0; i < original.size(); ++i) CHECK(restored[i].to_vector<float>() == original[i].to_vector<float>());
+}
+
+TEST_CASE("optimizer load_state_dict errors name the key and change nothing") {
+  Tensor w = parameter({1, 2, 3, 4}, {2, 2});
+  Tensor b = parameter({5, 6}, {2});
+  optim::Adam source({w, b}, {.lr = 0.01});
+  set_grads({w, b}, 0);
+  source.step();
+  const optim::OptimizerState good = source.state_dict();
+
+  Tensor w2 = parameter({1, 2, 3, 4}, {2, 2});
+  Tensor b2 = parameter({5, 6}, {2});
+  optim::Adam target({w2, b2}, {.lr = 0.5});
+
+  optim::OptimizerState unexpected = good;
+  unexpected.scalars.insert("state.0.bogus", 1.0);
+  CHECK_THROWS_WITH_AS(target.load_state_dict(unexpected), doctest::Contains("unexpected key 'state.0.bogus'"), Error);
+
+  optim::OptimizerState wrong_shape;
+  wrong_shape.scalars = good.scalars;
+  for (const auto& [key, tensor] : good.tensors)
+    wrong_shape.tensors.insert(key, key == "state.1.exp_avg" ? zeros({3}) : tensor);
+  CHECK_THROWS_WITH_AS(target.load_state_dict(wrong_shape),
+                       doctest::Contains("size mismatch for 'state.1.exp_avg': the state has shape [3], the parameter [2]"),
+                       Error);
+
+  optim::OptimizerState missing;
+  missing.scalars = good.scalars;
+  for (const auto& [key, tensor] : good.tensors)
+    if (key != "state.0.exp_avg_sq") missing.tensors.insert(key, tensor);
+  CHECK_THROWS_WITH_AS(target.load_state_dict(missing), doctest::Contains("missing key 'state.0.exp_avg_sq'"), Error);
+
+  optim::Adam one_group({w2}, {.lr = 0.5});
+  one_group.add_param_group({b2});
+  CHECK_THROWS_WITH_AS(one_group.load_state_dict(good), doctest::Contains("the state has 1 parameter groups, the optimizer 2"),
+                       Error);
+
+  optim::SGD other_kind({w2, b2}, {.lr = 0.5});
+  CHECK_THROWS_WITH_AS(other_kind.load_state_dict(good), doctest::Contains("missing key 'param_groups.0.momentum'"), Error);
+
+  // Nothing was loaded by any failed attempt.
+  CHECK(target.get_lr(0) == 0.5);
+  CHECK(target.state(w2) == nullptr);
+  target.load_state_dict(good);
+  CHECK(target.get_lr(0) == 0.01);
+  REQUIRE(target.state(w2) != nullptr);
+  CHECK(target.state(w2)->step == 1);
+}

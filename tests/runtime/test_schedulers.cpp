@@ -1,0 +1,107 @@
+// Learning-rate schedulers against the sequences PyTorch 1.13 produces, plus their state dicts.
+// Each sequence was printed by:
+//   p = torch.nn.Parameter(torch.zeros(1)); opt = torch.optim.SGD([p], lr=0.1); s = make(opt)
+//   out = [s.get_last_lr()[0]]
+//   for _ in range(steps): opt.step(); s.step(); out.append(s.get_last_lr()[0])
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+// The learning rate after construction and after each of `expected.size() - 1` steps.
+template <typename MakeScheduler>
+void check_sequence(MakeScheduler make, const std::vector<double>& expected) {
+  Tensor param = zeros({1}).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 0.1});
+  auto scheduler = make(optimizer);
+  for (size_t step = 0; step < expected.size(); ++step) {
+    if (step > 0) scheduler->step();
+    CAPTURE(step);
+    REQUIRE(scheduler->get_last_lr().size() == 1);
+    // The recursive formulas are PyTorch's own, so the numbers agree to the last bits.
+    CHECK(scheduler->get_last_lr()[0] == doctest::Approx(expected[step]).epsilon(1e-15));
+    CHECK(optimizer.get_lr(0) == scheduler->get_last_lr()[0]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("StepLR matches PyTorch") {
+  // StepLR(o, step_size=2, gamma=0.5), 7 steps
+  check_sequence([](optim::Optimizer& o) { return std::make_unique<optim::StepLR>(o, 2, 0.5); },
+                 {0.1, 0.1, 0.05, 0.05, 0.025, 0.025, 0.0125, 0.0125});
+}
+
+TEST_CASE("CosineAnnealingLR matches PyTorch through a restart") {
+  // CosineAnnealingLR(o, T_max=4, eta_min=0.01), 10 steps
+  check_sequence([](optim::Optimizer& o) { return std::make_unique<optim::CosineAnnealingLR>(o, 4, 0.01); },
+                 {0.1, 0.08681980515339464, 0.05500000000000001, 0.023180194846605363, 0.01, 0.023180194846605363,
+                  0.05500000000000002, 0.08681980515339469, 0.10000000000000006, 0.0868198051533947,
+                  0.05500000000000005});
+}
+
+TEST_CASE("LambdaLR matches PyTorch") {
+  // LambdaLR(o, lambda e: 0.95 ** e), 5 steps
+  check_sequence(
+      [](optim::Optimizer& o) {
+        return std::make_unique<optim::LambdaLR>(o, [](int64_t epoch) { return std::pow(0.95, epoch); });
+      },
+      {0.1, 0.095, 0.09025, 0.0857375, 0.081450625, 0.07737809374999999});
+}
+
+TEST_CASE("LinearLR warm-up matches PyTorch") {
+  // LinearLR(o, start_factor=0.25, total_iters=4), 7 steps
+  check_sequence([](optim::Optimizer& o) { return std::make_unique<optim::LinearLR>(o, 0.25, 1.0, 4); },
+                 {0.025, 0.043750000000000004, 0.06250000000000001, 0.08125000000000002, 0.10000000000000002,
+                  0.10000000000000002, 0.10000000000000002, 0.10000000000000002});
+}
+
+TEST_CASE("LambdaLR takes one lambda per parameter group") {
+  Tensor first = zeros({1}).requires_grad_();
+  Tensor second = zeros({1}).requires_grad_();
+  optim::Adam optimizer({first}, {.lr = 0.1});
+  optimizer.add_param_group({second}, optim::AdamOptions{.lr = 0.2});
+  optim::LambdaLR scheduler(optimizer, {[](int64_t epoch) { return 1.0 / (epoch + 1); },
+                                        [](int64_t epoch) { return 2.0 * epoch + 1; }});
+  scheduler.step();
+  scheduler.step();
+  CHECK(scheduler.last_epoch() == 2);
+  CHECK(optimizer.get_lr(0) == doctest::Approx(0.1 / 3).epsilon(1e-15));
+  CHECK(optimizer.get_lr(1) == doctest::Approx(1.0).epsilon(1e-15));
+  CHECK_THROWS_WITH_AS(optim::LambdaLR(optimizer, std::vector<optim::LambdaLR::Lambda>{[](int64_t) { return 1.0; }}),
+                       doctest::Contains("LambdaLR: got 1 lambdas for 2 parameter groups"), Error);
+}
+
+TEST_CASE("scheduler state dicts round trip and reject a mismatch") {
+  Tensor param = zeros({1}).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 0.1});
+  optim::StepLR scheduler(optimizer, 2, 0.5);
+  for (int i = 0; i < 3; ++i) scheduler.step();
+  const OrderedDict<double> state = scheduler.state_dict();
+  CHECK(state.keys() == std::vector<std::string>{"last_epoch", "step_count", "base_lrs.0", "last_lr.0"});
+  CHECK(state["last_epoch"] == 3.0);
+  CHECK(state["step_count"] == 4.0);
+  CHECK(state["last_lr.0"] == 0.05);
+
+  Tensor other_param = zeros({1}).requires_grad_();
+  optim::SGD other({other_param}, {.lr = 0.1});
+  optim::StepLR restored(other, 2, 0.5);
+  restored.load_state_dict(state);
+  other.set_lr(0, optimizer.get_lr(0));  // the optimizer's own state dict carries its lr
+  CHECK(restored.last_epoch() == 3);
+  restored.step();
+  scheduler.step();
+  CHECK(restored.get_last_lr() == scheduler.get_last_lr());
+  CHECK(restored.get_last_lr()[0] == 0.025);
+
+  OrderedDict<double> broken = state;
+  broken.insert("base_lrs.1", 0.1);
+  CHECK_THROWS_WITH_AS(restored.load_state_dict(broken), doctest::Contains("expected 4 entries"), Error);
+  CHECK(restored.last_epoch() == 4);
+  CHECK_THROWS_WITH_AS(optim::StepLR(other, 0), doctest::Contains("StepLR: step_size must be positive, got 0"), Error);
+}

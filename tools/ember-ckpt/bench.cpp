@@ -31,16 +31,20 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// The wide MLP (784-1024-1024-1024-10) with Adam: weights, biases, exp_avg and exp_avg_sq.
-std::map<std::string, Tensor> wide_mlp_tensors(uint64_t seed) {
+// The wide MLP (784-1024-1024-1024-10) with Adam: weights, biases, exp_avg and exp_avg_sq; `copies`
+// of them (copies > 1 shows how the fixed costs of a commit shrink with the state's size).
+std::map<std::string, Tensor> wide_mlp_tensors(uint64_t seed, int copies) {
   manual_seed(seed);
   std::map<std::string, Tensor> tensors;
   const int64_t widths[] = {784, 1024, 1024, 1024, 10};
-  for (int layer = 0; layer < 4; ++layer) {
-    const std::string index = std::to_string(2 * layer);
-    for (const std::string kind : {"model.", "optimizer.exp_avg.", "optimizer.exp_avg_sq."}) {
-      tensors[kind + index + ".weight"] = randn({widths[layer + 1], widths[layer]});
-      tensors[kind + index + ".bias"] = randn({widths[layer + 1]});
+  for (int copy = 0; copy < copies; ++copy) {
+    const std::string prefix = copies == 1 ? "" : "copy" + std::to_string(copy) + ".";
+    for (int layer = 0; layer < 4; ++layer) {
+      const std::string index = std::to_string(2 * layer);
+      for (const std::string kind : {"model.", "optimizer.exp_avg.", "optimizer.exp_avg_sq."}) {
+        tensors[prefix + kind + index + ".weight"] = randn({widths[layer + 1], widths[layer]});
+        tensors[prefix + kind + index + ".bias"] = randn({widths[layer + 1]});
+      }
     }
   }
   return tensors;
@@ -80,8 +84,8 @@ double timed_load(const std::map<std::string, Tensor>& tensors, const fs::path& 
 
 }  // namespace
 
-int bench(const fs::path& directory, int world_size, int resharded_world, int repeat) {
-  const std::map<std::string, Tensor> tensors = wide_mlp_tensors(1);
+int bench(const fs::path& directory, int world_size, int resharded_world, int repeat, int copies) {
+  const std::map<std::string, Tensor> tensors = wide_mlp_tensors(1, copies);
   uint64_t bytes = 0;
   for (const auto& [name, tensor] : tensors) bytes += tensor.nbytes();
   fs::create_directories(directory);

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Checkpoint performance on one disk: `ember-ckpt bench` (save, cold/warm load, 8->3 resharded
 # load, async blocking time) beside dd writing and reading the same number of bytes.
-#   tools/ember-ckpt/bench.sh [scratch-dir] [build-dir]
+#   tools/ember-ckpt/bench.sh [scratch-dir] [build-dir] [copies of the state]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 scratch=${1:-$(mktemp -d /tmp/ember-ckpt-bench-XXXXXX)}
 build=${2:-$root/build}
+copies=${3:-1}
 mkdir -p "$scratch"
 
 # Idle OpenMP workers of the tensor fills that build the state would otherwise spin on the cores
 # the rank threads need (2-core machines): the timed code itself runs no OpenMP.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-result=$("$build/bin/ember-ckpt" bench "$scratch" --world 8 --reshard-world 3 --repeat 5)
+result=$("$build/bin/ember-ckpt" bench "$scratch" --world 8 --reshard-world 3 --repeat 5 --copies "$copies")
 echo "$result"
 bytes=$(echo "$result" | python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])')
 

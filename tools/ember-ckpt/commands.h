@@ -23,7 +23,8 @@ int diff(const std::filesystem::path& first, const std::filesystem::path& second
 int synth(const std::filesystem::path& out, int world_size, uint64_t seed, int steps);
 
 // Timings of the wide MLP's state in `directory` (see docs/PERFORMANCE.md), as JSON.
-int bench(const std::filesystem::path& directory, int world_size, int resharded_world, int repeat);
+int bench(const std::filesystem::path& directory, int world_size, int resharded_world, int repeat,
+          int copies);
 
 // A CPU contiguous tensor's elements as doubles (inspect.cpp).
 std::vector<double> element_values(const Tensor& tensor);

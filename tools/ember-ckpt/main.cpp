@@ -4,7 +4,7 @@
 //   ember-ckpt reshard DIR --world M --out DIR2
 //   ember-ckpt diff DIR1 DIR2
 //   ember-ckpt synth --world N --out DIR --seed S [--steps K]
-//   ember-ckpt bench DIR [--world 8] [--reshard-world 3] [--repeat 5]
+//   ember-ckpt bench DIR [--world 8] [--reshard-world 3] [--repeat 5] [--copies 1]
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -43,11 +43,13 @@ int main(int argc, char** argv) {
   synth->add_option("--steps", steps, "training steps before saving")->check(CLI::NonNegativeNumber);
 
   CLI::App* bench = app.add_subcommand("bench", "time save/load/async/reshard of the wide MLP's state");
-  int bench_world = 8, resharded_world = 3, repeat = 5;
+  int bench_world = 8, resharded_world = 3, repeat = 5, copies = 1;
   bench->add_option("DIR", directory, "scratch directory on the disk to measure")->required();
   bench->add_option("--world", bench_world, "saving ranks")->check(CLI::PositiveNumber);
   bench->add_option("--reshard-world", resharded_world, "ranks of the resharded load")->check(CLI::PositiveNumber);
   bench->add_option("--repeat", repeat, "runs per measurement (the median is reported)")->check(CLI::PositiveNumber);
+
+  bench->add_option("--copies", copies, "copies of the wide MLP's state (1: the state itself)")->check(CLI::PositiveNumber);
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
     if (*reshard) return cli::reshard(directory, world_size, out);
     if (*diff) return cli::diff(directory, second);
     if (*synth) return cli::synth(out, world_size, seed, steps);
-    if (*bench) return cli::bench(directory, bench_world, resharded_world, repeat);
+    if (*bench) return cli::bench(directory, bench_world, resharded_world, repeat, copies);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ember-ckpt: %s\n", error.what());
     return 1;

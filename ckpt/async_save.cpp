@@ -1,6 +1,9 @@
 // AsyncCheckpointer: snapshot on the caller's thread, write on one background thread per rank.
 #include "ckpt/async_save.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,6 +16,7 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+constexpr int kWriterNice = 5;
 constexpr size_t kAlignment = 64;  // each tensor starts on a cache line of the buffer
 size_t align_up(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
@@ -141,6 +145,9 @@ void AsyncCheckpointer::wait_all() {
 }
 
 void AsyncCheckpointer::run() {
+  // The writer yields to training: below the training thread's priority it neither preempts it
+  // when woken nor competes with it for a core (Linux nice is per thread). Failure is harmless.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kWriterNice);
   for (;;) {
     std::unique_ptr<Job> job;
     {

@@ -113,7 +113,8 @@ void rename_path(const std::filesystem::path& from, const std::filesystem::path&
     system_error(fmt::format("rename {} to", from.string()), to);
 }
 
-void replace_file_atomically(const std::filesystem::path& path, std::string_view text, bool durable) {
+void replace_file_atomically(const std::filesystem::path& path, std::string_view text,
+                             bool sync_content, bool sync_parent) {
   // Built with append: GCC 12 warns falsely (-Wrestrict) on "." + string + ".tmp".
   std::string temporary_name = ".";
   temporary_name.append(path.filename().string()).append(".tmp");
@@ -122,12 +123,12 @@ void replace_file_atomically(const std::filesystem::path& path, std::string_view
   {
     File file = File::create(temporary);
     file.write_all(text.data(), text.size());
-    if (durable) file.sync();
+    if (sync_content) file.sync();
   }
   durability_point("pointer written");
   rename_path(temporary, path);
   durability_point("pointer renamed");
-  if (durable) sync_directory(path.parent_path());
+  if (sync_parent) sync_directory(path.parent_path());
 }
 
 std::string read_small_file(const std::filesystem::path& path, uint64_t max_bytes) {

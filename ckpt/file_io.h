@@ -45,8 +45,10 @@ class File {
 
 void sync_directory(const std::filesystem::path& path);
 void rename_path(const std::filesystem::path& from, const std::filesystem::path& to);
-// Writes `text` to `path` by writing a temporary sibling, syncing it and renaming it over `path`.
-void replace_file_atomically(const std::filesystem::path& path, std::string_view text, bool durable);
+// Writes `text` to `path` by writing a temporary sibling and renaming it over `path`; syncs the
+// temporary file before the rename and the directory after it when asked.
+void replace_file_atomically(const std::filesystem::path& path, std::string_view text,
+                             bool sync_content, bool sync_parent);
 std::string read_small_file(const std::filesystem::path& path, uint64_t max_bytes);
 
 // A step after which the files on disk are in a new state. When EMBER_CKPT_CRASH_AT=k is set, the

@@ -23,11 +23,12 @@ dd_times() {  # prints seconds for each of 5 runs of "$@"
   done
 }
 median() { sort -g | sed -n 3p; }
-write_s=$(dd_times dd if=/dev/zero of="$scratch/dd.bin" bs=1M count=$((bytes / 1048576)) conv=fsync | median)
-read_cold_s=$(for _ in 1 2 3 4 5; do
+minimum() { sort -g | sed -n 1p; }
+write=$(dd_times dd if=/dev/zero of="$scratch/dd.bin" bs=1M count=$((bytes / 1048576)) conv=fsync)
+read_cold=$(for _ in 1 2 3 4 5; do
   dd if="$scratch/dd.bin" iflag=nocache count=0 status=none  # drop its pages from the cache
   dd if="$scratch/dd.bin" of=/dev/null bs=1M 2>&1 | sed -n 's/.* copied, \([0-9.]*\) s.*/\1/p'
-done | median)
-read_warm_s=$(dd_times dd if="$scratch/dd.bin" of=/dev/null bs=1M | median)
+done)
+read_warm=$(dd_times dd if="$scratch/dd.bin" of=/dev/null bs=1M)
 rm -f "$scratch/dd.bin"
-echo "{\"dd_bytes\": $(( bytes / 1048576 * 1048576 )), \"dd_write_fsync_s\": $write_s, \"dd_read_cold_s\": $read_cold_s, \"dd_read_warm_s\": $read_warm_s}"
+echo "{\"dd_bytes\": $(( bytes / 1048576 * 1048576 )), \"dd_write_fsync_s\": $(median <<<"$write"), \"dd_write_fsync_min_s\": $(minimum <<<"$write"), \"dd_read_cold_s\": $(median <<<"$read_cold"), \"dd_read_cold_min_s\": $(minimum <<<"$read_cold"), \"dd_read_warm_s\": $(median <<<"$read_warm"), \"dd_read_warm_min_s\": $(minimum <<<"$read_warm")}"

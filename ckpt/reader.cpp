@@ -4,20 +4,38 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace ember::ckpt {
 
 namespace fs = std::filesystem;
 
 namespace {
+
 constexpr uint64_t kScratchBytes = 1 << 20;  // reads of bytes that are hashed but not kept
+
+// Ranks simulated as threads of one process open the same checkpoint at once: the last manifest
+// parsed is kept, and a reader whose manifest text is byte-for-byte the same shares it instead of
+// parsing it again (parsing is most of the CPU time of opening a checkpoint).
+std::shared_ptr<const Manifest> parse_shared(const std::string& text, const std::string& source) {
+  static std::mutex mutex;
+  static std::string last_text;
+  static std::shared_ptr<const Manifest> last_manifest;
+  std::lock_guard lock(mutex);  // held while parsing: the other ranks wait and then share
+  if (last_manifest == nullptr || last_text != text) {
+    last_manifest = std::make_shared<const Manifest>(parse_manifest(text, source));
+    last_text = text;
+  }
+  return last_manifest;
 }
+
+}  // namespace
 
 CheckpointReader::CheckpointReader(const fs::path& directory) : directory_(directory) {
   const fs::path manifest_path = directory / kManifestFileName;
   const std::string text = read_small_file(manifest_path, kMaxManifestBytes);
-  manifest_ = parse_manifest(text, manifest_path.string());
-  for (const DataFile& data_file : manifest_.files) {
+  manifest_ = parse_shared(text, manifest_path.string());
+  for (const DataFile& data_file : manifest_->files) {
     File opened = File::open_read(directory / data_file.name);
     const uint64_t size = opened.size();
     check(size == data_file.size,
@@ -28,15 +46,15 @@ CheckpointReader::CheckpointReader(const fs::path& directory) : directory_(direc
 }
 
 const Entry& CheckpointReader::entry(std::string_view name) const {
-  const Entry* found = manifest_.find(name);
+  const Entry* found = manifest_->find(name);
   check(found != nullptr, "checkpoint {}: no entry '{}' (it has {} entries; `ember-ckpt inspect` "
-        "lists them)", directory_.string(), name, manifest_.entries.size());
+        "lists them)", directory_.string(), name, manifest_->entries.size());
   return *found;
 }
 
 const File& CheckpointReader::file(std::string_view name) const {
-  for (size_t i = 0; i < manifest_.files.size(); ++i)
-    if (manifest_.files[i].name == name) return files_[i];
+  for (size_t i = 0; i < manifest_->files.size(); ++i)
+    if (manifest_->files[i].name == name) return files_[i];
   internal_assert(false, "validated chunk names an unlisted file");
   return files_.front();
 }
@@ -138,7 +156,7 @@ Tensor CheckpointReader::read(std::string_view name, std::optional<RowRange> row
 
 void CheckpointReader::verify() const {
   StreamingChecksum hasher;
-  for (const Entry& entry : manifest_.entries) {
+  for (const Entry& entry : manifest_->entries) {
     if (!entry.is_tensor()) continue;
     for (const Chunk& chunk : entry.tensor().chunks) {
       for (uint64_t block = 0; block < chunk.checksums.size(); ++block) {

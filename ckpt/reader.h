@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,7 @@ class CheckpointReader {
   // Opens `directory`: reads and validates its manifest, opens every data file and checks its size.
   explicit CheckpointReader(const std::filesystem::path& directory);
 
-  const Manifest& manifest() const { return manifest_; }
+  const Manifest& manifest() const { return *manifest_; }
   const std::filesystem::path& directory() const { return directory_; }
   const Entry& entry(std::string_view name) const;  // throws naming the checkpoint when absent
 
@@ -51,8 +52,8 @@ class CheckpointReader {
   const File& file(std::string_view name) const;
 
   std::filesystem::path directory_;
-  Manifest manifest_;
-  std::vector<File> files_;  // in manifest_.files order
+  std::shared_ptr<const Manifest> manifest_;
+  std::vector<File> files_;  // in manifest_->files order
   mutable std::atomic<uint64_t> bytes_read_{0};
 };
 

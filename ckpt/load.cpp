@@ -59,15 +59,19 @@ Staged read_all(const CheckpointReader& reader, const RankState& live, const Loa
   for (const auto& [name, local] : live.tensors())
     if (reader.manifest().find(name) != nullptr)
       total += (local.tensor.nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
-  staged.buffer = Storage::allocate(total, kCPU);
-  std::byte* cursor = static_cast<std::byte*>(staged.buffer->data());
+  std::byte* cursor = nullptr;  // stays null when every staged tensor is empty
+  if (total > 0) {
+    staged.buffer = Storage::allocate(total, kCPU);
+    cursor = static_cast<std::byte*>(staged.buffer->data());
+  }
   for (const auto& [name, local] : live.tensors()) {
     const Entry* entry = reader.manifest().find(name);
     if (entry == nullptr) continue;
     reader.read_rows(*entry, local.rows(), cursor);
     staged.tensors[name] = cursor;
     stats.bytes_loaded += local.tensor.nbytes();
-    cursor += (local.tensor.nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
+    if (local.tensor.nbytes() > 0)
+      cursor += (local.tensor.nbytes() + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
   }
   stats.bytes_read = reader.bytes_read();
   return staged;

@@ -114,3 +114,30 @@ TEST_CASE("a resharding rank reads only its rows plus the partial blocks at chun
 
 }  // namespace
 }  // namespace ember::ckpt
+
+namespace ember::ckpt {
+namespace {
+
+TEST_CASE("a state of only empty tensors and values saves and loads") {
+  testing::TempDir root;
+  testing::Reference reference;
+  reference.tensors["no_rows"] = testing::patterned({0, 3}, kFloat32, 1);
+  reference.sharded["no_rows"] = true;
+  reference.tensors["no_columns"] = testing::patterned({4, 0}, kInt32, 2);
+  reference.sharded["no_columns"] = false;
+  reference.values["step"] = int64_t{3};
+  run_ranks(2, [&](Coordinator& coordinator) {
+    save(coordinator, testing::rank_view(reference, coordinator.rank(), 2),
+         {.root = root.path(), .name = "step_000000003", .durable = false});
+  });
+  std::vector<RankState> live = {testing::live_state(reference, 0, 3, 5), testing::live_state(reference, 1, 3, 6),
+                                 testing::live_state(reference, 2, 3, 7)};
+  run_ranks(3, [&](Coordinator& coordinator) {
+    load(coordinator, root / "step_000000003", live[coordinator.rank()]);
+  });
+  for (const RankState& state : live) testing::check_matches(state, reference);
+  CHECK(std::get<int64_t>(live[2].value("step")) == 3);
+}
+
+}  // namespace
+}  // namespace ember::ckpt

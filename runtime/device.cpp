@@ -4,6 +4,9 @@
 #include <cstdlib>
 
 #include "runtime/error.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ember {
 
@@ -25,9 +28,14 @@ std::string Device::str() const {
 }
 
 bool cuda_is_available(std::string* why_not) {
-  // The CUDA backend is not built yet (the CUDA issue adds it); until then CPU is the only device.
-  if (why_not) *why_not = "this build of ember has no CUDA backend";
+#ifdef EMBER_HAS_CUDA
+  // Asks the CUDA runtime once per process (cudaGetDeviceCount); the reason is its error string.
+  return cuda::device_count(why_not) > 0;
+#else
+  if (why_not) *why_not = "this build of ember has no CUDA backend (configured with EMBER_WITH_CUDA=OFF "
+                          "or without a CUDA toolkit)";
   return false;
+#endif
 }
 
 Device default_device() {
@@ -36,6 +44,9 @@ Device default_device() {
     std::string why_not;
     check(!device.is_cuda() || cuda_is_available(&why_not),
           "EMBER_DEVICE={} asks for CUDA, which is unavailable: {}", forced, why_not);
+#ifdef EMBER_HAS_CUDA
+    if (device.is_cuda()) cuda::check_device(device);  // cuda:N beyond the device count
+#endif
     return device;
   }
   return cuda_is_available() ? Device(DeviceType::CUDA, 0) : kCPU;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "runtime/autograd/node.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 thread_local std::vector<DispatchMode*> mode_stack;
 thread_local bool grad_enabled = true;
+thread_local AttrRefresh pending_attr_refresh;
 
 // EMBER_POISON_OUTPUTS=1 fills every freshly allocated output with NaN (floats) or 0xA5 bytes
 // before its kernel runs, so tests catch kernels that leave elements unwritten.
@@ -169,7 +171,9 @@ TensorList run_view(const OpCall& call) {
 TensorList dispatch_eager(const OpCall& call) {
   const OpDef& op = call.op;
   if (op.kind == OpKind::View) return run_view(call);
-  const Device device = common_device(call);
+  // Factories have no inputs: their device attribute picks the kernel.
+  const Device device =
+      op.kind == OpKind::Factory ? call.attrs.get<Device>("device") : common_device(call);
   Kernel kernel = op.kernel_for(device);
   check(kernel != nullptr, "{}: no kernel for device {}", op.name, device);
   if (op.kind == OpKind::InPlace) return run_inplace(call, kernel);
@@ -206,6 +210,15 @@ Tensor dispatch_one(const OpDef& op, std::span<const Tensor> inputs, const Attrs
 
 DispatchModeGuard::DispatchModeGuard(DispatchMode& mode) { mode_stack.push_back(&mode); }
 DispatchModeGuard::~DispatchModeGuard() { mode_stack.pop_back(); }
+
+void notify_host_read(const char* what, const Tensor& tensor) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_host_read(what, tensor);
+}
+
+bool dispatch_mode_active() { return !mode_stack.empty(); }
+void set_next_attr_refresh(AttrRefresh refresh) { pending_attr_refresh = std::move(refresh); }
+AttrRefresh take_attr_refresh() { return std::exchange(pending_attr_refresh, AttrRefresh()); }
 
 bool grad_mode_enabled() { return grad_enabled; }
 void set_grad_mode(bool enabled) { grad_enabled = enabled; }

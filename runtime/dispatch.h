@@ -5,6 +5,7 @@
 // When the stack is empty the eager path pays one thread-local load for all of this.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "runtime/ops/registry.h"
@@ -29,7 +30,22 @@ class DispatchMode {
  public:
   virtual ~DispatchMode() = default;
   virtual TensorList handle(const OpCall& call, const DispatchNext& next) = 0;
+  // Called when code reads a tensor's values on the host (item(), to_vector()); a capture mode
+  // throws a graph break here, because the value would be baked into the trace.
+  virtual void on_host_read(const char* what, const Tensor& tensor) {}
 };
+
+// Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
+void notify_host_read(const char* what, const Tensor& tensor);
+
+// Host scalars that change from step to step (an optimizer's lr and step count) reach ops as
+// attributes. While a mode is installed, the code computing them may hand over a function that
+// recomputes them (and advances its own host state) for the next dispatched call; a capture mode
+// keeps it so that a compiled replay re-reads the scalars instead of baking them in.
+using AttrRefresh = std::function<void(Attrs& attrs)>;
+bool dispatch_mode_active();
+void set_next_attr_refresh(AttrRefresh refresh);
+AttrRefresh take_attr_refresh();  // empty when none was set since the last take
 
 // Installs a mode on this thread's stack for the guard's lifetime (modes nest).
 class DispatchModeGuard {

@@ -159,7 +159,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index, Where where = W
 // one_hot: attr num_classes (int64; -1 = max + 1). int64 result.
 Tensor one_hot(const Tensor& index, int64_t num_classes = -1, Where where = Where::current());
 
-// ---- views (ops: view, transpose, permute, slice, expand, squeeze, unsqueeze, alias) ----
+// ---- views (ops: view, transpose, permute, slice, expand, squeeze, unsqueeze) ----
 Tensor view(const Tensor& a, const Dims& shape, Where where = Where::current());
 Tensor reshape(const Tensor& a, const Dims& shape, Where where = Where::current());
 Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1, Where where = Where::current());

@@ -41,6 +41,7 @@ int64_t Tensor::stride(int64_t dim, Where where) const {
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& impl = checked_impl();
+  if (impl.numel() == 0) return true;  // no element to be out of place (PyTorch agrees)
   int64_t expected = 1;
   for (int i = impl.sizes.size() - 1; i >= 0; --i) {
     if (impl.sizes[i] == 1) continue;  // the stride of a size-1 dim never matters
@@ -70,6 +71,7 @@ template bool* Tensor::data_ptr<bool>() const;
 
 double Tensor::item(Where where) const {
   CallSiteScope site(where);
+  notify_host_read("item", *this);
   check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(),
         sizes());
   Tensor host = device().is_cpu() ? *this : to(kCPU);
@@ -82,6 +84,7 @@ double Tensor::item(Where where) const {
 template <typename T>
 std::vector<T> Tensor::to_vector(Where where) const {
   CallSiteScope site(where);
+  notify_host_read("to_vector", *this);
   check(dtype() == dtype_of<T>(), "to_vector: requested {} from a {} tensor; convert with to() first",
         dtype_name(dtype_of<T>()), dtype());
   Tensor host = (device().is_cpu() ? *this : to(kCPU)).contiguous();

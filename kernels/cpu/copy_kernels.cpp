@@ -48,9 +48,11 @@ void linspace_kernel(const OpCall& call, TensorList& outputs) {
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    // Fill symmetrically from both ends so the last element is exactly `end`, like PyTorch.
+    // Fill symmetrically from both ends so the last element is exactly `end`, like PyTorch; a
+    // single step is `start`.
+    const int64_t halfway = steps == 1 ? 1 : steps / 2;
     generate<T>(outputs[0], [&](int64_t i) {
-      const double value = i < steps / 2 ? start + step * static_cast<double>(i)
+      const double value = i < halfway ? start + step * static_cast<double>(i)
                                          : end - step * static_cast<double>(steps - 1 - i);
       return static_cast<compute_t<T>>(value);
     });

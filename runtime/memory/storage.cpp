@@ -4,17 +4,31 @@
 #include "runtime/memory/memory_stats.h"
 
 #include "runtime/error.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ember {
 
 CachingAllocator& allocator_for(Device device) {
-  check(device.is_cpu(), "allocator: device {} is not available in this build", device);
-  return cpu_allocator();
+  if (device.is_cpu()) return cpu_allocator();
+#ifdef EMBER_HAS_CUDA
+  return cuda::device_allocator(device.index);
+#else
+  std::string why_not;
+  cuda_is_available(&why_not);
+  fail("allocator: device {} is unavailable: {}", device, why_not);
+#endif
 }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   CachingAllocator& allocator = allocator_for(device);
-  return std::make_shared<Storage>(allocator.allocate(nbytes), nbytes, device, &allocator, nullptr);
+  StreamId stream = 0;
+#ifdef EMBER_HAS_CUDA
+  // CUDA blocks belong to the stream current at allocation: only that stream reuses them.
+  if (device.is_cuda()) stream = cuda::current_stream(device).id();
+#endif
+  return std::make_shared<Storage>(allocator.allocate(nbytes, stream), nbytes, device, &allocator, nullptr);
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,

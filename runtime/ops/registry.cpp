@@ -19,6 +19,12 @@ const OpDef& OpRegistry::add(OpDef def) {
     internal_assert(def.infer != nullptr, "op without a shape rule");
   }
   auto owned = std::make_unique<OpDef>(std::move(def));
+  // Kernels a backend set before this op's file registered it (static init order across files
+  // is unspecified) are attached now.
+  if (auto pending = pending_kernels_.find(owned->name); pending != pending_kernels_.end()) {
+    for (const auto& [device, kernel] : pending->second) owned->kernels[static_cast<int>(device)] = kernel;
+    pending_kernels_.erase(pending);
+  }
   const OpDef& ref = *owned;
   ops_.emplace(ref.name, std::move(owned));
   return ref;
@@ -45,8 +51,17 @@ std::vector<const OpDef*> OpRegistry::all() const {
 
 void OpRegistry::set_kernel(const std::string& name, DeviceType device, Kernel kernel) {
   auto found = ops_.find(name);
-  internal_assert(found != ops_.end(), "set_kernel on an unregistered op");
+  if (found == ops_.end()) {
+    pending_kernels_[name].emplace_back(device, kernel);
+    return;
+  }
   found->second->kernels[static_cast<int>(device)] = kernel;
+}
+
+std::vector<std::string> OpRegistry::pending_kernel_ops() const {
+  std::vector<std::string> names;
+  for (const auto& [name, kernels] : pending_kernels_) names.push_back(name);
+  return names;
 }
 
 const Tensor& BackwardContext::input(int i) const {

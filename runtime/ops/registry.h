@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/ops/attrs.h"
@@ -129,11 +130,14 @@ class OpRegistry {
   const OpDef* find(const std::string& name) const;
   std::vector<const OpDef*> all() const;  // sorted by name
 
-  // Lets the CUDA backend add its kernels to ops the CPU files defined.
+  // Lets the CUDA backend add its kernels to ops the CPU files defined. Works before or after the
+  // op's own registration; pending_kernel_ops() lists names set but never registered (a typo).
   void set_kernel(const std::string& name, DeviceType device, Kernel kernel);
+  std::vector<std::string> pending_kernel_ops() const;
 
  private:
   std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+  std::unordered_map<std::string, std::vector<std::pair<DeviceType, Kernel>>> pending_kernels_;
 };
 
 OpRegistry& registry();

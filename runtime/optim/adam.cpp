@@ -24,7 +24,8 @@ template <bool Decoupled>
 Tensor AdamFamily<Decoupled>::step(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
-  for (const auto& group : this->param_groups()) {
+  for (size_t group_index = 0; group_index < this->param_groups().size(); ++group_index) {
+    const auto& group = this->param_groups()[group_index];
     const Options& options = group.options;
     for (const Tensor& param : group.params) {
       const Tensor grad = param.grad();
@@ -37,6 +38,15 @@ Tensor AdamFamily<Decoupled>::step(const LossClosure& closure) {
       }
       if (options.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = zeros(param.sizes(), like);
       const int64_t step_count = state.step + 1;
+      if (dispatch_mode_active()) {
+        // Under capture: a compiled replay re-reads lr and advances the step count (graph inputs).
+        set_next_attr_refresh([this, group_index, param](Attrs& attrs) {
+          AdamParamState& replayed = this->state_for(param);
+          replayed.step += 1;
+          attrs.set("step", replayed.step);
+          attrs.set("lr", this->param_groups()[group_index].options.lr);
+        });
+      }
       adam_step_(param, grad, state.exp_avg, state.exp_avg_sq, options.amsgrad ? state.max_exp_avg_sq : Tensor(),
                  {.lr = options.lr,
                   .beta1 = options.betas.first,

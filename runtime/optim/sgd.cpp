@@ -21,7 +21,8 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options) : OptimizerBase("SGD", 
 Tensor SGD::step(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
-  for (const ParamGroup& group : param_groups()) {
+  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) {
+    const ParamGroup& group = param_groups()[group_index];
     const SGDOptions& options = group.options;
     SgdStepArgs args{.lr = options.lr,
                      .momentum = options.momentum,
@@ -41,6 +42,12 @@ Tensor SGD::step(const LossClosure& closure) {
           args.first_step = true;
         }
         buffer = state.momentum_buffer;
+      }
+      if (dispatch_mode_active()) {
+        // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant).
+        set_next_attr_refresh([this, group_index](Attrs& attrs) {
+          attrs.set("lr", param_groups()[group_index].options.lr);
+        });
       }
       sgd_step_(param, grad, buffer, args);
     }

@@ -1,0 +1,134 @@
+// CaptureMode: the side table from TensorImpl to graph value, state lifting, functionalized
+// in-place updates and the write-backs computed when the capture ends.
+#include "graph/capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ember::graph {
+
+namespace {
+
+// Ops that draw from the host-side generator: its offset advances per call, and lifting it into
+// the graph as a host scalar is not done yet, so replaying would repeat the same random numbers.
+bool draws_random_numbers(const OpDef& op) {
+  return op.name == "rand" || op.name == "randn" || op.name == "randint" || op.name == "dropout";
+}
+
+}  // namespace
+
+CaptureMode::CaptureMode(Graph& graph, bool fullgraph) : graph_(graph), fullgraph_(fullgraph) {
+  take_attr_refresh();  // a refresh left over from code run under another mode is not ours
+}
+
+ValueId CaptureMode::add_input(const Tensor& tensor) {
+  check(tensor.defined(), "compile: graph input {} is an undefined tensor", graph_.inputs.size());
+  const ValueId id = graph_.add_input(meta_of(tensor));
+  bind(tensor, id);
+  return id;
+}
+
+void CaptureMode::bind(const Tensor& tensor, ValueId value) {
+  const TensorImpl& impl = *tensor.impl();
+  bindings_[&impl] = {tensor.impl_ptr(), value};
+  if (impl.storage) buffers_.push_back({impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, value});
+}
+
+ValueId CaptureMode::find(const Tensor& tensor) const {
+  auto found = bindings_.find(tensor.impl());
+  if (found == bindings_.end()) return -1;
+  // A freed impl whose address was reused is another tensor: the weak pointer tells them apart.
+  if (found->second.impl.lock().get() != tensor.impl()) return -1;
+  return found->second.value;
+}
+
+ValueId CaptureMode::value_of(const Tensor& tensor) {
+  const ValueId known = find(tensor);
+  if (known >= 0) return known;
+  // Autograd makes aliases outside the dispatcher (saved tensors without history, a stolen
+  // .grad's detach()), often after the original handle died: an alias with the same storage and
+  // geometry holds the buffer's newest value. One with another geometry (a hand-built view)
+  // cannot be bound by identity: at replay it would hold the capture's data.
+  const TensorImpl& wanted = *tensor.impl();
+  ValueId alias = -1;
+  for (const BufferBinding& buffer : buffers_) {
+    if (buffer.storage.lock() != wanted.storage) continue;
+    if (buffer.sizes == wanted.sizes && buffer.strides == wanted.strides && buffer.offset == wanted.offset &&
+        buffer.dtype == wanted.dtype) {
+      alias = std::max(alias, buffer.value);
+    } else if (graph_.values[buffer.value].source == ValueSource::NodeOutput) {
+      graph_break(fmt::format("a tensor of shape {} shares storage with graph value %{} but was made "
+                              "outside the dispatcher", tensor.sizes(), buffer.value));
+    }
+  }
+  if (alias >= 0) {
+    bindings_[tensor.impl()] = {tensor.impl_ptr(), alias};
+    return alias;
+  }
+  const ValueId id = graph_.add_state(tensor.impl_ptr());
+  bind(tensor, id);
+  return id;
+}
+
+void CaptureMode::graph_break(const std::string& reason) {
+  if (fullgraph_) throw GraphBreak("graph break: " + reason + CallSite::describe());
+  if (break_reason_.empty()) break_reason_ = reason;
+}
+
+TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
+  AttrRefresh refresh = take_attr_refresh();
+  if (draws_random_numbers(call.op))
+    graph_break(fmt::format("{} draws random numbers; its generator offset is not a graph input yet",
+                            call.op.name));
+  std::vector<ValueId> inputs;
+  inputs.reserve(call.inputs.size());
+  for (const Tensor& input : call.inputs) inputs.push_back(input.defined() ? value_of(input) : -1);
+  TensorList outputs = next.run(call);
+  std::vector<TensorMeta> metas;
+  for (const Tensor& output : outputs) metas.push_back(output.defined() ? meta_of(output) : TensorMeta{});
+  const int index = graph_.add_node(call.op, call.attrs, std::move(inputs), metas);
+  Node& node = graph_.nodes[index];
+  node.refresh = std::move(refresh);
+  // In-place outputs are the mutated inputs themselves: rebinding them to the node's new values
+  // is the functionalization, later readers see the updated value.
+  for (int i = 0; i < outputs.size(); ++i)
+    if (outputs[i].defined()) bind(outputs[i], node.outputs[i]);
+  return outputs;
+}
+
+void CaptureMode::on_host_read(const char* what, const Tensor& tensor) {
+  const ValueId id = find(tensor);
+  if (id < 0) return;
+  const Value& value = graph_.values[id];
+  const std::string producer = value.source == ValueSource::NodeOutput
+                                   ? graph_.nodes[value.index].op->name
+                                   : (value.source == ValueSource::GraphInput ? "a graph input" : "a state input");
+  graph_break(fmt::format("{}() reads the values of %{} (from {}) on the host; the value would be baked "
+                          "into the graph", what, id, producer));
+}
+
+void CaptureMode::finish(std::span<const Tensor> outputs) {
+  for (const Tensor& output : outputs) {
+    check(output.defined(), "compile: the function returned an undefined tensor");
+    graph_.outputs.push_back(value_of(output));
+  }
+  for (size_t i = 0; i < graph_.state_tensors.size(); ++i) {
+    const std::shared_ptr<TensorImpl>& impl = graph_.state_tensors[i];
+    const ValueId current = find(Tensor(impl));
+    if (current >= 0 && current != graph_.state_inputs[i])
+      graph_.write_backs.push_back({static_cast<int>(i), current});
+    if (!impl->requires_grad || impl->grad_fn) continue;  // only leaves own a .grad
+    const bool has_grad = impl->autograd_meta && impl->autograd_meta->grad && impl->autograd_meta->grad->defined();
+    if (!has_grad) {
+      graph_.grad_write_backs.push_back({static_cast<int>(i), -1});
+      continue;
+    }
+    const ValueId grad = find(*impl->autograd_meta->grad);
+    // A .grad the graph never touched, or one that is itself a state input (bound by identity,
+    // its updates are write-backs), needs no grad write-back.
+    if (grad >= 0 && graph_.values[grad].source != ValueSource::StateInput) graph_.grad_write_backs.push_back({static_cast<int>(i), grad});
+  }
+}
+
+}  // namespace ember::graph

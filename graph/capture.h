@@ -1,0 +1,63 @@
+// CaptureMode: records every dispatched op (forward, autograd backward, optimizer steps) into a
+// Graph. It records while running each op eagerly, so autograd, lazily created state and the
+// capturing call's own results behave exactly as in eager mode; later calls replay the graph.
+#pragma once
+
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "graph/ir.h"
+
+namespace ember::graph {
+
+// Capture met something the graph cannot express (a host read of a graph value, a random op).
+class GraphBreak : public Error {
+ public:
+  using Error::Error;
+};
+
+class CaptureMode final : public DispatchMode {
+ public:
+  // With fullgraph, a graph break throws GraphBreak; otherwise it is recorded in break_reason()
+  // and the capture goes on running eagerly (the caller then discards the graph).
+  CaptureMode(Graph& graph, bool fullgraph);
+
+  ValueId add_input(const Tensor& tensor);
+  // Records the outputs, then the write-backs of state changed in the graph and the parameters'
+  // final .grad. Call after fn returned, outside the mode's guard.
+  void finish(std::span<const Tensor> outputs);
+  const std::string& break_reason() const { return break_reason_; }
+
+  TensorList handle(const OpCall& call, const DispatchNext& next) override;
+  void on_host_read(const char* what, const Tensor& tensor) override;
+
+ private:
+  struct Binding {
+    std::weak_ptr<TensorImpl> impl;  // weak: the capture must not change use counts or lifetimes
+    ValueId value = -1;
+  };
+  // What a buffer held when a value was bound to a tensor viewing it with this geometry.
+  struct BufferBinding {
+    std::weak_ptr<Storage> storage;
+    Dims sizes;
+    Dims strides;
+    int64_t offset = 0;
+    DType dtype = DType::Float32;
+    ValueId value = -1;
+  };
+  void bind(const Tensor& tensor, ValueId value);
+  // The value `tensor` currently holds, or -1 when it is not (or no longer) in the graph.
+  ValueId find(const Tensor& tensor) const;
+  // find(), lifting an unknown tensor as a state input bound by identity.
+  ValueId value_of(const Tensor& tensor);
+  void graph_break(const std::string& reason);
+
+  Graph& graph_;
+  bool fullgraph_;
+  std::string break_reason_;
+  std::unordered_map<const TensorImpl*, Binding> bindings_;
+  std::vector<BufferBinding> buffers_;
+};
+
+}  // namespace ember::graph

@@ -1,0 +1,113 @@
+// CompiledFunction: guards, the variant cache with its recompile limit, capture plus passes, and
+// EMBER_LOGS=recompiles,graph diagnostics on stderr.
+#include "graph/compile.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "graph/capture.h"
+#include "graph/passes.h"
+
+namespace ember::graph {
+
+namespace {
+
+bool log_enabled(const char* topic) {
+  const char* logs = std::getenv("EMBER_LOGS");
+  return logs != nullptr && std::strstr(logs, topic) != nullptr;
+}
+
+bool same_type(const TensorMeta& a, const TensorMeta& b) {
+  return a.sizes == b.sizes && a.dtype == b.dtype && a.device == b.device;
+}
+
+}  // namespace
+
+std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != guards.inputs.size())
+    return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) return fmt::format("input {} is undefined", i);
+    const TensorMeta actual = meta_of(inputs[i]);
+    if (!same_type(actual, guards.inputs[i]))
+      return fmt::format("input {} is {} {} on {}, the graph was captured for {} {} on {}", i, actual.sizes,
+                         actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
+                         guards.inputs[i].device);
+  }
+  if (grad_mode_enabled() != guards.grad_mode)
+    return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
+                       guards.grad_mode ? "on" : "off");
+  for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
+    const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];
+    // Only the graph still holds it: its owner (a module, an optimizer) replaced or dropped it.
+    if (impl.use_count() == 1) return fmt::format("state %s{} is no longer referenced outside the graph", i);
+    const TensorMeta actual{impl->sizes, impl->dtype, impl->device};
+    if (!same_type(actual, guards.states[i]))
+      return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
+                         guards.states[i].sizes, guards.states[i].dtype);
+  }
+  return "";
+}
+
+void CompiledFunction::fall_back(const std::string& reason) {
+  fell_back_ = true;
+  if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] running eagerly from now on: {}\n", reason);
+}
+
+Tensor CompiledFunction::call(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager) {
+  ++calls_;
+  if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
+  std::string reason;  // why the first (oldest) variant did not match
+  for (Entry& entry : entries_) {
+    const std::string failure = guard_failure(entry.guards, entry.executor.graph(), inputs);
+    if (failure.empty()) {
+      ++replays_;
+      return entry.executor.run(inputs).at(0);
+    }
+    if (reason.empty()) reason = failure;
+  }
+  if (!entries_.empty()) {
+    recompile_reasons_.push_back(reason);
+    if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] recompiling: {}\n", reason);
+  }
+  if (static_cast<int>(entries_.size()) >= options_.cache_limit) {
+    fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason));
+    return run_eager();
+  }
+  return capture(inputs, run_eager);
+}
+
+Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager) {
+  Graph graph;
+  CaptureMode mode(graph, options_.fullgraph);
+  Guards guards;
+  guards.grad_mode = grad_mode_enabled();
+  for (const Tensor& input : inputs) {
+    mode.add_input(input);
+    guards.inputs.push_back(meta_of(input));
+  }
+  Tensor result;
+  {
+    DispatchModeGuard installed(mode);
+    result = run_eager();
+  }
+  if (!mode.break_reason().empty()) {
+    fall_back("graph break: " + mode.break_reason());
+    return result;
+  }
+  mode.finish(std::span<const Tensor>(&result, 1));
+  verify(graph);
+  eliminate_dead_code(graph);
+  verify(graph);
+  eliminate_common_subexpressions(graph);
+  verify(graph);
+  for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors)
+    guards.states.push_back({impl->sizes, impl->dtype, impl->device});
+  if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
+  entries_.push_back({std::move(guards), Executor(std::move(graph))});
+  return result;
+}
+
+}  // namespace ember::graph

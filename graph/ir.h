@@ -1,0 +1,75 @@
+// The graph IR of the compile stage: typed values, nodes that call registry ops, graph inputs
+// (the user's arguments), state inputs (tensors fn reads without receiving them, bound by the
+// identity of their TensorImpl), outputs and write-backs; plus the text dump, DOT export and verifier.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/dispatch.h"
+
+namespace ember::graph {
+
+using ValueId = int;  // index into Graph::values; -1 stands for an absent optional input
+
+enum class ValueSource : uint8_t { GraphInput, StateInput, NodeOutput };
+
+struct Value {
+  TensorMeta meta;
+  ValueSource source = ValueSource::NodeOutput;
+  int index = 0;   // which graph input, state input or node produces it
+  int output = 0;  // which output of that node
+};
+
+struct Node {
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  // Host scalars read per call (lr, step): recomputes attrs before each replay; empty when none.
+  AttrRefresh refresh;
+};
+
+// A state tensor whose final value is produced in the graph: copied back after a replay.
+struct WriteBack {
+  int state = 0;
+  ValueId value = 0;
+};
+
+// The final .grad of a state tensor (a parameter): set to `value`, or cleared when value is -1.
+struct GradWriteBack {
+  int state = 0;
+  ValueId value = -1;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // in execution order
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> state_inputs;
+  std::vector<std::shared_ptr<TensorImpl>> state_tensors;  // parallel to state_inputs
+  std::vector<ValueId> outputs;
+  std::vector<WriteBack> write_backs;
+  std::vector<GradWriteBack> grad_write_backs;
+
+  ValueId add_value(const TensorMeta& meta, ValueSource source, int index, int output = 0);
+  ValueId add_input(const TensorMeta& meta);
+  ValueId add_state(const std::shared_ptr<TensorImpl>& impl);
+  // Appends a node; its outputs become new values with `output_metas`.
+  int add_node(const OpDef& op, const Attrs& attrs, std::vector<ValueId> inputs,
+               std::span<const TensorMeta> output_metas);
+  int count_op(const std::string& name) const;
+};
+
+TensorMeta meta_of(const Tensor& tensor);
+
+// One node a line: `%7 = linear(%x0, %s0, %s1)  # [32, 256] float32`.
+std::string to_text(const Graph& graph);
+std::string to_dot(const Graph& graph);
+
+// Throws ember::Error naming the node and the problem: a use before definition or of a missing
+// value, a value defined twice, outputs whose type disagrees with the op's shape rule.
+void verify(const Graph& graph);
+
+}  // namespace ember::graph

@@ -1,0 +1,107 @@
+// DCE and CSE over the captured graph.
+#include "graph/passes.h"
+
+#include <cstring>
+#include <map>
+
+namespace ember::graph {
+
+namespace {
+
+// After nodes were removed: point each output value back at its node's new index.
+void renumber(Graph& graph) {
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (ValueId output : graph.nodes[n].outputs) graph.values[output].index = static_cast<int>(n);
+}
+
+bool same_attrs(const Attrs& a, const Attrs& b) {
+  if (a.size() != b.size()) return false;
+  for (int i = 0; i < a.size(); ++i)
+    if (std::strcmp(a.name(i), b.name(i)) != 0 || !(a.value(i) == b.value(i))) return false;
+  return true;
+}
+
+bool is_mutated_input(const OpDef& op, size_t i) {
+  return op.kind == OpKind::InPlace && i < 32 && ((op.mutated_inputs >> i) & 1u) != 0;
+}
+
+// Values whose buffer must not be shared with another value: mutated in place (directly or
+// through a view), returned, or installed as a .grad.
+std::vector<bool> pinned_values(const Graph& graph) {
+  std::vector<bool> pinned(graph.values.size(), false);
+  for (const Node& node : graph.nodes)
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] >= 0 && is_mutated_input(*node.op, i)) pinned[node.inputs[i]] = true;
+  for (ValueId output : graph.outputs) pinned[output] = true;
+  for (const GradWriteBack& write : graph.grad_write_backs)
+    if (write.value >= 0) pinned[write.value] = true;
+  // A pinned view pins the value it aliases; walking backwards reaches chains of views.
+  for (auto node = graph.nodes.rbegin(); node != graph.nodes.rend(); ++node)
+    if (node->op->kind == OpKind::View && pinned[node->outputs[0]] && node->inputs[0] >= 0)
+      pinned[node->inputs[0]] = true;
+  return pinned;
+}
+
+}  // namespace
+
+int eliminate_dead_code(Graph& graph) {
+  std::vector<bool> live(graph.values.size(), false);
+  for (ValueId output : graph.outputs) live[output] = true;
+  for (const WriteBack& write : graph.write_backs) live[write.value] = true;
+  for (const GradWriteBack& write : graph.grad_write_backs)
+    if (write.value >= 0) live[write.value] = true;
+  std::vector<bool> keep(graph.nodes.size(), false);
+  for (size_t n = graph.nodes.size(); n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    bool needed = node.op->kind == OpKind::InPlace;
+    for (ValueId output : node.outputs) needed = needed || live[output];
+    if (!needed) continue;
+    keep[n] = true;
+    for (ValueId input : node.inputs)
+      if (input >= 0) live[input] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (keep[n]) kept.push_back(std::move(graph.nodes[n]));
+  const int removed = static_cast<int>(graph.nodes.size() - kept.size());
+  graph.nodes = std::move(kept);
+  renumber(graph);
+  return removed;
+}
+
+int eliminate_common_subexpressions(Graph& graph) {
+  const std::vector<bool> pinned = pinned_values(graph);
+  std::vector<ValueId> replacement(graph.values.size());
+  for (size_t v = 0; v < replacement.size(); ++v) replacement[v] = static_cast<ValueId>(v);
+  auto resolve = [&](ValueId id) { return id < 0 ? id : replacement[id]; };
+  // Candidates by (op, inputs); attributes are compared exactly among them.
+  std::map<std::pair<const OpDef*, std::vector<ValueId>>, std::vector<int>> seen;
+  std::vector<Node> kept;
+  int removed = 0;
+  for (Node& node : graph.nodes) {
+    for (ValueId& input : node.inputs) input = resolve(input);
+    bool eligible = node.op->kind != OpKind::InPlace && !node.refresh;
+    for (ValueId output : node.outputs) eligible = eligible && !pinned[output];
+    if (eligible) {
+      std::vector<int>& candidates = seen[{node.op, node.inputs}];
+      const Node* match = nullptr;
+      for (int candidate : candidates)
+        if (same_attrs(kept[candidate].attrs, node.attrs)) match = &kept[candidate];
+      if (match != nullptr) {
+        for (size_t i = 0; i < node.outputs.size(); ++i) replacement[node.outputs[i]] = match->outputs[i];
+        ++removed;
+        continue;
+      }
+      candidates.push_back(static_cast<int>(kept.size()));
+    }
+    kept.push_back(std::move(node));
+  }
+  graph.nodes = std::move(kept);
+  for (ValueId& output : graph.outputs) output = resolve(output);
+  for (WriteBack& write : graph.write_backs) write.value = resolve(write.value);
+  for (GradWriteBack& write : graph.grad_write_backs) write.value = resolve(write.value);
+  renumber(graph);
+  return removed;
+}
+
+}  // namespace ember::graph

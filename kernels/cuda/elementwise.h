@@ -1,0 +1,49 @@
+// Host-side entry points of the CUDA elementwise kernels (kernels/cuda/elementwise.cu). Plain C++
+// with no CUDA header: the op files in runtime/cuda describe tensors as raw pointers plus
+// broadcast strides, and the .cu file turns a dtype and an op into one template instantiation.
+#pragma once
+
+#include <cstdint>
+
+namespace ember {
+// Declared, not included: runtime/dtype.h brings fmt, which nvcc cannot compile.
+enum class DType : uint8_t;
+}  // namespace ember
+
+namespace ember::cuda {
+
+constexpr int kMaxDims = 8;
+
+// The output's shape (contiguous, row-major) and the stream to launch on.
+struct LaunchShape {
+  int dims = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t numel = 0;
+  void* stream = nullptr;  // cudaStream_t
+};
+
+// One input aligned to the output's shape: stride 0 on broadcast dims, in elements, and `data`
+// already advanced by the storage offset. `contiguous` enables the flat-index fast path.
+struct StridedOperand {
+  const void* data = nullptr;
+  int64_t strides[kMaxDims] = {};
+  bool contiguous = false;
+};
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
+enum class ScalarOp : uint8_t { AddScalar, MulScalar };
+
+// Each launcher returns the launch's cudaError_t as an int (0 on success) for cuda_check.
+// out[i] = static_cast<out_dtype>(input[i]), through float for 16-bit types.
+int launch_cast(DType out_dtype, void* out, DType in_dtype, const StridedOperand& input,
+                 const LaunchShape& shape);
+// out[i] = op(a[i], b[i]) with a, b and out all in `dtype` (the op file converts first).
+int launch_binary(BinaryOp op, double alpha, DType dtype, void* out, const StridedOperand& a,
+                   const StridedOperand& b, const LaunchShape& shape);
+// out[i] = op(input[i], value) with input and out in `dtype`.
+int launch_scalar(ScalarOp op, double value, DType dtype, void* out, const StridedOperand& input,
+                  const LaunchShape& shape);
+// out[i] = value for a contiguous buffer of `numel` elements.
+int launch_fill(DType dtype, void* out, double value, const LaunchShape& shape);
+
+}  // namespace ember::cuda

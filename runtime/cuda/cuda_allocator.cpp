@@ -1,0 +1,98 @@
+// The CUDA memory backends under the device-independent caching allocator: one pool per device
+// over cudaMalloc/cudaFree, and one pool of page-locked host memory (cudaHostAlloc) for staging.
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/error.h"
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+class DeviceMemoryBackend final : public MemoryBackend {
+ public:
+  explicit DeviceMemoryBackend(int index) : index_(index) {}
+
+  // nullptr on out-of-memory lets the pool empty its cache and retry; other errors throw.
+  void* allocate(size_t bytes) override {
+    DeviceGuard guard(Device(DeviceType::CUDA, index_));
+    void* pointer = nullptr;
+    const cudaError_t status = cudaMalloc(&pointer, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    cuda_check(status);
+    return pointer;
+  }
+  void release(void* pointer, size_t) override {
+    DeviceGuard guard(Device(DeviceType::CUDA, index_));
+    cuda_check(cudaFree(pointer));
+  }
+  const char* name() const override { return "cuda"; }
+
+ private:
+  int index_;
+};
+
+class PinnedMemoryBackend final : public MemoryBackend {
+ public:
+  void* allocate(size_t bytes) override {
+    void* pointer = nullptr;
+    const cudaError_t status = cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    cuda_check(status);
+    return pointer;
+  }
+  void release(void* pointer, size_t) override { cuda_check(cudaFreeHost(pointer)); }
+  const char* name() const override { return "cuda pinned host"; }
+};
+
+struct DevicePool {
+  DeviceMemoryBackend backend;
+  CachingAllocator allocator;
+  explicit DevicePool(int index) : backend(index), allocator(backend) {}
+};
+
+}  // namespace
+
+// Pools are created on first use and live until exit; their memory is returned to the driver by
+// process teardown, not by destructors racing the CUDA runtime's own shutdown.
+CachingAllocator& device_allocator(int index) {
+  check_device(Device(DeviceType::CUDA, index));
+  static std::array<DevicePool*, kMaxDevices> pools{};
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (pools[index] == nullptr) pools[index] = new DevicePool(index);
+  return pools[index]->allocator;
+}
+
+CachingAllocator& pinned_allocator() {
+  std::string why_not;
+  check(device_count(&why_not) > 0, "cuda: pinned host memory needs a CUDA device: {}", why_not);
+  static PinnedMemoryBackend* backend = new PinnedMemoryBackend();
+  static CachingAllocator* allocator = new CachingAllocator(*backend);
+  return *allocator;
+}
+
+bool is_pinned(const void* pointer) {
+  if (device_count() == 0) return false;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace ember::cuda

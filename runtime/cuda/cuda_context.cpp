@@ -1,0 +1,144 @@
+// Device discovery, guards, streams, events and error checks over the CUDA runtime API. The
+// runtime is linked statically and loads the driver itself on first use, so on a machine without
+// a driver or GPU every call here reports why instead of the program failing to start.
+#include "runtime/cuda/cuda_context.h"
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <mutex>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/error.h"
+
+namespace ember::cuda {
+
+void cuda_check(cudaError_t status, std::source_location where) {
+  if (status == cudaSuccess) [[likely]] return;
+  cudaGetLastError();  // clears a non-sticky error so the next call starts clean
+  fail("CUDA error at {}:{}: {} ({})", where.file_name(), where.line(), cudaGetErrorString(status),
+       cudaGetErrorName(status));
+}
+
+void cublas_check(cublasStatus_t status, std::source_location where) {
+  if (status == CUBLAS_STATUS_SUCCESS) [[likely]] return;
+  fail("cuBLAS error at {}:{}: {} (status {})", where.file_name(), where.line(),
+       cublasLtGetStatusString(status), static_cast<int>(status));
+}
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct Discovery {
+  int count = 0;
+  std::string why_not;
+};
+
+const Discovery& discovery() {
+  static const Discovery found = [] {
+    Discovery result;
+    const cudaError_t status = cudaGetDeviceCount(&result.count);
+    if (status != cudaSuccess) {
+      result.count = 0;
+      result.why_not = fmt::format("{} ({})", cudaGetErrorString(status), cudaGetErrorName(status));
+      cudaGetLastError();
+    } else if (result.count == 0) {
+      result.why_not = "the CUDA runtime found no CUDA-capable device";
+    }
+    if (result.count > kMaxDevices) result.count = kMaxDevices;
+    return result;
+  }();
+  return found;
+}
+
+// Streams current on this thread, one slot per device; null is the legacy default stream.
+thread_local std::array<void*, kMaxDevices> current_streams{};
+
+}  // namespace
+
+int device_count(std::string* why_not) {
+  const Discovery& found = discovery();
+  if (why_not) *why_not = found.why_not;
+  return found.count;
+}
+
+void check_device(Device device) {
+  std::string why_not;
+  const int count = device_count(&why_not);
+  check(device.is_cuda(), "cuda: {} is not a CUDA device", device);
+  check(count > 0, "cuda: {} is unavailable: {}", device, why_not);
+  check(device.index < count, "cuda: {} does not exist (this machine has {} CUDA device(s))", device,
+        count);
+}
+
+DeviceGuard::DeviceGuard(Device device) {
+  check_device(device);
+  cuda_check(cudaGetDevice(&previous_));
+  if (previous_ != device.index) cuda_check(cudaSetDevice(device.index));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+Stream Stream::create(Device device) {
+  DeviceGuard guard(device);
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return Stream{device, stream};
+}
+
+Stream current_stream(Device device) {
+  check_device(device);
+  return Stream{device, current_streams[device.index]};
+}
+
+void set_current_stream(const Stream& stream) {
+  check_device(stream.device);
+  current_streams[stream.device.index] = stream.handle;
+}
+
+void synchronize(Device device) {
+  DeviceGuard guard(device);
+  cuda_check(cudaDeviceSynchronize());
+}
+
+Event::Event(bool enable_timing) {
+  std::string why_not;
+  check(device_count(&why_not) > 0, "cuda: cannot create an event: {}", why_not);
+  cudaEvent_t event = nullptr;
+  cuda_check(cudaEventCreateWithFlags(&event, enable_timing ? cudaEventDefault : cudaEventDisableTiming));
+  handle_ = event;
+}
+
+Event::~Event() {
+  if (handle_) cudaEventDestroy(static_cast<cudaEvent_t>(handle_));
+}
+
+void Event::record(const Stream& stream) {
+  DeviceGuard guard(stream.device);
+  cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(handle_), static_cast<cudaStream_t>(stream.handle)));
+}
+
+void Event::synchronize() const { cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_))); }
+
+bool Event::query() const {
+  const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(handle_));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cuda_check(status);
+  return true;
+}
+
+float Event::elapsed_milliseconds(const Event& later) const {
+  float milliseconds = 0.0f;
+  cuda_check(cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(handle_),
+                                  static_cast<cudaEvent_t>(later.handle_)));
+  return milliseconds;
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,74 @@
+// The CUDA runtime as ember sees it: which devices exist (and why none do), a device guard, the
+// current stream of each device, events, and the per-device and pinned-host caching allocators.
+// The header includes no CUDA header: streams and events are opaque handles, so code that only
+// moves tensors between devices compiles without the toolkit's include path.
+#pragma once
+
+#include <string>
+
+#include "runtime/device.h"
+#include "runtime/memory/caching_allocator.h"
+
+namespace ember::cuda {
+
+// Number of usable CUDA devices; 0 with `why_not` set to the CUDA runtime's reason (e.g. no driver,
+// no device). Asks the runtime once per process and remembers the answer.
+int device_count(std::string* why_not = nullptr);
+
+// Throws ember::Error naming `device` and the reason when it is not a usable CUDA device.
+void check_device(Device device);
+
+// Makes `device` current on this thread for the guard's lifetime, restoring the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// A CUDA stream on one device. The null handle is the device's legacy default stream.
+struct Stream {
+  Device device{DeviceType::CUDA, 0};
+  void* handle = nullptr;  // cudaStream_t
+
+  StreamId id() const { return reinterpret_cast<StreamId>(handle); }
+  // Creates a new non-blocking stream on `device` (never destroyed: streams live for the process).
+  static Stream create(Device device);
+};
+
+// The stream kernels on `device` are launched on from this thread.
+Stream current_stream(Device device);
+void set_current_stream(const Stream& stream);
+
+// Waits for all work on `device` (every stream).
+void synchronize(Device device);
+
+// A CUDA event: record it on a stream, wait for it from the host, or time between two events.
+class Event {
+ public:
+  explicit Event(bool enable_timing = false);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void record(const Stream& stream);
+  void synchronize() const;
+  bool query() const;  // true when the recorded work has finished
+  float elapsed_milliseconds(const Event& later) const;
+
+ private:
+  void* handle_ = nullptr;  // cudaEvent_t
+};
+
+// The caching allocator of CUDA device `index` (memory from cudaMalloc).
+CachingAllocator& device_allocator(int index);
+// Page-locked host memory (cudaHostAlloc) for staging copies that may run asynchronously.
+CachingAllocator& pinned_allocator();
+// True when `pointer` lies in page-locked host memory, so an async copy from it is safe.
+bool is_pinned(const void* pointer);
+
+}  // namespace ember::cuda

@@ -1,0 +1,168 @@
+// CUDA kernels for registry ops: factories (empty, full), fill_, clone, to_dtype, the binary
+// arithmetic ops (add, sub, mul, div), add_scalar, mul_scalar and to_device (host<->device and
+// device<->device copies).
+// Each is attached to the op its CPU file defined with registry().set_kernel(name, CUDA, kernel).
+#include <cuda_runtime_api.h>
+
+#include "kernels/cpu/copy_kernels.h"
+#include "kernels/cuda/elementwise.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/dtype.h"
+#include "runtime/ops/registry.h"
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr DeviceType kCuda = DeviceType::CUDA;
+
+void launch_checked(int status, std::source_location where = std::source_location::current()) {
+  cuda_check(static_cast<cudaError_t>(status), where);
+}
+
+LaunchShape shape_of(const Tensor& out) {
+  check(out.dim() <= kMaxDims, "cuda: tensors of more than {} dims are not supported yet (got {})",
+        kMaxDims, out.dim());
+  LaunchShape shape;
+  shape.dims = static_cast<int>(out.dim());
+  for (int dim = 0; dim < shape.dims; ++dim) shape.sizes[dim] = out.sizes()[dim];
+  shape.numel = out.numel();
+  shape.stream = current_stream(out.device()).handle;
+  return shape;
+}
+
+// `input` seen through the output's shape: trailing dims aligned, broadcast dims get stride 0.
+StridedOperand operand_of(const Tensor& input, const LaunchShape& shape) {
+  StridedOperand operand;
+  operand.data = static_cast<const char*>(input.raw_data_ptr());
+  const int lead = shape.dims - static_cast<int>(input.dim());
+  for (int dim = 0; dim < static_cast<int>(input.dim()); ++dim)
+    operand.strides[lead + dim] = input.sizes()[dim] == 1 ? 0 : input.strides()[dim];
+  operand.contiguous = input.is_contiguous() && input.numel() == shape.numel;
+  return operand;
+}
+
+void clone_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& input = call.input(0);
+  DeviceGuard guard(outputs[0].device());
+  const LaunchShape shape = shape_of(outputs[0]);
+  launch_checked(launch_cast(outputs[0].dtype(), outputs[0].raw_data_ptr(), input.dtype(), operand_of(input, shape), shape));
+}
+
+// `tensor` in `dtype` on its device (the binary kernels take one dtype, like the CPU ones).
+Tensor as_dtype(const Tensor& tensor, DType dtype) {
+  if (tensor.dtype() == dtype) return tensor;
+  Tensor converted = make_tensor(tensor.sizes(), dtype, tensor.device());
+  const LaunchShape shape = shape_of(converted);
+  launch_checked(launch_cast(dtype, converted.raw_data_ptr(), tensor.dtype(), operand_of(tensor, shape), shape));
+  return converted;
+}
+
+template <BinaryOp op>
+void binary_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& out = outputs[0];
+  DeviceGuard guard(out.device());
+  const Tensor a = as_dtype(call.input(0), out.dtype());
+  const Tensor b = as_dtype(call.input(1), out.dtype());
+  const double alpha = (op == BinaryOp::Add || op == BinaryOp::Sub) ? call.attrs.get<double>("alpha") : 1.0;
+  const LaunchShape shape = shape_of(out);
+  launch_checked(launch_binary(op, alpha, out.dtype(), out.raw_data_ptr(), operand_of(a, shape), operand_of(b, shape), shape));
+}
+
+template <ScalarOp op>
+void scalar_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& out = outputs[0];
+  DeviceGuard guard(out.device());
+  const Tensor input = as_dtype(call.input(0), out.dtype());
+  const LaunchShape shape = shape_of(out);
+  launch_checked(launch_scalar(op, call.attrs.get<double>("value"), out.dtype(), out.raw_data_ptr(),
+                               operand_of(input, shape), shape));
+}
+
+void empty_cuda(const OpCall&, TensorList&) {}  // the dispatcher's allocation is the whole op
+
+void full_cuda(const OpCall& call, TensorList& outputs) {
+  DeviceGuard guard(outputs[0].device());
+  launch_checked(launch_fill(outputs[0].dtype(), outputs[0].raw_data_ptr(), call.attrs.get<double>("value"),
+                             shape_of(outputs[0])));
+}
+
+void fill_inplace_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& target = call.input(0);
+  check(target.is_contiguous(), "fill_: non-contiguous CUDA tensors are not supported yet (strides {})",
+        target.strides());
+  DeviceGuard guard(target.device());
+  launch_checked(launch_fill(target.dtype(), target.raw_data_ptr(), call.attrs.get<double>("value"), shape_of(target)));
+}
+
+// `tensor` as one dense block on its own device, so a copy between devices moves raw bytes.
+Tensor dense(const Tensor& tensor) {
+  if (tensor.is_contiguous()) return tensor;
+  Tensor packed = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
+  TensorList staging{packed};
+  const Tensor inputs[] = {tensor};
+  const OpCall call{registry().get("clone"), inputs, Attrs{}};
+  if (tensor.device().is_cpu()) cpu::clone_kernel(call, staging);
+  else clone_cuda(call, staging);
+  return packed;
+}
+
+// Keeps a pinned source alive until an asynchronous host-to-device copy has read it.
+void release_after_copy(void* held) { delete static_cast<Tensor*>(held); }
+
+// Host<->device and device<->device copies. Registered for both CPU and CUDA inputs because the
+// dispatcher picks the kernel by the input's device. Copies from pageable memory and every copy
+// into host memory finish before returning; non_blocking copies from pinned memory do not.
+void to_device_any(const OpCall& call, TensorList& outputs) {
+  const Tensor& source = call.input(0);
+  const Tensor& destination = outputs[0];
+  if (source.device().is_cpu() && destination.device().is_cpu()) return cpu::clone_kernel(call, outputs);
+  if (destination.numel() == 0) return;
+  const Tensor packed = dense(source);
+  const bool non_blocking = call.attrs.get<bool>("non_blocking");
+  const size_t bytes = destination.nbytes();
+  if (destination.device().is_cuda() && source.device().is_cpu()) {
+    DeviceGuard guard(destination.device());
+    const auto stream = static_cast<cudaStream_t>(current_stream(destination.device()).handle);
+    cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
+                               cudaMemcpyHostToDevice, stream));
+    if (non_blocking && is_pinned(packed.raw_data_ptr())) {
+      cuda_check(cudaLaunchHostFunc(stream, release_after_copy, new Tensor(packed)));
+    } else {
+      cuda_check(cudaStreamSynchronize(stream));
+    }
+  } else if (destination.device().is_cpu()) {
+    DeviceGuard guard(source.device());
+    const auto stream = static_cast<cudaStream_t>(current_stream(source.device()).handle);
+    cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
+                               cudaMemcpyDeviceToHost, stream));
+    cuda_check(cudaStreamSynchronize(stream));  // the host reads the result right away
+  } else {
+    DeviceGuard guard(destination.device());
+    const auto stream = static_cast<cudaStream_t>(current_stream(destination.device()).handle);
+    cuda_check(cudaMemcpyPeerAsync(destination.raw_data_ptr(), destination.device().index,
+                                   packed.raw_data_ptr(), source.device().index, bytes, stream));
+  }
+}
+
+void register_cuda_kernels(OpRegistry& registry) {
+  registry.set_kernel("empty", kCuda, empty_cuda);
+  registry.set_kernel("full", kCuda, full_cuda);
+  registry.set_kernel("fill_", kCuda, fill_inplace_cuda);
+  registry.set_kernel("clone", kCuda, clone_cuda);
+  registry.set_kernel("to_dtype", kCuda, clone_cuda);
+  registry.set_kernel("to_device", kCuda, to_device_any);
+  registry.set_kernel("to_device", DeviceType::CPU, to_device_any);
+  registry.set_kernel("add", kCuda, binary_cuda<BinaryOp::Add>);
+  registry.set_kernel("sub", kCuda, binary_cuda<BinaryOp::Sub>);
+  registry.set_kernel("mul", kCuda, binary_cuda<BinaryOp::Mul>);
+  registry.set_kernel("div", kCuda, binary_cuda<BinaryOp::Div>);
+  registry.set_kernel("add_scalar", kCuda, scalar_cuda<ScalarOp::AddScalar>);
+  registry.set_kernel("mul_scalar", kCuda, scalar_cuda<ScalarOp::MulScalar>);
+}
+
+const OpRegistration registration(register_cuda_kernels);
+
+}  // namespace
+}  // namespace ember::cuda

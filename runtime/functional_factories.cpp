@@ -1,0 +1,132 @@
+// Factory functions: empty, full, zeros, ones, arange, linspace, rand, randn, randint,
+// from_vector, from_blob. Random factories reserve a Philox range and pass (seed, offset).
+#include <cmath>
+
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/random/generator.h"
+
+namespace ember {
+
+namespace {
+
+Attrs factory_attrs(const Dims& sizes, const TensorOptions& options) {
+  return Attrs{{"sizes", sizes}, {"dtype", options.dtype}, {"device", options.resolved_device()}};
+}
+
+Tensor finish_factory(Tensor tensor, const TensorOptions& options) {
+  if (options.requires_grad) tensor.requires_grad_(true);
+  return tensor;
+}
+
+// Reserves Philox words for a random factory: two words per element covers float64 draws.
+Attrs random_attrs(const Dims& sizes, const TensorOptions& options) {
+  Attrs attrs = factory_attrs(sizes, options);
+  GeneratorState at = default_generator(options.resolved_device()).reserve(2 * static_cast<uint64_t>(sizes.product()));
+  attrs.set("seed", static_cast<int64_t>(at.seed));
+  attrs.set("offset", static_cast<int64_t>(at.offset));
+  return attrs;
+}
+
+}  // namespace
+
+// ---- factories ----
+Tensor empty(const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("empty");
+  return finish_factory(dispatch_one(op, {}, factory_attrs(sizes, options)), options);
+}
+Tensor full(const Dims& sizes, double value, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("full");
+  Attrs attrs = factory_attrs(sizes, options);
+  attrs.set("value", value);
+  return finish_factory(dispatch_one(op, {}, attrs), options);
+}
+Tensor zeros(const Dims& sizes, TensorOptions options, Where where) { return full(sizes, 0.0, options, where); }
+Tensor ones(const Dims& sizes, TensorOptions options, Where where) { return full(sizes, 1.0, options, where); }
+Tensor full_like(const Tensor& like, double value, Where where) {
+  return full(like.sizes(), value, {.dtype = like.dtype(), .device = like.device()}, where);
+}
+Tensor zeros_like(const Tensor& like, Where where) { return full_like(like, 0.0, where); }
+Tensor ones_like(const Tensor& like, Where where) { return full_like(like, 1.0, where); }
+
+Tensor arange(double end, std::optional<TensorOptions> options, Where where) {
+  return arange(0.0, end, 1.0, options, where);
+}
+Tensor arange(double start, double end, double step, std::optional<TensorOptions> options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("arange");
+  check(step != 0.0, "arange: step must be non-zero");
+  check(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
+        "arange: bounds must be finite (start {}, end {}, step {})", start, end, step);
+  const bool integral = start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
+  TensorOptions resolved = options.value_or(TensorOptions{.dtype = integral ? kInt64 : kFloat32, .device = {}});
+  Attrs attrs{{"start", start}, {"end", end}, {"step", step}, {"dtype", resolved.dtype},
+              {"device", resolved.resolved_device()}};
+  return finish_factory(dispatch_one(op, {}, attrs), resolved);
+}
+Tensor linspace(double start, double end, int64_t steps, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("linspace");
+  check(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
+  Attrs attrs{{"start", start}, {"end", end}, {"steps", steps}, {"dtype", options.dtype},
+              {"device", options.resolved_device()}};
+  return finish_factory(dispatch_one(op, {}, attrs), options);
+}
+Tensor rand(const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("rand");
+  return finish_factory(dispatch_one(op, {}, random_attrs(sizes, options)), options);
+}
+Tensor randn(const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("randn");
+  return finish_factory(dispatch_one(op, {}, random_attrs(sizes, options)), options);
+}
+Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("randint");
+  check(low < high, "randint: low ({}) must be less than high ({})", low, high);
+  Attrs attrs = random_attrs(sizes, options);
+  attrs.set("low", low);
+  attrs.set("high", high);
+  return finish_factory(dispatch_one(op, {}, attrs), options);
+}
+Tensor scalar_tensor(double value, TensorOptions options, Where where) { return full({}, value, options, where); }
+
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  check(static_cast<int64_t>(values.size()) == sizes.product(),
+        "from_vector: {} values do not fill shape {} ({} elements)", values.size(), sizes, sizes.product());
+  Tensor host = make_tensor(sizes, dtype_of<T>(), kCPU);
+  T* data = host.data_ptr<T>();
+  for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
+  Tensor result = host.to(options.dtype).to(options.resolved_device());
+  return finish_factory(result, options);
+}
+template Tensor from_vector(const std::vector<float>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<double>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<int32_t>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<int64_t>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<bool>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<BFloat16>&, const Dims&, TensorOptions, Where);
+template Tensor from_vector(const std::vector<Float16>&, const Dims&, TensorOptions, Where);
+
+Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device,
+                 std::function<void(void*)> deleter, Where where) {
+  CallSiteScope site(where);
+  check(data != nullptr || sizes.product() == 0, "from_blob: null data for shape {}", sizes);
+  for (int64_t size : sizes) check(size >= 0, "from_blob: negative size in shape {}", sizes);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::wrap(data, static_cast<size_t>(sizes.product()) * element_size(dtype), device,
+                                std::move(deleter));
+  impl->sizes = sizes;
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  impl->device = device;
+  return Tensor(std::move(impl));
+}
+
+}  // namespace ember

@@ -1,0 +1,45 @@
+// Shared by the graph tests: the seed MLP (Linear(100,256)-ReLU-Linear(256,10), cross entropy,
+// Adam) with deterministic weights and batches, and helpers comparing tensors exactly.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "runtime/ember.h"
+
+namespace ember::graph_test {
+
+struct SeedMlp {
+  nn::Sequential model;
+  std::unique_ptr<optim::Adam> optimizer;
+
+  explicit SeedMlp(uint64_t seed, double lr = 1e-3) {
+    manual_seed(seed);
+    model = nn::Sequential(nn::Linear(100, 256), nn::ReLU(), nn::Linear(256, 10));
+    optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = lr});
+  }
+  // One eager training step, exactly what the compiled function runs.
+  Tensor step(const Tensor& x, const Tensor& y) {
+    optimizer->zero_grad();
+    Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    optimizer->step();
+    return loss;
+  }
+};
+
+// Batch `index` of a fixed synthetic data set: x ~ N(0, 1), labels in 0..9.
+inline std::pair<Tensor, Tensor> batch(int index, int64_t size = 32) {
+  manual_seed(1000 + static_cast<uint64_t>(index));
+  return {randn({size, 100}), randint(0, 10, {size})};
+}
+
+inline bool bit_equal(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
+  const std::vector<float> left = a.contiguous().to_vector<float>();
+  const std::vector<float> right = b.contiguous().to_vector<float>();
+  return left == right;
+}
+
+}  // namespace ember::graph_test

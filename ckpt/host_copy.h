@@ -1,0 +1,20 @@
+// Byte-exact copies between tensors and host memory. Checkpoints must preserve every bit (NaN
+// payloads of 16-bit floats included), so they copy bytes rather than going through copy_, whose
+// kernels convert through the compute type.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/tensor.h"
+
+namespace ember::ckpt {
+
+// Copies `source` (any strides; copied to the host first if it lives on a device) into
+// `destination`, contiguous in row-major order, source.nbytes() bytes.
+void gather_bytes(const Tensor& source, std::byte* destination);
+
+// Copies contiguous row-major bytes into `destination` (CPU, any strides) and bumps its version
+// like any in-place write. A device destination receives a host tensor through copy_.
+void scatter_bytes(const std::byte* source, const Tensor& destination);
+
+}  // namespace ember::ckpt

@@ -1,0 +1,173 @@
+// CheckpointReader: validation on open, then positioned reads of row ranges with block checksums.
+#include "ckpt/reader.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace ember::ckpt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kScratchBytes = 1 << 20;  // reads of bytes that are hashed but not kept
+
+// Ranks simulated as threads of one process open the same checkpoint at once: the last manifest
+// parsed is kept, and a reader whose manifest text is byte-for-byte the same shares it instead of
+// parsing it again (parsing is most of the CPU time of opening a checkpoint).
+std::shared_ptr<const Manifest> parse_shared(const std::string& text, const std::string& source) {
+  static std::mutex mutex;
+  static std::string last_text;
+  static std::shared_ptr<const Manifest> last_manifest;
+  std::lock_guard lock(mutex);  // held while parsing: the other ranks wait and then share
+  if (last_manifest == nullptr || last_text != text) {
+    last_manifest = std::make_shared<const Manifest>(parse_manifest(text, source));
+    last_text = text;
+  }
+  return last_manifest;
+}
+
+}  // namespace
+
+CheckpointReader::CheckpointReader(const fs::path& directory) : directory_(directory) {
+  const fs::path manifest_path = directory / kManifestFileName;
+  const std::string text = read_small_file(manifest_path, kMaxManifestBytes);
+  manifest_ = parse_shared(text, manifest_path.string());
+  for (const DataFile& data_file : manifest_->files) {
+    File opened = File::open_read(directory / data_file.name);
+    const uint64_t size = opened.size();
+    check(size == data_file.size,
+          "checkpoint {}: data file {} is {} bytes but the manifest says {} (truncated, extended "
+          "or replaced)", directory.string(), data_file.name, size, data_file.size);
+    files_.push_back(std::move(opened));
+  }
+}
+
+const Entry& CheckpointReader::entry(std::string_view name) const {
+  const Entry* found = manifest_->find(name);
+  check(found != nullptr, "checkpoint {}: no entry '{}' (it has {} entries; `ember-ckpt inspect` "
+        "lists them)", directory_.string(), name, manifest_->entries.size());
+  return *found;
+}
+
+const File& CheckpointReader::file(std::string_view name) const {
+  for (size_t i = 0; i < manifest_->files.size(); ++i)
+    if (manifest_->files[i].name == name) return files_[i];
+  internal_assert(false, "validated chunk names an unlisted file");
+  return files_.front();
+}
+
+void CheckpointReader::checksum_mismatch(const Entry& entry, const Chunk& chunk, uint64_t block,
+                                         uint64_t actual) const {
+  const uint64_t begin = chunk.offset + block * chunk.block_bytes;
+  const uint64_t end = chunk.offset + std::min(chunk.length, (block + 1) * chunk.block_bytes);
+  fail("checkpoint {}: checksum mismatch in entry '{}' (rows [{}, {})), file {} bytes [{}, {}): "
+       "stored {}, computed {}; the data file is corrupt", directory_.string(), entry.name,
+       chunk.row_begin, chunk.row_begin + chunk.rows, chunk.file, begin, end,
+       checksum_hex(chunk.checksums[block]), checksum_hex(actual));
+}
+
+void CheckpointReader::hash_file_range(const Chunk& chunk, uint64_t begin, uint64_t end,
+                                       StreamingChecksum& hasher) const {
+  if (begin >= end) return;
+  std::vector<std::byte> scratch(std::min(end - begin, kScratchBytes));
+  const File& data = file(chunk.file);
+  for (uint64_t at = begin; at < end; at += scratch.size()) {
+    const uint64_t size = std::min<uint64_t>(scratch.size(), end - at);
+    data.read_at(scratch.data(), size, chunk.offset + at);
+    hasher.update(scratch.data(), size);
+  }
+  bytes_read_ += end - begin;
+}
+
+// Reads bytes [begin, end) of a chunk into `destination` one block at a time (the block is still in
+// cache when it is hashed); a block only partly wanted is completed from the file for its checksum.
+void CheckpointReader::read_chunk_part(const Entry& entry, const Chunk& chunk, uint64_t begin,
+                                       uint64_t end, std::byte* destination) const {
+  if (begin >= end) return;
+  const File& data = file(chunk.file);
+  StreamingChecksum hasher;
+  for (uint64_t block = begin / chunk.block_bytes; block <= (end - 1) / chunk.block_bytes; ++block) {
+    const uint64_t block_begin = block * chunk.block_bytes;
+    const uint64_t block_end = std::min(block_begin + chunk.block_bytes, chunk.length);
+    const uint64_t piece_begin = std::max(block_begin, begin);
+    const uint64_t piece_end = std::min(block_end, end);
+    std::byte* piece = destination + (piece_begin - begin);
+    data.read_at(piece, piece_end - piece_begin, chunk.offset + piece_begin);
+    bytes_read_ += piece_end - piece_begin;
+    uint64_t actual;
+    if (piece_begin == block_begin && piece_end == block_end) {
+      actual = checksum(piece, piece_end - piece_begin);
+    } else {
+      hasher.reset();
+      hash_file_range(chunk, block_begin, piece_begin, hasher);
+      hasher.update(piece, piece_end - piece_begin);
+      hash_file_range(chunk, piece_end, block_end, hasher);
+      actual = hasher.digest();
+    }
+    if (actual != chunk.checksums[block]) checksum_mismatch(entry, chunk, block, actual);
+  }
+}
+
+void CheckpointReader::read_rows(const Entry& entry, RowRange rows, std::byte* destination) const {
+  const TensorEntry& tensor = entry.tensor();
+  check(rows.begin >= 0 && rows.begin <= rows.end && rows.end <= tensor.rows(),
+        "checkpoint {}: rows [{}, {}) of entry '{}' are outside its {} rows", directory_.string(),
+        rows.begin, rows.end, entry.name, tensor.rows());
+  const uint64_t row_bytes = tensor.row_bytes();
+  for (const Chunk& chunk : tensor.chunks) {
+    const RowRange overlap = intersect(rows, {chunk.row_begin, chunk.row_begin + chunk.rows});
+    if (overlap.empty()) continue;
+    read_chunk_part(entry, chunk, static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes,
+                    static_cast<uint64_t>(overlap.end - chunk.row_begin) * row_bytes,
+                    destination + static_cast<uint64_t>(overlap.begin - rows.begin) * row_bytes);
+  }
+}
+
+void CheckpointReader::prefetch(const Entry& entry, RowRange rows) const {
+  const TensorEntry& tensor = entry.tensor();
+  const uint64_t row_bytes = tensor.row_bytes();
+  for (const Chunk& chunk : tensor.chunks) {
+    const RowRange overlap = intersect(rows, {chunk.row_begin, chunk.row_begin + chunk.rows});
+    if (overlap.empty() || row_bytes == 0) continue;
+    // Whole blocks: the partial ones at the edges are read too, for their checksums.
+    const uint64_t begin = static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes /
+                           chunk.block_bytes * chunk.block_bytes;
+    const uint64_t end = std::min(chunk.length, block_count(static_cast<uint64_t>(overlap.end - chunk.row_begin) *
+                                                                row_bytes, chunk.block_bytes) * chunk.block_bytes);
+    ::posix_fadvise(file(chunk.file).fd(), static_cast<off_t>(chunk.offset + begin),
+                    static_cast<off_t>(end - begin), POSIX_FADV_WILLNEED);
+  }
+}
+
+Tensor CheckpointReader::read(std::string_view name, std::optional<RowRange> rows) const {
+  const Entry& found = entry(name);
+  const TensorEntry& tensor = found.tensor();
+  const RowRange wanted = rows.value_or(RowRange{0, tensor.rows()});
+  Dims shape = tensor.shape;
+  if (!shape.empty()) shape[0] = std::max<int64_t>(wanted.size(), 0);
+  else check(wanted == RowRange{0, 1}, "checkpoint: entry '{}' is 0-d; it has one row", name);
+  Tensor result = make_tensor(shape, tensor.dtype, kCPU);
+  read_rows(found, wanted, static_cast<std::byte*>(result.raw_data_ptr()));
+  return result;
+}
+
+void CheckpointReader::verify() const {
+  StreamingChecksum hasher;
+  for (const Entry& entry : manifest_->entries) {
+    if (!entry.is_tensor()) continue;
+    for (const Chunk& chunk : entry.tensor().chunks) {
+      for (uint64_t block = 0; block < chunk.checksums.size(); ++block) {
+        hasher.reset();
+        const uint64_t begin = block * chunk.block_bytes;
+        hash_file_range(chunk, begin, std::min(begin + chunk.block_bytes, chunk.length), hasher);
+        if (hasher.digest() != chunk.checksums[block])
+          checksum_mismatch(entry, chunk, block, hasher.digest());
+      }
+    }
+  }
+}
+
+}  // namespace ember::ckpt

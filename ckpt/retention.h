@@ -1,0 +1,52 @@
+// The checkpoints of a root directory: the `latest` pointer, listing committed step checkpoints,
+// keep_last=k retention, and removal of temporary directories left by crashed saves.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ember::ckpt {
+
+// A save writes into root/<kTemporaryPrefix><name>; retention deletes by first renaming a
+// checkpoint to root/<kDeletingPrefix><name>, so a crash never leaves a half-deleted checkpoint
+// visible.
+constexpr std::string_view kTemporaryPrefix = ".tmp-";
+constexpr std::string_view kDeletingPrefix = ".deleting-";
+constexpr std::string_view kLatestFileName = "latest";
+
+// A checkpoint name is a plain directory name that is not hidden and not "latest".
+void check_checkpoint_name(std::string_view name);
+
+// The step of a "step_<digits>" name, or nullopt for other names.
+std::optional<int64_t> parse_step_name(std::string_view name);
+
+struct CheckpointInfo {
+  std::string name;
+  int64_t step = 0;
+};
+
+// Committed step checkpoints in `root` (directories named step_<n> holding a manifest), oldest
+// first. Directories with other names are not checkpoints retention manages.
+std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
+
+// Points root/latest at `name` (write a temporary file, sync, rename).
+void write_latest(const std::filesystem::path& root, const std::string& name, bool durable);
+
+// The checkpoint `latest` names if it is committed, else the newest committed step checkpoint,
+// else nullopt.
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& root);
+
+struct RetentionReport {
+  std::vector<std::string> removed;             // committed checkpoints deleted
+  std::vector<std::string> removed_temporaries; // leftovers of crashed saves and deletions
+};
+
+// Keeps the newest `keep_last` (>= 1) step checkpoints and the one `latest` names, deletes the
+// other step checkpoints, and removes every temporary directory in root. Call it when no save into
+// `root` is in flight (the writer calls it right after its own commit).
+RetentionReport apply_retention(const std::filesystem::path& root, int keep_last, bool durable);
+
+}  // namespace ember::ckpt

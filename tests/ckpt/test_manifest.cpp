@@ -1,0 +1,134 @@
+// The manifest on its own: serialize -> parse round trip, exact float64 spelling, the seal, the
+// balanced row split and block checksums.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "ckpt/checksum.h"
+#include "ckpt/manifest.h"
+#include "ckpt/manifest_json.h"
+#include "ckpt/sharding.h"
+#include "tests/ckpt/helpers.h"
+
+namespace ember::ckpt {
+namespace {
+
+Manifest small_manifest() {
+  Manifest manifest;
+  manifest.world_size = 2;
+  manifest.files = {{"rank_00000.bin", 40, 0}, {"rank_00001.bin", 16, 1}};
+  TensorEntry weight{kFloat32, {5, 2}, Sharding::Rows, {}};
+  weight.chunks.push_back({"rank_00001.bin", 0, 16, 3, 2, 65536, {checksum("abcdefghijklmnop", 16)}});
+  weight.chunks.push_back({"rank_00000.bin", 0, 24, 0, 3, 65536, {0x0123456789abcdefull}});
+  TensorEntry scalar{kFloat64, {}, Sharding::Replicated, {}};
+  scalar.chunks.push_back({"rank_00000.bin", 32, 8, 0, 1, 65536, {42}});
+  manifest.entries.push_back({"weight", weight});
+  manifest.entries.push_back({"scalar", scalar});
+  manifest.entries.push_back({"lr", Value{0.1}});
+  manifest.entries.push_back({"step", Value{int64_t{-3}}});
+  manifest.entries.push_back({"seed", Value{uint64_t{18446744073709551615ull}}});
+  manifest.entries.push_back({"name", Value{std::string("wide \"mlp\"\n")}});
+  manifest.entries.push_back({"betas", Value{std::vector<double>{0.9, -0.0, INFINITY}}});
+  manifest.entries.push_back({"milestones", Value{std::vector<int64_t>{}}});
+  manifest.entries.push_back({"warm", Value{false}});
+  return manifest;
+}
+
+TEST_CASE("manifest: serialize then parse gives back every field, entries sorted by name") {
+  Manifest manifest = small_manifest();
+  validate_manifest(manifest, "test");
+  const std::string text = serialize_manifest(manifest);
+  const Manifest parsed = parse_manifest(text, "test");
+  CHECK(parsed.world_size == 2);
+  REQUIRE(parsed.entries.size() == manifest.entries.size());
+  CHECK(parsed.entries.front().name == "betas");
+  const TensorEntry& weight = parsed.find("weight")->tensor();
+  CHECK(weight.shape == Dims{5, 2});
+  CHECK(weight.sharding == Sharding::Rows);
+  REQUIRE(weight.chunks.size() == 2);
+  CHECK(weight.chunks[0].row_begin == 0);  // sorted by row once validated
+  CHECK(weight.chunks[0].checksums[0] == 0x0123456789abcdefull);
+  CHECK(weight.chunks[1].file == "rank_00001.bin");
+  CHECK(parsed.find("scalar")->tensor().shape.empty());
+  for (const Entry& entry : manifest.entries)
+    if (!entry.is_tensor()) CHECK_MESSAGE(testing::same_value(parsed.find(entry.name)->value(), entry.value()), entry.name);
+  CHECK(serialize_manifest(parsed) == text);  // stable
+  CHECK(parsed.find("missing") == nullptr);
+  CHECK_THROWS_WITH_AS(parsed.find("lr")->tensor(),
+                       "checkpoint entry 'lr' is a float64 value, not a tensor", Error);
+}
+
+TEST_CASE("manifest: float64 values are spelled exactly as hex floats") {
+  for (double value : {0.1, -0.0, 1e-310, 1.7976931348623157e308, 3.0, -2.5e-5}) {
+    CAPTURE(value);
+    const std::optional<double> back = parse_float64(format_float64(value));
+    REQUIRE(back.has_value());
+    CHECK(std::memcmp(&*back, &value, sizeof(double)) == 0);
+  }
+  CHECK(format_float64(0.5) == "0x1p-1");
+  CHECK(std::isinf(*parse_float64("-inf")));
+  CHECK(std::isnan(*parse_float64("nan")));
+  CHECK(!parse_float64("0.5").has_value());
+  CHECK(!parse_float64("0x1p-1junk").has_value());
+  CHECK(!parse_float64("").has_value());
+}
+
+TEST_CASE("manifest: the seal covers every byte before it") {
+  const std::string text = serialize_manifest(small_manifest());
+  CHECK(text.ends_with("\"\n}\n"));
+  for (size_t position : {size_t{0}, text.size() / 2, text.size() - 30}) {
+    std::string damaged = text;
+    damaged[position] ^= 0x01;
+    CAPTURE(position);
+    CHECK_THROWS_AS(parse_manifest(damaged, "m.json"), Error);
+  }
+  std::string changed = text;
+  changed.replace(changed.find("\"world_size\": 2"), 15, "\"world_size\": 3");
+  CHECK_THROWS_WITH_AS(parse_manifest(changed, "m.json"),
+                       doctest::Contains("m.json: manifest checksum mismatch over bytes [0, "), Error);
+  CHECK_NOTHROW(parse_manifest(changed, "m.json", {.verify_checksum = false}));
+}
+
+TEST_CASE("even_rows: balanced, contiguous, and empty for ranks past the last row") {
+  for (int64_t rows : {0, 1, 2, 7, 13, 100}) {
+    for (int world : {1, 2, 3, 5, 8}) {
+      int64_t next = 0;
+      for (int rank = 0; rank < world; ++rank) {
+        const RowRange range = even_rows(rows, rank, world);
+        CHECK(range.begin == next);
+        CHECK(range.size() >= rows / world);
+        CHECK(range.size() <= rows / world + 1);
+        next = range.end;
+      }
+      CHECK(next == rows);
+    }
+  }
+  CHECK(even_rows(2, 5, 8) == RowRange{2, 2});
+  CHECK(intersect({0, 5}, {3, 9}) == RowRange{3, 5});
+  CHECK(intersect({0, 2}, {3, 9}).empty());
+}
+
+TEST_CASE("block checksums: sizes, counts and the streaming form agree") {
+  CHECK(choose_block_bytes(0) == 65536);
+  CHECK(choose_block_bytes(4 << 20) == 65536);         // 64 blocks
+  CHECK(choose_block_bytes(64 << 20) == 524288);       // 128 blocks
+  CHECK(choose_block_bytes(uint64_t{1} << 40) == 16 << 20);
+  CHECK(block_count(0, 4096) == 0);
+  CHECK(block_count(4097, 4096) == 2);
+  std::vector<std::byte> data(10000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 7 + 1);
+  const std::vector<uint64_t> sums = block_checksums(data.data(), data.size(), 4096);
+  REQUIRE(sums.size() == 3);
+  StreamingChecksum streaming;
+  streaming.update(data.data() + 8192, 100);
+  streaming.update(data.data() + 8292, 10000 - 8292);
+  CHECK(streaming.digest() == sums[2]);
+  CHECK(checksum_hex(0xabc) == "0000000000000abc");
+  uint64_t parsed = 0;
+  CHECK(parse_checksum_hex("0000000000000abc", &parsed));
+  CHECK(parsed == 0xabc);
+  CHECK(!parse_checksum_hex("0000000000000ABC", &parsed));
+}
+
+}  // namespace
+}  // namespace ember::ckpt

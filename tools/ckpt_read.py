@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Reads ember checkpoints with the Python standard library only (see ckpt/FORMAT.md).
+
+Proof that a checkpoint is readable without the process, or the library, that wrote it.
+
+    tools/ckpt_read.py DIR                 list the entries
+    tools/ckpt_read.py DIR ENTRY           print one entry as JSON: {"name", "dtype", "shape", "data"}
+    tools/ckpt_read.py DIR ENTRY --nested  ... with "data" nested by shape
+
+As a module: read_manifest(dir) -> dict, read_entry(dir, name) -> (dtype, shape, flat list) for a
+tensor or (type, value) for a value. Checksums (XXH3-64) are not verified here: the standard
+library has no XXH3; `ember-ckpt verify DIR` checks them.
+"""
+import array
+import json
+import os
+import struct
+import sys
+
+MANIFEST = "manifest.json"
+CHECKSUM_PREFIX = ',\n"manifest_checksum": "'
+CHECKSUM_SUFFIX = '"\n}\n'
+# dtype -> (bytes per element, array typecode or None when decoded by hand)
+DTYPES = {
+    "float32": (4, "f"), "float64": (8, "d"), "int32": (4, "i"), "int64": (8, "q"),
+    "bool": (1, "B"), "float16": (2, None), "bfloat16": (2, None),
+}
+
+
+def read_manifest(directory):
+    with open(os.path.join(directory, MANIFEST), "rb") as handle:
+        text = handle.read().decode("utf-8")
+    trailer = len(CHECKSUM_PREFIX) + 16 + len(CHECKSUM_SUFFIX)
+    if not (text.endswith(CHECKSUM_SUFFIX) and text[-trailer:].startswith(CHECKSUM_PREFIX)):
+        raise ValueError(f"{directory}: manifest does not end with its checksum member")
+    manifest = json.loads(text)
+    if manifest.get("format") != "ember-checkpoint" or manifest.get("format_version") != 1:
+        raise ValueError(f"{directory}: not an ember checkpoint of format version 1")
+    return manifest
+
+
+def _decode(dtype, raw):
+    size, code = DTYPES[dtype]
+    if code is not None:
+        values = array.array(code)
+        if values.itemsize != size:
+            raise ValueError(f"this platform's array '{code}' is not {size} bytes")
+        values.frombytes(raw)
+        if sys.byteorder == "big":  # the files are little-endian
+            values.byteswap()
+        return [bool(v) for v in values] if dtype == "bool" else values.tolist()
+    halves = struct.unpack(f"<{len(raw) // 2}H", raw)
+    if dtype == "float16":
+        return [struct.unpack("<e", struct.pack("<H", h))[0] for h in halves]
+    return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]  # bfloat16
+
+
+def _checked_file(directory, name):
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        raise ValueError(f"{directory}: refusing data file name {name!r}")
+    return os.path.join(directory, name)
+
+
+def _value(kind, value):
+    if kind == "float64":
+        return float.fromhex(value)
+    if kind == "float64_list":
+        return [float.fromhex(v) for v in value]
+    return value
+
+
+def read_entry(directory, name, manifest=None):
+    manifest = manifest or read_manifest(directory)
+    for entry in manifest["entries"]:
+        if entry["name"] != name:
+            continue
+        if entry["kind"] == "value":
+            return entry["type"], _value(entry["type"], entry["value"])
+        dtype, shape = entry["dtype"], entry["shape"]
+        size = DTYPES[dtype][0]
+        row_elements = 1
+        for dim in shape[1:]:
+            row_elements *= dim
+        numel = row_elements * (shape[0] if shape else 1)
+        flat = [None] * numel
+        for chunk in entry["chunks"]:
+            row_begin = chunk["start"][0] if shape else 0
+            with open(_checked_file(directory, chunk["file"]), "rb") as handle:
+                handle.seek(chunk["offset"])
+                raw = handle.read(chunk["length"])
+            if len(raw) != chunk["length"] or len(raw) % size:
+                raise ValueError(f"{directory}: {chunk['file']} is truncated (entry {name!r})")
+            values = _decode(dtype, raw)
+            first = row_begin * row_elements
+            flat[first:first + len(values)] = values
+        if any(v is None for v in flat):
+            raise ValueError(f"{directory}: entry {name!r} has rows in no chunk")
+        return dtype, shape, flat
+    raise KeyError(f"{directory}: no entry {name!r}")
+
+
+def nest(flat, shape):
+    if len(shape) <= 1:
+        return flat if shape else flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _json_number(value):  # JSON has no NaN or infinity; ember-ckpt spells them the same way
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) >= 2 else 2
+    directory = argv[1]
+    manifest = read_manifest(directory)
+    if len(argv) == 2:
+        print(f"{directory}: saved by {manifest['world_size']} ranks")
+        for entry in manifest["entries"]:
+            if entry["kind"] == "value":
+                print(f"  {entry['name']}  {entry['type']} = {_value(entry['type'], entry['value'])!r}")
+            else:
+                print(f"  {entry['name']}  {entry['dtype']} {entry['shape']} {entry['sharding']}"
+                      f"  {len(entry['chunks'])} chunks")
+        return 0
+    result = read_entry(directory, argv[2], manifest)
+    if len(result) == 2:
+        kind, value = result
+        value = [_json_number(v) for v in value] if isinstance(value, list) else _json_number(value)
+        print(json.dumps({"name": argv[2], "type": kind, "value": value}))
+        return 0
+    dtype, shape, flat = result
+    data = [_json_number(v) for v in flat]
+    if "--nested" in argv[3:]:
+        data = nest(data, shape)
+    print(json.dumps({"name": argv[2], "dtype": dtype, "shape": shape, "data": data}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -8,6 +8,7 @@
 #include "kernels/cuda/elementwise.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/dtype.h"
 #include "runtime/ops/registry.h"
 
@@ -17,46 +18,11 @@ namespace {
 
 constexpr DeviceType kCuda = DeviceType::CUDA;
 
-void launch_checked(int status, std::source_location where = std::source_location::current()) {
-  cuda_check(static_cast<cudaError_t>(status), where);
-}
-
-LaunchShape shape_of(const Tensor& out) {
-  check(out.dim() <= kMaxDims, "cuda: tensors of more than {} dims are not supported yet (got {})",
-        kMaxDims, out.dim());
-  LaunchShape shape;
-  shape.dims = static_cast<int>(out.dim());
-  for (int dim = 0; dim < shape.dims; ++dim) shape.sizes[dim] = out.sizes()[dim];
-  shape.numel = out.numel();
-  shape.stream = current_stream(out.device()).handle;
-  return shape;
-}
-
-// `input` seen through the output's shape: trailing dims aligned, broadcast dims get stride 0.
-StridedOperand operand_of(const Tensor& input, const LaunchShape& shape) {
-  StridedOperand operand;
-  operand.data = static_cast<const char*>(input.raw_data_ptr());
-  const int lead = shape.dims - static_cast<int>(input.dim());
-  for (int dim = 0; dim < static_cast<int>(input.dim()); ++dim)
-    operand.strides[lead + dim] = input.sizes()[dim] == 1 ? 0 : input.strides()[dim];
-  operand.contiguous = input.is_contiguous() && input.numel() == shape.numel;
-  return operand;
-}
-
 void clone_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& input = call.input(0);
   DeviceGuard guard(outputs[0].device());
   const LaunchShape shape = shape_of(outputs[0]);
   launch_checked(launch_cast(outputs[0].dtype(), outputs[0].raw_data_ptr(), input.dtype(), operand_of(input, shape), shape));
-}
-
-// `tensor` in `dtype` on its device (the binary kernels take one dtype, like the CPU ones).
-Tensor as_dtype(const Tensor& tensor, DType dtype) {
-  if (tensor.dtype() == dtype) return tensor;
-  Tensor converted = make_tensor(tensor.sizes(), dtype, tensor.device());
-  const LaunchShape shape = shape_of(converted);
-  launch_checked(launch_cast(dtype, converted.raw_data_ptr(), tensor.dtype(), operand_of(tensor, shape), shape));
-  return converted;
 }
 
 template <BinaryOp op>
@@ -96,18 +62,6 @@ void fill_inplace_cuda(const OpCall& call, TensorList& outputs) {
   launch_checked(launch_fill(target.dtype(), target.raw_data_ptr(), call.attrs.get<double>("value"), shape_of(target)));
 }
 
-// `tensor` as one dense block on its own device, so a copy between devices moves raw bytes.
-Tensor dense(const Tensor& tensor) {
-  if (tensor.is_contiguous()) return tensor;
-  Tensor packed = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
-  TensorList staging{packed};
-  const Tensor inputs[] = {tensor};
-  const OpCall call{registry().get("clone"), inputs, Attrs{}};
-  if (tensor.device().is_cpu()) cpu::clone_kernel(call, staging);
-  else clone_cuda(call, staging);
-  return packed;
-}
-
 // Keeps a pinned source alive until an asynchronous host-to-device copy has read it.
 void release_after_copy(void* held) { delete static_cast<Tensor*>(held); }
 
@@ -119,7 +73,7 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
   const Tensor& destination = outputs[0];
   if (source.device().is_cpu() && destination.device().is_cpu()) return cpu::clone_kernel(call, outputs);
   if (destination.numel() == 0) return;
-  const Tensor packed = dense(source);
+  const Tensor packed = contiguous_on_device(source);
   const bool non_blocking = call.attrs.get<bool>("non_blocking");
   const size_t bytes = destination.nbytes();
   if (destination.device().is_cuda() && source.device().is_cpu()) {

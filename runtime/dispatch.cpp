@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "runtime/autograd/node.h"
+#include "runtime/profiler/nvtx.h"
 
 namespace ember {
 
@@ -170,6 +171,7 @@ TensorList run_view(const OpCall& call) {
 
 TensorList dispatch_eager(const OpCall& call) {
   const OpDef& op = call.op;
+  const profiler::NvtxRange range(op.name.c_str());  // EMBER_NVTX=1: the op's name in Nsight
   if (op.kind == OpKind::View) return run_view(call);
   // Factories have no inputs: their device attribute picks the kernel.
   const Device device =

@@ -100,6 +100,12 @@ void set_current_stream(const Stream& stream) {
   current_streams[stream.device.index] = stream.handle;
 }
 
+void copy_on_device(void* destination, const void* source, size_t bytes, const Stream& stream) {
+  DeviceGuard guard(stream.device);
+  cuda_check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice,
+                             static_cast<cudaStream_t>(stream.handle)));
+}
+
 void synchronize(Device device) {
   DeviceGuard guard(device);
   cuda_check(cudaDeviceSynchronize());

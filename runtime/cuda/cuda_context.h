@@ -44,6 +44,9 @@ struct Stream {
 Stream current_stream(Device device);
 void set_current_stream(const Stream& stream);
 
+// Queues a copy of `bytes` between two allocations of `stream`'s device.
+void copy_on_device(void* destination, const void* source, size_t bytes, const Stream& stream);
+
 // Waits for all work on `device` (every stream).
 void synchronize(Device device);
 

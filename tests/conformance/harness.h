@@ -124,6 +124,8 @@ struct CaseRegistration {
 // The devices the suite runs on: the CPU, plus CUDA when it is usable. When it is not, a line
 // says CUDA cases were skipped (they are never counted as passed).
 std::vector<Device> test_devices();
+// False for ops left out by EMBER_CONFORMANCE_OPS (a comma-separated list; unset: every op).
+bool op_selected(const std::string& op);
 
 // Runs every case (forward on each device and dtype, gradients in float64, thread-count
 // invariance on the CPU) with doctest checks; ops not registered yet are reported and skipped here (the coverage test fails for them).

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -40,11 +41,18 @@ std::vector<CaseFamily>& case_families() {
   return families;
 }
 
+// EMBER_CONFORMANCE_DEVICES=cuda runs the cases on CUDA only (tools/gpu_check.sh's per-op table);
+// then a missing GPU is a failure, not a skip.
 std::vector<Device> test_devices() {
-  std::vector<Device> devices{ember::kCPU};
+  const char* only = std::getenv("EMBER_CONFORMANCE_DEVICES");
+  const bool cuda_only = only != nullptr && std::string(only) == "cuda";
+  std::vector<Device> devices;
+  if (!cuda_only) devices.push_back(ember::kCPU);
   std::string why_not;
   if (ember::cuda_is_available(&why_not)) {
     devices.push_back(Device(ember::DeviceType::CUDA, 0));
+  } else if (cuda_only) {
+    FAIL("EMBER_CONFORMANCE_DEVICES=cuda but CUDA is unavailable: " << why_not);
   } else {
     static const bool reported = [&] {
       MESSAGE("CUDA cases skipped (not counted as passed): " << why_not);
@@ -53,6 +61,13 @@ std::vector<Device> test_devices() {
     (void)reported;
   }
   return devices;
+}
+
+bool op_selected(const std::string& op) {
+  const char* only = std::getenv("EMBER_CONFORMANCE_OPS");
+  if (only == nullptr || only[0] == '\0') return true;
+  const std::string list = std::string(",") + only + ",";
+  return list.find("," + op + ",") != std::string::npos;
 }
 
 DType input_dtype(const InputSpec& spec, DType tested) {

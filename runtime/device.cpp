@@ -52,4 +52,13 @@ Device default_device() {
   return cuda_is_available() ? Device(DeviceType::CUDA, 0) : kCPU;
 }
 
+void synchronize(Device device) {
+  if (device.is_cpu()) return;
+#ifdef EMBER_HAS_CUDA
+  cuda::synchronize(device);
+#else
+  fail("synchronize: {} is not available: {}", device, [] { std::string why; cuda_is_available(&why); return why; }());
+#endif
+}
+
 }  // namespace ember

@@ -37,6 +37,10 @@ Device default_device();
 // True when a CUDA backend is compiled in and a device is usable. `why_not` says why not.
 bool cuda_is_available(std::string* why_not = nullptr);
 
+// Waits until all work queued on `device` has finished (a no-op on the CPU, whose ops finish
+// before they return). Timing a CUDA step needs it: kernel launches return before the work ends.
+void synchronize(Device device);
+
 }  // namespace ember
 
 template <>

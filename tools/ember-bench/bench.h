@@ -41,6 +41,9 @@ nlohmann::json run_gemm_peak(const RunOptions& options);
 // Throughput of representative pointwise kernels over 1M floats (GB/s, ns per element).
 nlohmann::json run_pointwise_throughput(const RunOptions& options);
 
+// CUDA figures: copy bandwidth, pointwise GB/s at 256 MiB, host cost per eager op, bf16 GEMM.
+nlohmann::json run_cuda_micro(const RunOptions& options);
+
 // Prints a result as JSON (one line) or as a readable table.
 void report(const nlohmann::json& result, bool json);
 

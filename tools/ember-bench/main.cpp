@@ -1,6 +1,7 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
-//   ember-bench --model seed|wide --mode eager --device cpu --threads 1 --steps 200 --warmup 20 --json
+//   ember-bench --model seed|wide|large --mode eager --device cpu --threads 1 --steps 200 --warmup 20 --json
 //   ember-bench --micro dispatch|gemm|pointwise --threads 1 --json
+//   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -10,15 +11,15 @@ int main(int argc, char** argv) {
   ember::bench::RunOptions options;
   std::string micro;
   CLI::App app{"ember-bench: reference MLP training benchmarks and micro-benchmarks"};
-  app.add_option("--model", options.model, "reference model: seed or wide")
-      ->check(CLI::IsMember({"seed", "wide"}));
+  app.add_option("--model", options.model, "reference model: seed, wide or large")
+      ->check(CLI::IsMember({"seed", "wide", "large"}));
   app.add_option("--mode", options.mode, "execution mode")->check(CLI::IsMember({"eager"}));
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
   app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
   app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
-  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch, gemm or pointwise")
-      ->check(CLI::IsMember({"dispatch", "gemm", "pointwise"}));
+  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch, gemm, pointwise (CPU) or cuda")
+      ->check(CLI::IsMember({"dispatch", "gemm", "pointwise", "cuda"}));
   app.add_flag("--json", options.json, "print one JSON line per run");
   CLI11_PARSE(app, argc, argv);
 
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
       result = ember::bench::run_dispatch_overhead(options);
     } else if (micro == "gemm") {
       result = ember::bench::run_gemm_peak(options);
+    } else if (micro == "cuda") {
+      result = ember::bench::run_cuda_micro(options);
     } else if (micro == "pointwise") {
       result = ember::bench::run_pointwise_throughput(options);
     } else {

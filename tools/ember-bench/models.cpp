@@ -1,10 +1,13 @@
 // The reference models of ember-bench, trained through the public API exactly as a user would:
 //   seed: Linear(100,256)-ReLU-Linear(256,10), batch 32, Adam lr 1e-3, 10,000 samples
 //   wide: 784-1024-1024-1024-10 with ReLU, batch 256, Adam lr 1e-3, 20,000 samples
+//   large: 8 Linear layers of width 4096 with GELU, batch 4096, AdamW lr 1e-3, 32,768 samples,
+//          under bf16 autocast (a GPU model: one step is 3.3 TFLOP)
 // Data is synthetic (x ~ N(0,1), labels uniform); batches are row slices of one tensor, as in
 // tools/reference/pytorch_mlp.py, so the figures compare the training step alone.
 #include <chrono>
 #include <ctime>
+#include <memory>
 
 #include "tools/ember-bench/bench.h"
 
@@ -16,11 +19,15 @@ struct ModelSpec {
   std::vector<int64_t> widths;
   int64_t batch;
   int64_t samples;
+  bool gelu = false;       // GELU between layers instead of ReLU
+  bool adamw = false;      // AdamW instead of Adam
+  bool autocast = false;   // forward under bf16 autocast
 };
 
 ModelSpec spec_for(const std::string& name) {
   if (name == "seed") return {{100, 256, 10}, 32, 10000};
   if (name == "wide") return {{784, 1024, 1024, 1024, 10}, 256, 20000};
+  if (name == "large") return {std::vector<int64_t>(9, 4096), 4096, 4096 * 8, true, true, true};
   fail("ember-bench: unknown model '{}'", name);
 }
 
@@ -43,11 +50,21 @@ double thread_cpu_us() {
   return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) * 1e-3;
 }
 
+// The loss of one batch; the large model runs its forward under bf16 autocast, as PyTorch's
+// reference does (the loss itself is computed in float32 either way).
+Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, bool autocast) {
+  (void)autocast;  // autocast lands with the mixed-precision work
+  return cross_entropy(model->forward(x), y);
+}
+
 nn::Sequential build_model(const ModelSpec& spec) {
   nn::Sequential model;
   for (size_t i = 0; i + 1 < spec.widths.size(); ++i) {
     model->push_back(nn::Linear(spec.widths[i], spec.widths[i + 1]));
-    if (i + 2 < spec.widths.size()) model->push_back(nn::ReLU());
+    if (i + 2 < spec.widths.size()) {
+      if (spec.gelu) model->push_back(nn::GELU());
+      else model->push_back(nn::ReLU());
+    }
   }
   return model;
 }
@@ -66,17 +83,19 @@ nlohmann::json run_model(const RunOptions& options) {
   Tensor y_all = randint(0, classes, {spec.samples}).to(device);
   nn::Sequential model = build_model(spec);
   model->to(device);
-  optim::Adam optimizer(model->parameters(), {.lr = 1e-3});
+  std::unique_ptr<optim::Optimizer> optimizer;
+  if (spec.adamw) optimizer = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamWOptions{.lr = 1e-3});
+  else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
 
   const int64_t batches = spec.samples / spec.batch;
   auto step = [&](int64_t index) {
     const int64_t row = (index % batches) * spec.batch;
     Tensor x = x_all.slice(0, row, row + spec.batch);
     Tensor y = y_all.slice(0, row, row + spec.batch);
-    optimizer.zero_grad();
-    Tensor loss = cross_entropy(model->forward(x), y);
+    optimizer->zero_grad();
+    Tensor loss = forward_loss(model, x, y, spec.autocast);
     loss.backward();
-    optimizer.step();
+    optimizer->step();
     return loss;
   };
 
@@ -85,14 +104,20 @@ nlohmann::json run_model(const RunOptions& options) {
   StepTimes cpu_times;
   Tensor loss;
   int64_t peak_bytes = 0;
+  int64_t backend_allocations_at_start = 0;
   for (int i = 0; i < total; ++i) {
     // The first measured step records peak memory: reset, then zero_grad, forward, backward and
     // the optimizer step (its state already exists after warm-up).
     const bool measure_memory = i == options.warmup;
-    if (measure_memory) reset_peak_memory_stats(device);
+    if (measure_memory) {
+      synchronize(device);
+      reset_peak_memory_stats(device);
+      backend_allocations_at_start = memory_stats(device).num_backend_allocations;
+    }
     const Clock::time_point start = Clock::now();
     const double cpu_start = thread_cpu_us();
     loss = step(i);
+    synchronize(device);  // a CUDA step has only been queued when step() returns
     const double cpu_us = thread_cpu_us() - cpu_start;
     const double elapsed_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     if (measure_memory) peak_bytes = memory_stats(device).peak_allocated_bytes;
@@ -120,6 +145,8 @@ nlohmann::json run_model(const RunOptions& options) {
           {"gflop_per_s", flops / (median_us * 1e3)},
           {"peak_bytes", peak_bytes},
           {"reserved_bytes", memory_stats(device).reserved_bytes},
+          // Device (e.g. cudaMalloc) allocations during the measured steps: 0 is the goal.
+          {"backend_allocations_in_steps", memory_stats(device).num_backend_allocations - backend_allocations_at_start},
           {"final_loss", loss.item()}};
 }
 

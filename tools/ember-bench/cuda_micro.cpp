@@ -1,0 +1,118 @@
+// CUDA micro-benchmarks (`--micro cuda`), the figures issue 3's targets are stated in:
+//   copy      device-to-device copy bandwidth at 256 MiB: the ceiling for pointwise kernels
+//   pointwise ember's pointwise ops over 256 MiB float32, as GB/s and as a fraction of the copy
+//   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync)
+//   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
+// Device time comes from CUDA events on the current stream, host time from the steady clock.
+#include <chrono>
+
+#include "tools/ember-bench/bench.h"
+
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
+
+namespace ember::bench {
+
+#ifdef EMBER_HAS_CUDA
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds per call of `run` on `device`, timed with events around `iterations` calls after warm-up.
+double device_seconds(Device device, int iterations, const std::function<void()>& run) {
+  for (int i = 0; i < 3; ++i) run();
+  const cuda::Stream stream = cuda::current_stream(device);
+  cuda::Event start(true);
+  cuda::Event stop(true);
+  start.record(stream);
+  for (int i = 0; i < iterations; ++i) run();
+  stop.record(stream);
+  stop.synchronize();
+  return start.elapsed_milliseconds(stop) * 1e-3 / iterations;
+}
+
+nlohmann::json copy_bandwidth(Device device, int64_t bytes) {
+  const Tensor source = empty({bytes}, {.dtype = kBool, .device = device});
+  const Tensor destination = empty({bytes}, {.dtype = kBool, .device = device});
+  const cuda::Stream stream = cuda::current_stream(device);
+  const double seconds = device_seconds(device, 20, [&] {
+    cuda::copy_on_device(destination.raw_data_ptr(), source.raw_data_ptr(), static_cast<size_t>(bytes), stream);
+  });
+  // Bytes read plus bytes written, the way the pointwise figures count them.
+  return {{"bytes", bytes}, {"us", seconds * 1e6}, {"gb_per_s", 2.0 * static_cast<double>(bytes) / seconds * 1e-9}};
+}
+
+// ember's bf16 mm at 8192^3 (the size the GEMM target is stated at), as TFLOP/s.
+nlohmann::json cuda_gemm_figures(Device device) {
+  constexpr int64_t kSize = 8192;
+  const Tensor a = randn({kSize, kSize}, {.device = device}).to(kBFloat16);
+  const Tensor b = randn({kSize, kSize}, {.device = device}).to(kBFloat16);
+  const double flops = 2.0 * static_cast<double>(kSize) * kSize * kSize;
+  const double ember_seconds = device_seconds(device, 10, [&] { (void)mm(a, b); });
+  return {{"m", kSize}, {"n", kSize}, {"k", kSize}, {"dtype", "bfloat16"},
+          {"ember_mm_tflop_per_s", flops / ember_seconds * 1e-12}};
+}
+
+}  // namespace
+#endif
+
+nlohmann::json run_cuda_micro(const RunOptions& options) {
+#ifndef EMBER_HAS_CUDA
+  (void)options;
+  fail("ember-bench --micro cuda: this build has no CUDA backend");
+#else
+  const Device device = options.device.empty() ? default_device() : Device::parse(options.device);
+  check(device.is_cuda(), "ember-bench --micro cuda needs a CUDA device (got {})", device);
+  nlohmann::json result{{"benchmark", "cuda_micro"}, {"device", device.str()}};
+
+  constexpr int64_t kBytes = int64_t{256} << 20;
+  const nlohmann::json copy = copy_bandwidth(device, kBytes);
+  const double copy_gb_per_s = copy["gb_per_s"];
+  result["copy"] = copy;
+
+  const int64_t elements = kBytes / 4;
+  const Tensor x = randn({elements}, {.device = device});
+  const Tensor y = randn({elements}, {.device = device});
+  struct PointwiseCase {
+    const char* name;
+    double bytes_per_element;
+    std::function<void()> run;
+  };
+  const std::vector<PointwiseCase> cases{
+      {"clone", 8, [&] { (void)clone(x); }},
+      {"relu", 8, [&] { (void)relu(x); }},
+      {"mul_scalar", 8, [&] { (void)mul(x, 0.5); }},
+      {"add", 12, [&] { (void)add(x, y); }},
+      {"gelu", 8, [&] { (void)gelu(x); }},
+  };
+  nlohmann::json pointwise = nlohmann::json::array();
+  for (const PointwiseCase& c : cases) {
+    const double seconds = device_seconds(device, 20, c.run);
+    const double gb_per_s = c.bytes_per_element * static_cast<double>(elements) / seconds * 1e-9;
+    pointwise.push_back({{"op", c.name}, {"us", seconds * 1e6}, {"gb_per_s", gb_per_s},
+                         {"fraction_of_copy", gb_per_s / copy_gb_per_s}});
+  }
+  result["pointwise"] = pointwise;
+
+  // Host cost of one eager op: dispatch, allocation from the cache and the kernel launch.
+  {
+    const Tensor a = randn({4}, {.device = device});
+    const Tensor b = randn({4}, {.device = device});
+    for (int i = 0; i < 2000; ++i) (void)add(a, b);
+    synchronize(device);
+    constexpr int kOps = 20000;
+    const int64_t mallocs_before = memory_stats(device).num_backend_allocations;
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < kOps; ++i) (void)add(a, b);
+    const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kOps;
+    synchronize(device);
+    result["launch"] = {{"op", "add [4] + [4] float32"}, {"host_us_per_op", host_us},
+                        {"backend_allocations", memory_stats(device).num_backend_allocations - mallocs_before}};
+  }
+  result["gemm"] = cuda_gemm_figures(device);
+  return result;
+#endif
+}
+
+}  // namespace ember::bench

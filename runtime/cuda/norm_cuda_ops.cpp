@@ -139,9 +139,10 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   DeviceGuard guard(device);
   const DType statistic = dtype == kFloat64 ? kFloat64 : kFloat32;
   // Values do not change the timing; random ones keep the kernels honest about NaN-free math.
-  const Tensor input = randn({rows, cols}).to(dtype).to(device);
-  const Tensor weight = randn({cols}).to(dtype).to(device);
-  const Tensor bias = randn({cols}).to(dtype).to(device);
+  const TensorOptions on_cpu{.device = kCPU};  // drawn on the CPU: randn needs no CUDA kernel
+  const Tensor input = randn({rows, cols}, on_cpu).to(dtype).to(device);
+  const Tensor weight = randn({cols}, on_cpu).to(dtype).to(device);
+  const Tensor bias = randn({cols}, on_cpu).to(dtype).to(device);
   const Tensor output = make_tensor({rows, cols}, dtype, device);
   const Tensor mean = make_tensor({rows}, statistic, device);
   const Tensor rstd = make_tensor({rows}, statistic, device);

@@ -17,7 +17,7 @@
 
 using namespace ember;
 using ember::testing::check_close;
-using ember::testing::random_tensor;
+using ember::testing::random_values;
 using ember::testing::values_of;
 
 namespace {
@@ -53,6 +53,12 @@ TensorList run_op(const char* name, std::initializer_list<Tensor> inputs, const 
 }
 
 Tensor on_cpu(const Tensor& tensor) { return tensor.to(kCPU); }
+
+// Random values on the CPU explicitly: with a GPU the default device is CUDA, and the reference
+// must come from the CPU op.
+Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype) {
+  return from_vector<double>(random_values(sizes.product(), seed), sizes, {.dtype = dtype, .device = kCPU});
+}
 
 // Relative tolerance per dtype: float32 and float64 compute alike on both devices; 16-bit
 // outputs may differ by one rounding step.

@@ -113,7 +113,8 @@ std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t co
 // failures of the graph (cuDNN refusing the shape) count as "no engine" and are remembered too.
 const cudnn::Plan* cached_plan(const PlanKey& key) {
   static std::mutex mutex;
-  static std::map<PlanKey, std::unique_ptr<cudnn::Plan>> plans;
+  // Never destroyed: a plan's destructor at process exit could run after the CUDA runtime is gone.
+  static auto& plans = *new std::map<PlanKey, std::unique_ptr<cudnn::Plan>>;
   const std::lock_guard lock(mutex);
   const auto found = plans.find(key);
   if (found != plans.end()) return found->second.get();

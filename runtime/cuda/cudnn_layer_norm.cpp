@@ -1,6 +1,6 @@
 // cuDNN layer_norm (cudnn_layer_norm.h). A row-major (rows x cols) tensor is described to cuDNN
 // as NCHW [rows, cols, 1, 1]: CUDNN_LAYER_NORM normalizes each n over C, H and W, which is our
-// row; scale and bias are [1, cols, 1, 1]; mean and inverse standard deviation (our rstd) are
+// row; scale and bias are float32 [1, cols, 1, 1]; mean and inverse standard deviation (our rstd) are
 // float32 [rows, 1, 1, 1]; epsilon is a host float passed by value.
 #include "runtime/cuda/cudnn_layer_norm.h"
 
@@ -48,8 +48,9 @@ bool eligible(DType dtype, int64_t rows, int64_t cols, std::initializer_list<con
 cudnn::Descriptor rows_tensor(int64_t id, DType dtype, int64_t rows, int64_t cols) {
   return cudnn::tensor(id, cudnn_dtype(dtype), {rows, cols, 1, 1}, {cols, 1, cols, cols});
 }
-cudnn::Descriptor parameter_tensor(int64_t id, DType dtype, int64_t cols) {
-  return cudnn::tensor(id, cudnn_dtype(dtype), {1, cols, 1, 1}, {cols, 1, cols, cols});
+// Scale, bias and their gradients are float32 for every input dtype (the engines' convention).
+cudnn::Descriptor parameter_tensor(int64_t id, int64_t cols) {
+  return cudnn::tensor(id, CUDNN_DATA_FLOAT, {1, cols, 1, 1}, {cols, 1, cols, cols});
 }
 cudnn::Descriptor statistic_tensor(int64_t id, int64_t rows) {
   return cudnn::tensor(id, CUDNN_DATA_FLOAT, {rows, 1, 1, 1}, {1, 1, 1, 1});
@@ -58,8 +59,8 @@ cudnn::Descriptor statistic_tensor(int64_t id, int64_t rows) {
 std::unique_ptr<cudnn::Plan> forward_plan(DType dtype, int64_t rows, int64_t cols) {
   std::vector<cudnn::Descriptor> tensors;
   tensors.push_back(rows_tensor(kX, dtype, rows, cols));
-  tensors.push_back(parameter_tensor(kScale, dtype, cols));
-  tensors.push_back(parameter_tensor(kBias, dtype, cols));
+  tensors.push_back(parameter_tensor(kScale, cols));
+  tensors.push_back(parameter_tensor(kBias, cols));
   tensors.push_back(cudnn::tensor(kEpsilon, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, /*by_value=*/true));
   tensors.push_back(rows_tensor(kY, dtype, rows, cols));
   tensors.push_back(statistic_tensor(kMean, rows));
@@ -88,10 +89,10 @@ std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t co
   tensors.push_back(rows_tensor(kX, dtype, rows, cols));
   tensors.push_back(statistic_tensor(kMean, rows));
   tensors.push_back(statistic_tensor(kInverseStd, rows));
-  tensors.push_back(parameter_tensor(kScale, dtype, cols));
+  tensors.push_back(parameter_tensor(kScale, cols));
   tensors.push_back(rows_tensor(kGradX, dtype, rows, cols));
-  tensors.push_back(parameter_tensor(kGradScale, dtype, cols));
-  tensors.push_back(parameter_tensor(kGradBias, dtype, cols));
+  tensors.push_back(parameter_tensor(kGradScale, cols));
+  tensors.push_back(parameter_tensor(kGradBias, cols));
   cudnn::Descriptor operation(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
   const cudnnBackendNormMode_t mode = CUDNN_LAYER_NORM;
   operation.set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode);

@@ -7,6 +7,8 @@
 
 namespace ember::cuda {
 
+// `args` as for ember's kernels except that weight, bias, grad_weight and grad_bias point to
+// float32 data whatever args.dtype is (cuDNN's convention; norm_cuda_ops.cpp converts).
 // Each runs the call with cuDNN on CUDA device `device_index` (already current) and returns true,
 // or returns false without touching the outputs when cuDNN cannot run it: a build without cuDNN,
 // float64, no weight or bias, pointers not 16-byte aligned, or no cuDNN engine for the shape

@@ -59,6 +59,42 @@ bool wants_cudnn(int64_t rows, int64_t cols, DType dtype) {
 Tensor dense(const Tensor& tensor) { return tensor.defined() ? contiguous_on_device(tensor) : tensor; }
 const void* pointer_or_null(const Tensor& tensor) { return tensor.defined() ? tensor.raw_data_ptr() : nullptr; }
 
+// Writes `source` converted to `destination`'s dtype into `destination` (same shape, both dense).
+void copy_into(const Tensor& destination, const Tensor& source) {
+  const LaunchShape shape = shape_of(destination);
+  launch_checked(launch_cast(destination.dtype(), destination.raw_data_ptr(), source.dtype(),
+                             operand_of(source, shape), shape));
+}
+
+// cuDNN's layer-norm engines take float32 scale and bias and give float32 gradients of them,
+// whatever the input's dtype, so 16-bit parameters are converted around the call (cols elements,
+// small next to the rows). float64 and a missing weight or bias have no cuDNN engine: false.
+bool cudnn_forward(LayerNormForward args, const Tensor& weight, const Tensor& bias, int device_index) {
+  if (args.dtype == kFloat64 || !weight.defined() || !bias.defined()) return false;
+  const Tensor weight32 = as_dtype(weight, kFloat32);
+  const Tensor bias32 = as_dtype(bias, kFloat32);
+  args.weight = weight32.raw_data_ptr();
+  args.bias = bias32.raw_data_ptr();
+  return cudnn_layer_norm_forward(args, device_index);
+}
+
+bool cudnn_backward(LayerNormBackward args, const Tensor& weight, TensorList& outputs) {
+  if (args.dtype == kFloat64 || !weight.defined()) return false;
+  const Tensor weight32 = as_dtype(weight, kFloat32);
+  const bool convert = args.dtype != kFloat32;
+  const Tensor grad_weight32 = convert ? make_tensor(outputs[1].sizes(), kFloat32, outputs[1].device()) : outputs[1];
+  const Tensor grad_bias32 = convert ? make_tensor(outputs[2].sizes(), kFloat32, outputs[2].device()) : outputs[2];
+  args.weight = weight32.raw_data_ptr();
+  args.grad_weight = grad_weight32.raw_data_ptr();
+  args.grad_bias = grad_bias32.raw_data_ptr();
+  if (!cudnn_layer_norm_backward(args, outputs[0].device().index)) return false;
+  if (convert) {
+    copy_into(outputs[1], grad_weight32);
+    copy_into(outputs[2], grad_bias32);
+  }
+  return true;
+}
+
 void layer_norm_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(outputs[0].device());
   const Tensor input = dense(call.input(0));
@@ -76,7 +112,7 @@ void layer_norm_cuda(const OpCall& call, TensorList& outputs) {
   args.cols = call.attrs.get<Dims>("normalized_shape").product();
   args.eps = call.attrs.get<double>("eps");
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_layer_norm_forward(args, outputs[0].device().index))
+  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_forward(args, weight, bias, outputs[0].device().index))
     return;
   launch_checked(launch_layer_norm_forward(args));
 }
@@ -101,8 +137,7 @@ void layer_norm_backward_cuda(const OpCall& call, TensorList& outputs) {
   args.rows = mean.numel();
   args.cols = outputs[1].numel();
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_layer_norm_backward(args, outputs[0].device().index))
-    return;
+  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_backward(args, weight, outputs)) return;
   // Column-sum scratch from the caching allocator; freed (stream-ordered) when `partials` dies.
   const int64_t chunks = layer_norm_partial_chunks(args.rows, args.cols);
   const Tensor partials = make_tensor({2 * chunks * args.cols}, mean.dtype(), outputs[0].device());
@@ -160,7 +195,7 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   args.stream = stream_of(output);
   const auto run_once = [&] {
     if (impl == LayerNormImpl::Ember) return launch_checked(launch_layer_norm_forward(args));
-    check(cudnn_layer_norm_forward(args, device.index),
+    check(cudnn_forward(args, weight, bias, device.index),
           "benchmark_layer_norm: cuDNN cannot run layer_norm for [{}, {}] {}{}", rows, cols, dtype,
           cudnn_unavailable_reason().empty() ? "" : " (" + cudnn_unavailable_reason() + ")");
   };

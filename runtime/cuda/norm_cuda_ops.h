@@ -23,7 +23,8 @@ std::string cudnn_unavailable_reason();
 
 // Seconds per call of layer_norm forward (with weight and bias, eps 1e-5) on a rows x cols input
 // of `dtype` on cuda:0 with implementation `impl` (Ember or Cudnn), averaged over `iterations`
-// calls after one warm-up call, timed with CUDA events. Remembers the result for auto's choice.
+// calls after one warm-up call, timed with CUDA events. cuDNN's time includes what the op adds
+// around it (16-bit weight and bias converted to float32). Remembers the result for auto's choice.
 // Throws ember::Error when CUDA is unavailable, or for Cudnn when cuDNN cannot run this shape.
 double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations);
 

@@ -121,8 +121,8 @@ TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook tim
   uint32_t seed = 100;
   for (DType dtype : kDtypes)  // float64 falls back to ember's kernels under EMBER_LAYER_NORM=cudnn
     for (Shape shape : kShapes) check_against_cpu("cudnn", dtype, shape, seed += 5);
-  // cuDNN must run float32 layer norm (else the checks above only saw our fallback); for 16-bit
-  // inputs it may have no engine with 16-bit scale and bias, which is reported, not failed.
+  // cuDNN must run float32 layer norm (else the checks above only saw our fallback); a 16-bit
+  // shape cuDNN has no engine for is reported, not failed (our kernels run it instead).
   for (DType dtype : {kFloat32, kBFloat16, kFloat16}) {
     const double ours = cuda::benchmark_layer_norm(4096, 1024, dtype, cuda::LayerNormImpl::Ember, 20);
     CHECK(ours > 0.0);

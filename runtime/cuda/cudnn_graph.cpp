@@ -99,6 +99,35 @@ Descriptor tensor(int64_t unique_id, cudnnDataType_t dtype, std::initializer_lis
   return result;
 }
 
+namespace {
+
+// The engine configurations cuDNN's heuristics in `mode` offer for a finalized graph, best first
+// (empty when none). The caller creates the descriptors that GetAttribute fills in.
+std::vector<Descriptor> engine_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode,
+                                       std::vector<Descriptor>& keep_alive) {
+  Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  if (cudnnBackendFinalize(heuristics.get()) != CUDNN_STATUS_SUCCESS) return {};
+  int64_t count = 0;
+  check(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                 &count, nullptr));
+  std::vector<Descriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw_configs;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw_configs.push_back(configs.back().get());
+  }
+  if (count > 0)
+    check(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                   count, &count, raw_configs.data()));
+  configs.resize(static_cast<size_t>(count));  // GetAttribute may return fewer than it counted
+  keep_alive.push_back(std::move(heuristics));
+  return configs;
+}
+
+}  // namespace
+
 std::string build_plan(std::vector<Descriptor> tensors, Descriptor operation, Plan& plan) {
   cudnnHandle_t handle = handle_for_current_device();
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -107,40 +136,25 @@ std::string build_plan(std::vector<Descriptor> tensors, Descriptor operation, Pl
   // A graph no engine can express fails here or in the heuristics: that is "unsupported", not an error.
   if (cudnnBackendFinalize(graph.get()) != CUDNN_STATUS_SUCCESS) return "cuDNN rejected the operation graph";
 
-  Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-  if (cudnnBackendFinalize(heuristics.get()) != CUDNN_STATUS_SUCCESS) return "cuDNN's heuristics found no engine";
-  int64_t count = 0;
-  check(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                 &count, nullptr));
-  if (count == 0) return "cuDNN's heuristics found no engine";
-  // The caller creates the engine-config descriptors that GetAttribute fills in.
-  std::vector<Descriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw_configs;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw_configs.push_back(configs.back().get());
-  }
-  check(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                 &count, raw_configs.data()));
-
-  for (int64_t i = 0; i < count; ++i) {
-    Descriptor candidate(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    candidate.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    candidate.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-    if (cudnnBackendFinalize(candidate.get()) != CUDNN_STATUS_SUCCESS) continue;  // try the next engine
-    int64_t returned = 0;
-    check(cudnnBackendGetAttribute(candidate.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                   &returned, &plan.workspace_bytes));
-    plan.plan = std::move(candidate);
-    plan.parts = std::move(tensors);
-    plan.parts.push_back(std::move(operation));
-    plan.parts.push_back(std::move(graph));
-    plan.parts.push_back(std::move(heuristics));
-    for (Descriptor& config : configs) plan.parts.push_back(std::move(config));
-    return {};
+  std::vector<Descriptor> parts = std::move(tensors);
+  // Mode A's ranked list first; the fallback list holds engines mode A may leave out.
+  for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    std::vector<Descriptor> configs = engine_configs(graph, mode, parts);
+    for (Descriptor& config : configs) {
+      Descriptor candidate(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      candidate.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      candidate.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+      if (cudnnBackendFinalize(candidate.get()) != CUDNN_STATUS_SUCCESS) continue;  // try the next engine
+      int64_t returned = 0;
+      check(cudnnBackendGetAttribute(candidate.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                     &returned, &plan.workspace_bytes));
+      plan.plan = std::move(candidate);
+      plan.parts = std::move(parts);
+      plan.parts.push_back(std::move(operation));
+      plan.parts.push_back(std::move(graph));
+      plan.parts.push_back(std::move(config));
+      return {};
+    }
   }
   return "no engine configuration of cuDNN's heuristics finalized";
 }

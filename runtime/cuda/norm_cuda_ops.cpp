@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -173,8 +174,8 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   check_device(device);
   DeviceGuard guard(device);
   const DType statistic = dtype == kFloat64 ? kFloat64 : kFloat32;
-  // Values do not change the timing; random ones keep the kernels honest about NaN-free math.
-  const TensorOptions on_cpu{.device = kCPU};  // drawn on the CPU: randn needs no CUDA kernel
+  // Random values drawn on the CPU (randn needs no CUDA kernel then); they do not change the timing.
+  const TensorOptions on_cpu{.device = kCPU};
   const Tensor input = randn({rows, cols}, on_cpu).to(dtype).to(device);
   const Tensor weight = randn({cols}, on_cpu).to(dtype).to(device);
   const Tensor bias = randn({cols}, on_cpu).to(dtype).to(device);
@@ -195,9 +196,10 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   args.stream = stream_of(output);
   const auto run_once = [&] {
     if (impl == LayerNormImpl::Ember) return launch_checked(launch_layer_norm_forward(args));
-    check(cudnn_forward(args, weight, bias, device.index),
-          "benchmark_layer_norm: cuDNN cannot run layer_norm for [{}, {}] {}{}", rows, cols, dtype,
-          cudnn_unavailable_reason().empty() ? "" : " (" + cudnn_unavailable_reason() + ")");
+    if (cudnn_forward(args, weight, bias, device.index)) return;
+    const std::string why_not = cudnn_unavailable_reason();
+    fail("benchmark_layer_norm: cuDNN cannot run layer_norm for [{}, {}] {}{}", rows, cols, dtype,
+         why_not.empty() ? " (no cuDNN engine for this shape and dtype)" : " (" + why_not + ")");
   };
   run_once();  // warm-up: builds and caches cuDNN's plan, loads kernels
   const Stream stream = current_stream(device);

@@ -31,7 +31,8 @@ std::string cudnn_unavailable_reason() {
   // The header we compiled against and the library we loaded must share the major version.
   const size_t loaded = cudnnGetVersion();
   if (loaded / 10000 != CUDNN_MAJOR)
-    return "cuDNN " + std::to_string(loaded) + " is loaded but ember was built for cuDNN " + std::to_string(CUDNN_MAJOR);
+    return "cuDNN " + std::to_string(loaded) + " is loaded but ember was built for cuDNN " +
+           std::to_string(CUDNN_MAJOR);
   try {
     cudnn::handle_for_current_device();
   } catch (const Error& error) {

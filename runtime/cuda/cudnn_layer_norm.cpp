@@ -24,7 +24,9 @@ enum class Direction : int { Forward, Backward };
 using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t>;
 
 // Unique ids of the graph's tensors (the variant pack names tensors by these).
-enum TensorId : int64_t { kX = 1, kScale, kBias, kEpsilon, kY, kMean, kInverseStd, kGradY, kGradX, kGradScale, kGradBias };
+enum TensorId : int64_t {
+  kX = 1, kScale, kBias, kEpsilon, kY, kMean, kInverseStd, kGradY, kGradX, kGradScale, kGradBias
+};
 
 cudnnDataType_t cudnn_dtype(DType dtype) {
   switch (dtype) {
@@ -133,14 +135,16 @@ const cudnn::Plan* cached_plan(const PlanKey& key) {
 void run(const cudnn::Plan& plan, int device_index, void* stream, const std::vector<int64_t>& ids,
          const std::vector<void*>& pointers) {
   Tensor workspace;
-  if (plan.workspace_bytes > 0) workspace = make_tensor({plan.workspace_bytes}, kBool, Device{DeviceType::CUDA, device_index});
+  if (plan.workspace_bytes > 0)
+    workspace = make_tensor({plan.workspace_bytes}, kBool, Device{DeviceType::CUDA, device_index});
   cudnn::execute(plan, stream, ids, pointers, workspace.defined() ? workspace.raw_data_ptr() : nullptr);
 }
 
 }  // namespace
 
 bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
-  if (!eligible(args.dtype, args.rows, args.cols, {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
+  if (!eligible(args.dtype, args.rows, args.cols,
+                {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
     return false;
   const cudnn::Plan* plan = cached_plan({Direction::Forward, device_index, args.dtype, args.rows, args.cols});
   if (plan == nullptr) return false;

@@ -99,7 +99,8 @@ void check_against_cpu(const char* implementation, DType dtype, Shape shape, uin
                                        weight.to(kCuda0)},
                                       backward_attrs);
   // grad_weight and grad_bias sum over rows: allow for the rows' 16-bit rounding adding up.
-  for (int i = 0; i < 3; ++i) check_close(on_cpu(gpu_grads[i]), values_of(cpu_grads[i]), i == 0 ? tolerance : 2 * tolerance);
+  for (int i = 0; i < 3; ++i)
+    check_close(on_cpu(gpu_grads[i]), values_of(cpu_grads[i]), i == 0 ? tolerance : 2 * tolerance);
 }
 
 }  // namespace
@@ -166,7 +167,8 @@ TEST_CASE("cuda layer_norm: EMBER_LAYER_NORM names an implementation or fails cl
   }
   {
     const LayerNormChoice choice("fastest");
-    CHECK_THROWS_WITH_AS(cuda::layer_norm_impl_from_env(), doctest::Contains("EMBER_LAYER_NORM must be ember, cudnn or auto, got 'fastest'"), Error);
+    CHECK_THROWS_WITH_AS(cuda::layer_norm_impl_from_env(),
+                         doctest::Contains("EMBER_LAYER_NORM must be ember, cudnn or auto, got 'fastest'"), Error);
   }
   CHECK_THROWS_WITH_AS(cuda::benchmark_layer_norm(0, 8, kFloat32, cuda::LayerNormImpl::Ember, 1),
                        doctest::Contains("benchmark_layer_norm: rows 0, cols 8"), Error);

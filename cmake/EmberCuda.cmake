@@ -74,5 +74,12 @@ function(ember_add_cuda_to target)
   # cudart_static loads the driver with dlopen at first use, so binaries start on machines
   # without one; libcuda is never linked.
   target_link_libraries(${target} PRIVATE CUDA::cudart_static CUDA::cublasLt)
+  # cuDNN (an optional layer_norm implementation, runtime/cuda/cudnn_*.cpp) only where it was
+  # found; its libcudnn loads its engine libraries lazily and, like cudart_static, not libcuda.
+  if(EMBER_CUDNN_FOUND)
+    target_compile_definitions(${target} PUBLIC EMBER_HAS_CUDNN)
+    target_include_directories(${target} PRIVATE ${EMBER_CUDNN_INCLUDE_DIR})
+    target_link_libraries(${target} PRIVATE ${EMBER_CUDNN_LIBRARY})
+  endif()
   set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
 endfunction()

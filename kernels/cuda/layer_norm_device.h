@@ -1,0 +1,66 @@
+// Device helpers shared by the layer_norm kernels (included only by kernels/cuda/layer_norm_*.cu):
+// the accumulation type per dtype, the floating-dtype switch, and deterministic warp and block sums.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/layer_norm.h"
+#include "kernels/half_types.h"
+
+namespace ember::cuda::layer_norm_detail {
+
+// 16-bit floats and float32 accumulate in float32 (their mean/rstd are float32), float64 in float64.
+template <typename T> struct Accumulate { using type = float; };
+template <> struct Accumulate<double> { using type = double; };
+template <typename T> using acc_t = typename Accumulate<T>::type;
+
+// The floating cases of DType, in the order of enum class DType (runtime/dtype.h brings fmt, which
+// nvcc cannot compile). Returns cudaErrorInvalidValue for any other dtype: the op file has
+// already rejected those, so this is only a guard.
+template <typename Fn> int dispatch_floating(DType dtype, Fn&& fn) {
+  switch (static_cast<int>(dtype)) {
+    case 0: return fn(float{});
+    case 1: return fn(double{});
+    case 2: return fn(BFloat16{});
+    case 3: return fn(Float16{});
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+__device__ __forceinline__ float reciprocal_sqrt(float value) { return 1.0f / sqrtf(value); }
+__device__ __forceinline__ double reciprocal_sqrt(double value) { return 1.0 / sqrt(value); }
+
+// Butterfly sum over the 32 lanes: every lane ends with the same total, added in the same order
+// on every run.
+template <typename Acc> __device__ __forceinline__ Acc warp_sum(Acc value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// Sum over a one-dimensional block whose size is a multiple of 32 (at most 1024). `shared` holds
+// 32 values. Every thread adds the per-warp totals in warp order itself, so all threads get the
+// same, deterministic total without a second broadcast.
+template <typename Acc> __device__ __forceinline__ Acc block_sum(Acc value, Acc* shared) {
+  value = warp_sum(value);
+  if ((threadIdx.x & 31) == 0) shared[threadIdx.x / 32] = value;
+  __syncthreads();
+  Acc total = 0;
+  const int warps = static_cast<int>(blockDim.x / 32);
+  for (int warp = 0; warp < warps; ++warp) total += shared[warp];
+  __syncthreads();  // `shared` may be reused by the caller's next sum
+  return total;
+}
+
+// One row per warp: 4 warps per block. One row per block: 512 threads.
+constexpr int kWarpsPerBlock = 4;
+constexpr int kRowBlockThreads = 512;
+// Grid-stride loops cover the rest when a launch would want more blocks than this.
+constexpr int64_t kMaxBlocks = 65536;
+
+inline unsigned capped_blocks(int64_t wanted) {
+  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted < kMaxBlocks ? wanted : kMaxBlocks));
+}
+
+}  // namespace ember::cuda::layer_norm_detail

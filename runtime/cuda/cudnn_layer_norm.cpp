@@ -1,0 +1,181 @@
+// cuDNN layer_norm (cudnn_layer_norm.h). A row-major (rows x cols) tensor is described to cuDNN
+// as NCHW [rows, cols, 1, 1]: CUDNN_LAYER_NORM normalizes each n over C, H and W, which is our
+// row; scale and bias are float32 [1, cols, 1, 1]; mean and inverse standard deviation (our rstd) are
+// float32 [rows, 1, 1, 1]; epsilon is a host float passed by value.
+#include "runtime/cuda/cudnn_layer_norm.h"
+
+#ifdef EMBER_HAS_CUDNN
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "runtime/cuda/cudnn_graph.h"
+#include "runtime/dtype.h"
+#include "runtime/tensor.h"
+
+namespace ember::cuda {
+
+namespace {
+
+enum class Direction : int { Forward, Backward };
+using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t>;
+
+// Unique ids of the graph's tensors (the variant pack names tensors by these).
+enum TensorId : int64_t {
+  kX = 1, kScale, kBias, kEpsilon, kY, kMean, kInverseStd, kGradY, kGradX, kGradScale, kGradBias
+};
+
+cudnnDataType_t cudnn_dtype(DType dtype) {
+  switch (dtype) {
+    case kBFloat16: return CUDNN_DATA_BFLOAT16;
+    case kFloat16: return CUDNN_DATA_HALF;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+bool aligned(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % 16 == 0; }
+
+// Shapes and dtypes cuDNN's layer norm is asked to run; everything else stays with our kernels.
+bool eligible(DType dtype, int64_t rows, int64_t cols, std::initializer_list<const void*> pointers) {
+  if (dtype != kFloat32 && dtype != kBFloat16 && dtype != kFloat16) return false;  // no float64 engines
+  if (rows <= 0 || cols <= 0) return false;
+  for (const void* pointer : pointers)
+    if (pointer == nullptr || !aligned(pointer)) return false;
+  return true;
+}
+
+cudnn::Descriptor rows_tensor(int64_t id, DType dtype, int64_t rows, int64_t cols) {
+  return cudnn::tensor(id, cudnn_dtype(dtype), {rows, cols, 1, 1}, {cols, 1, cols, cols});
+}
+// Scale, bias and their gradients are float32 for every input dtype (the engines' convention).
+cudnn::Descriptor parameter_tensor(int64_t id, int64_t cols) {
+  return cudnn::tensor(id, CUDNN_DATA_FLOAT, {1, cols, 1, 1}, {cols, 1, cols, cols});
+}
+cudnn::Descriptor statistic_tensor(int64_t id, int64_t rows) {
+  return cudnn::tensor(id, CUDNN_DATA_FLOAT, {rows, 1, 1, 1}, {1, 1, 1, 1});
+}
+
+std::unique_ptr<cudnn::Plan> forward_plan(DType dtype, int64_t rows, int64_t cols) {
+  std::vector<cudnn::Descriptor> tensors;
+  tensors.push_back(rows_tensor(kX, dtype, rows, cols));
+  tensors.push_back(parameter_tensor(kScale, cols));
+  tensors.push_back(parameter_tensor(kBias, cols));
+  tensors.push_back(cudnn::tensor(kEpsilon, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, /*by_value=*/true));
+  tensors.push_back(rows_tensor(kY, dtype, rows, cols));
+  tensors.push_back(statistic_tensor(kMean, rows));
+  tensors.push_back(statistic_tensor(kInverseStd, rows));
+  cudnn::Descriptor operation(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+  const cudnnBackendNormMode_t mode = CUDNN_LAYER_NORM;
+  const cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;  // training: also writes mean and rstd
+  operation.set(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode);
+  operation.set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, tensors[0]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, tensors[1]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, tensors[2]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, tensors[3]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, tensors[4]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, tensors[5]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, tensors[6]);
+  operation.finalize();
+  auto plan = std::make_unique<cudnn::Plan>();
+  if (!cudnn::build_plan(std::move(tensors), std::move(operation), *plan).empty()) return nullptr;
+  return plan;
+}
+
+std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t cols) {
+  std::vector<cudnn::Descriptor> tensors;
+  tensors.push_back(rows_tensor(kGradY, dtype, rows, cols));
+  tensors.push_back(rows_tensor(kX, dtype, rows, cols));
+  tensors.push_back(statistic_tensor(kMean, rows));
+  tensors.push_back(statistic_tensor(kInverseStd, rows));
+  tensors.push_back(parameter_tensor(kScale, cols));
+  tensors.push_back(rows_tensor(kGradX, dtype, rows, cols));
+  tensors.push_back(parameter_tensor(kGradScale, cols));
+  tensors.push_back(parameter_tensor(kGradBias, cols));
+  cudnn::Descriptor operation(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
+  const cudnnBackendNormMode_t mode = CUDNN_LAYER_NORM;
+  operation.set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, tensors[0]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, tensors[1]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, tensors[2]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, tensors[3]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, tensors[4]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, tensors[5]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, tensors[6]);
+  operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, tensors[7]);
+  operation.finalize();
+  auto plan = std::make_unique<cudnn::Plan>();
+  if (!cudnn::build_plan(std::move(tensors), std::move(operation), *plan).empty()) return nullptr;
+  return plan;
+}
+
+// The cached plan for `key`, built on first use; null when cuDNN has no engine for it. Building
+// failures of the graph (cuDNN refusing the shape) count as "no engine" and are remembered too.
+const cudnn::Plan* cached_plan(const PlanKey& key) {
+  static std::mutex mutex;
+  // Never destroyed: a plan's destructor at process exit could run after the CUDA runtime is gone.
+  static auto& plans = *new std::map<PlanKey, std::unique_ptr<cudnn::Plan>>;
+  const std::lock_guard lock(mutex);
+  const auto found = plans.find(key);
+  if (found != plans.end()) return found->second.get();
+  const auto [direction, device, dtype, rows, cols] = key;
+  std::unique_ptr<cudnn::Plan> plan;
+  try {
+    plan = direction == Direction::Forward ? forward_plan(dtype, rows, cols) : backward_plan(dtype, rows, cols);
+  } catch (const Error&) {
+    plan = nullptr;  // e.g. a descriptor cuDNN refuses for this dtype: our kernels run instead
+  }
+  return plans.emplace(key, std::move(plan)).first->second.get();
+}
+
+// Runs `plan` with a workspace from the device's caching allocator (freed in stream order).
+void run(const cudnn::Plan& plan, int device_index, void* stream, const std::vector<int64_t>& ids,
+         const std::vector<void*>& pointers) {
+  Tensor workspace;
+  if (plan.workspace_bytes > 0)
+    workspace = make_tensor({plan.workspace_bytes}, kBool, Device{DeviceType::CUDA, device_index});
+  cudnn::execute(plan, stream, ids, pointers, workspace.defined() ? workspace.raw_data_ptr() : nullptr);
+}
+
+}  // namespace
+
+bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
+  if (!eligible(args.dtype, args.rows, args.cols,
+                {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
+    return false;
+  const cudnn::Plan* plan = cached_plan({Direction::Forward, device_index, args.dtype, args.rows, args.cols});
+  if (plan == nullptr) return false;
+  float epsilon = static_cast<float>(args.eps);  // read from the host when the plan is launched
+  run(*plan, device_index, args.stream, {kX, kScale, kBias, kEpsilon, kY, kMean, kInverseStd},
+      {const_cast<void*>(args.input), const_cast<void*>(args.weight), const_cast<void*>(args.bias), &epsilon,
+       args.output, args.mean, args.rstd});
+  return true;
+}
+
+bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) {
+  if (!eligible(args.dtype, args.rows, args.cols,
+                {args.grad_output, args.input, args.mean, args.rstd, args.weight, args.grad_input, args.grad_weight,
+                 args.grad_bias}))
+    return false;
+  const cudnn::Plan* plan = cached_plan({Direction::Backward, device_index, args.dtype, args.rows, args.cols});
+  if (plan == nullptr) return false;
+  run(*plan, device_index, args.stream, {kGradY, kX, kMean, kInverseStd, kScale, kGradX, kGradScale, kGradBias},
+      {const_cast<void*>(args.grad_output), const_cast<void*>(args.input), const_cast<void*>(args.mean),
+       const_cast<void*>(args.rstd), const_cast<void*>(args.weight), args.grad_input, args.grad_weight,
+       args.grad_bias});
+  return true;
+}
+
+}  // namespace ember::cuda
+
+#else  // a build without cuDNN: every call stays with ember's kernels
+
+namespace ember::cuda {
+bool cudnn_layer_norm_forward(const LayerNormForward&, int) { return false; }
+bool cudnn_layer_norm_backward(const LayerNormBackward&, int) { return false; }
+}  // namespace ember::cuda
+
+#endif  // EMBER_HAS_CUDNN

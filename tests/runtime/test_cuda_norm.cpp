@@ -1,0 +1,201 @@
+// CUDA layer_norm and layer_norm_backward: ember's kernels and cuDNN (EMBER_LAYER_NORM) against
+// the CPU op on shapes that take the warp-per-row and block-per-row paths, in every floating
+// dtype; bit-identical column sums across runs; and the benchmark hook. The conformance suite
+// checks plain values on small shapes; these cover what it cannot (both implementations, long
+// rows, determinism). Without a GPU they say why and skip.
+#include <doctest/doctest.h>
+
+#ifdef EMBER_HAS_CUDA  // the CUDA op files and norm_cuda_ops.h exist only in CUDA builds
+
+#include <cstdlib>
+#include <string>
+
+#include "kernels/cuda/layer_norm.h"
+#include "numeric_check.h"
+#include "runtime/cuda/norm_cuda_ops.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::check_close;
+using ember::testing::random_values;
+using ember::testing::values_of;
+
+namespace {
+
+const Device kCuda0{DeviceType::CUDA, 0};
+
+// Sets EMBER_LAYER_NORM for one scope, restoring the previous value after.
+class LayerNormChoice {
+ public:
+  explicit LayerNormChoice(const char* value) {
+    const char* old = std::getenv("EMBER_LAYER_NORM");
+    had_old_ = old != nullptr;
+    if (had_old_) old_ = old;
+    setenv("EMBER_LAYER_NORM", value, 1);
+  }
+  ~LayerNormChoice() { had_old_ ? setenv("EMBER_LAYER_NORM", old_.c_str(), 1) : unsetenv("EMBER_LAYER_NORM"); }
+
+ private:
+  bool had_old_ = false;
+  std::string old_;
+};
+
+bool gpu_or_skip() {
+  std::string why_not;
+  if (cuda_is_available(&why_not)) return true;
+  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  return false;
+}
+
+TensorList run_op(const char* name, std::initializer_list<Tensor> inputs, const Attrs& attrs) {
+  const std::vector<Tensor> list(inputs);
+  return dispatch(OpCall{lookup_op(name), list, attrs});
+}
+
+Tensor on_cpu(const Tensor& tensor) { return tensor.to(kCPU); }
+
+// Random values on the CPU explicitly: with a GPU the default device is CUDA, and the reference
+// must come from the CPU op.
+Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype) {
+  return from_vector<double>(random_values(sizes.product(), seed), sizes, {.dtype = dtype, .device = kCPU});
+}
+
+// Relative tolerance per dtype: float32 and float64 compute alike on both devices; 16-bit
+// outputs may differ by one rounding step.
+double tolerance_for(DType dtype) {
+  if (dtype == kFloat64) return 1e-10;
+  if (dtype == kFloat32) return 1e-4;
+  return dtype == kBFloat16 ? 3e-2 : 5e-3;
+}
+
+struct Shape {
+  int64_t rows;
+  int64_t cols;
+};
+// Warp path (33, 1024 columns) and block path (1500, 4096 columns).
+const Shape kShapes[] = {{6, 33}, {17, 1024}, {5, 1500}, {3, 4096}};
+const DType kDtypes[] = {kFloat32, kFloat64, kBFloat16, kFloat16};
+
+void check_against_cpu(const char* implementation, DType dtype, Shape shape, uint32_t seed) {
+  INFO(implementation, " ", dtype_name(dtype), " [", shape.rows, ", ", shape.cols, "]");
+  const Dims normalized{shape.cols};
+  const Tensor x = random_tensor({shape.rows, shape.cols}, seed, dtype);
+  const Tensor weight = random_tensor(normalized, seed + 1, dtype);
+  const Tensor bias = random_tensor(normalized, seed + 2, dtype);
+  const Tensor grad_y = random_tensor({shape.rows, shape.cols}, seed + 3, dtype);
+  const Attrs forward_attrs{{"normalized_shape", normalized}, {"eps", 1e-5}};
+  const Attrs backward_attrs{{"normalized_shape", normalized}};
+  const double tolerance = tolerance_for(dtype);
+
+  const TensorList cpu = run_op("layer_norm", {x, weight, bias}, forward_attrs);
+  const TensorList cpu_grads = run_op("layer_norm_backward", {grad_y, x, cpu[1], cpu[2], weight}, backward_attrs);
+
+  const LayerNormChoice choice(implementation);
+  const TensorList gpu = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, forward_attrs);
+  for (int i = 0; i < 3; ++i) check_close(on_cpu(gpu[i]), values_of(cpu[i]), tolerance);
+  // Backward from the CPU's statistics, so both devices differentiate the same point.
+  const TensorList gpu_grads = run_op("layer_norm_backward",
+                                      {grad_y.to(kCuda0), x.to(kCuda0), cpu[1].to(kCuda0), cpu[2].to(kCuda0),
+                                       weight.to(kCuda0)},
+                                      backward_attrs);
+  // grad_weight and grad_bias sum over rows: allow for the rows' 16-bit rounding adding up.
+  for (int i = 0; i < 3; ++i)
+    check_close(on_cpu(gpu_grads[i]), values_of(cpu_grads[i]), i == 0 ? tolerance : 2 * tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("cuda layer_norm: ember's kernels match the CPU op in every floating dtype") {
+  if (!gpu_or_skip()) return;
+  uint32_t seed = 10;
+  for (DType dtype : kDtypes)
+    for (Shape shape : kShapes) check_against_cpu("ember", dtype, shape, seed += 5);
+}
+
+TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook times both") {
+  if (!gpu_or_skip()) return;
+  const std::string why_not = cuda::cudnn_unavailable_reason();
+  if (!why_not.empty()) {
+    MESSAGE("cuDNN unavailable: " << why_not << "; only ember's kernels were checked");
+    return;
+  }
+  uint32_t seed = 100;
+  for (DType dtype : kDtypes)  // float64 falls back to ember's kernels under EMBER_LAYER_NORM=cudnn
+    for (Shape shape : kShapes) check_against_cpu("cudnn", dtype, shape, seed += 5);
+  // Small and few iterations: gpu_check.sh also runs these under compute-sanitizer. The numbers
+  // are a smoke test of the hook, not a measurement (tools/ember-bench is for that).
+  // cuDNN must run float32 layer norm (else the checks above only saw our fallback); a 16-bit
+  // shape cuDNN has no engine for is reported, not failed (our kernels run it instead).
+  for (DType dtype : {kFloat32, kBFloat16, kFloat16}) {
+    const double ours = cuda::benchmark_layer_norm(1024, 1024, dtype, cuda::LayerNormImpl::Ember, 5);
+    CHECK(ours > 0.0);
+    try {
+      const double theirs = cuda::benchmark_layer_norm(1024, 1024, dtype, cuda::LayerNormImpl::Cudnn, 5);
+      MESSAGE("layer_norm [1024, 1024] " << dtype_name(dtype) << ": ember " << ours * 1e6 << " us, cuDNN "
+                                         << theirs * 1e6 << " us");
+    } catch (const Error& error) {
+      MESSAGE("layer_norm [1024, 1024] " << dtype_name(dtype) << ": ember " << ours * 1e6 << " us; " << error.what());
+      CHECK(dtype != kFloat32);
+    }
+  }
+}
+
+TEST_CASE("cuda layer_norm_backward: ember's column sums are bit-identical across runs") {
+  if (!gpu_or_skip()) return;
+  const LayerNormChoice choice("ember");
+  const int64_t rows = 3000, cols = 257;  // many row chunks, a partial column tile
+  const Tensor x = random_tensor({rows, cols}, 7, kFloat32).to(kCuda0);
+  const Tensor weight = random_tensor({cols}, 8, kFloat32).to(kCuda0);
+  const Tensor grad_y = random_tensor({rows, cols}, 9, kFloat32).to(kCuda0);
+  const Attrs forward_attrs{{"normalized_shape", Dims{cols}}, {"eps", 1e-5}};
+  const TensorList forward = run_op("layer_norm", {x, weight, Tensor{}}, forward_attrs);
+  const Attrs backward_attrs{{"normalized_shape", Dims{cols}}};
+  const TensorList first = run_op("layer_norm_backward", {grad_y, x, forward[1], forward[2], weight}, backward_attrs);
+  const TensorList second = run_op("layer_norm_backward", {grad_y, x, forward[1], forward[2], weight}, backward_attrs);
+  for (int i = 0; i < 3; ++i) CHECK(values_of(on_cpu(first[i])) == values_of(on_cpu(second[i])));
+}
+
+TEST_CASE("cuda layer_norm: EMBER_LAYER_NORM names an implementation or fails clearly") {
+  // Host-side only: runs with or without a GPU.
+  {
+    const LayerNormChoice choice("ember");
+    CHECK(cuda::layer_norm_impl_from_env() == cuda::LayerNormImpl::Ember);
+  }
+  {
+    const LayerNormChoice choice("cudnn");
+    CHECK(cuda::layer_norm_impl_from_env() == cuda::LayerNormImpl::Cudnn);
+  }
+  {
+    const LayerNormChoice choice("fastest");
+    CHECK_THROWS_WITH_AS(cuda::layer_norm_impl_from_env(),
+                         doctest::Contains("EMBER_LAYER_NORM must be ember, cudnn or auto, got 'fastest'"), Error);
+  }
+  CHECK_THROWS_WITH_AS(cuda::benchmark_layer_norm(0, 8, kFloat32, cuda::LayerNormImpl::Ember, 1),
+                       doctest::Contains("benchmark_layer_norm: rows 0, cols 8"), Error);
+}
+
+TEST_CASE("cuda layer_norm: the column-sum chunks cover every row, and cuDNN says why it cannot run") {
+  // Host-side only: runs with or without a GPU.
+  for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{3000},
+                       int64_t{16385}, int64_t{1} << 24}) {
+    INFO("rows ", rows);
+    const int64_t chunks = cuda::layer_norm_partial_chunks(rows, 768);
+    CHECK(chunks >= 1);
+    CHECK(chunks <= 256);
+    const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+    CHECK(chunks * rows_per_chunk >= rows);
+  }
+  CHECK(cuda::layer_norm_partial_chunks(3000, 257) == cuda::layer_norm_partial_chunks(3000, 257));
+  std::string why_not;
+#ifdef EMBER_HAS_CUDNN
+  if (!cuda_is_available(&why_not)) CHECK(cuda::cudnn_unavailable_reason().find(why_not) != std::string::npos);
+#else
+  CHECK(cuda::cudnn_unavailable_reason().find("without cuDNN") != std::string::npos);
+#endif
+}
+
+#else
+
+TEST_CASE("cuda layer_norm: not built") { MESSAGE("CUDA unavailable: ember was built without CUDA; skipped"); }
+
+#endif  // EMBER_HAS_CUDA

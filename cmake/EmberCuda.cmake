@@ -39,10 +39,12 @@ set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 set(CMAKE_CUDA_EXTENSIONS OFF)
 
 set(EMBER_CUDA_HINT_SUFFIXES lib lib64 include)
-function(ember_find_cuda_library variable header library root_hint)
+# Python wheels ship only the versioned library (libcudnn.so.9, no libcudnn.so), so the versioned
+# name `soname` is searched too.
+function(ember_find_cuda_library variable header library soname root_hint)
   find_path(${variable}_INCLUDE_DIR ${header}
     HINTS ${root_hint} ${CUDAToolkit_INCLUDE_DIRS} ENV ${variable}_ROOT PATH_SUFFIXES include)
-  find_library(${variable}_LIBRARY ${library}
+  find_library(${variable}_LIBRARY NAMES ${library} ${soname}
     HINTS ${root_hint} ${CUDAToolkit_LIBRARY_DIR} ENV ${variable}_ROOT PATH_SUFFIXES lib lib64)
   if(${variable}_INCLUDE_DIR AND ${variable}_LIBRARY)
     set(${variable}_FOUND ON PARENT_SCOPE)
@@ -53,9 +55,9 @@ endfunction()
 set(EMBER_CUDNN_ROOT "" CACHE PATH "Where cuDNN lives when it is not in the CUDA toolkit")
 set(EMBER_NCCL_ROOT "" CACHE PATH "Where NCCL lives when it is not in the CUDA toolkit")
 set(EMBER_CUPTI_ROOT "" CACHE PATH "Where CUPTI lives when it is not in the CUDA toolkit")
-ember_find_cuda_library(EMBER_CUDNN cudnn.h cudnn "${EMBER_CUDNN_ROOT}")
-ember_find_cuda_library(EMBER_NCCL nccl.h nccl "${EMBER_NCCL_ROOT}")
-ember_find_cuda_library(EMBER_CUPTI cupti.h cupti "${EMBER_CUPTI_ROOT};${CUDAToolkit_ROOT}/extras/CUPTI")
+ember_find_cuda_library(EMBER_CUDNN cudnn.h cudnn libcudnn.so.9 "${EMBER_CUDNN_ROOT}")
+ember_find_cuda_library(EMBER_NCCL nccl.h nccl libnccl.so.2 "${EMBER_NCCL_ROOT}")
+ember_find_cuda_library(EMBER_CUPTI cupti.h cupti libcupti.so.13 "${EMBER_CUPTI_ROOT};${CUDAToolkit_ROOT}/extras/CUPTI")
 message(STATUS "ember: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}; cuDNN ${EMBER_CUDNN_FOUND}, "
                "NCCL ${EMBER_NCCL_FOUND}, CUPTI ${EMBER_CUPTI_FOUND}")
 

@@ -3,6 +3,7 @@
 //   pointwise ember's pointwise ops over 256 MiB float32, as GB/s and as a fraction of the copy
 //   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync)
 //   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
+//   layer_norm ember's kernel next to cuDNN's (the measurement EMBER_LAYER_NORM=auto decides by)
 // Device time comes from CUDA events on the current stream, host time from the steady clock.
 #include <chrono>
 
@@ -10,6 +11,7 @@
 
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/norm_cuda_ops.h"
 #endif
 
 namespace ember::bench {
@@ -52,6 +54,25 @@ nlohmann::json cuda_gemm_figures(Device device) {
   const double ember_seconds = device_seconds(device, 10, [&] { (void)mm(a, b); });
   return {{"m", kSize}, {"n", kSize}, {"k", kSize}, {"dtype", "bfloat16"},
           {"ember_mm_tflop_per_s", flops / ember_seconds * 1e-12}};
+}
+
+// layer_norm forward, ember's kernels vs cuDNN, on the shapes the models use.
+nlohmann::json layer_norm_figures() {
+  nlohmann::json rows_out = nlohmann::json::array();
+  for (DType dtype : {kFloat32, kBFloat16}) {
+    for (int64_t cols : {int64_t{1024}, int64_t{4096}}) {
+      constexpr int64_t kRows = 8192;
+      nlohmann::json row{{"dtype", fmt::format("{}", dtype)}, {"rows", kRows}, {"cols", cols}};
+      row["ember_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Ember, 20) * 1e6;
+      try {
+        row["cudnn_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Cudnn, 20) * 1e6;
+      } catch (const std::exception& error) {
+        row["cudnn_error"] = error.what();
+      }
+      rows_out.push_back(row);
+    }
+  }
+  return rows_out;
 }
 
 }  // namespace
@@ -111,6 +132,7 @@ nlohmann::json run_cuda_micro(const RunOptions& options) {
                         {"backend_allocations", memory_stats(device).num_backend_allocations - mallocs_before}};
   }
   result["gemm"] = cuda_gemm_figures(device);
+  result["layer_norm"] = layer_norm_figures();
   return result;
 #endif
 }

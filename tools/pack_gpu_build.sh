@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds, on this (GPU-less) machine, the binaries tools/gpu_check.sh --prebuilt runs on a GPU
+# machine: libember and the test and benchmark executables for one CUDA architecture (default
+# 90: H100/H200), packed into .gpu_pack/build.tar.xz (git-ignored, carried to the GPU machine).
+# Used when the GPU lease is too short to also build there; gpu_check.sh without --prebuilt
+# builds on the GPU machine itself.
+#
+#   tools/pack_gpu_build.sh [ARCH]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+arch=${1:-90}
+build_dir="$root/build-pack"
+export CCACHE_BASEDIR=$root
+configure=(cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_WITH_CUDA=ON
+           "-DCMAKE_CUDA_ARCHITECTURES=${arch}-real" -DEMBER_NATIVE=OFF)
+command -v ccache >/dev/null && configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+"${configure[@]}" >/dev/null
+targets=(ember test_runtime test_conformance ember-bench ember-ops)
+cmake --build "$build_dir" --target "${targets[@]}"
+mkdir -p "$root/.gpu_pack"
+tar -cJf "$root/.gpu_pack/build.tar.xz" -C "$build_dir" bin/test_runtime bin/test_conformance \
+  bin/ember-bench bin/ember-ops lib
+echo "packed $(du -h "$root/.gpu_pack/build.tar.xz" | cut -f1) for sm_${arch}"

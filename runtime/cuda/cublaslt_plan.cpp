@@ -198,14 +198,16 @@ cublasLtHandle_t handle_for(int device) {
 
 void* workspace_for(int device, void* stream) {
   // Shared by every thread (a stream can be used from several), so guarded; gemm() remembers
-  // the last answer per thread, so this runs when the stream changes. The blocks are never freed: they serve the stream for its life.
+  // the last answer per thread, so this runs only when the stream changes. The blocks are never
+  // freed: they serve their stream for the process's life.
   static std::mutex mutex;
   static auto* workspaces = new std::map<std::pair<int, void*>, void*>();
   const std::lock_guard lock(mutex);
   void*& workspace = (*workspaces)[{device, stream}];
   if (workspace == nullptr) {
     DeviceGuard guard(Device(DeviceType::CUDA, device));
-    workspace = device_allocator(device).allocate(kWorkspaceBytes, reinterpret_cast<StreamId>(stream)).pointer;
+    const auto stream_id = reinterpret_cast<StreamId>(stream);
+    workspace = device_allocator(device).allocate(kWorkspaceBytes, stream_id).pointer;
   }
   return workspace;
 }

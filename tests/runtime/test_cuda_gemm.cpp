@@ -3,6 +3,7 @@
 // and on), bfloat16 and float16, transposed operands read in place, and the plan cache.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -145,7 +146,12 @@ void check_epilogues(DType dtype, Tolerance tolerance, const std::string& label)
     problem.bias = bias_gpu.raw_data_ptr();
     problem.stream = cuda::current_stream(kGpu).handle;
     REQUIRE(cuda::gemm(problem));
-    check_close(out, expected.want, tolerance.atol, tolerance.rtol, label + " " + expected.name);
+    // The epilogue's tanh may be the GPU's fast approximation (relative error ~2^-11), which
+    // exceeds float32's GEMM tolerance near |x| ~ 3 but not 2e-3.
+    const bool gelu_epilogue =
+        expected.epilogue == cuda::Epilogue::Gelu || expected.epilogue == cuda::Epilogue::BiasGelu;
+    const double atol = gelu_epilogue ? std::max(tolerance.atol, 2e-3) : tolerance.atol;
+    check_close(out, expected.want, atol, tolerance.rtol, label + " " + expected.name);
   }
 }
 
@@ -192,15 +198,15 @@ TEST_CASE("cuda gemm: transposed operands are read in place and match the CPU") 
     const Tensor stored_b = values({56, 40}, dtype, 8);  // b = stored_b^T: [40, 56]
     const Tensor want = mm(stored_a.to(kFloat64).t(), stored_b.to(kFloat64).t());
     const Tensor got = mm(stored_a.to(kGpu).t(), stored_b.to(kGpu).t());
-    check_close(got, want, tolerance.atol, tolerance.rtol, std::string("mm of transposes ") + std::string(dtype_name(dtype)));
+    const std::string name(dtype_name(dtype));
+    check_close(got, want, tolerance.atol, tolerance.rtol, "mm of transposes " + name);
     // linear with a weight that is itself a transposed view: W^T is then a plain row-major read.
     const Tensor weight_storage = values({40, 16}, dtype, 9);  // weight = storage^T: [16, 40]
     const Tensor bias = values({16}, dtype, 10);
     const Tensor x = values({3, 5, 40}, dtype, 12);
     const Tensor linear_want = linear(x.to(kFloat64), weight_storage.to(kFloat64).t(), bias.to(kFloat64));
     const Tensor linear_got = linear(x.to(kGpu), weight_storage.to(kGpu).t(), bias.to(kGpu));
-    check_close(linear_got, linear_want, tolerance.atol, tolerance.rtol,
-                std::string("linear with transposed weight ") + std::string(dtype_name(dtype)));
+    check_close(linear_got, linear_want, tolerance.atol, tolerance.rtol, "linear with transposed weight " + name);
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "runtime/data/data.h"
+#include "runtime/cuda_settings.h"
 #include "runtime/device.h"
 #include "runtime/dispatch.h"
 #include "runtime/dtype.h"

@@ -1,0 +1,226 @@
+// The cuBLASLt GEMM wrapper: host-side layout logic and the TF32 switch (run everywhere), and on a
+// GPU each fused epilogue against the CPU composition linear -> relu / gelu for float32 (TF32 off
+// and on), bfloat16 and float16, transposed operands read in place, and the plan cache.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda_settings.h"
+#include "runtime/ember.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_context.h"
+#endif
+
+using namespace ember;
+
+namespace {
+
+// Restores the TF32 switch however a test leaves.
+struct Tf32Scope {
+  bool saved = get_allow_tf32();
+  explicit Tf32Scope(bool allow) { set_allow_tf32(allow); }
+  ~Tf32Scope() { set_allow_tf32(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("tf32 switch: off unless asked, and set_allow_tf32 round-trips") {
+  if (std::getenv("EMBER_ALLOW_TF32") == nullptr) CHECK_FALSE(get_allow_tf32());
+  {
+    const Tf32Scope scope(true);
+    CHECK(get_allow_tf32());
+    set_allow_tf32(false);
+    CHECK_FALSE(get_allow_tf32());
+  }
+}
+
+#ifdef EMBER_HAS_CUDA
+
+TEST_CASE("cublaslt describe_matrix: unit-stride layouts in place, others rejected") {
+  cuda::GemmMatrix matrix;
+  REQUIRE(cuda::describe_matrix(3, 4, 4, 1, matrix));  // row-major [3, 4]
+  CHECK_FALSE(matrix.transposed);
+  CHECK(matrix.leading == 4);
+  REQUIRE(cuda::describe_matrix(3, 4, 6, 1, matrix));  // rows padded to 6
+  CHECK(matrix.leading == 6);
+  REQUIRE(cuda::describe_matrix(3, 4, 1, 3, matrix));  // transposed view of a [4, 3]
+  CHECK(matrix.transposed);
+  CHECK(matrix.leading == 3);
+  REQUIRE(cuda::describe_matrix(1, 5, 99, 2, matrix));  // one row with stride 2: its columns 2 apart
+  CHECK(matrix.transposed);
+  CHECK(matrix.leading == 2);
+  REQUIRE(cuda::describe_matrix(5, 1, 1, 0, matrix));  // a column vector: rows 1 apart, one column
+  CHECK_FALSE(matrix.transposed);
+  CHECK(matrix.leading == 1);
+  REQUIRE(cuda::describe_matrix(3, 0, 0, 1, matrix));  // no elements: any valid layout
+  CHECK(matrix.leading >= 1);
+  CHECK_FALSE(cuda::describe_matrix(3, 4, 8, 2, matrix));  // no unit stride
+  CHECK_FALSE(cuda::describe_matrix(3, 4, 0, 1, matrix));  // broadcast rows overlap
+  CHECK_FALSE(cuda::describe_matrix(3, 4, 2, 1, matrix));  // rows overlap
+}
+
+namespace {
+
+const Device kGpu{DeviceType::CUDA, 0};
+
+bool gpu_available() {
+  std::string why_not;
+  if (cuda_is_available(&why_not)) return true;
+  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  return false;
+}
+
+// Deterministic values in [-1, 1) as a CPU tensor of `dtype` (rounded once, so the float64
+// reference sees exactly the values the GPU multiplies).
+Tensor values(const Dims& sizes, DType dtype, uint32_t seed) {
+  std::vector<float> data(static_cast<size_t>(sizes.product()));
+  uint32_t state = seed;
+  for (float& value : data) {
+    state = state * 1664525u + 1013904223u;
+    value = static_cast<float>(state >> 8) / static_cast<float>(1 << 23) - 1.0f;
+  }
+  return from_vector(data, sizes, {.dtype = kFloat32, .device = kCPU}).to(dtype);
+}
+
+// Every element of `got` (any device, any dtype) within atol + rtol * |want| of the float64 `want`.
+void check_close(const Tensor& got, const Tensor& want, double atol, double rtol, const std::string& what) {
+  REQUIRE(got.sizes() == want.sizes());
+  const std::vector<double> g = got.to(kCPU).to(kFloat64).contiguous().to_vector<double>();
+  const std::vector<double> w = want.to(kFloat64).contiguous().to_vector<double>();
+  size_t worst = 0;
+  double worst_excess = -1.0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double excess = std::abs(g[i] - w[i]) - (atol + rtol * std::abs(w[i]));
+    if (!(excess <= worst_excess)) {  // NaN counts as the worst
+      worst_excess = excess;
+      worst = i;
+    }
+  }
+  INFO(what << ": element " << worst << " is " << g[worst] << ", expected " << w[worst]);
+  CHECK(worst_excess <= 0.0);
+}
+
+struct Tolerance {
+  double atol, rtol;
+};
+
+// The wrapper with `epilogue` on x [m, k] . W^T (+ bias) against the float64 CPU composition.
+// cuBLASLt's GELU epilogue is the tanh approximation, so the reference is gelu(tanh = true).
+void check_epilogues(DType dtype, Tolerance tolerance, const std::string& label) {
+  const int64_t m = 37, n = 48, k = 64;
+  const Tensor x = values({m, k}, dtype, 11);
+  const Tensor weight = values({n, k}, dtype, 22);
+  const Tensor bias = values({n}, dtype, 33);
+  const Tensor x_gpu = x.to(kGpu), weight_gpu = weight.to(kGpu), bias_gpu = bias.to(kGpu);
+  const Tensor plain = linear(x.to(kFloat64), weight.to(kFloat64));
+  const Tensor biased = linear(x.to(kFloat64), weight.to(kFloat64), bias.to(kFloat64));
+  struct Expected {
+    cuda::Epilogue epilogue;
+    Tensor want;
+    const char* name;
+  };
+  const std::vector<Expected> cases = {
+      {cuda::Epilogue::None, plain, "none"},
+      {cuda::Epilogue::Bias, biased, "bias"},
+      {cuda::Epilogue::Relu, relu(plain), "relu"},
+      {cuda::Epilogue::BiasRelu, relu(biased), "bias+relu"},
+      {cuda::Epilogue::Gelu, gelu(plain, true), "gelu(tanh)"},
+      {cuda::Epilogue::BiasGelu, gelu(biased, true), "bias+gelu(tanh)"},
+  };
+  for (const Expected& expected : cases) {
+    Tensor out = full({m, n}, std::nan(""), {.dtype = dtype, .device = kGpu});
+    cuda::GemmProblem problem;
+    problem.dtype = dtype;
+    problem.m = m;
+    problem.n = n;
+    problem.k = k;
+    problem.a = {x_gpu.raw_data_ptr(), k, false, 0};
+    problem.b = {weight_gpu.raw_data_ptr(), k, true, 0};  // W [n, k] read as W^T
+    problem.out = out.raw_data_ptr();
+    problem.out_leading = n;
+    problem.epilogue = expected.epilogue;
+    problem.bias = bias_gpu.raw_data_ptr();
+    problem.stream = cuda::current_stream(kGpu).handle;
+    REQUIRE(cuda::gemm(problem));
+    // The epilogue's tanh may be the GPU's fast approximation (relative error ~2^-11), which
+    // exceeds float32's GEMM tolerance near |x| ~ 3 but not 2e-3.
+    const bool gelu_epilogue =
+        expected.epilogue == cuda::Epilogue::Gelu || expected.epilogue == cuda::Epilogue::BiasGelu;
+    const double atol = gelu_epilogue ? std::max(tolerance.atol, 2e-3) : tolerance.atol;
+    check_close(out, expected.want, atol, tolerance.rtol, label + " " + expected.name);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda gemm: fused epilogues match linear then relu / gelu(tanh) on the CPU") {
+  if (!gpu_available()) return;
+  {
+    const Tf32Scope scope(false);
+    check_epilogues(kFloat32, {1e-4, 1e-4}, "float32");
+    check_epilogues(kBFloat16, {2e-2, 1e-2}, "bfloat16");
+    check_epilogues(kFloat16, {5e-3, 2e-3}, "float16");
+  }
+  const Tf32Scope scope(true);  // TF32 rounds inputs to 10 mantissa bits: looser, still close
+  check_epilogues(kFloat32, {2e-2, 1e-2}, "float32 with TF32");
+}
+
+TEST_CASE("cuda gemm: TF32 changes float32 results only when allowed") {
+  if (!gpu_available()) return;
+  const Tensor a = values({128, 512}, kFloat32, 5).to(kGpu);
+  const Tensor b = values({512, 256}, kFloat32, 6).to(kGpu);
+  const Tensor want = mm(a.to(kCPU).to(kFloat64), b.to(kCPU).to(kFloat64));
+  Tensor exact, rounded;
+  {
+    const Tf32Scope scope(false);
+    exact = mm(a, b);
+  }
+  {
+    const Tf32Scope scope(true);
+    rounded = mm(a, b);
+  }
+  check_close(exact, want, 1e-4, 1e-4, "float32 without TF32");
+  check_close(rounded, want, 5e-2, 1e-2, "float32 with TF32");
+  const double difference = (exact.to(kCPU) - rounded.to(kCPU)).abs().max().item();
+  MESSAGE("largest |fp32 - tf32| difference: " << difference);
+  CHECK(difference > 0.0);  // TF32 tensor cores really ran
+}
+
+TEST_CASE("cuda gemm: transposed operands are read in place and match the CPU") {
+  if (!gpu_available()) return;
+  for (const DType dtype : {kFloat32, kBFloat16, kFloat64}) {
+    const Tolerance tolerance = dtype == kBFloat16 ? Tolerance{2e-2, 1e-2} : Tolerance{1e-4, 1e-4};
+    const Tensor stored_a = values({40, 24}, dtype, 7);  // a = stored_a^T: [24, 40]
+    const Tensor stored_b = values({56, 40}, dtype, 8);  // b = stored_b^T: [40, 56]
+    const Tensor want = mm(stored_a.to(kFloat64).t(), stored_b.to(kFloat64).t());
+    const Tensor got = mm(stored_a.to(kGpu).t(), stored_b.to(kGpu).t());
+    const std::string name(dtype_name(dtype));
+    check_close(got, want, tolerance.atol, tolerance.rtol, "mm of transposes " + name);
+    // linear with a weight that is itself a transposed view: W^T is then a plain row-major read.
+    const Tensor weight_storage = values({40, 16}, dtype, 9);  // weight = storage^T: [16, 40]
+    const Tensor bias = values({16}, dtype, 10);
+    const Tensor x = values({3, 5, 40}, dtype, 12);
+    const Tensor linear_want = linear(x.to(kFloat64), weight_storage.to(kFloat64).t(), bias.to(kFloat64));
+    const Tensor linear_got = linear(x.to(kGpu), weight_storage.to(kGpu).t(), bias.to(kGpu));
+    check_close(linear_got, linear_want, tolerance.atol, tolerance.rtol, "linear with transposed weight " + name);
+  }
+}
+
+TEST_CASE("cuda gemm: a repeated shape reuses its cached plan") {
+  if (!gpu_available()) return;
+  const Tensor x = values({64, 32}, kFloat32, 1).to(kGpu);
+  const Tensor weight = values({48, 32}, kFloat32, 2).to(kGpu);
+  const Tensor bias = values({48}, kFloat32, 3).to(kGpu);
+  const Tensor first = linear(x, weight, bias);
+  const int64_t plans = cuda::cached_plan_count();
+  const Tensor second = linear(x, weight, bias);
+  CHECK(cuda::cached_plan_count() == plans);
+  check_close(second, first.to(kCPU), 0.0, 0.0, "second call");
+  CHECK(cuda::benchmark_raw_gemm(256, 256, 256, kFloat32, 2) > 0.0);
+}
+
+#endif  // EMBER_HAS_CUDA

@@ -133,6 +133,7 @@ if [[ $rehearsal -eq 1 ]]; then
   skip_step "ember-bench micro cuda" "rehearsal: no GPU"
 else
   bench "ember-bench micro cuda" 60 "$build_dir/bin/ember-bench" --micro cuda --device cuda --json
+  bench "pytorch gemm bf16 8192" 30 "$python" "$root/tools/reference/pytorch_gemm.py"
 fi
 
 pytorch_ok=0

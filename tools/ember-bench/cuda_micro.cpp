@@ -10,6 +10,7 @@
 #include "tools/ember-bench/bench.h"
 
 #ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/norm_cuda_ops.h"
 #endif
@@ -52,8 +53,11 @@ nlohmann::json cuda_gemm_figures(Device device) {
   const Tensor b = randn({kSize, kSize}, {.device = device}).to(kBFloat16);
   const double flops = 2.0 * static_cast<double>(kSize) * kSize * kSize;
   const double ember_seconds = device_seconds(device, 10, [&] { (void)mm(a, b); });
+  const double raw_seconds = cuda::benchmark_raw_gemm(kSize, kSize, kSize, kBFloat16, 10);
   return {{"m", kSize}, {"n", kSize}, {"k", kSize}, {"dtype", "bfloat16"},
-          {"ember_mm_tflop_per_s", flops / ember_seconds * 1e-12}};
+          {"ember_mm_tflop_per_s", flops / ember_seconds * 1e-12},
+          {"raw_cublaslt_tflop_per_s", flops / raw_seconds * 1e-12},
+          {"ember_fraction_of_raw", raw_seconds / ember_seconds}};
 }
 
 // layer_norm forward, ember's kernels vs cuDNN, on the shapes the models use.

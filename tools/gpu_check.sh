@@ -186,8 +186,8 @@ for r in rows:
     print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {r['mode']:<16} {r['device']:<7} "
           f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f}")
 for r in rows:
-    if r.get("benchmark") == "cuda_micro":
-        print("cuda micro:", json.dumps({k: v for k, v in r.items() if k != "benchmark"}))
+    if r.get("benchmark") in ("cuda_micro", "pytorch_gemm"):
+        print(r["benchmark"] + ":", json.dumps({k: v for k, v in r.items() if k != "benchmark"}))
 PY
 if [[ -n "$out_dir" ]]; then
   mkdir -p "$out_dir"

@@ -107,10 +107,12 @@ __device__ __forceinline__ void apply_at(Out* out, int64_t out_offset, const Fun
 }
 
 // Any strides: the output's linear index is split into coordinates once and every operand's
-// offset follows from them. Index is uint32_t when numel < 2^31 (cheaper division), else uint64_t.
+// offset follows from them. __grid_constant__ lets the loop index the parameters' arrays in place;
+// without it every thread first copies them to local memory. Index is uint32_t when numel < 2^31 (cheaper division), else uint64_t.
 template <typename Index, typename Out, typename Functor, typename... In>
 __global__ void __launch_bounds__(kThreads)
-    strided_kernel(OutputOperand out, LaunchShape shape, Functor functor, OperandPack<sizeof...(In)> inputs) {
+    strided_kernel(const __grid_constant__ OutputOperand out, const __grid_constant__ LaunchShape shape,
+                   Functor functor, const __grid_constant__ OperandPack<sizeof...(In)> inputs) {
   constexpr int K = sizeof...(In);
   const Index numel = static_cast<Index>(shape.numel);
   const Index stride = Index{blockDim.x} * gridDim.x;

@@ -57,53 +57,77 @@ __device__ __forceinline__ uint32_t lane_of(const PhiloxBlock& block, uint64_t l
   return lane == 0 ? block.values[0] : lane == 1 ? block.values[1] : lane == 2 ? block.values[2] : block.values[3];
 }
 
-// Words `word` and `word + 1` of stream (seed, offset): one Philox block unless they straddle two.
-__device__ __forceinline__ void word_pair(uint64_t seed, uint64_t offset, uint64_t word, uint32_t& first,
-                                          uint32_t& second) {
-  const uint64_t position = offset + word;
-  const PhiloxBlock block = philox4x32(seed, position >> 2, 0);
-  const uint64_t lane = position & 3;
-  first = lane_of(block, lane);
-  second = lane < 3 ? lane_of(block, lane + 1) : philox_word(seed, offset, word + 1);
-}
-
-template <typename T> struct UniformAt {
-  uint64_t seed, offset;
-  __device__ auto operator()(int64_t i) const {
-    const uint64_t word = 2 * static_cast<uint64_t>(i);
+// Element i of a random tensor draws from words 2i and 2i + 1 of stream (seed, offset), like the
+// CPU kernels; each Draw maps those two words to the element's value in compute_t<T>.
+template <typename T> struct UniformDraw {
+  __device__ auto operator()(uint32_t first, uint32_t second) const {
     if constexpr (std::is_same_v<T, double>) {
-      uint32_t high, low;
-      word_pair(seed, offset, word, high, low);
-      return uniform_double_from_words(high, low);
+      return uniform_double_from_words(first, second);
     } else {
       constexpr int significand_bits = std::is_same_v<T, BFloat16> ? 8 : std::is_same_v<T, Float16> ? 11 : 24;
-      return uniform_from_word_bits(philox_word(seed, offset, word), significand_bits);
+      return uniform_from_word_bits(first, significand_bits);
     }
   }
 };
 
-template <typename T> struct NormalAt {
-  uint64_t seed, offset;
-  __device__ compute_t<T> operator()(int64_t i) const {
-    uint32_t first, second;
-    word_pair(seed, offset, 2 * static_cast<uint64_t>(i), first, second);
+template <typename T> struct NormalDraw {
+  __device__ compute_t<T> operator()(uint32_t first, uint32_t second) const {
     const double u1 = 1.0 - static_cast<double>(first) / 4294967296.0;  // (0, 1]: log stays finite
     const double u2 = static_cast<double>(second) / 4294967296.0;
     return static_cast<compute_t<T>>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
   }
 };
 
-template <typename T> struct IntegerAt {
-  uint64_t seed, offset;
+template <typename T> struct IntegerDraw {
   int64_t low;
   uint64_t range;
-  __device__ compute_t<T> operator()(int64_t i) const {
-    uint32_t first, second;
-    word_pair(seed, offset, 2 * static_cast<uint64_t>(i), first, second);
+  __device__ compute_t<T> operator()(uint32_t first, uint32_t second) const {
     const uint64_t bits = (uint64_t{first} << 32) | second;
     return static_cast<compute_t<T>>(static_cast<double>(low + static_cast<int64_t>(bits % range)));
   }
 };
+
+// offset % 4 == 0 (every offset the generator hands out): Philox block j holds the words of
+// elements 2j and 2j + 1, so one thread computes the block once and writes both.
+template <typename T, typename Draw>
+__global__ void __launch_bounds__(kThreads)
+    draw_pairs_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset, Draw draw) {
+  const int64_t pairs = (numel + 1) / 2;
+  const int64_t stride = int64_t{blockDim.x} * gridDim.x;
+  for (int64_t pair = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; pair < pairs; pair += stride) {
+    const PhiloxBlock block = philox4x32(seed, (offset >> 2) + static_cast<uint64_t>(pair), 0);
+    out[2 * pair] = static_cast<T>(draw(block.values[0], block.values[1]));
+    if (2 * pair + 1 < numel) out[2 * pair + 1] = static_cast<T>(draw(block.values[2], block.values[3]));
+  }
+}
+
+// Any offset: element i finds its two words itself (they may straddle two blocks).
+template <typename T, typename Draw>
+__global__ void __launch_bounds__(kThreads)
+    draw_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset, Draw draw) {
+  const int64_t stride = int64_t{blockDim.x} * gridDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < numel; i += stride) {
+    const uint64_t position = offset + 2 * static_cast<uint64_t>(i);
+    const PhiloxBlock block = philox4x32(seed, position >> 2, 0);
+    const uint64_t lane = position & 3;
+    const uint32_t second = lane < 3 ? lane_of(block, lane + 1) : philox_word(seed, offset, 2 * static_cast<uint64_t>(i) + 1);
+    out[i] = static_cast<T>(draw(lane_of(block, lane), second));
+  }
+}
+
+template <typename T, typename Draw>
+int draw(void* out, uint64_t seed, uint64_t offset, const LaunchShape& shape, const Draw& draw_one) {
+  if (shape.numel == 0) return 0;
+  const auto stream = static_cast<cudaStream_t>(shape.stream);
+  T* typed = static_cast<T*>(out);
+  if ((offset & 3) == 0) {
+    draw_pairs_kernel<T><<<detail::blocks_for((shape.numel + 1) / 2), kThreads, 0, stream>>>(typed, shape.numel, seed,
+                                                                                            offset, draw_one);
+  } else {
+    draw_kernel<T><<<detail::blocks_for(shape.numel), kThreads, 0, stream>>>(typed, shape.numel, seed, offset, draw_one);
+  }
+  return static_cast<int>(cudaGetLastError());
+}
 
 // Element offset of linear index `linear` in an operand with `strides` over `shape`.
 __device__ __forceinline__ int64_t strided_offset(int64_t linear, const LaunchShape& shape,
@@ -121,9 +145,12 @@ __device__ __forceinline__ int64_t strided_offset(int64_t linear, const LaunchSh
 // One thread per Philox block: block g of the stream holds the words of elements 4g - lead ..
 // 4g - lead + 3, where lead = offset mod 4 is how many words of the first block precede
 // element 0. Packed: lead == 0 and dense, aligned tensors, so a whole block is one vector access.
+// __grid_constant__: strided_offset reads the parameters in place instead of from a per-thread
+// local copy.
 template <typename T, bool kPacked>
 __global__ void __launch_bounds__(kThreads)
-    dropout_kernel(T* out, bool* mask, StridedOperand input, LaunchShape shape, double p, double scale,
+    dropout_kernel(T* out, bool* mask, const __grid_constant__ StridedOperand input,
+                   const __grid_constant__ LaunchShape shape, double p, double scale,
                    uint64_t seed, uint64_t offset) {
   const int64_t numel = shape.numel;
   const int64_t lead = static_cast<int64_t>(offset & 3);
@@ -179,14 +206,14 @@ int launch_linspace(DType dtype, void* out, double start, double end, int64_t st
 int launch_rand(DType dtype, void* out, uint64_t seed, uint64_t offset, const LaunchShape& shape) {
   return detail::dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    return generate<T>(out, shape, UniformAt<T>{seed, offset});
+    return draw<T>(out, seed, offset, shape, UniformDraw<T>{});
   });
 }
 
 int launch_randn(DType dtype, void* out, uint64_t seed, uint64_t offset, const LaunchShape& shape) {
   return detail::dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    return generate<T>(out, shape, NormalAt<T>{seed, offset});
+    return draw<T>(out, seed, offset, shape, NormalDraw<T>{});
   });
 }
 
@@ -195,7 +222,7 @@ int launch_randint(DType dtype, void* out, int64_t low, int64_t high, uint64_t s
   const uint64_t range = static_cast<uint64_t>(high - low);
   return detail::dispatch_all(dtype, [&](auto zero) {
     using T = decltype(zero);
-    return generate<T>(out, shape, IntegerAt<T>{seed, offset, low, range});
+    return draw<T>(out, seed, offset, shape, IntegerDraw<T>{low, range});
   });
 }
 

@@ -68,7 +68,7 @@ TEST_CASE("cuda pointwise, in-place, factory and random ops have CUDA kernels") 
 
 TEST_CASE("cuda dropout masks and values are bit-identical to the CPU") {
   if (!gpu_or_skip()) return;
-  const Tensor base = randn({37, 53});
+  const Tensor base = randn({37, 53}, {.device = kCPU});  // the default device is CUDA here
   for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
     for (int64_t offset : {int64_t{0}, int64_t{8}, int64_t{6}}) {  // 6: the first Philox block is shared
       for (bool transposed : {false, true}) {
@@ -134,8 +134,8 @@ TEST_CASE("cuda randn matches the CPU to within an ulp or so") {
 
 TEST_CASE("cuda in-place ops write through a view's strides") {
   if (!gpu_or_skip()) return;
-  const Tensor values = randn({6, 8});
-  const Tensor other = randn({8});
+  const Tensor values = randn({6, 8}, {.device = kCPU});
+  const Tensor other = randn({8}, {.device = kCPU});
   for (const char* op : {"add_", "mul_", "copy_", "fill_", "mul_scalar_"}) {
     CAPTURE(op);
     Tensor cpu_base = values.clone();

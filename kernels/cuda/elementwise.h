@@ -30,7 +30,15 @@ struct StridedOperand {
   bool contiguous = false;
 };
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
+// Where a pointwise kernel writes: a dense buffer (contiguous) or, for in-place ops on views,
+// the target's own strides over the output's shape, in elements.
+struct OutputOperand {
+  void* data = nullptr;
+  int64_t strides[kMaxDims] = {};
+  bool contiguous = true;
+};
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
 enum class ScalarOp : uint8_t { AddScalar, MulScalar };
 
 // Each launcher returns the launch's cudaError_t as an int (0 on success) for cuda_check.
@@ -45,5 +53,16 @@ int launch_scalar(ScalarOp op, double value, DType dtype, void* out, const Strid
                   const LaunchShape& shape);
 // out[i] = value for a contiguous buffer of `numel` elements.
 int launch_fill(DType dtype, void* out, double value, const LaunchShape& shape);
+
+// The same into any output (copy_ and fill_ write through a view's strides).
+int launch_convert(DType out_dtype, const OutputOperand& out, DType in_dtype, const StridedOperand& input,
+                   const LaunchShape& shape);
+int launch_fill_strided(DType dtype, const OutputOperand& out, double value, const LaunchShape& shape);
+// launch_binary / launch_scalar into any output (add_, mul_, mul_scalar_ on views). Maximum,
+// Minimum and Pow take every dtype launch_binary does; Pow rejects bool.
+int launch_binary_into(BinaryOp op, double alpha, DType dtype, const OutputOperand& out, const StridedOperand& a,
+                       const StridedOperand& b, const LaunchShape& shape);
+int launch_scalar_into(ScalarOp op, double value, DType dtype, const OutputOperand& out,
+                       const StridedOperand& input, const LaunchShape& shape);
 
 }  // namespace ember::cuda

@@ -1,15 +1,18 @@
-// CUDA kernels for registry ops: factories (empty, full), fill_, clone, to_dtype, the binary
-// arithmetic ops (add, sub, mul, div), add_scalar, mul_scalar and to_device (host<->device and
-// device<->device copies).
+// CUDA kernels for registry ops: factories (empty, full, arange, linspace), clone, to_dtype, the
+// binary arithmetic ops (add, sub, mul, div), add_scalar, mul_scalar, the in-place ops (add_, mul_,
+// mul_scalar_, copy_, fill_: they write through the target's strides, so views work) and
+// to_device (host<->device and device<->device copies).
 // Each is attached to the op its CPU file defined with registry().set_kernel(name, CUDA, kernel).
 #include <cuda_runtime_api.h>
 
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/random.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/dtype.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::cuda {
@@ -54,12 +57,69 @@ void full_cuda(const OpCall& call, TensorList& outputs) {
                              shape_of(outputs[0])));
 }
 
-void fill_inplace_cuda(const OpCall& call, TensorList& outputs) {
+// Where an in-place op writes: the target itself, through its own strides.
+OutputOperand target_of(const Tensor& target) {
+  OutputOperand out;
+  out.data = target.raw_data_ptr();
+  for (int dim = 0; dim < static_cast<int>(target.dim()); ++dim) out.strides[dim] = target.strides()[dim];
+  out.contiguous = target.is_contiguous();
+  return out;
+}
+
+void fill_inplace_cuda(const OpCall& call, TensorList&) {
   const Tensor& target = call.input(0);
-  check(target.is_contiguous(), "fill_: non-contiguous CUDA tensors are not supported yet (strides {})",
-        target.strides());
   DeviceGuard guard(target.device());
-  launch_checked(launch_fill(target.dtype(), target.raw_data_ptr(), call.attrs.get<double>("value"), shape_of(target)));
+  launch_checked(launch_fill_strided(target.dtype(), target_of(target), call.attrs.get<double>("value"),
+                                     shape_of(target)));
+}
+
+// add_ and mul_: the CPU kernel's checks, then target = target op other in the target's dtype.
+template <BinaryOp op>
+void binary_inplace_cuda(const OpCall& call, TensorList&) {
+  const Tensor& target = call.input(0);
+  ops::check_inplace_broadcast(call);
+  ops::check_inplace_dtype(call, promote_types(target.dtype(), call.input(1).dtype()));
+  DeviceGuard guard(target.device());
+  const Tensor other = as_dtype(call.input(1), target.dtype());
+  const double alpha = op == BinaryOp::Add ? call.attrs.get<double>("alpha") : 1.0;
+  const LaunchShape shape = shape_of(target);
+  launch_checked(launch_binary_into(op, alpha, target.dtype(), target_of(target), operand_of(target, shape),
+                                    operand_of(other, shape), shape));
+}
+
+void mul_scalar_inplace_cuda(const OpCall& call, TensorList&) {
+  const Tensor& target = call.input(0);
+  const double value = call.attrs.get<double>("value");
+  ops::check_inplace_dtype(call, ops::scalar_result_dtype(call.op.name, target.dtype(), value));
+  DeviceGuard guard(target.device());
+  const LaunchShape shape = shape_of(target);
+  launch_checked(launch_scalar_into(ScalarOp::MulScalar, value, target.dtype(), target_of(target),
+                                    operand_of(target, shape), shape));
+}
+
+// copy_(destination, source): source broadcast to the destination and converted to its dtype.
+void copy_inplace_cuda(const OpCall& call, TensorList&) {
+  const Tensor& destination = call.input(0);
+  const Tensor& source = call.input(1);
+  check(broadcast_shapes(destination.sizes(), source.sizes(), "copy_") == destination.sizes(),
+        "copy_: source of shape {} does not broadcast to the destination's shape {}", source.sizes(),
+        destination.sizes());
+  DeviceGuard guard(destination.device());
+  const LaunchShape shape = shape_of(destination);
+  launch_checked(launch_convert(destination.dtype(), target_of(destination), source.dtype(), operand_of(source, shape),
+                                shape));
+}
+
+void arange_cuda(const OpCall& call, TensorList& outputs) {
+  DeviceGuard guard(outputs[0].device());
+  launch_checked(launch_arange(outputs[0].dtype(), outputs[0].raw_data_ptr(), call.attrs.get<double>("start"),
+                               call.attrs.get<double>("step"), shape_of(outputs[0])));
+}
+
+void linspace_cuda(const OpCall& call, TensorList& outputs) {
+  DeviceGuard guard(outputs[0].device());
+  launch_checked(launch_linspace(outputs[0].dtype(), outputs[0].raw_data_ptr(), call.attrs.get<double>("start"),
+                                 call.attrs.get<double>("end"), call.attrs.get<int64_t>("steps"), shape_of(outputs[0])));
 }
 
 // Keeps a pinned source alive until an asynchronous host-to-device copy has read it.
@@ -103,7 +163,13 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
 void register_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("empty", kCuda, empty_cuda);
   registry.set_kernel("full", kCuda, full_cuda);
+  registry.set_kernel("arange", kCuda, arange_cuda);
+  registry.set_kernel("linspace", kCuda, linspace_cuda);
   registry.set_kernel("fill_", kCuda, fill_inplace_cuda);
+  registry.set_kernel("copy_", kCuda, copy_inplace_cuda);
+  registry.set_kernel("add_", kCuda, binary_inplace_cuda<BinaryOp::Add>);
+  registry.set_kernel("mul_", kCuda, binary_inplace_cuda<BinaryOp::Mul>);
+  registry.set_kernel("mul_scalar_", kCuda, mul_scalar_inplace_cuda);
   registry.set_kernel("clone", kCuda, clone_cuda);
   registry.set_kernel("to_dtype", kCuda, clone_cuda);
   registry.set_kernel("to_device", kCuda, to_device_any);

@@ -1,0 +1,50 @@
+// CUDA kernels of the activations sigmoid, tanh, silu, gelu (erf and tanh forms) and of their
+// registered backward ops, floating dtypes only. Math: kernels/functors.h, as on the CPU.
+#include "kernels/cuda/pointwise.h"
+#include "kernels/cuda/pointwise_kernel.cuh"
+#include "kernels/functors.h"
+
+namespace ember::cuda {
+
+int launch_activation(ActivationOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape) {
+  if (shape.numel == 0) return 0;
+  const OutputOperand dense = detail::dense_output(out);
+  return detail::dispatch_floating(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {
+      case ActivationOp::Sigmoid: return detail::launch_pointwise<T, T>(dense, shape, fn::Sigmoid{}, &input);
+      case ActivationOp::Tanh: return detail::launch_pointwise<T, T>(dense, shape, fn::Tanh{}, &input);
+      case ActivationOp::Silu: return detail::launch_pointwise<T, T>(dense, shape, fn::Silu{}, &input);
+      case ActivationOp::GeluErf: return detail::launch_pointwise<T, T>(dense, shape, fn::GeluErf{}, &input);
+      case ActivationOp::GeluTanh: return detail::launch_pointwise<T, T>(dense, shape, fn::GeluTanh{}, &input);
+    }
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+int launch_activation_backward(ActivationBackwardOp op, DType dtype, void* out, const StridedOperand& grad,
+                               const StridedOperand& saved, const LaunchShape& shape) {
+  if (shape.numel == 0) return 0;
+  const OutputOperand dense = detail::dense_output(out);
+  const StridedOperand inputs[] = {grad, saved};
+  return detail::dispatch_floating(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {
+      case ActivationBackwardOp::ReluBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::ReluBackward{}, inputs);
+      case ActivationBackwardOp::SigmoidBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::SigmoidBackward{}, inputs);
+      case ActivationBackwardOp::TanhBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::TanhBackward{}, inputs);
+      case ActivationBackwardOp::SiluBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::SiluBackward{}, inputs);
+      case ActivationBackwardOp::GeluErfBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::GeluErfBackward{}, inputs);
+      case ActivationBackwardOp::GeluTanhBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::GeluTanhBackward{}, inputs);
+    }
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+}  // namespace ember::cuda

@@ -24,7 +24,7 @@ __global__ void add_slices_kernel(device::accumulate_t<Source>* accumulator, con
   const int64_t row_step = int64_t{gridDim.x} * rows_per_block;
   for (int64_t row = int64_t{blockIdx.x} * rows_per_block + (threadIdx.x >> tiling.log2_lanes); row < rows;
        row += row_step) {
-    const int64_t o = outer == 1 ? 0 : row / count;
+    const int64_t o = outer == 1 ? 0 : device::outer_of(row, count, rows);
     const int64_t k = row - o * count;
     const int64_t value = static_cast<int64_t>(indices[k]);
     // Only lane 0 of the row's first column block records, to keep errors from contending.

@@ -42,6 +42,13 @@ __device__ __forceinline__ void atomic_add(int64_t* target, int64_t value) {
   atomicAdd(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
 }
 
+// row / count for the row decomposition of the select and add kernels: 32-bit division (several
+// times cheaper on the GPU) whenever the row numbers fit, which the caller's `rows` decides once.
+__device__ __forceinline__ int64_t outer_of(int64_t row, int64_t count, int64_t rows) {
+  if (rows <= int64_t{0xffffffff}) return static_cast<uint32_t>(row) / static_cast<uint32_t>(count);
+  return row / count;
+}
+
 // How a block of kThreads threads covers rows of `row_words` words: 2^log2_lanes lanes per row
 // (at most kThreads), the remaining threads take further rows.
 struct RowTiling {

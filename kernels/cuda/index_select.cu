@@ -17,7 +17,7 @@ __global__ void select_rows_kernel(Word* out, const Word* source, const Index* i
                                    IndexFlag flag) {
   device::copy_rows<Word>(outer * count, row_words, tiling, [&](int64_t row, Word*& to, const Word*& from) {
     // outer is 1 for embedding and dim-0 selections: skip the division there.
-    const int64_t o = outer == 1 ? 0 : row / count;
+    const int64_t o = outer == 1 ? 0 : device::outer_of(row, count, outer * count);
     const int64_t k = row - o * count;
     const int64_t value = static_cast<int64_t>(indices[k]);
     to = out + row * row_words;

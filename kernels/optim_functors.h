@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/host_device.h"
 
@@ -81,5 +82,44 @@ struct AdamStep {
     param = param + neg_step_size * exp_avg / denom;
   }
 };
+
+// The functors as the kernels build them from an op's attributes, for the compute type T: the
+// host scalars (negated lr, bias corrections in double) are rounded to T once, here, so the CPU
+// and CUDA kernels start every update from the same constants.
+template <typename T>
+SgdStep<T> make_sgd_step(double lr, double momentum, double dampening, double weight_decay, bool nesterov,
+                         bool first_step) {
+  return SgdStep<T>{
+      .neg_lr = static_cast<T>(-lr),
+      .momentum = static_cast<T>(momentum),
+      .one_minus_dampening = static_cast<T>(1.0 - dampening),
+      .weight_decay = static_cast<T>(weight_decay),
+      .use_momentum = momentum != 0.0,
+      .nesterov = nesterov,
+      .first_step = first_step,
+  };
+}
+
+template <typename T>
+AdamStep<T> make_adam_step(double lr, double beta1, double beta2, double eps, double weight_decay, int64_t step,
+                           bool amsgrad, bool decoupled) {
+  // Host scalars in double, as PyTorch computes them in Python floats.
+  const double step_count = static_cast<double>(step);
+  const double bias_correction1 = 1.0 - std::pow(beta1, step_count);
+  const double bias_correction2 = 1.0 - std::pow(beta2, step_count);
+  return AdamStep<T>{
+      .beta1 = static_cast<T>(beta1),
+      .beta2 = static_cast<T>(beta2),
+      .one_minus_beta1 = static_cast<T>(1.0 - beta1),
+      .one_minus_beta2 = static_cast<T>(1.0 - beta2),
+      .eps = static_cast<T>(eps),
+      .weight_decay = static_cast<T>(weight_decay),
+      .decay_factor = static_cast<T>(1.0 - lr * weight_decay),
+      .neg_step_size = static_cast<T>(-(lr / bias_correction1)),
+      .bias_correction2_sqrt = static_cast<T>(std::sqrt(bias_correction2)),
+      .amsgrad = amsgrad,
+      .decoupled = decoupled,
+  };
+}
 
 }  // namespace ember::fn

@@ -102,15 +102,9 @@ void sgd_step_kernel(const OpCall& call, TensorList& outputs) {
   dispatch_floating(param.dtype(), "sgd_step_", [&](auto zero) {
     using T = decltype(zero);
     using C = compute_t<T>;
-    const fn::SgdStep<C> step{
-        .neg_lr = static_cast<C>(-attrs.get<double>("lr")),
-        .momentum = static_cast<C>(momentum),
-        .one_minus_dampening = static_cast<C>(1.0 - attrs.get<double>("dampening")),
-        .weight_decay = static_cast<C>(attrs.get<double>("weight_decay")),
-        .use_momentum = momentum != 0.0,
-        .nesterov = attrs.get<bool>("nesterov"),
-        .first_step = attrs.get<bool>("first_step"),
-    };
+    const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.get<double>("lr"), momentum, attrs.get<double>("dampening"),
+                                                     attrs.get<double>("weight_decay"), attrs.get<bool>("nesterov"),
+                                                     attrs.get<bool>("first_step"));
     if (step.use_momentum) {
       for_each_element<T, 3>(
           {&param, &grad, &buffer},
@@ -131,31 +125,14 @@ void sgd_step_kernel(const OpCall& call, TensorList& outputs) {
 
 void adam_step_kernel(const OpCall& call, TensorList& outputs) {
   const Attrs& attrs = call.attrs;
-  const double lr = attrs.get<double>("lr");
-  const double beta1 = attrs.get<double>("beta1");
-  const double beta2 = attrs.get<double>("beta2");
-  const double weight_decay = attrs.get<double>("weight_decay");
-  // Host scalars in double, as PyTorch computes them in Python floats.
-  const double step_count = static_cast<double>(attrs.get<int64_t>("step"));
-  const double bias_correction1 = 1.0 - std::pow(beta1, step_count);
-  const double bias_correction2 = 1.0 - std::pow(beta2, step_count);
   const Tensor& param = call.input(0);
   dispatch_floating(param.dtype(), "adam_step_", [&](auto zero) {
     using T = decltype(zero);
     using C = compute_t<T>;
-    const fn::AdamStep<C> step{
-        .beta1 = static_cast<C>(beta1),
-        .beta2 = static_cast<C>(beta2),
-        .one_minus_beta1 = static_cast<C>(1.0 - beta1),
-        .one_minus_beta2 = static_cast<C>(1.0 - beta2),
-        .eps = static_cast<C>(attrs.get<double>("eps")),
-        .weight_decay = static_cast<C>(weight_decay),
-        .decay_factor = static_cast<C>(1.0 - lr * weight_decay),
-        .neg_step_size = static_cast<C>(-(lr / bias_correction1)),
-        .bias_correction2_sqrt = static_cast<C>(std::sqrt(bias_correction2)),
-        .amsgrad = attrs.get<bool>("amsgrad"),
-        .decoupled = attrs.get<bool>("decoupled"),
-    };
+    const fn::AdamStep<C> step =
+        fn::make_adam_step<C>(attrs.get<double>("lr"), attrs.get<double>("beta1"), attrs.get<double>("beta2"),
+                              attrs.get<double>("eps"), attrs.get<double>("weight_decay"), attrs.get<int64_t>("step"),
+                              attrs.get<bool>("amsgrad"), attrs.get<bool>("decoupled"));
     if (step.amsgrad) {
       for_each_element<T, 5>(
           {&call.input(0), &call.input(1), &call.input(2), &call.input(3), &call.input(4)},

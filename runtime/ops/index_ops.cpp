@@ -93,10 +93,9 @@ void one_hot_shape(const OpCall& call, OutputMetas& outputs) {
   int64_t classes = call.attrs.get<int64_t>("num_classes");
   check(classes >= -1, "one_hot: num_classes must be -1 or non-negative, got {}", classes);
   if (classes == -1) {
-    // Inferring the class count reads the indices on the host.
+    // Inferring the class count reads the indices on the host (for CUDA indices a copy and a
+    // sync, as in PyTorch).
     check(index.numel() > 0, "one_hot: cannot infer num_classes from an empty index (shape {})", index.sizes());
-    check(index.device().is_cpu(), "one_hot: num_classes=-1 needs the indices on the CPU, got {}",
-          index.device());
     const std::vector<int64_t> values = index.to_vector<int64_t>();
     classes = *std::max_element(values.begin(), values.end()) + 1;
     check(classes > 0, "one_hot: class indices must be non-negative, got maximum {}", classes - 1);

@@ -2,13 +2,12 @@
 // of runtime/optim/fused_steps.h. Math: kernels/optim_functors.h; CPU loop: kernels/cpu/optim_kernels.cpp.
 #include "kernels/cpu/optim_kernels.h"
 #include "runtime/dispatch.h"
+#include "runtime/ops/optim_step_checks.h"
 #include "runtime/optim/fused_steps.h"
 
 namespace ember {
 
 namespace {
-
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
 
 // Every defined tensor of the call matches the parameter (input 0) in shape and dtype; state
 // inputs listed in `required` must be defined.
@@ -27,19 +26,32 @@ void check_step_inputs(const OpCall& call, std::initializer_list<int> required) 
   }
 }
 
-void sgd_step_cpu(const OpCall& call, TensorList& outputs) {
-  const bool momentum = call.attrs.get<double>("momentum") != 0.0;
+}  // namespace
+
+void check_sgd_step(const OpCall& call) {
   check_step_inputs(call, {1});
-  check(!momentum || call.input(2).defined(), "sgd_step_: momentum {} needs a momentum buffer",
-        call.attrs.get<double>("momentum"));
-  cpu::sgd_step_kernel(call, outputs);
+  check(call.attrs.get<double>("momentum") == 0.0 || call.input(2).defined(),
+        "sgd_step_: momentum {} needs a momentum buffer", call.attrs.get<double>("momentum"));
 }
 
-void adam_step_cpu(const OpCall& call, TensorList& outputs) {
+void check_adam_step(const OpCall& call) {
   check_step_inputs(call, {1, 2, 3});
   check(!call.attrs.get<bool>("amsgrad") || call.input(4).defined(), "adam_step_: amsgrad needs max_exp_avg_sq");
   check(call.attrs.get<int64_t>("step") >= 1, "adam_step_: step must be at least 1, got {}",
         call.attrs.get<int64_t>("step"));
+}
+
+namespace {
+
+constexpr int kCpu = static_cast<int>(DeviceType::CPU);
+
+void sgd_step_cpu(const OpCall& call, TensorList& outputs) {
+  check_sgd_step(call);
+  cpu::sgd_step_kernel(call, outputs);
+}
+
+void adam_step_cpu(const OpCall& call, TensorList& outputs) {
+  check_adam_step(call);
   cpu::adam_step_kernel(call, outputs);
 }
 

@@ -33,6 +33,7 @@ __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + 
 inline int64_t split_count(const ReduceLayout& layout) {
   const bool rows = layout.inner == 1;
   const int64_t tiles = rows ? layout.outer : layout.outer * ceil_div(layout.inner, kColumnWidth);
+  if (tiles == 0) return 1;  // no outputs: nothing is launched
   const int64_t most = ceil_div(layout.reduce, rows ? kMinRowSplit : kMinColumnSplit);
   int64_t splits = ceil_div(kTargetBlocks, tiles);
   if (splits > most) splits = most;

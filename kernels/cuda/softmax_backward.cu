@@ -12,10 +12,15 @@ namespace detail {
 
 namespace {
 
-// The row's summand: g for log_softmax, g * y for softmax.
-template <bool Log, typename C> __device__ __forceinline__ C summand(C grad, C y) { return Log ? grad : grad * y; }
+// The row's summand: g for log_softmax, g * y for softmax. Summed in accumulate_t (double for
+// float32, like the CPU): g - sum cancels, so the sum's rounding would show in the result.
+template <bool Log, typename C, typename Acc = accumulate_t<C>>
+__device__ __forceinline__ Acc summand(C grad, C y) {
+  return Log ? static_cast<Acc>(grad) : static_cast<Acc>(grad) * static_cast<Acc>(y);
+}
 
-template <bool Log, typename C> __device__ __forceinline__ C gradient(C grad, C y, C total) {
+template <bool Log, typename C, typename Acc> __device__ __forceinline__ C gradient(C grad, C y, Acc sum) {
+  const C total = static_cast<C>(sum);
   if constexpr (Log) {
     return grad - exp_of(y) * total;
   } else {
@@ -33,7 +38,7 @@ __global__ void __launch_bounds__(kRowBlock) backward_warp_rows(const T* grad, c
     const int64_t base = row * length;
     C grads[PerLane];
     C ys[PerLane];
-    C total = 0;
+    accumulate_t<C> total = 0;
 #pragma unroll
     for (int k = 0; k < PerLane; ++k) {
       const int64_t r = lane + 32 * k;
@@ -56,7 +61,7 @@ __global__ void __launch_bounds__(kRowBlock) backward_block_rows(const T* grad, 
   using C = compute_t<T>;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t base = row * length;
-    C total = 0;
+    accumulate_t<C> total = 0;
     for (int64_t r = threadIdx.x; r < length; r += kRowBlock) total += summand<Log>(load(grad, base + r), load(output, base + r));
     total = block_all_reduce<kRowBlock>(total, AddOp{});
     for (int64_t r = threadIdx.x; r < length; r += kRowBlock)
@@ -72,7 +77,7 @@ __global__ void backward_columns(const T* grad, const T* output, T* grad_input, 
   for (int64_t column = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; column < columns;
        column += int64_t{blockDim.x} * gridDim.x) {
     const int64_t base = (column / layout.inner) * layout.reduce * layout.inner + column % layout.inner;
-    C total = 0;
+    accumulate_t<C> total = 0;
     for (int64_t r = 0; r < layout.reduce; ++r) total += summand<Log>(load(grad, base + r * step), load(output, base + r * step));
     for (int64_t r = 0; r < layout.reduce; ++r) {
       const int64_t at = base + r * step;

@@ -1,7 +1,7 @@
 // The generic CUDA reduction over a dense [outer, reduce, inner] layout (see reduce.h), used by
 // every reduction family file with a reducer: identity, combine (associative and commutative),
 // lift (an element and its position r into an accumulator) and finish (accumulator -> value).
-//   inner == 1: a warp (short groups) or a 256-thread block (long groups) reduces each group;
+//   inner == 1: 8 threads, a warp or a 256-thread block (by group length) reduce each group;
 //   inner  > 1: 32 adjacent columns x 8 rows of threads per block, so every load is coalesced.
 // Long groups over few outputs are split: pass one writes partial accumulators in a fixed
 // layout, pass two combines them. Every combine order depends on the shape only: deterministic.
@@ -24,6 +24,7 @@ constexpr int64_t kTargetBlocks = 1024;             // enough blocks to fill an 
 constexpr int64_t kMinRowSplit = 4096;              // elements per split of a contiguous group
 constexpr int64_t kMinColumnSplit = 256;            // rows per split of a column group
 constexpr int64_t kMaxSplits = 1024;
+constexpr int64_t kShortRowLimit = 256;             // groups up to this long get 8 threads each
 constexpr int64_t kWarpRowLimit = 1024;             // groups up to this long get one warp each
 constexpr int64_t kScratchPerAccumulator = 32;      // bytes; covers every reducer's accumulator
 
@@ -61,14 +62,28 @@ template <typename Reducer> struct CombineOf {
   }
 };
 
-// Element r of a group: pass one lifts an input element, pass two reads a partial accumulator.
+// Folds element r of a group into a thread's accumulator. Pass two combines partial
+// accumulators; pass one lets a reducer with a cheaper per-element step than combine(acc,
+// lift(x)) use it (a thread meets its elements in increasing r), then seal turns the thread's
+// accumulator into the form combine takes.
 template <bool FromPartial, typename In, typename Reducer>
-__device__ __forceinline__ typename Reducer::Acc lift_at(const Reducer& reducer, const In* data, int64_t offset,
-                                                        int64_t r) {
+__device__ __forceinline__ typename Reducer::Acc accumulate_at(const Reducer& reducer, typename Reducer::Acc acc,
+                                                              const In* data, int64_t offset, int64_t r) {
   if constexpr (FromPartial) {
-    return data[offset];
+    return reducer.combine(acc, data[offset]);
+  } else if constexpr (requires { reducer.accumulate(acc, load(data, offset), r); }) {
+    return reducer.accumulate(acc, load(data, offset), r);
   } else {
-    return reducer.lift(load(data, offset), r);
+    return reducer.combine(acc, reducer.lift(load(data, offset), r));
+  }
+}
+
+template <bool FromPartial, typename Reducer>
+__device__ __forceinline__ typename Reducer::Acc seal(const Reducer& reducer, typename Reducer::Acc acc) {
+  if constexpr (!FromPartial && requires { reducer.seal(acc); }) {
+    return reducer.seal(acc);
+  } else {
+    return acc;
   }
 }
 
@@ -81,13 +96,13 @@ template <typename In, typename Out, typename Reducer> struct ReduceArgs {
   Reducer reducer;
 };
 
-// inner == 1. Groups of `Group` threads (a warp or the whole block) each reduce one (row, split)
+// inner == 1. Groups of `Group` threads (8, a warp or the whole block) each reduce one (row, split)
 // item. The loop over items is uniform across the block, so the block-wide syncs are safe.
 template <int Group, bool FromPartial, typename In, typename Out, typename Reducer>
 __global__ void __launch_bounds__(kBlock) reduce_rows_kernel(ReduceArgs<In, Out, Reducer> args) {
   using Acc = typename Reducer::Acc;
   constexpr int kGroups = kBlock / Group;
-  using GroupReduce = std::conditional_t<Group == 32, cub::WarpReduce<Acc>, cub::BlockReduce<Acc, kBlock>>;
+  using GroupReduce = std::conditional_t<Group <= 32, cub::WarpReduce<Acc, Group>, cub::BlockReduce<Acc, kBlock>>;
   __shared__ typename GroupReduce::TempStorage storage[kGroups];
   const Reducer& reducer = args.reducer;
   const int group = threadIdx.x / Group;
@@ -106,13 +121,14 @@ __global__ void __launch_bounds__(kBlock) reduce_rows_kernel(ReduceArgs<In, Out,
       Acc a0 = reducer.identity(), a1 = reducer.identity(), a2 = reducer.identity(), a3 = reducer.identity();
       int64_t r = begin + lane;
       for (; r + 3 * Group < end; r += 4 * Group) {
-        a0 = reducer.combine(a0, lift_at<FromPartial>(reducer, data, r, r));
-        a1 = reducer.combine(a1, lift_at<FromPartial>(reducer, data, r + Group, r + Group));
-        a2 = reducer.combine(a2, lift_at<FromPartial>(reducer, data, r + 2 * Group, r + 2 * Group));
-        a3 = reducer.combine(a3, lift_at<FromPartial>(reducer, data, r + 3 * Group, r + 3 * Group));
+        a0 = accumulate_at<FromPartial>(reducer, a0, data, r, r);
+        a1 = accumulate_at<FromPartial>(reducer, a1, data, r + Group, r + Group);
+        a2 = accumulate_at<FromPartial>(reducer, a2, data, r + 2 * Group, r + 2 * Group);
+        a3 = accumulate_at<FromPartial>(reducer, a3, data, r + 3 * Group, r + 3 * Group);
       }
-      for (; r < end; r += Group) a0 = reducer.combine(a0, lift_at<FromPartial>(reducer, data, r, r));
-      result = reducer.combine(reducer.combine(a0, a1), reducer.combine(a2, a3));
+      for (; r < end; r += Group) a0 = accumulate_at<FromPartial>(reducer, a0, data, r, r);
+      result = reducer.combine(reducer.combine(seal<FromPartial>(reducer, a0), seal<FromPartial>(reducer, a1)),
+                               reducer.combine(seal<FromPartial>(reducer, a2), seal<FromPartial>(reducer, a3)));
     }
     result = GroupReduce(storage[group]).Reduce(result, CombineOf<Reducer>{reducer});
     if (lane == 0 && item < items) {
@@ -148,7 +164,8 @@ __global__ void __launch_bounds__(kBlock) reduce_columns_kernel(ReduceArgs<In, O
     Acc result = reducer.identity();
     if (i < args.inner) {
       for (int64_t r = begin + y; r < end; r += kColumnRows)
-        result = reducer.combine(result, lift_at<FromPartial>(reducer, args.input, (o * args.count + r) * args.inner + i, r));
+        result = accumulate_at<FromPartial>(reducer, result, args.input, (o * args.count + r) * args.inner + i, r);
+      result = seal<FromPartial>(reducer, result);
     }
     slots[y][x] = result;
     __syncthreads();
@@ -190,6 +207,8 @@ int run_reduce(const T* input, Out* output, void* scratch, const ReduceLayout& l
                                            layout.reduce, reducer};
     if (!rows) {
       launch_columns<false>(args, stream);
+    } else if (layout.reduce <= kShortRowLimit) {
+      launch_rows<8, false>(args, stream);
     } else if (layout.reduce <= kWarpRowLimit) {
       launch_rows<32, false>(args, stream);
     } else {

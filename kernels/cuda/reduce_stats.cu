@@ -1,5 +1,5 @@
 // CUDA var, argmax and argmin as reducers for reduce_kernels.cuh. var merges (count, mean, M2)
-// triples (Chan et al.'s pairwise update: one pass, no E[x^2] - E[x]^2 cancellation); argmax
+// (Chan et al.'s pairwise update: one pass, no E[x^2] - E[x]^2 cancellation); argmax
 // keeps (value, position) pairs and on ties the smaller position, so lanes may merge in any order.
 #include "kernels/cuda/reduce_kernels.cuh"
 
@@ -8,32 +8,44 @@ namespace ember::cuda::detail {
 namespace {
 
 // No member initializers: accumulators live in __shared__ arrays, which cannot be constructed.
-template <typename Acc> struct Moments {
-  Acc count;
-  Acc mean;
-  Acc m2;  // sum of squared deviations from mean
+// A thread first sums deviations from its first element (`pivot`: no division per element, and
+// no cancellation as the pivot lies among the data); seal turns those sums into (count, mean, M2).
+template <typename Real> struct Moments {
+  Real count;
+  Real mean;   // before seal: sum of (x - pivot)
+  Real m2;     // sum of squared deviations from mean; before seal: from pivot
+  Real pivot;
 };
 
 // Divisor max(0, N - correction) like the CPU op (and PyTorch): too few elements give inf or NaN.
 template <typename Real> struct VarianceReducer {
-  using State = Moments<Real>;
-  using Acc = State;  // the interface's accumulator
+  using Acc = Moments<Real>;
   int64_t correction;
-  __device__ __forceinline__ State identity() const { return State{Real(0), Real(0), Real(0)}; }
-  __device__ __forceinline__ State combine(State a, State b) const {
+  __device__ __forceinline__ Acc identity() const { return Acc{Real(0), Real(0), Real(0), Real(0)}; }
+  template <typename Value> __device__ __forceinline__ Acc accumulate(Acc acc, Value value, int64_t) const {
+    const Real x = static_cast<Real>(value);
+    if (acc.count == Real(0)) acc.pivot = x;
+    const Real deviation = x - acc.pivot;
+    return Acc{acc.count + Real(1), acc.mean + deviation, acc.m2 + deviation * deviation, acc.pivot};
+  }
+  __device__ __forceinline__ Acc seal(Acc acc) const {
+    if (acc.count == Real(0)) return acc;
+    const Real shift = acc.mean / acc.count;
+    const Real m2 = acc.m2 - acc.mean * shift;
+    return Acc{acc.count, acc.pivot + shift, m2 > Real(0) ? m2 : Real(0), Real(0)};
+  }
+  // Chan et al.'s pairwise merge of sealed moments.
+  __device__ __forceinline__ Acc combine(Acc a, Acc b) const {
     if (a.count == Real(0)) return b;
     if (b.count == Real(0)) return a;
     const Real count = a.count + b.count;
     const Real delta = b.mean - a.mean;
     const Real weight = b.count / count;
-    return State{count, a.mean + delta * weight, a.m2 + b.m2 + delta * delta * a.count * weight};
+    return Acc{count, a.mean + delta * weight, a.m2 + b.m2 + delta * delta * a.count * weight, Real(0)};
   }
-  template <typename Value> __device__ __forceinline__ State lift(Value value, int64_t) const {
-    return State{Real(1), static_cast<Real>(value), Real(0)};
-  }
-  __device__ __forceinline__ Real finish(State state, int64_t count) const {
+  __device__ __forceinline__ Real finish(Acc acc, int64_t count) const {
     const int64_t divisor = count - correction > 0 ? count - correction : 0;
-    return state.m2 / static_cast<Real>(divisor);
+    return acc.m2 / static_cast<Real>(divisor);
   }
 };
 
@@ -55,6 +67,11 @@ template <typename Value, typename Better> struct ArgReducer {
   }
   template <typename In> __device__ __forceinline__ Acc lift(In value, int64_t position) const {
     return Acc{static_cast<Value>(value), position};
+  }
+  // A thread meets its positions in increasing order, so the earlier one is always `acc`.
+  template <typename In> __device__ __forceinline__ Acc accumulate(Acc acc, In value, int64_t position) const {
+    const Value candidate = static_cast<Value>(value);
+    return acc.position < 0 || Better{}(candidate, acc.value) ? Acc{candidate, position} : acc;
   }
   __device__ __forceinline__ int64_t finish(Acc a, int64_t) const { return a.position; }
 };

@@ -39,18 +39,32 @@ __global__ void __launch_bounds__(kRowBlock) softmax_warp_rows(const T* input, T
       maximum = MaxOp{}(maximum, values[k]);
     }
     maximum = warp_all_reduce(maximum, MaxOp{});
+    // softmax keeps exp(x - max) in the registers: one exp per element.
     C total = 0;
 #pragma unroll
-    for (int k = 0; k < PerLane; ++k)
-      if (lane + 32 * k < length) total += exp_of(values[k] - maximum);
-    total = warp_all_reduce(total, AddOp{});
-    const C log_total = Log ? log_of(total) : C(0);
-    const C inverse = C(1) / total;
-    T* out = output + row * length;
-#pragma unroll
     for (int k = 0; k < PerLane; ++k) {
-      const int64_t r = lane + 32 * k;
-      if (r < length) out[r] = to_output<T>(softmax_value<Log>(values[k], maximum, log_total, inverse));
+      if (lane + 32 * k < length) {
+        const C exponential = exp_of(values[k] - maximum);
+        if (!Log) values[k] = exponential;
+        total += exponential;
+      }
+    }
+    total = warp_all_reduce(total, AddOp{});
+    T* out = output + row * length;
+    if constexpr (Log) {
+      const C log_total = log_of(total);
+#pragma unroll
+      for (int k = 0; k < PerLane; ++k) {
+        const int64_t r = lane + 32 * k;
+        if (r < length) out[r] = to_output<T>((values[k] - maximum) - log_total);
+      }
+    } else {
+      const C inverse = C(1) / total;
+#pragma unroll
+      for (int k = 0; k < PerLane; ++k) {
+        const int64_t r = lane + 32 * k;
+        if (r < length) out[r] = to_output<T>(values[k] * inverse);
+      }
     }
   }
 }
@@ -72,13 +86,22 @@ __global__ void __launch_bounds__(kRowBlock) softmax_block_rows(const T* input, 
     }
     maximum = block_all_reduce<kRowBlock>(maximum, MaxOp{});
     C total = 0;
-    for (int64_t r = threadIdx.x; r < length; r += kRowBlock) total += exp_of((cached ? cache[r] : load(data, r)) - maximum);
+    for (int64_t r = threadIdx.x; r < length; r += kRowBlock) {
+      const C exponential = exp_of((cached ? cache[r] : load(data, r)) - maximum);
+      if (!Log && cached) cache[r] = exponential;  // the cached softmax needs one exp per element
+      total += exponential;
+    }
     total = block_all_reduce<kRowBlock>(total, AddOp{});
     const C log_total = Log ? log_of(total) : C(0);
     const C inverse = C(1) / total;
     T* out = output + row * length;
-    for (int64_t r = threadIdx.x; r < length; r += kRowBlock)
-      out[r] = to_output<T>(softmax_value<Log>(cached ? cache[r] : load(data, r), maximum, log_total, inverse));
+    for (int64_t r = threadIdx.x; r < length; r += kRowBlock) {
+      if (!Log && cached) {
+        out[r] = to_output<T>(cache[r] * inverse);
+      } else {
+        out[r] = to_output<T>(softmax_value<Log>(cached ? cache[r] : load(data, r), maximum, log_total, inverse));
+      }
+    }
   }
 }
 

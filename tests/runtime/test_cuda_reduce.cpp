@@ -102,7 +102,7 @@ TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their
   if (skip_without_cuda()) return;
   static const OpDef& softmax_backward_op = lookup_op("softmax_backward");
   static const OpDef& log_softmax_backward_op = lookup_op("log_softmax_backward");
-  for (const Dims& sizes : {Dims{5, 700}, Dims{4, 3000}, Dims{2, 20000}, Dims{3, 2000, 3}}) {
+  for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 20000}, Dims{3, 2000, 3}}) {
     const int64_t dim = 1;
     const Tensor input = random_cpu(sizes);
     const Tensor grad = random_cpu(sizes);

@@ -1,0 +1,100 @@
+// CUDA amax and amin (compared in the compute type: exact, no rounding) and their gradient,
+// extremum_backward: the upstream gradient shared equally among the elements equal to the result.
+#include "kernels/cuda/reduce_kernels.cuh"
+
+namespace ember::cuda {
+
+namespace detail {
+
+namespace {
+
+template <typename C> __device__ __forceinline__ bool is_tie(C value, C target) {
+  return value == target || (fn::is_nan(target) && fn::is_nan(value));
+}
+
+// One thread per output element walks its group twice: count the ties, then write every
+// element. Used when inner > 1, where adjacent threads read adjacent columns.
+template <typename T>
+__global__ void extremum_backward_columns(const T* grad, const T* input, const T* result, T* grad_input,
+                                          ReduceLayout layout) {
+  using C = compute_t<T>;
+  const int64_t outputs = layout.outer * layout.inner;
+  for (int64_t output = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; output < outputs;
+       output += int64_t{blockDim.x} * gridDim.x) {
+    const int64_t o = output / layout.inner;
+    const int64_t i = output % layout.inner;
+    const C target = load(result, output);
+    int64_t ties = 0;
+    for (int64_t r = 0; r < layout.reduce; ++r) ties += is_tie(load(input, (o * layout.reduce + r) * layout.inner + i), target);
+    const C share = load(grad, output) / static_cast<C>(ties > 1 ? ties : 1);
+    for (int64_t r = 0; r < layout.reduce; ++r) {
+      const int64_t at = (o * layout.reduce + r) * layout.inner + i;
+      grad_input[at] = to_output<T>(is_tie(load(input, at), target) ? share : C(0));
+    }
+  }
+}
+
+// inner == 1: one warp per output element, its lanes striding through the contiguous group.
+template <typename T>
+__global__ void extremum_backward_rows(const T* grad, const T* input, const T* result, T* grad_input,
+                                       ReduceLayout layout) {
+  using C = compute_t<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t{blockDim.x} / 32 * gridDim.x;
+  for (int64_t row = (int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32; row < layout.outer; row += warps) {
+    const C target = load(result, row);
+    const T* data = input + row * layout.reduce;
+    int64_t ties = 0;
+    for (int64_t r = lane; r < layout.reduce; r += 32) ties += is_tie(load(data, r), target);
+    ties = warp_all_reduce(ties, AddOp{});  // integer sum: exact in any order
+    const C share = load(grad, row) / static_cast<C>(ties > 1 ? ties : 1);
+    T* out = grad_input + row * layout.reduce;
+    for (int64_t r = lane; r < layout.reduce; r += 32) out[r] = to_output<T>(is_tie(load(data, r), target) ? share : C(0));
+  }
+}
+
+}  // namespace
+
+int launch_extremum_family(ReduceKind kind, DType dtype, const void* input, void* output, void* scratch,
+                           const ReduceLayout& layout) {
+  int status = 0;
+  dispatch_all(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    using C = compute_t<T>;
+    const T* typed_input = static_cast<const T*>(input);
+    T* typed_output = static_cast<T*>(output);
+    if (kind == ReduceKind::Max) {
+      status = run_reduce(typed_input, typed_output, scratch, layout, FunctorReducer<C, fn::MaxReduce>{});
+    } else {
+      status = run_reduce(typed_input, typed_output, scratch, layout, FunctorReducer<C, fn::MinReduce>{});
+    }
+  });
+  return status;
+}
+
+}  // namespace detail
+
+int launch_extremum_backward(DType dtype, const void* grad, const void* input, const void* result,
+                             void* grad_input, const ReduceLayout& layout) {
+  if (layout.outer * layout.inner * layout.reduce == 0) return 0;
+  const auto stream = static_cast<cudaStream_t>(layout.stream);
+  detail::dispatch_floating(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* typed_grad = static_cast<const T*>(grad);
+    const T* typed_input = static_cast<const T*>(input);
+    const T* typed_result = static_cast<const T*>(result);
+    T* typed_out = static_cast<T*>(grad_input);
+    if (layout.inner == 1) {
+      const int64_t blocks = detail::ceil_div(layout.outer, detail::kBlock / 32);
+      detail::extremum_backward_rows<<<detail::grid_for(blocks, 65536), detail::kBlock, 0, stream>>>(
+          typed_grad, typed_input, typed_result, typed_out, layout);
+    } else {
+      const int64_t blocks = detail::ceil_div(layout.outer * layout.inner, detail::kBlock);
+      detail::extremum_backward_columns<<<detail::grid_for(blocks, 65536), detail::kBlock, 0, stream>>>(
+          typed_grad, typed_input, typed_result, typed_out, layout);
+    }
+  });
+  return detail::status_of_launch();
+}
+
+}  // namespace ember::cuda

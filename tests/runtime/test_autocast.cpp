@@ -25,7 +25,8 @@ class RecordingMode : public DispatchMode {
   std::vector<std::string> calls;
   TensorList handle(const OpCall& call, const DispatchNext& next) override {
     std::string text = call.op.name + "(";
-    for (const Tensor& input : call.inputs) text += input.defined() ? std::string(dtype_name(input.dtype())) + "," : "-,";
+    for (const Tensor& input : call.inputs)
+      text += input.defined() ? std::string(dtype_name(input.dtype())) + "," : "-,";
     calls.push_back(text + ")");
     return next.run(call);
   }
@@ -63,8 +64,8 @@ TEST_CASE("autocast: linear in bf16 matches PyTorch's CPU autocast and a float64
   check_close(values_of(y), {2.578125, -0.1064453125, -1.484375, 0.318359375, -2.75, 1.671875, 0.0264892578125,
                              3.53125, -0.80859375},
               0.0);
-  // The float64 product of the bf16-rounded operands, rounded once: fp32 accumulation loses nothing
-  // visible at bf16 precision (relative spacing 2^-8).
+  // F.linear(X.bfloat16().double(), W.bfloat16().double(), B.bfloat16().double()): the exact
+  // product of the rounded operands; y is it rounded once to bf16 (relative spacing 2^-8).
   const std::vector<double> reference = {2.58438777923584,    -0.10638427734375,  -1.4866466522216797,
                                          0.3190956115722656,  -2.7454986572265625, 1.6725311279296875,
                                          0.02654266357421875, 3.5317726135253906, -0.8085861206054688};
@@ -134,10 +135,10 @@ TEST_CASE("autocast: fp32-listed ops lift 16-bit inputs to float32 and equal han
   for (const auto& [name, op] : ops) {
     INFO("op ", name);
     // log, log1p, rsqrt and pow need positive bases; the others take the signed values.
-    const bool needs_positive = std::string(name).starts_with("log") && std::string(name) != "log_softmax";
-    const Tensor input = needs_positive || std::string(name) == "rsqrt" || std::string(name).starts_with("pow")
-                             ? positive
-                             : x;
+    const std::string op_name = name;
+    const bool needs_positive = op_name == "log" || op_name == "log1p" || op_name == "rsqrt" || op_name == "pow" ||
+                                op_name == "pow_scalar";
+    const Tensor input = needs_positive ? positive : x;
     Tensor result;
     {
       AutocastGuard autocast(kBFloat16);
@@ -164,7 +165,9 @@ TEST_CASE("autocast: other ops keep their dtypes; float64 and integers are never
   // Promote (scatter_add): the widest floating input wins instead of a dtype mismatch error.
   const Tensor index = from_vector<int64_t>({0, 2, 1, 0}, {1, 4}, {.dtype = kInt64});
   const Tensor source = x16.slice(0, 0, 1);
-  const auto scatter_add = [&] { return dispatch_one(lookup_op("scatter_add"), {x32, index, source}, {{"dim", int64_t{0}}}); };
+  const auto scatter_add = [&] {
+    return dispatch_one(lookup_op("scatter_add"), {x32, index, source}, {{"dim", int64_t{0}}});
+  };
   CHECK(scatter_add().dtype() == kFloat32);
   AutocastGuard off(kBFloat16, false);
   CHECK_THROWS_WITH_AS(scatter_add(),

@@ -105,8 +105,7 @@ bool autocast_inputs(const OpCall& call, std::vector<Tensor>& cast) {
   for (const Tensor& input : call.inputs) {
     // Dispatched like a user's call: autograd records it (gradients flow back in the input's
     // dtype) and a capture mode sees an ordinary to_dtype node.
-    cast.push_back(needs_cast(input, target) ? dispatch_one(to_dtype, {input}, {{"dtype", target}})
-                                                     : input);
+    cast.push_back(needs_cast(input, target) ? dispatch_one(to_dtype, {input}, {{"dtype", target}}) : input);
   }
   return true;
 }

@@ -1,6 +1,8 @@
 // Executor::run: the step loop, write-backs and grad write-backs.
 #include "graph/executor.h"
 
+#include "runtime/autocast.h"
+
 namespace ember::graph {
 
 Executor::Executor(Graph graph) : graph_(std::move(graph)), slots_(graph_.values.size()) {}
@@ -9,6 +11,8 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
   check(inputs.size() == graph_.inputs.size(), "compiled graph: expected {} inputs, got {}",
         graph_.inputs.size(), inputs.size());
   NoGradGuard no_grad;
+  // The graph holds autocast's casts as to_dtype nodes already; they must not be applied twice.
+  AutocastGuard no_autocast(autocast_dtype(), false);
   for (size_t i = 0; i < inputs.size(); ++i) slots_[graph_.inputs[i]] = inputs[i];
   for (size_t i = 0; i < graph_.state_inputs.size(); ++i)
     slots_[graph_.state_inputs[i]] = Tensor(graph_.state_tensors[i]);

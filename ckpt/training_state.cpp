@@ -21,7 +21,10 @@ constexpr std::string_view kScaler = "scaler.";
 constexpr std::string_view kRng = "rng.";
 constexpr std::string_view kExtra = "extra.";
 constexpr const char* kLoader = "loader.state";
-constexpr int kLoaderFields = 5;
+// (epoch, batches, samples, seed, dataset size, global samples consumed); checkpoints written
+// before resharding loaders existed have the first 5.
+constexpr int kLoaderFields = 6;
+constexpr int kLoaderFieldsBefore = 5;
 
 std::string key(std::string_view prefix, const std::string& name) { return std::string(prefix) + name; }
 
@@ -108,8 +111,11 @@ Staged stage(const CheckpointReader& reader, const TrainingState& state, int sou
     staged.generators.push_back({static_cast<uint64_t>(row[0]), static_cast<uint64_t>(row[1])});
   }
   if (state.loader != nullptr) {
-    const std::vector<int64_t> row = rank_row(reader, kLoader, source_rank, kLoaderFields);
+    const auto& shape = reader.entry(kLoader).tensor().shape;
+    const int width = shape.size() == 2 && shape[1] == kLoaderFieldsBefore ? kLoaderFieldsBefore : kLoaderFields;
+    const std::vector<int64_t> row = rank_row(reader, kLoader, source_rank, width);
     staged.loader = data::LoaderState{row[0], row[1], row[2], row[3], row[4]};
+    if (width == kLoaderFields) staged.loader->global_samples_consumed = row[5];
   }
   staged.step = typed<int64_t>(reader, "train.step");
   staged.config = typed<std::string>(reader, "train.config");
@@ -187,7 +193,7 @@ RankState training_rank_state(const TrainingState& state, int rank, int world_si
   if (state.loader != nullptr) {
     const data::LoaderState loader = state.loader->state_dict();
     out.add_rows(kLoader, int64_row({loader.epoch, loader.batches_consumed, loader.samples_consumed,
-                                     loader.seed, loader.dataset_size}),
+                                     loader.seed, loader.dataset_size, loader.global_samples_consumed}),
                  {world_size, kLoaderFields}, rank);
   }
   out.add_value("train.step", state.step);

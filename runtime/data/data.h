@@ -5,5 +5,6 @@
 #include "runtime/data/dataloader.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/npy.h"
+#include "runtime/data/distributed_sampler.h"
 #include "runtime/data/sampler.h"
 #include "runtime/data/tensor_dataset.h"

@@ -33,7 +33,8 @@ std::map<std::string, int64_t> LoaderState::to_map() const {
           {"batches_consumed", batches_consumed},
           {"samples_consumed", samples_consumed},
           {"seed", seed},
-          {"dataset_size", dataset_size}};
+          {"dataset_size", dataset_size},
+          {"global_samples_consumed", global_samples_consumed}};
 }
 
 LoaderState LoaderState::from_map(const std::map<std::string, int64_t>& values) {
@@ -42,8 +43,12 @@ LoaderState LoaderState::from_map(const std::map<std::string, int64_t>& values) 
     check(found != values.end(), "LoaderState::from_map: missing key '{}'", key);
     return found->second;
   };
-  return {field("epoch"), field("batches_consumed"), field("samples_consumed"), field("seed"),
-          field("dataset_size")};
+  LoaderState state{field("epoch"), field("batches_consumed"), field("samples_consumed"), field("seed"),
+                    field("dataset_size")};
+  // Optional: states saved before resharding existed lack it.
+  if (auto found = values.find("global_samples_consumed"); found != values.end())
+    state.global_samples_consumed = found->second;
+  return state;
 }
 
 // ---- DataLoader ----
@@ -74,7 +79,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<c
 DataLoader::~DataLoader() = default;  // ~Prefetcher joins the workers
 
 int64_t DataLoader::num_batches() const {
-  const int64_t samples = sampler_->size();
+  const int64_t samples = sampler_->epoch_size(epoch_);
   return options_.drop_last ? samples / options_.batch_size
                             : (samples + options_.batch_size - 1) / options_.batch_size;
 }
@@ -138,8 +143,10 @@ void DataLoader::set_epoch(int64_t epoch) {
 }
 
 LoaderState DataLoader::state_dict() const {
-  const int64_t samples = std::min(position_ * options_.batch_size, sampler_->size());
-  return {epoch_, position_, samples, std::bit_cast<int64_t>(seed_), dataset_->size()};
+  const int64_t samples = std::min(position_ * options_.batch_size, sampler_->epoch_size(epoch_));
+  LoaderState state{epoch_, position_, samples, std::bit_cast<int64_t>(seed_), dataset_->size()};
+  state.global_samples_consumed = sampler_->global_samples_consumed(epoch_, samples);
+  return state;
 }
 
 void DataLoader::load_state_dict(const LoaderState& state) {
@@ -147,10 +154,23 @@ void DataLoader::load_state_dict(const LoaderState& state) {
         "DataLoader::load_state_dict: the state is for a dataset of {} samples, this loader has {}",
         state.dataset_size, dataset_->size());
   check(state.epoch >= 0, "DataLoader::load_state_dict: epoch must be non-negative, got {}", state.epoch);
+  // A sampler that splits epochs among ranks resumes from the global position, whatever world
+  // size saved it: this rank then gets its share of the samples no rank has seen.
+  if (state.global_samples_consumed >= 0) {
+    if (std::shared_ptr<const Sampler> resumed = sampler_->resumed(state.epoch, state.global_samples_consumed)) {
+      stop_workers();
+      current_ = {};
+      has_current_ = false;
+      sampler_ = std::move(resumed);
+      epoch_ = state.epoch;
+      position_ = 0;
+      return;
+    }
+  }
   check(state.batches_consumed >= 0 && state.batches_consumed <= num_batches(),
         "DataLoader::load_state_dict: batches_consumed {} is outside [0, {}] (batches per epoch)",
         state.batches_consumed, num_batches());
-  const int64_t samples = std::min(state.batches_consumed * options_.batch_size, sampler_->size());
+  const int64_t samples = std::min(state.batches_consumed * options_.batch_size, sampler_->epoch_size(state.epoch));
   check(state.samples_consumed == samples,
         "DataLoader::load_state_dict: {} samples in {} batches does not match batch_size {} (expected {} "
         "samples); resume with the batch size the state was saved with",

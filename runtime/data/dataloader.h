@@ -48,6 +48,10 @@ struct LoaderState {
   int64_t samples_consumed = 0;  // samples in those batches
   int64_t seed = 0;              // the shuffle seed's bits
   int64_t dataset_size = 0;      // checked on restore: a different dataset is an error
+  // With a sampler that splits epochs among ranks (DistributedSampler): samples of `epoch`
+  // consumed by all ranks together, which lets a restore on another world size continue with
+  // the unseen ones; -1 otherwise.
+  int64_t global_samples_consumed = -1;
 
   std::map<std::string, int64_t> to_map() const;
   // Throws ember::Error naming a missing key.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace ember::data {
@@ -16,6 +17,21 @@ class Sampler {
   virtual std::vector<int64_t> epoch_indices(int64_t epoch) const = 0;
   // How many indices every epoch has.
   virtual int64_t size() const = 0;
+  // How many indices `epoch` has: size(), except for an epoch a resharded sampler resumes
+  // part-way (DistributedSampler).
+  virtual int64_t epoch_size(int64_t epoch) const { return (void)epoch, size(); }
+
+  // ---- resharding (samplers that split epochs among ranks) ----
+  // Samples of `epoch` consumed by all ranks together when this one consumed `rank_samples`;
+  // -1: this sampler does not split epochs among ranks.
+  virtual int64_t global_samples_consumed(int64_t epoch, int64_t rank_samples) const {
+    return (void)epoch, (void)rank_samples, -1;
+  }
+  // This sampler resumed at `global_consumed` samples into `epoch` (on its own world size);
+  // null when it cannot be.
+  virtual std::shared_ptr<const Sampler> resumed(int64_t epoch, int64_t global_consumed) const {
+    return (void)epoch, (void)global_consumed, nullptr;
+  }
 };
 
 // 0, 1, ..., size - 1 every epoch.

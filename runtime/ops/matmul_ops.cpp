@@ -134,7 +134,7 @@ void matmul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 // rather than saved, so a plain linear keeps no output alive for a backward that never needs it.
 // relu_backward reads relu's output, but pre > 0 exactly when relu(pre) > 0, so pre serves.
 Tensor activation_grad(const BackwardContext& ctx, Activation activation) {
-  const Tensor pre = linear(ctx.input(0), ctx.input(1), ctx.input(2));
+  const Tensor pre = linear(ctx.input(0), ctx.input(1), ctx.saved_inputs[2]);  // the bias may be absent
   if (activation == Activation::Relu) {
     static const OpDef& op = lookup_op("relu_backward");
     return dispatch_one(op, {ctx.grad(), pre});

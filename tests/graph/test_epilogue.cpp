@@ -4,7 +4,11 @@
 // the pre-activation; the seed MLP (200 steps) and the wide MLP (20 steps) compiled equal eager.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "capture_util.h"
 #include "graph/compile.h"
@@ -146,4 +150,40 @@ TEST_CASE("epilogue fusion: the wide MLP compiled equals eager for 20 steps") {
   // The benchmark's wide model (784-1024-1024-1024-10); batch 64 instead of 256 keeps the test
   // short on shared cores and still tiles the GEMMs (m * n * k >= 2^23).
   check_compiled_mlp({784, 1024, 1024, 1024, 10}, 64, 20);
+}
+
+TEST_CASE("linear: an unknown activation code is an error naming the op and the code") {
+  const Layer layer(5);
+  static const OpDef& op = lookup_op("linear");
+  CHECK_THROWS_WITH_AS(dispatch_one(op, {randn({2, 4}), layer.weight, layer.bias}, {{"activation", int64_t{7}}}),
+                       doctest::Contains("linear: activation must be 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh), got 7"),
+                       Error);
+}
+
+TEST_CASE("compile: EMBER_LOGS=passes prints each pass and the fused activation") {
+  const Layer layer(6);
+  auto fn = ember::compile([&](const Tensor& in) { return relu(linear(in, layer.weight, layer.bias)).neg(); },
+                           {.warmup_calls = 0});
+  const Tensor input = randn({2, 4});
+  setenv("EMBER_LOGS", "passes", 1);
+  // doctest does not capture stderr: redirect it to a file for the duration of the capture.
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log != nullptr);
+  std::fflush(stderr);
+  const int saved = dup(fileno(stderr));
+  dup2(fileno(log), fileno(stderr));
+  const Tensor result = fn(input);
+  std::fflush(stderr);
+  dup2(saved, fileno(stderr));
+  close(saved);
+  unsetenv("EMBER_LOGS");
+  std::rewind(log);
+  std::string text;
+  for (int c = std::fgetc(log); c != EOF; c = std::fgetc(log)) text.push_back(static_cast<char>(c));
+  std::fclose(log);
+  CHECK(graph_test::bit_equal(result, relu(linear(input, layer.weight, layer.bias)).neg()));
+  CHECK(text.find("[ember compile] pass constant_folding: 0 nodes folded") != std::string::npos);
+  CHECK(text.find("[ember compile] pass epilogue_fusion: 1 activations fused into GEMMs") != std::string::npos);
+  CHECK(text.find("fused: linear %") != std::string::npos);
+  CHECK(text.find("into linear(activation=relu)") != std::string::npos);
 }

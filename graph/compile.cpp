@@ -1,5 +1,5 @@
 // CompiledFunction: guards, the variant cache with its recompile limit, capture plus passes, and
-// EMBER_LOGS=recompiles,graph diagnostics on stderr.
+// EMBER_LOGS=recompiles,graph,passes diagnostics on stderr.
 #include "graph/compile.h"
 
 #include <cstdlib>
@@ -29,6 +29,32 @@ bool same_type(const TensorMeta& a, const TensorMeta& b) {
 }
 
 }  // namespace
+
+void run_passes(Graph& graph) {
+  const bool logging = log_enabled("passes");
+  std::vector<std::string> notes;
+  std::vector<std::string>* sink = logging ? &notes : nullptr;
+  // Each pass, then verify(); EMBER_LOGS=passes prints what it did. DCE runs again after the
+  // rewrites, which leave the nodes they bypassed without readers.
+  auto run = [&](const char* name, const char* what, auto pass) {
+    const int count = pass();
+    verify(graph);
+    if (!logging) return;
+    fmt::print(stderr, "[ember compile] pass {}: {} {}\n", name, count, what);
+    for (const std::string& note : notes) fmt::print(stderr, "[ember compile]   {}\n", note);
+    notes.clear();
+  };
+  run("dce", "nodes removed", [&] { return eliminate_dead_code(graph); });
+  run("constant_folding", "nodes folded", [&] { return fold_constants(graph); });
+  run("simplify", "rewrites", [&] { return simplify_algebra(graph, sink); });
+  run("dce", "nodes removed", [&] { return eliminate_dead_code(graph); });
+  run("drop_constants", "unused constants dropped", [&] { return drop_unused_constants(graph); });
+  run("cse", "nodes removed", [&] { return eliminate_common_subexpressions(graph); });
+  run("epilogue_fusion", "activations fused into GEMMs", [&] { return fuse_gemm_epilogues(graph, sink); });
+  if (logging)
+    fmt::print(stderr, "[ember compile] after passes: {} nodes, {} constants\n", graph.nodes.size(),
+               graph.constants.size());
+}
 
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs) {
   if (inputs.size() != guards.inputs.size())
@@ -109,10 +135,7 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
   }
   mode.finish(std::span<const Tensor>(&result, 1));
   verify(graph);
-  eliminate_dead_code(graph);
-  verify(graph);
-  eliminate_common_subexpressions(graph);
-  verify(graph);
+  run_passes(graph);
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors)
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
   if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));

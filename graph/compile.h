@@ -64,6 +64,10 @@ class CompiledFunction {
   bool fell_back_ = false;
 };
 
+// The pass pipeline ember::compile runs on a captured graph, verify() after each pass: DCE,
+// constant folding, algebraic simplification, DCE, unused constants, CSE, GEMM epilogues.
+void run_passes(Graph& graph);
+
 // Why `inputs` and the current state fail `guards`, or "" when they pass.
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs);
 

@@ -16,6 +16,7 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) slots_[graph_.inputs[i]] = inputs[i];
   for (size_t i = 0; i < graph_.state_inputs.size(); ++i)
     slots_[graph_.state_inputs[i]] = Tensor(graph_.state_tensors[i]);
+  for (size_t i = 0; i < graph_.constants.size(); ++i) slots_[graph_.constants[i]] = graph_.constant_tensors[i];
   std::vector<Tensor> call_inputs;
   for (Node& node : graph_.nodes) {
     if (node.refresh) node.refresh(node.attrs);

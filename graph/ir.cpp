@@ -30,6 +30,13 @@ ValueId Graph::add_state(const std::shared_ptr<TensorImpl>& impl) {
   return id;
 }
 
+ValueId Graph::add_constant(const Tensor& tensor) {
+  const ValueId id = add_value(meta_of(tensor), ValueSource::Constant, static_cast<int>(constants.size()));
+  constants.push_back(id);
+  constant_tensors.push_back(tensor);
+  return id;
+}
+
 int Graph::add_node(const OpDef& op, const Attrs& attrs, std::vector<ValueId> node_inputs,
                     std::span<const TensorMeta> output_metas) {
   const int index = static_cast<int>(nodes.size());
@@ -54,6 +61,7 @@ std::string value_name(const Graph& graph, ValueId id) {
   switch (value.source) {
     case ValueSource::GraphInput: return fmt::format("%x{}", value.index);
     case ValueSource::StateInput: return fmt::format("%s{}", value.index);
+    case ValueSource::Constant: return fmt::format("%c{}", value.index);
     case ValueSource::NodeOutput: break;
   }
   return fmt::format("%{}", id);
@@ -125,6 +133,8 @@ std::string to_text(const Graph& graph) {
   text += "):\n";
   for (ValueId id : graph.state_inputs)
     text += fmt::format("    {} = state()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
+  for (ValueId id : graph.constants)
+    text += fmt::format("    {} = constant()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
   for (const Node& node : graph.nodes) {
     std::string names, types;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -157,6 +167,9 @@ std::string to_dot(const Graph& graph) {
                         type_text(graph.values[id].meta));
   for (ValueId id : graph.state_inputs)
     text += fmt::format("  v{} [label=\"{}\\n{}\", shape=ellipse, style=dashed];\n", id,
+                        value_name(graph, id), type_text(graph.values[id].meta));
+  for (ValueId id : graph.constants)
+    text += fmt::format("  v{} [label=\"{}\\n{}\", shape=ellipse, style=dotted];\n", id,
                         value_name(graph, id), type_text(graph.values[id].meta));
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
@@ -193,6 +206,17 @@ void verify(const Graph& graph) {
   for (size_t i = 0; i < graph.state_inputs.size(); ++i) {
     define(graph.state_inputs[i], fmt::format("state input {}", i));
     check(graph.state_tensors[i] != nullptr, "verify: state input {} is bound to no tensor", i);
+  }
+  check(graph.constants.size() == graph.constant_tensors.size(), "verify: {} constants but {} tensors",
+        graph.constants.size(), graph.constant_tensors.size());
+  for (size_t i = 0; i < graph.constants.size(); ++i) {
+    define(graph.constants[i], fmt::format("constant {}", i));
+    const Value& value = graph.values[graph.constants[i]];
+    check(value.source == ValueSource::Constant && value.index == static_cast<int>(i),
+          "verify: constant {} is recorded as another kind of value", i);
+    const Tensor& tensor = graph.constant_tensors[i];
+    check(tensor.defined() && same_type(meta_of(tensor), value.meta), "verify: constant %c{} holds no tensor of type {}",
+          i, type_text(value.meta));
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];

@@ -1,6 +1,7 @@
 // The graph IR of the compile stage: typed values, nodes that call registry ops, graph inputs
 // (the user's arguments), state inputs (tensors fn reads without receiving them, bound by the
-// identity of their TensorImpl), outputs and write-backs; plus the text dump, DOT export and verifier.
+// identity of their TensorImpl), constants (tensors the graph owns, made by constant folding),
+// outputs and write-backs; plus the text dump, DOT export and verifier.
 #pragma once
 
 #include <memory>
@@ -13,12 +14,12 @@ namespace ember::graph {
 
 using ValueId = int;  // index into Graph::values; -1 stands for an absent optional input
 
-enum class ValueSource : uint8_t { GraphInput, StateInput, NodeOutput };
+enum class ValueSource : uint8_t { GraphInput, StateInput, NodeOutput, Constant };
 
 struct Value {
   TensorMeta meta;
   ValueSource source = ValueSource::NodeOutput;
-  int index = 0;   // which graph input, state input or node produces it
+  int index = 0;   // which graph input, state input, node or constant produces it
   int output = 0;  // which output of that node
 };
 
@@ -52,10 +53,14 @@ struct Graph {
   std::vector<ValueId> outputs;
   std::vector<WriteBack> write_backs;
   std::vector<GradWriteBack> grad_write_backs;
+  // Values computed once at compile time, held by the graph (never mutated, never returned).
+  std::vector<ValueId> constants;
+  std::vector<Tensor> constant_tensors;  // parallel to constants
 
   ValueId add_value(const TensorMeta& meta, ValueSource source, int index, int output = 0);
   ValueId add_input(const TensorMeta& meta);
   ValueId add_state(const std::shared_ptr<TensorImpl>& impl);
+  ValueId add_constant(const Tensor& tensor);
   // Appends a node; its outputs become new values with `output_metas`.
   int add_node(const OpDef& op, const Attrs& attrs, std::vector<ValueId> inputs,
                std::span<const TensorMeta> output_metas);

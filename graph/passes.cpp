@@ -4,15 +4,16 @@
 #include <cstring>
 #include <map>
 
+#include "graph/pass_util.h"
+
 namespace ember::graph {
 
-namespace {
-
-// After nodes were removed: point each output value back at its node's new index.
 void renumber(Graph& graph) {
   for (size_t n = 0; n < graph.nodes.size(); ++n)
     for (ValueId output : graph.nodes[n].outputs) graph.values[output].index = static_cast<int>(n);
 }
+
+namespace {
 
 bool same_attrs(const Attrs& a, const Attrs& b) {
   if (a.size() != b.size()) return false;
@@ -21,12 +22,12 @@ bool same_attrs(const Attrs& a, const Attrs& b) {
   return true;
 }
 
+}  // namespace
+
 bool is_mutated_input(const OpDef& op, size_t i) {
   return op.kind == OpKind::InPlace && i < 32 && ((op.mutated_inputs >> i) & 1u) != 0;
 }
 
-// Values whose buffer must not be shared with another value: mutated in place (directly or
-// through a view), returned, or installed as a .grad.
 std::vector<bool> pinned_values(const Graph& graph) {
   std::vector<bool> pinned(graph.values.size(), false);
   for (const Node& node : graph.nodes)
@@ -41,8 +42,6 @@ std::vector<bool> pinned_values(const Graph& graph) {
       pinned[node->inputs[0]] = true;
   return pinned;
 }
-
-}  // namespace
 
 int eliminate_dead_code(Graph& graph) {
   std::vector<bool> live(graph.values.size(), false);

@@ -1,5 +1,9 @@
-// Graph passes. Each returns how many nodes it removed and leaves a graph that verify() accepts.
+// Graph passes. Each returns how many nodes it removed (or rewrote) and leaves a graph that
+// verify() accepts. ember::compile runs them in the order listed in docs/ARCHITECTURE.md.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "graph/ir.h"
 
@@ -14,5 +18,25 @@ int eliminate_dead_code(Graph& graph);
 // outputs (or views of them) are later mutated, returned or become a .grad, since those buffers
 // must stay distinct.
 int eliminate_common_subexpressions(Graph& graph);
+
+// Constant folding (graph/constant_folding.cpp): runs each node whose inputs are all constants
+// (factories without per-call host scalars, and what is computed from them) once, now; its
+// outputs become constants the graph owns. Never folds ops that draw random numbers, in-place
+// ops, or values that are returned, mutated or become a .grad. Returns the nodes folded.
+int fold_constants(Graph& graph);
+// Removes constants no node, output or write-back reads any more. Returns how many.
+int drop_unused_constants(Graph& graph);
+
+// Algebraic simplification (graph/simplify.cpp): x*1, x/1, x+0, x-0, mul_scalar(x, 1),
+// add_scalar(x, 0), div_scalar(x, 1), neg(neg(x)), to_dtype to x's own dtype, clone(x) and
+// transpose(transpose(x)) become x, only where type, shape and buffer semantics are exactly
+// kept. Uses of the replaced value are rewired; the dead nodes are left to DCE. Returns the
+// rewrites; with `notes`, appends one line per rewrite.
+int simplify_algebra(Graph& graph, std::vector<std::string>* notes = nullptr);
+
+// GEMM epilogues (graph/epilogue_fusion.cpp): linear followed by relu / gelu, when that is the
+// only reader of linear's output, becomes one linear node with attr activation whose output is
+// the activation's value (relu_backward keeps reading it). Returns the nodes removed.
+int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes = nullptr);
 
 }  // namespace ember::graph

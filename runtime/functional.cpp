@@ -148,6 +148,12 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Whe
   static const OpDef& op = lookup_op("linear");
   return dispatch_one(op, {input, weight, bias});
 }
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Activation activation, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("linear");
+  if (activation == Activation::None) return dispatch_one(op, {input, weight, bias});
+  return dispatch_one(op, {input, weight, bias}, {{"activation", static_cast<int64_t>(activation)}});
+}
 
 // ---- normalisation ----
 Tensor softmax(const Tensor& a, int64_t dim, Where where) {

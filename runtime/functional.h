@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/gemm_activation.h"
 #include "runtime/tensor.h"
 
 namespace ember {
@@ -122,6 +123,10 @@ Tensor mm(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor bmm(const Tensor& a, const Tensor& b, Where where = Where::current());
 // linear: input [*, in], weight [out, in], bias [out] or undefined -> [*, out]
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+              Where where = Where::current());
+// linear with attr activation (int64 code of ember::Activation): activation(x W^T + b) in one
+// kernel, the GEMM epilogue the compile stage fuses linear -> relu / gelu into.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Activation activation,
               Where where = Where::current());
 
 // ---- normalisation, activation with a dim ----

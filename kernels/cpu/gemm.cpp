@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "kernels/functors.h"
 #include "runtime/parallel.h"
 
 namespace ember::cpu {
@@ -49,8 +50,27 @@ ConstMatrix<T, Order> map_matrix(const T* data, int64_t rows, int64_t cols, int6
   return ConstMatrix<T, Order>(data, rows, cols, Eigen::OuterStride<>(outer));
 }
 
+// The epilogue on one finished tile: rows of `cols` contiguous values, `stride` apart.
+template <typename T, typename Functor>
+void apply_to_tile(T* tile, int64_t rows, int64_t cols, int64_t stride, Functor functor) {
+  for (int64_t row = 0; row < rows; ++row) {
+    T* values = tile + row * stride;
+    for (int64_t col = 0; col < cols; ++col) values[col] = functor(values[col]);
+  }
+}
+
+template <typename T>
+void apply_activation(T* tile, int64_t rows, int64_t cols, int64_t stride, Activation activation) {
+  switch (activation) {
+    case Activation::None: return;
+    case Activation::Relu: return apply_to_tile(tile, rows, cols, stride, fn::Relu{});
+    case Activation::Gelu: return apply_to_tile(tile, rows, cols, stride, fn::GeluErf{});
+    case Activation::GeluTanh: return apply_to_tile(tile, rows, cols, stride, fn::GeluTanh{});
+  }
+}
+
 template <typename T, int OrderA, int OrderB>
-void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias) {
+void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, Activation activation) {
   const int64_t m = shape.m, n = shape.n, k = shape.k;
   const int64_t batches = shape.batch_sizes.product();
   const bool tiled = m * n * k >= kTileWork;
@@ -84,12 +104,14 @@ void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* b
     } else {
       out.setZero();
     }
-    if (k == 0) continue;
-    const auto lhs = map_matrix<T, OrderA>(a + a_offset + first_row * shape.a_row_stride, rows, k,
-                                           shape.a_row_stride, shape.a_col_stride);
-    const auto rhs = map_matrix<T, OrderB>(b + b_offset + first_col * shape.b_col_stride, k, cols,
-                                           shape.b_row_stride, shape.b_col_stride);
-    out.noalias() += lhs * rhs;
+    if (k > 0) {
+      const auto lhs = map_matrix<T, OrderA>(a + a_offset + first_row * shape.a_row_stride, rows, k,
+                                             shape.a_row_stride, shape.a_col_stride);
+      const auto rhs = map_matrix<T, OrderB>(b + b_offset + first_col * shape.b_col_stride, k, cols,
+                                             shape.b_row_stride, shape.b_col_stride);
+      out.noalias() += lhs * rhs;
+    }
+    apply_activation(out.data(), rows, cols, n, activation);
   }
 }
 
@@ -100,21 +122,21 @@ bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_s
 }
 
 template <typename T>
-void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias) {
+void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, Activation activation) {
   const bool a_rows = is_row_major(shape.m, shape.k, shape.a_row_stride, shape.a_col_stride);
   const bool b_rows = is_row_major(shape.k, shape.n, shape.b_row_stride, shape.b_col_stride);
   if (a_rows && b_rows) {
-    gemm_tiles<T, Eigen::RowMajor, Eigen::RowMajor>(a, b, c, shape, bias);
+    gemm_tiles<T, Eigen::RowMajor, Eigen::RowMajor>(a, b, c, shape, bias, activation);
   } else if (a_rows) {
-    gemm_tiles<T, Eigen::RowMajor, Eigen::ColMajor>(a, b, c, shape, bias);
+    gemm_tiles<T, Eigen::RowMajor, Eigen::ColMajor>(a, b, c, shape, bias, activation);
   } else if (b_rows) {
-    gemm_tiles<T, Eigen::ColMajor, Eigen::RowMajor>(a, b, c, shape, bias);
+    gemm_tiles<T, Eigen::ColMajor, Eigen::RowMajor>(a, b, c, shape, bias, activation);
   } else {
-    gemm_tiles<T, Eigen::ColMajor, Eigen::ColMajor>(a, b, c, shape, bias);
+    gemm_tiles<T, Eigen::ColMajor, Eigen::ColMajor>(a, b, c, shape, bias, activation);
   }
 }
 
-template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*);
-template void gemm<double>(const double*, const double*, double*, const GemmShape&, const double*);
+template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*, Activation);
+template void gemm<double>(const double*, const double*, double*, const GemmShape&, const double*, Activation);
 
 }  // namespace ember::cpu

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm_activation.h"
 #include "runtime/dims.h"
 
 namespace ember::cpu {
@@ -29,13 +30,17 @@ struct GemmShape {
 // strides must be 1 (a size-1 dim's stride never matters) and the other must not overlap rows.
 bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
 
-// C = A B (+ bias[j] on column j when bias is non-null). Both operands must be gemm_mappable.
-// Big products are split into fixed tiles run in parallel; the split depends only on the shape,
-// so results are the same for any thread count.
+// C = activation(A B (+ bias[j] on column j when bias is non-null)). Both operands must be
+// gemm_mappable. Big products are split into fixed tiles run in parallel; the split depends only
+// on the shape, so results are the same for any thread count. The activation runs on each tile
+// right after its product (while it is in cache), with the same functor as the eager op, so
+// relu(linear(x)) and linear(x, activation relu) are bit-identical.
 template <typename T>
-void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias);
+void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias,
+          Activation activation = Activation::None);
 
-extern template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*);
-extern template void gemm<double>(const double*, const double*, double*, const GemmShape&, const double*);
+extern template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*, Activation);
+extern template void gemm<double>(const double*, const double*, double*, const GemmShape&, const double*,
+                                  Activation);
 
 }  // namespace ember::cpu

@@ -107,16 +107,18 @@ GemmShape matmul_shape(const Tensor& a, const Tensor& b) {
   return shape;
 }
 
-// Runs the GEMM into `out`, through an fp32 buffer when `out` is 16-bit.
-void run_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const GemmShape& shape) {
+// Runs the GEMM into `out`, through an fp32 buffer when `out` is 16-bit (the activation, if
+// any, then runs on the fp32 values before rounding).
+void run_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias, const GemmShape& shape,
+              Activation activation = Activation::None) {
   const DType compute = compute_dtype(out.dtype());
   const Tensor result = out.dtype() == compute ? out : make_tensor(out.sizes(), compute, out.device());
   if (compute == kFloat64) {
     gemm<double>(a.data_ptr<double>(), b.data_ptr<double>(), result.data_ptr<double>(), shape,
-                 bias.defined() ? bias.data_ptr<double>() : nullptr);
+                 bias.defined() ? bias.data_ptr<double>() : nullptr, activation);
   } else {
     gemm<float>(a.data_ptr<float>(), b.data_ptr<float>(), result.data_ptr<float>(), shape,
-                bias.defined() ? bias.data_ptr<float>() : nullptr);
+                bias.defined() ? bias.data_ptr<float>() : nullptr, activation);
   }
   if (!result.is_same(out)) convert_into(out, result);
 }
@@ -157,7 +159,7 @@ void linear_kernel(const OpCall& call, TensorList& outputs) {
   shape.a_col_stride = input.strides()[input.dim() - 1];
   shape.b_row_stride = w.strides()[1];  // W^T read in place: element (i, j) is W[j, i]
   shape.b_col_stride = w.strides()[0];
-  run_gemm(outputs[0], input, w, b, shape);
+  run_gemm(outputs[0], input, w, b, shape, static_cast<Activation>(call.attrs.get_or<int64_t>("activation", 0)));
 }
 
 }  // namespace ember::cpu

@@ -1,7 +1,9 @@
 // CUDA kernels of matmul, mm, bmm and linear through cuBLASLt (runtime/cuda/cublaslt_gemm.h).
 // Transposed views go to cuBLASLt as transposes; only operands with no unit stride (or broadcast
 // rows) are packed first. Batch dims that do not merge into one stride become a host loop of
-// strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue.
+// strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue, and so are its ReLU
+// and tanh-GELU activations (the exact GELU runs as the gelu op's kernel after the GEMM).
+#include "kernels/gemm_activation.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
@@ -180,7 +182,31 @@ Tensor bias_operand(const Tensor& bias) {
   return copy;
 }
 
-// linear(input [*, in], weight [out, in], bias) = input . W^T + bias, W^T read in place.
+// cuBLASLt's epilogue for linear's activation, or None/Bias when it has none for it: its GELU is
+// the tanh form, so the exact GELU is never fused.
+Epilogue linear_epilogue(bool bias, Activation activation) {
+  switch (activation) {
+    case Activation::Relu: return bias ? Epilogue::BiasRelu : Epilogue::Relu;
+    case Activation::GeluTanh: return bias ? Epilogue::BiasGelu : Epilogue::Gelu;
+    case Activation::None:
+    case Activation::Gelu: break;
+  }
+  return bias ? Epilogue::Bias : Epilogue::None;
+}
+
+// The activation as its own pass over `out`, in place, with the eager op's CUDA kernel (each
+// element is read and written by the same thread).
+void apply_activation(const Tensor& out, Activation activation) {
+  static const OpDef& relu = lookup_op("relu");
+  static const OpDef& gelu = lookup_op("gelu");
+  const OpDef& op = activation == Activation::Relu ? relu : gelu;
+  const Attrs attrs = activation == Activation::Relu ? Attrs{} : Attrs{{"tanh", activation == Activation::GeluTanh}};
+  const Tensor inputs[1] = {out};
+  TensorList outputs{out};
+  op.kernel_for(out.device())(OpCall{op, inputs, attrs}, outputs);
+}
+
+// linear(input [*, in], weight [out, in], bias) = activation(input . W^T + bias), W^T read in place.
 void linear_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& out = outputs[0];
   if (out.numel() == 0) return;
@@ -210,14 +236,19 @@ void linear_cuda(const OpCall& call, TensorList& outputs) {
   Tensor bias;
   if (call.input(2).defined()) {
     bias = bias_operand(call.input(2));
-    problem.epilogue = Epilogue::Bias;
     problem.bias = bias.raw_data_ptr();
   }
+  const auto activation = static_cast<Activation>(call.attrs.get_or<int64_t>("activation", 0));
+  problem.epilogue = linear_epilogue(bias.defined(), activation);
   problem.out = out.raw_data_ptr();
   problem.out_leading = problem.n;
   problem.device = out.device().index;
   problem.stream = stream_of(out);
+  const Epilogue plain = linear_epilogue(bias.defined(), Activation::None);
+  if (problem.epilogue != plain && gemm(problem)) return;  // fused
+  problem.epilogue = plain;
   run_gemm(problem);
+  if (activation != Activation::None) apply_activation(out, activation);
 }
 
 void register_gemm_cuda_kernels(OpRegistry& registry) {

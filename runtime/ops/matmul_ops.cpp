@@ -1,7 +1,9 @@
 // Linear algebra ops: matmul (PyTorch semantics: 1-D/2-D/batched with broadcast batch dims), mm,
-// bmm and linear. Kernels in kernels/cpu/gemm_kernels.h (Eigen). Backward rules are products of
-// transposed views, so they copy nothing either.
+// bmm and linear (with its optional fused activation). Kernels in kernels/cpu/gemm_kernels.h
+// (Eigen). Backward rules are products of transposed views, so they copy nothing either.
 #include "kernels/cpu/gemm_kernels.h"
+#include "kernels/gemm_activation.h"
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/ops/registry.h"
 
@@ -80,6 +82,9 @@ void linear_shape(const OpCall& call, OutputMetas& outputs) {
     check(bias.dtype() == input.dtype(), "linear: bias dtype {} differs from input dtype {}", bias.dtype(),
           input.dtype());
   }
+  const int64_t activation = call.attrs.get_or<int64_t>("activation", 0);
+  check(is_activation_code(activation),
+        "linear: activation must be 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh), got {}", activation);
   Dims sizes = input.sizes();
   sizes[sizes.size() - 1] = weight.sizes()[0];
   outputs[0].sizes = sizes;
@@ -125,9 +130,23 @@ void matmul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   }
 }
 
+// The gradient before a fused activation. The pre-activation is recomputed (one more GEMM)
+// rather than saved, so a plain linear keeps no output alive for a backward that never needs it.
+// relu_backward reads relu's output, but pre > 0 exactly when relu(pre) > 0, so pre serves.
+Tensor activation_grad(const BackwardContext& ctx, Activation activation) {
+  const Tensor pre = linear(ctx.input(0), ctx.input(1), ctx.saved_inputs[2]);  // the bias may be absent
+  if (activation == Activation::Relu) {
+    static const OpDef& op = lookup_op("relu_backward");
+    return dispatch_one(op, {ctx.grad(), pre});
+  }
+  static const OpDef& op = lookup_op("gelu_backward");
+  return dispatch_one(op, {ctx.grad(), pre}, Attrs{{"tanh", activation == Activation::GeluTanh}});
+}
+
 // grad_input = grad W, grad_weight = grad^T x over all leading dims, grad_bias = column sums.
 void linear_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
-  const Tensor& grad = ctx.grad();
+  const auto activation = static_cast<Activation>(ctx.attrs.get_or<int64_t>("activation", 0));
+  const Tensor grad = activation == Activation::None ? ctx.grad() : activation_grad(ctx, activation);
   const Tensor& input = ctx.input(0);
   const Tensor& weight = ctx.input(1);
   if (ctx.needs_input_grad[0]) grads[0] = matmul(grad, weight);
@@ -157,8 +176,10 @@ void register_matmul_ops(OpRegistry& registry) {
                        matmul_backward));
   registry.add(gemm_op("mm", "mm(Tensor a, Tensor b) -> Tensor", mm_shape, cpu::matmul_kernel, mm_backward));
   registry.add(gemm_op("bmm", "bmm(Tensor a, Tensor b) -> Tensor", bmm_shape, cpu::matmul_kernel, bmm_backward));
-  registry.add(gemm_op("linear", "linear(Tensor input, Tensor weight, Tensor? bias) -> Tensor", linear_shape,
-                       cpu::linear_kernel, linear_backward));
+  OpDef linear_def = gemm_op("linear", "linear(Tensor input, Tensor weight, Tensor? bias, int activation=0) -> Tensor",
+                             linear_shape, cpu::linear_kernel, linear_backward);
+  linear_def.save_inputs = 0b111;  // the bias too: a fused activation's backward recomputes x W^T + b
+  registry.add(std::move(linear_def));
 }
 
 const OpRegistration registration(register_matmul_ops);

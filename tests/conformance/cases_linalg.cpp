@@ -1,9 +1,15 @@
-// Conformance cases for matmul (1-D, 2-D and broadcast batched), mm, bmm and linear.
+// Conformance cases for matmul (1-D, 2-D and broadcast batched), mm, bmm and linear (also with
+// its fused activation).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "kernels/gemm_activation.h"
 #include "reference.h"
 
 namespace conformance {
+
+using ember::Activation;
 namespace {
 
 // PyTorch's matmul: 1-D operands get a dim prepended (left) or appended (right) that is removed
@@ -58,6 +64,18 @@ std::vector<RefTensor> linear_reference(const std::vector<RefTensor>& in, const 
       out.values[r * outputs + o] = total;
     }
   return {out};
+}
+
+// relu, exact gelu x Phi(x), or PyTorch's tanh approximation, in float64.
+double activation_reference(Activation activation, double x) {
+  switch (activation) {
+    case Activation::None: break;
+    case Activation::Relu: return x < 0.0 ? 0.0 : x;
+    case Activation::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
 }
 
 Case product_case(const char* op, const char* label, std::vector<InputSpec> inputs, bool gradcheck = true) {
@@ -137,6 +155,24 @@ std::vector<Case> linalg_cases() {
     Case c{.op = "linear", .label = shape.label, .inputs = shape.inputs, .reference = linear_reference,
            .float32 = {1e-4, 1e-4}, .gradcheck = shape.gradcheck};
     cases.push_back(with_half(c, 3e-2));
+  }
+  // The fused activation (the compile stage's GEMM epilogue) on the shapes with bias, without
+  // it and batched; gradients through the eager op's backward rule.
+  const std::vector<std::pair<Activation, const char*>> activations = {
+      {Activation::Relu, "relu"}, {Activation::Gelu, "gelu"}, {Activation::GeluTanh, "gelu_tanh"}};
+  for (const auto& [activation, name] : activations) {
+    for (size_t s = 0; s < 3; ++s) {
+      Case c{.op = "linear", .label = std::string(linear_shapes[s].label) + ", activation " + name,
+             .inputs = linear_shapes[s].inputs, .attrs = {{"activation", static_cast<int64_t>(activation)}},
+             .reference = [activation](const std::vector<RefTensor>& in, const Attrs& attrs) {
+               std::vector<RefTensor> out = linear_reference(in, attrs);
+               for (double& value : out[0].values) value = activation_reference(activation, value);
+               return out;
+             },
+             // cuBLASLt's tanh-GELU epilogue uses the GPU's fast tanh: 2e-3 absolute near |x| ~ 3.
+             .float32 = {activation == Activation::GeluTanh ? 2e-3 : 1e-4, 1e-4}};
+      cases.push_back(with_half(c, 3e-2));
+    }
   }
   return cases;
 }

@@ -1,0 +1,20 @@
+// Helpers the graph passes share (passes.cpp defines them): renumbering after node removal and
+// which values must keep a buffer of their own.
+#pragma once
+
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace ember::graph {
+
+// After nodes were removed or reordered: point each output value back at its node's new index.
+void renumber(Graph& graph);
+
+bool is_mutated_input(const OpDef& op, size_t i);
+
+// Values whose buffer must not be shared with another value: mutated in place (directly or
+// through a view), returned, or installed as a .grad.
+std::vector<bool> pinned_values(const Graph& graph);
+
+}  // namespace ember::graph

@@ -52,6 +52,8 @@ struct Graph {
   std::vector<ValueId> outputs;
   std::vector<WriteBack> write_backs;
   std::vector<GradWriteBack> grad_write_backs;
+  // OpDefs synthesized by passes (fused groups) that nodes point to; they live as long as the graph.
+  std::vector<std::shared_ptr<const OpDef>> owned_ops;
 
   ValueId add_value(const TensorMeta& meta, ValueSource source, int index, int output = 0);
   ValueId add_input(const TensorMeta& meta);

@@ -25,6 +25,8 @@ bool is_mutated_input(const OpDef& op, size_t i) {
   return op.kind == OpKind::InPlace && i < 32 && ((op.mutated_inputs >> i) & 1u) != 0;
 }
 
+}  // namespace
+
 // Values whose buffer must not be shared with another value: mutated in place (directly or
 // through a view), returned, or installed as a .grad.
 std::vector<bool> pinned_values(const Graph& graph) {
@@ -41,8 +43,6 @@ std::vector<bool> pinned_values(const Graph& graph) {
       pinned[node->inputs[0]] = true;
   return pinned;
 }
-
-}  // namespace
 
 int eliminate_dead_code(Graph& graph) {
   std::vector<bool> live(graph.values.size(), false);

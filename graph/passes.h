@@ -15,4 +15,8 @@ int eliminate_dead_code(Graph& graph);
 // must stay distinct.
 int eliminate_common_subexpressions(Graph& graph);
 
+// Per value: true when its buffer must stay its own (CSE may not merge it, fusion may not keep it
+// inside a group): mutated in place (directly or through a view), returned, or installed as a .grad.
+std::vector<bool> pinned_values(const Graph& graph);
+
 }  // namespace ember::graph

@@ -1,0 +1,185 @@
+// Compiles generated C++ with the host compiler recorded at build time into a shared library,
+// caches it on disk (key: source, compiler identity, flags, target CPU) and loads it.
+#include "graph/codegen_cpp.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graph/kernel_cache.h"
+#include "runtime/error.h"
+
+extern char** environ;
+
+namespace ember::graph {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> compiler_run_count{0};
+
+std::string compiler_path() {
+  const char* configured = std::getenv("EMBER_CXX");
+  return configured != nullptr && *configured != '\0' ? configured : EMBER_HOST_CXX;
+}
+
+// The directory holding kernels/functors.h: EMBER_INCLUDE_DIR, else the source tree this library
+// was built from, else <prefix>/include/ember next to an installed library.
+std::string include_directory() {
+  const char* configured = std::getenv("EMBER_INCLUDE_DIR");
+  if (configured != nullptr && *configured != '\0') return configured;
+  if (fs::exists(fs::path(EMBER_SOURCE_DIR) / "kernels" / "functors.h")) return EMBER_SOURCE_DIR;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&compiler_runs), &info) != 0 && info.dli_fname != nullptr) {
+    const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / "include" / "ember";
+    if (fs::exists(installed / "kernels" / "functors.h")) return installed.string();
+  }
+  fail("fusion: cannot find ember's headers (kernels/functors.h) for generated code; set EMBER_INCLUDE_DIR");
+}
+
+// The flags libember's own kernels are built with (runtime/CMakeLists.txt), so that fused code
+// rounds like the eager kernels it replaces.
+std::vector<std::string> compile_flags() {
+  std::vector<std::string> flags{"-std=c++20", "-O3", "-DNDEBUG", "-fno-math-errno", "-fno-trapping-math",
+                                 "-fPIC", "-shared", "-w"};
+  if (EMBER_NATIVE_CODE) flags.push_back("-march=native");
+  return flags;
+}
+
+std::string read_command_output(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buffer[512];
+  size_t read = 0;
+  while ((read = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, read);
+  ::pclose(pipe);
+  return output;
+}
+
+// Read once per process: another compiler version must not load a stale library.
+const std::string& compiler_identity() {
+  static const std::string identity = [] {
+    std::string command = "'";
+    command += compiler_path();
+    command += "' --version 2>&1";
+    std::string text = compiler_path();
+    text += '\n';
+    text += read_command_output(command);
+    return text;
+  }();
+  return identity;
+}
+
+// With -march=native the library is only valid for this CPU model and feature set.
+const std::string& target_identity() {
+  static const std::string identity = [] {
+    if (!EMBER_NATIVE_CODE) return std::string("x86-64 generic");
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, identity;
+    while (std::getline(cpuinfo, line) && identity.size() < 4096)
+      if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) {
+        identity += line + "\n";
+        if (line.rfind("flags", 0) == 0) break;
+      }
+    return identity;
+  }();
+  return identity;
+}
+
+// Runs the compiler without a shell; its diagnostics go to `log`. Returns the exit status.
+int run_compiler(const std::vector<std::string>& arguments, const fs::path& log) {
+  std::vector<char*> argv;
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  check(spawned == 0, "fusion: cannot start the compiler '{}' (errno {}); set EMBER_CXX", arguments[0], spawned);
+  ++compiler_run_count;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+CompiledModule::~CompiledModule() {
+  if (handle != nullptr) ::dlclose(handle);
+}
+
+void* CompiledModule::symbol(const std::string& name) const {
+  void* address = ::dlsym(handle, name.c_str());
+  check(address != nullptr, "fusion: generated library {} lacks the function {}", path, name);
+  return address;
+}
+
+int compiler_runs() { return compiler_run_count.load(); }
+
+std::string host_compiler_description() {
+  std::string text = compiler_path();
+  for (const std::string& flag : compile_flags()) text += " " + flag;
+  return text + " -I" + include_directory();
+}
+
+std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bool log) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string flags = host_compiler_description();
+  const std::string key = cache::key({source, compiler_identity(), flags, target_identity()});
+  const fs::path library = cache::entry("cpu", key, ".so");
+  const bool hit = fs::exists(library);
+  if (!hit) {
+    // Temporary names carry the pid: concurrent processes compiling the same key do not collide,
+    // and the rename in publish_file makes exactly one complete file visible.
+    const std::string stem = fmt::format("{}.{}", (library.parent_path() / key).string(), ::getpid());
+    const fs::path source_file = stem + ".cpp", temp_library = stem + ".so.tmp", diagnostics = stem + ".log";
+    {
+      std::ofstream out(source_file);
+      out << source;
+      check(out.good(), "fusion: cannot write generated source {}", source_file.string());
+    }
+    std::vector<std::string> arguments{compiler_path()};
+    for (const std::string& flag : compile_flags()) arguments.push_back(flag);
+    arguments.insert(arguments.end(), {"-I" + include_directory(), "-o", temp_library.string(), source_file.string()});
+    const int status = run_compiler(arguments, diagnostics);
+    const std::string messages = cache::read(diagnostics).value_or("");
+    fs::remove(diagnostics);
+    if (status != 0) {
+      fs::remove(temp_library);
+      fail("fusion: compiling generated code failed (exit {}; source kept at {}):\n{}", status, source_file.string(),
+           messages);
+    }
+    fs::remove(source_file);
+    cache::publish_file(temp_library, library);
+  }
+  auto module = std::make_shared<CompiledModule>();
+  module->path = library.string();
+  module->handle = ::dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  check(module->handle != nullptr, "fusion: cannot load generated library {}: {}", module->path, ::dlerror());
+  if (log) {
+    const double milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "[ember output_code] {} ({}, {:.1f} ms)\n{}\n", module->path,
+               hit ? "cache hit" : "compiled: " + flags, milliseconds, source);
+  }
+  return module;
+}
+
+}  // namespace ember::graph

@@ -146,10 +146,10 @@ std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bo
   const fs::path library = cache::entry("cpu", key, ".so");
   const bool hit = fs::exists(library);
   if (!hit) {
-    // Temporary names carry the pid: concurrent processes compiling the same key do not collide,
-    // and the rename in publish_file makes exactly one complete file visible.
-    const std::string stem = fmt::format("{}.{}", (library.parent_path() / key).string(), ::getpid());
-    const fs::path source_file = stem + ".cpp", temp_library = stem + ".so.tmp", diagnostics = stem + ".log";
+    // Unique temporary names: concurrent compilers of the same key (threads or processes) do not
+    // collide, and the rename in publish_file makes exactly one complete file visible.
+    const fs::path temp_library = cache::temp_path(library);
+    const fs::path source_file = temp_library.string() + ".cpp", diagnostics = temp_library.string() + ".log";
     {
       std::ofstream out(source_file);
       out << source;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -53,7 +54,7 @@ std::string include_directory() {
 // rounds like the eager kernels it replaces.
 std::vector<std::string> compile_flags() {
   std::vector<std::string> flags{"-std=c++20", "-O3", "-DNDEBUG", "-fno-math-errno", "-fno-trapping-math",
-                                 "-fPIC", "-shared", "-w"};
+                                 "-fPIC", "-w"};
   if (EMBER_NATIVE_CODE) flags.push_back("-march=native");
   return flags;
 }
@@ -99,8 +100,8 @@ const std::string& target_identity() {
   return identity;
 }
 
-// Runs the compiler without a shell; its diagnostics go to `log`. Returns the exit status.
-int run_compiler(const std::vector<std::string>& arguments, const fs::path& log) {
+// Runs the compiler without a shell; its diagnostics come back in `messages`. Returns the exit status.
+int run_compiler(const std::vector<std::string>& arguments, const fs::path& log, std::string& messages) {
   std::vector<char*> argv;
   for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
@@ -116,7 +117,53 @@ int run_compiler(const std::vector<std::string>& arguments, const fs::path& log)
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
   }
+  messages = cache::read(log).value_or("");
+  fs::remove(log);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The text of the headers generated code includes (kernels/*.h), read once per process.
+const std::string& header_contents() {
+  static const std::string contents = [] {
+    std::vector<fs::path> headers;
+    for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(include_directory()) / "kernels"))
+      if (entry.path().extension() == ".h") headers.push_back(entry.path());
+    std::sort(headers.begin(), headers.end());
+    std::string text;
+    for (const fs::path& header : headers) text += header.filename().string() + "\n" + cache::read(header).value_or("");
+    return text;
+  }();
+  return contents;
+}
+
+// Parsing functors.h (<cmath> above all) is half of a cold compile, so it is precompiled once per
+// header text, compiler and flags: <cache>/pch/<key>/kernels/functors.h.gch, which GCC picks up
+// when that directory is searched before the real headers. One header per directory: GCC does
+// not check that a .gch matches its header's text, only the flags. Returns "" when unavailable
+// (the compile then parses the header as usual).
+std::string precompiled_header_directory() {
+  if (compiler_identity().find("clang") != std::string::npos) return "";  // the .gch lookup is GCC's
+  std::string flags;
+  for (const std::string& flag : compile_flags()) flags += flag + " ";
+  const std::string key = cache::key({header_contents(), compiler_identity(), flags, target_identity()});
+  const fs::path root = cache::entry("pch", key, "");
+  const fs::path header = root / "kernels" / "functors.h.gch";
+  if (fs::exists(header)) return root.string();
+  std::error_code error;
+  fs::create_directories(header.parent_path(), error);
+  const fs::path temp = cache::temp_path(header);
+  std::vector<std::string> arguments{compiler_path()};
+  for (const std::string& flag : compile_flags()) arguments.push_back(flag);
+  arguments.insert(arguments.end(), {"-I" + include_directory(), "-x", "c++-header",
+                                     (fs::path(include_directory()) / "kernels" / "functors.h").string(), "-o",
+                                     temp.string()});
+  std::string messages;
+  if (error || run_compiler(arguments, temp.string() + ".log", messages) != 0) {
+    fs::remove(temp, error);
+    return "";
+  }
+  cache::publish_file(temp, header);
+  return root.string();
 }
 
 }  // namespace
@@ -142,14 +189,15 @@ std::string host_compiler_description() {
 std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bool log) {
   const auto start = std::chrono::steady_clock::now();
   const std::string flags = host_compiler_description();
-  const std::string key = cache::key({source, compiler_identity(), flags, target_identity()});
+  // The headers' text is part of the key: a fixed functor must not load a stale library.
+  const std::string key = cache::key({source, header_contents(), compiler_identity(), flags, target_identity()});
   const fs::path library = cache::entry("cpu", key, ".so");
   const bool hit = fs::exists(library);
   if (!hit) {
     // Unique temporary names: concurrent compilers of the same key (threads or processes) do not
     // collide, and the rename in publish_file makes exactly one complete file visible.
     const fs::path temp_library = cache::temp_path(library);
-    const fs::path source_file = temp_library.string() + ".cpp", diagnostics = temp_library.string() + ".log";
+    const fs::path source_file = temp_library.string() + ".cpp";
     {
       std::ofstream out(source_file);
       out << source;
@@ -157,10 +205,12 @@ std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bo
     }
     std::vector<std::string> arguments{compiler_path()};
     for (const std::string& flag : compile_flags()) arguments.push_back(flag);
+    arguments.push_back("-shared");
+    const std::string precompiled = precompiled_header_directory();
+    if (!precompiled.empty()) arguments.push_back("-I" + precompiled);  // searched first
     arguments.insert(arguments.end(), {"-I" + include_directory(), "-o", temp_library.string(), source_file.string()});
-    const int status = run_compiler(arguments, diagnostics);
-    const std::string messages = cache::read(diagnostics).value_or("");
-    fs::remove(diagnostics);
+    std::string messages;
+    const int status = run_compiler(arguments, temp_library.string() + ".log", messages);
     if (status != 0) {
       fs::remove(temp_library);
       fail("fusion: compiling generated code failed (exit {}; source kept at {}):\n{}", status, source_file.string(),

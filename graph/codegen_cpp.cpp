@@ -54,7 +54,7 @@ std::string include_directory() {
 // rounds like the eager kernels it replaces.
 std::vector<std::string> compile_flags() {
   std::vector<std::string> flags{"-std=c++20", "-O3", "-DNDEBUG", "-fno-math-errno", "-fno-trapping-math",
-                                 "-fPIC", "-w"};
+                                 "-fPIC", "-fopenmp", "-w"};
   if (EMBER_NATIVE_CODE) flags.push_back("-march=native");
   return flags;
 }

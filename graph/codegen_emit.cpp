@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "graph/codegen_cpp.h"
+#include "runtime/parallel.h"
 
 namespace ember::graph {
 
@@ -75,15 +76,35 @@ std::string emit_cpu_entry(const FusedGroup& group) {
       group.name);
   text += pointer_declarations(group, "data");
   text += "  int64_t numel = 1;\n  for (int d = 0; d < rank; ++d) numel *= sizes[d];\n";
-  text += fmt::format("  ember_codegen::Odometer<{}> at(sizes, strides, rank);\n", operands);
   const std::string value = fmt::format("{}_body({})", group.name, loads(group, "at.offset", 1));
   if (group.root == FusedRoot::None) {
-    text += fmt::format("  if (contiguous) {{\n    for (int64_t i = 0; i < numel; ++i) out[i] = {};\n    return;\n  }}\n",
-                        store(group, fmt::format("{}_body({})", group.name, loads(group, "i", 1))));
-    text += fmt::format("  for (int64_t i = 0; i < numel; ++i, at.next()) out[at.offset[0]] = {};\n}}\n",
-                        store(group, value));
+    // Elementwise results do not depend on the split, so big flat loops use the threads like the
+    // eager kernels do (kParallelGrain, runtime/parallel.h).
+    text += fmt::format(
+        "  if (contiguous) {{\n"
+        "#pragma omp parallel for schedule(static) if (numel >= {})\n"
+        "    for (int64_t i = 0; i < numel; ++i) out[i] = {};\n    return;\n  }}\n",
+        kParallelGrain, store(group, fmt::format("{}_body({})", group.name, loads(group, "i", 1))));
+    // Broadcast or strided operands: rows of the last dim with per-operand strides (a broadcast
+    // bias row has stride 1, a broadcast column 0), the outer dims walked by the odometer.
+    std::string row_loads, row_strides;
+    for (size_t k = 0; k < group.inputs.size(); ++k) {
+      row_loads += fmt::format("{}static_cast<{}>(in{}[at.offset[{}] + j * step{}])", k ? ", " : "",
+                               compute_type(group.dtype), k, k + 1, k + 1);
+      row_strides += fmt::format(", step{} = rank > 0 ? strides[{} * rank + rank - 1] : 0", k + 1, k + 1);
+    }
+    text += fmt::format(
+        "  if (numel == 0) return;\n"
+        "  const int64_t row = rank > 0 ? sizes[rank - 1] : 1;\n"
+        "  const int64_t step0 = rank > 0 ? strides[rank - 1] : 0{};\n"
+        "  ember_codegen::Odometer<{}> at(sizes, strides, rank, rank - 1);\n"
+        "  for (int64_t first = 0; first < numel; first += row, at.next())\n"
+        "    for (int64_t j = 0; j < row; ++j) out[at.offset[0] + j * step0] = {};\n}}\n",
+        row_strides, operands,
+        store(group, fmt::format("{}_body({})", group.name, row_loads)));
     return text;
   }
+  text += fmt::format("  ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n", operands);
   // Reductions accumulate in double in element order (deterministic, no threads), then divide
   // by the reduced count for a mean.
   text += fmt::format(
@@ -148,9 +169,11 @@ struct Odometer {
   int rank;
   int64_t index[8] = {};
   int64_t offset[N] = {};
-  Odometer(const int64_t* sizes_, const int64_t* strides_, int rank_) : sizes(sizes_), strides(strides_), rank(rank_) {}
+  int walked;  // next() steps through dims [0, walked): rank, or rank - 1 when the caller runs the last
+  Odometer(const int64_t* sizes_, const int64_t* strides_, int rank_, int walked_)
+      : sizes(sizes_), strides(strides_), rank(rank_), walked(walked_) {}
   void next() {
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = walked - 1; d >= 0; --d) {
       for (int k = 0; k < N; ++k) offset[k] += strides[k * rank + d];
       if (++index[d] < sizes[d]) return;
       for (int k = 0; k < N; ++k) offset[k] -= strides[k * rank + d] * sizes[d];

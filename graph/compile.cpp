@@ -1,5 +1,5 @@
 // CompiledFunction: guards, the variant cache with its recompile limit, capture plus passes, and
-// EMBER_LOGS=recompiles,graph,passes diagnostics on stderr.
+// EMBER_LOGS=recompiles,graph,passes,fusion,output_code diagnostics on stderr.
 #include "graph/compile.h"
 
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "graph/capture.h"
+#include "graph/fusion.h"
 #include "graph/passes.h"
 #include "runtime/autocast.h"
 
@@ -136,6 +137,10 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
   mode.finish(std::span<const Tensor>(&result, 1));
   verify(graph);
   run_passes(graph);
+  if (options_.fuse) {
+    fuse_pointwise(graph, {.log = log_enabled("fusion")});
+    verify(graph);
+  }
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors)
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
   if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));

@@ -20,6 +20,9 @@ struct CompileOptions {
   // Eager calls before the first capture: they create lazily built state (optimizer moments, a
   // momentum buffer), which the graph then reads as state bound by identity.
   int warmup_calls = 1;
+  // Fuse chains of pointwise ops (and a sum/mean at their end) into generated kernels
+  // (graph/fusion.h); off to compare with plain replay.
+  bool fuse = true;
 };
 
 namespace graph {

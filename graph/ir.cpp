@@ -81,6 +81,13 @@ std::string node_call_text(const Graph& graph, const Node& node) {
   return text + ")";
 }
 
+// A synthesized op (a fused group) shows what it computes: its schema holds "relu_backward+mul".
+std::string owned_op_summary(const Graph& graph, const Node& node) {
+  for (const auto& op : graph.owned_ops)
+    if (op.get() == node.op) return "  " + op->schema;
+  return "";
+}
+
 // A tensor with `meta`'s geometry and no storage: what shape and view rules read.
 Tensor meta_tensor(const TensorMeta& meta) {
   auto impl = std::make_shared<TensorImpl>();
@@ -141,8 +148,8 @@ std::string to_text(const Graph& graph) {
       names += (i ? ", " : "") + value_name(graph, node.outputs[i]);
       types += (i ? "; " : "") + type_text(graph.values[node.outputs[i]].meta);
     }
-    text += fmt::format("    {} = {}  # {}{}\n", names, node_call_text(graph, node), types,
-                        node.refresh ? " (host scalars read per call)" : "");
+    text += fmt::format("    {} = {}  # {}{}{}\n", names, node_call_text(graph, node), types,
+                        node.refresh ? " (host scalars read per call)" : "", owned_op_summary(graph, node));
   }
   for (const WriteBack& write : graph.write_backs)
     text += fmt::format("    write_back({}, {})\n", value_name(graph, graph.state_inputs[write.state]),

@@ -56,6 +56,8 @@ struct Graph {
   // Values computed once at compile time, held by the graph (never mutated, never returned).
   std::vector<ValueId> constants;
   std::vector<Tensor> constant_tensors;  // parallel to constants
+  // OpDefs synthesized by passes (fused groups) that nodes point to; they live as long as the graph.
+  std::vector<std::shared_ptr<const OpDef>> owned_ops;
 
   ValueId add_value(const TensorMeta& meta, ValueSource source, int index, int output = 0);
   ValueId add_input(const TensorMeta& meta);

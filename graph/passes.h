@@ -39,4 +39,5 @@ int simplify_algebra(Graph& graph, std::vector<std::string>* notes = nullptr);
 // the activation's value (relu_backward keeps reading it). Returns the nodes removed.
 int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes = nullptr);
 
+
 }  // namespace ember::graph

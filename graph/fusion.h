@@ -1,0 +1,67 @@
+// The fusion pass: maximal groups of pointwise nodes (optionally rooted at a sum/mean) become one
+// node whose OpDef, synthesized here and owned by the graph, runs generated code (codegen_cpp.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace ember::graph {
+
+// One op of a group, in execution order. Operand k refers to the group's external input k when
+// k < number of inputs, otherwise to step (k - number of inputs).
+struct FusedStep {
+  std::string op;       // registry name, for dumps and logs
+  std::string functor;  // C++ construction expression: "ember::fn::Add{0x1p+0}"
+  std::vector<int> operands;
+};
+
+enum class FusedRoot : uint8_t { None, Sum, Mean };
+
+struct CompiledModule;  // a loaded .so (codegen_cpp.h)
+
+// The description of one fused group: everything the code generator and the kernel need.
+struct FusedGroup {
+  std::string name;                // "fused_3": the OpDef's name and the generated function's
+  DType dtype = DType::Float32;    // of every input, intermediate and the output
+  Dims shape;                      // the iteration shape (the pointwise shape)
+  std::vector<TensorMeta> inputs;  // external inputs, each broadcastable to `shape`
+  std::vector<FusedStep> steps;    // the last step's value is the result (or the reduced one)
+  FusedRoot root = FusedRoot::None;
+  uint32_t reduced_dims = 0;       // bit d: dim d of `shape` is reduced (root Sum/Mean)
+  TensorMeta output;               // the node's output type
+
+  std::string summary() const;     // "relu_backward+mul+sum"
+};
+
+// The synthesized OpDef of a fused node. The CPU kernel finds its group and compiled function
+// through call.op (OpDef kernels are plain function pointers, so the op carries the state).
+struct FusedOpDef : OpDef {
+  FusedGroup group;
+  std::shared_ptr<CompiledModule> module;  // keeps the .so loaded while the graph lives
+  void* function = nullptr;                // the generated entry point in `module`
+};
+
+// The shape rule and CPU kernel every FusedOpDef uses (graph/fusion_ops.cpp).
+void fused_shape(const OpCall& call, OutputMetas& outputs);
+void fused_cpu_kernel(const OpCall& call, TensorList& outputs);
+
+// How an op is called in generated code: its functor construction expression from the node's
+// attributes, or "" with `reason` set when the code generator cannot express it.
+std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string& reason);
+
+struct FusionOptions {
+  bool log = false;  // print each group and every rejected neighbour with the reason (EMBER_LOGS=fusion)
+};
+
+// Why `node` cannot be part of any group, or "" when it can.
+std::string unfusible_reason(const Graph& graph, const Node& node);
+
+// Replaces each group of two or more nodes (or one pointwise node under a reduction root) by a
+// fused node and compiles all groups of the graph into one shared library. Returns the number of
+// fused nodes created. The graph stays verifiable; nodes keep their execution order.
+int fuse_pointwise(Graph& graph, const FusionOptions& options = {});
+
+}  // namespace ember::graph

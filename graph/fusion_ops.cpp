@@ -1,0 +1,116 @@
+// What the fusion pass needs per op: the functor construction expression of each pointwise op
+// from its attributes, and the shape rule and CPU kernel of the synthesized fused OpDefs.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "graph/codegen_cpp.h"
+#include "graph/fusion.h"
+
+namespace ember::graph {
+
+namespace {
+
+// A double as an exact C++ literal (hexadecimal floating point), infinities and NaN spelled out.
+std::string double_literal(double value) {
+  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  return fmt::format("{:a}", value);
+}
+
+}  // namespace
+
+std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string& reason) {
+  if (op.functor.empty()) {
+    reason = "the op names no functor in kernels/functors.h";
+    return "";
+  }
+  auto number = [&](const char* name) { return double_literal(attrs.get<double>(name)); };
+  const std::string& name = op.name;
+  // Ops whose attributes construct their functor, as their CPU kernels do.
+  if (name == "add" || name == "sub") return fmt::format("{}{{{}}}", op.functor, number("alpha"));
+  if (name == "add_scalar" || name == "mul_scalar" || name == "div_scalar" || name == "rsub_scalar" ||
+      name == "rdiv_scalar" || name == "pow_scalar")
+    return fmt::format("{}{{{}}}", op.functor, number("value"));
+  if (name == "clamp") {
+    const double infinity = std::numeric_limits<double>::infinity();
+    return fmt::format("{}{{{}, {}}}", op.functor, double_literal(attrs.get_or<double>("min", -infinity)),
+                       double_literal(attrs.get_or<double>("max", infinity)));
+  }
+  // gelu's CPU kernels call the tanh or erf functor chosen once per call, not fn::Gelu's select.
+  if (name == "gelu") return attrs.get<bool>("tanh") ? "ember::fn::GeluTanh{}" : "ember::fn::GeluErf{}";
+  if (name == "gelu_backward")
+    return attrs.get<bool>("tanh") ? "ember::fn::GeluTanhBackward{}" : "ember::fn::GeluErfBackward{}";
+  if (attrs.size() == 0) return op.functor + "{}";
+  reason = fmt::format("its attributes ({}) have no known mapping to {}'s members (add the op to "
+                       "functor_expression in graph/fusion_ops.cpp)",
+                       attrs.str(), op.functor);
+  return "";
+}
+
+std::string FusedGroup::summary() const {
+  std::string text;
+  for (const FusedStep& step : steps) text += (text.empty() ? "" : "+") + step.op;
+  if (root == FusedRoot::Sum) text += "+sum";
+  if (root == FusedRoot::Mean) text += "+mean";
+  return text;
+}
+
+namespace {
+
+// Element strides of `tensor` read over `shape`: 0 on leading and size-1 (broadcast) dims.
+Dims broadcast_strides(const Tensor& tensor, const Dims& shape) {
+  Dims strides = Dims::filled(shape.size(), 0);
+  const int lead = shape.size() - tensor.dim();
+  for (int d = 0; d < tensor.dim(); ++d)
+    strides[lead + d] = tensor.sizes()[d] == 1 ? 0 : tensor.strides()[d];
+  return strides;
+}
+
+const FusedOpDef& fused_def(const OpCall& call) { return static_cast<const FusedOpDef&>(call.op); }
+
+}  // namespace
+
+void fused_shape(const OpCall& call, OutputMetas& outputs) {
+  const FusedGroup& group = fused_def(call).group;
+  check(call.inputs.size() == group.inputs.size(), "{}: expected {} inputs, got {}", group.name,
+        group.inputs.size(), call.inputs.size());
+  for (size_t k = 0; k < group.inputs.size(); ++k) {
+    const Tensor& input = call.input(static_cast<int>(k));
+    check(input.defined() && input.sizes() == group.inputs[k].sizes && input.dtype() == group.inputs[k].dtype,
+          "{}: input {} must be {} {} (the generated code is specialized for it)", group.name, k,
+          group.inputs[k].sizes, group.inputs[k].dtype);
+  }
+  outputs[0].sizes = group.output.sizes;
+  outputs[0].dtype = group.output.dtype;
+}
+
+void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
+  const FusedOpDef& def = fused_def(call);
+  const FusedGroup& group = def.group;
+  const int rank = group.shape.size();
+  const size_t operands = group.inputs.size() + 1;
+  std::vector<char*> data(operands);
+  std::vector<int64_t> strides(operands * static_cast<size_t>(rank));
+  data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
+  // The output (fresh, contiguous): its strides over the iteration shape, 0 on reduced dims.
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    const bool reduced = ((group.reduced_dims >> d) & 1u) != 0;
+    strides[d] = reduced ? 0 : stride;
+    if (!reduced) stride *= group.shape[d];
+  }
+  bool contiguous = group.root == FusedRoot::None;
+  for (size_t k = 0; k + 1 < operands; ++k) {
+    const Tensor& input = call.input(static_cast<int>(k));
+    data[k + 1] = static_cast<char*>(input.raw_data_ptr());
+    const Dims input_strides = broadcast_strides(input, group.shape);
+    for (int d = 0; d < rank; ++d) strides[(k + 1) * rank + d] = input_strides[d];
+    contiguous = contiguous && input.sizes() == group.shape && input.is_contiguous();
+  }
+  const auto function = reinterpret_cast<FusedCpuFunction>(def.function);
+  function(data.data(), strides.data(), group.shape.data(), rank, contiguous ? 1 : 0);
+}
+
+}  // namespace ember::graph

@@ -1,0 +1,203 @@
+// The fusion pass on known graphs: which nodes form a group (a relu_backward + mul chain with a
+// bias-gradient sum as root), what stays out (in-place nodes, shared and returned values), the
+// text dump, replay against eager, the disk cache seen from a new process, and the CUDA text.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "graph/codegen_cpp.h"
+#include "graph/fusion.h"
+#include "fusion_test_util.h"
+
+using namespace ember;
+using namespace ember::graph;
+using graph_test::GraphBuilder;
+
+namespace {
+
+Tensor values(const Dims& sizes, uint64_t seed) {
+  manual_seed(seed);
+  return randn(sizes);
+}
+
+// grad [8, 6] through relu_backward, scaled by a broadcast [6] row, summed over the batch (a bias
+// gradient); next to it an in-place update and a value that is both returned and reused.
+struct KnownGraph {
+  GraphBuilder builder;
+  ValueId bias_grad, updated, shared, scaled;
+  KnownGraph() {
+    const ValueId grad = builder.input(values({8, 6}, 1));
+    const ValueId output = builder.input(values({8, 6}, 2));
+    const ValueId scale = builder.input(values({6}, 3));
+    const ValueId masked = builder.node("relu_backward", {grad, output});
+    scaled = builder.node("mul", {masked, scale});
+    const ValueId squared = builder.node("mul", {scaled, scaled});
+    bias_grad = builder.node("sum", {squared}, Attrs{{"dims", Dims{0}}, {"keepdim", false}});
+    shared = builder.node("exp", {output});                  // returned and used below
+    const ValueId tanh = builder.node("tanh", {shared});
+    updated = builder.node("add_", {tanh, grad}, Attrs{{"alpha", 0.5}});  // in place on tanh
+    const ValueId after = builder.node("neg", {updated});
+    builder.graph.outputs = {bias_grad, shared, after, scaled};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fusion: a relu_backward + mul chain becomes one node rooted at its bias-gradient sum") {
+  KnownGraph known;
+  Graph graph = known.builder.graph;
+  // `scaled` is returned, so it ends the chain: relu_backward+mul is one group, and mul+sum
+  // (squared, then the batch sum) another.
+  CHECK(fuse_pointwise(graph) == 2);
+  verify(graph);
+  const std::string text = to_text(graph);
+  INFO(text);
+  CHECK(text.find("relu_backward+mul") != std::string::npos);
+  CHECK(text.find("mul+sum") != std::string::npos);
+  CHECK(graph.count_op("relu_backward") == 0);
+  CHECK(graph.count_op("sum") == 0);
+  // In-place nodes are never fused, nor is a value that an in-place node mutates (tanh), nor exp,
+  // whose value is returned; neg follows the in-place node alone.
+  CHECK(graph.count_op("add_") == 1);
+  CHECK(graph.count_op("tanh") == 1);
+  CHECK(graph.count_op("exp") == 1);
+  CHECK(graph.count_op("neg") == 1);
+  CHECK(graph.nodes.size() == 6);
+  const std::vector<Tensor> results = known.builder.run(graph);
+  REQUIRE(results.size() == 4);
+  CHECK(graph_test::max_relative_error(results[0], known.builder.eager[known.bias_grad]) <= 1e-6);
+  for (int i = 1; i < 4; ++i) CHECK(graph_test::bits_equal_or_nan(results[i], known.builder.eager[graph.outputs[i]]));
+}
+
+TEST_CASE("fusion: a group node's inputs may broadcast; the fused node replays like any node") {
+  GraphBuilder builder;
+  const ValueId x = builder.input(values({4, 3, 5}, 4));
+  const ValueId row = builder.input(values({5}, 5));
+  const ValueId column = builder.input(values({3, 1}, 6));
+  const ValueId a = builder.node("add", {x, row}, Attrs{{"alpha", -2.0}});
+  const ValueId b = builder.node("sigmoid", {a});
+  const ValueId c = builder.node("mul", {b, column});
+  const ValueId d = builder.node("mean", {c}, Attrs{{"dims", Dims{1, 2}}, {"keepdim", true}});
+  builder.graph.outputs = {d};
+  Graph graph = builder.graph;
+  REQUIRE(fuse_pointwise(graph) == 1);
+  verify(graph);
+  REQUIRE(graph.nodes.size() == 1);
+  CHECK(graph.nodes[0].inputs.size() == 3);
+  CHECK(graph.nodes[0].op->kind == OpKind::Reduction);
+  CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[d]) <= 1e-6);
+}
+
+TEST_CASE("fusion: a single pointwise node and nodes on values escaping the group stay as they are") {
+  GraphBuilder builder;
+  const ValueId x = builder.input(values({5}, 7));
+  const ValueId a = builder.node("exp", {x});
+  const ValueId b = builder.node("log", {a});
+  builder.graph.outputs = {a, b};  // a is returned: it cannot live inside a group
+  Graph graph = builder.graph;
+  CHECK(fuse_pointwise(graph) == 0);
+  CHECK(graph.nodes.size() == 2);
+}
+
+TEST_CASE("fusion: the generated CUDA text has a grid-stride kernel around the same body") {
+  KnownGraph known;
+  Graph graph = known.builder.graph;
+  REQUIRE(fuse_pointwise(graph) == 2);
+  const auto& fused = static_cast<const FusedOpDef&>(*graph.owned_ops.at(0));
+  const std::string cpu = emit_group_source(fused.group, Target::Cpu);
+  const std::string cuda = emit_group_source(fused.group, Target::Cuda);
+  INFO(cuda);
+  CHECK(cuda.find("extern \"C\" __global__ void " + fused.group.name) != std::string::npos);
+  CHECK(cuda.find("o += step") != std::string::npos);
+  // The body function (the math) is identical text in both.
+  const std::string body = cpu.substr(0, cpu.find("extern"));
+  CHECK(cuda.find(body.substr(body.find("EMBER_FORCE_INLINE"))) != std::string::npos);
+  CHECK(body.find("ember::fn::ReluBackward{}") != std::string::npos);
+}
+
+TEST_CASE("fusion: the CUDA text of a module parses as C++ with the CUDA builtins stubbed") {
+  // NVRTC compiles it for real (the nvrtc helper's compiler); here the host compiler checks that
+  // the emitted text is well-formed: names, types and the body calls.
+  KnownGraph known;
+  Graph graph = known.builder.graph;
+  REQUIRE(fuse_pointwise(graph) == 2);
+  std::vector<const FusedGroup*> groups;
+  for (const auto& op : graph.owned_ops) groups.push_back(&static_cast<const FusedOpDef&>(*op).group);
+  const std::string stubs =
+      "#include <cstdint>\n#define __global__\nstruct StubDim { unsigned x = 1; };\n"
+      "static StubDim blockIdx, blockDim, gridDim, threadIdx;\n";
+  char path[] = "/tmp/ember_cuda_text_XXXXXX.cpp";
+  const int fd = ::mkstemps(path, 4);
+  REQUIRE(fd >= 0);
+  const std::string text = stubs + emit_module_source(groups, Target::Cuda);
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  const std::string description = host_compiler_description();
+  const std::string compiler = description.substr(0, description.find(' '));
+  const std::string include = description.substr(description.rfind(" -I") + 3);
+  const std::string command = compiler + " -std=c++20 -fsyntax-only -I" + include + " " + path;
+  INFO(text);
+  CHECK(std::system(command.c_str()) == 0);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("fusion: a second process loads the compiled library from the disk cache, no compiler runs") {
+  // A fresh cache directory, so the first compile below really compiles.
+  char directory[] = "/tmp/ember_fusion_cache_XXXXXX";
+  REQUIRE(::mkdtemp(directory) != nullptr);
+  ::setenv("EMBER_CACHE_DIR", directory, 1);
+  {
+    KnownGraph known;
+    Graph graph = known.builder.graph;
+    const int before = compiler_runs();
+    REQUIRE(fuse_pointwise(graph) == 2);
+    CHECK(compiler_runs() > before);
+    // All groups of a graph: one translation unit, one library.
+    int libraries = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(directory) / "cpu"))
+      libraries += entry.path().extension() == ".so" ? 1 : 0;
+    CHECK(libraries == 1);
+  }
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The counter is inherited through fork: what matters is that it does not move here.
+    const int inherited = compiler_runs();
+    int status = 1;
+    try {
+      KnownGraph known;
+      Graph graph = known.builder.graph;
+      const bool fused = fuse_pointwise(graph) == 2;
+      const std::vector<Tensor> results = known.builder.run(graph);
+      const bool same = graph_test::max_relative_error(results[0], known.builder.eager[known.bias_grad]) <= 1e-6;
+      status = !fused ? 2 : !same ? 3 : compiler_runs() != inherited ? 4 : 0;
+    } catch (...) {
+      status = 5;
+    }
+    ::_exit(status);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  ::unsetenv("EMBER_CACHE_DIR");
+  std::filesystem::remove_all(directory);
+}
+
+TEST_CASE("fusion: without a working compiler the graph stays unfused and still runs") {
+  char directory[] = "/tmp/ember_fusion_cache_XXXXXX";
+  REQUIRE(::mkdtemp(directory) != nullptr);
+  ::setenv("EMBER_CACHE_DIR", directory, 1);
+  ::setenv("EMBER_CXX", "/bin/false", 1);
+  KnownGraph known;
+  Graph graph = known.builder.graph;
+  CHECK(fuse_pointwise(graph) == 0);
+  CHECK(graph.nodes.size() == known.builder.graph.nodes.size());
+  ::unsetenv("EMBER_CXX");
+  ::unsetenv("EMBER_CACHE_DIR");
+  std::filesystem::remove_all(directory);
+}

@@ -12,34 +12,14 @@
 
 #include "graph/kernel_cache.h"
 #include "runtime/error.h"
+#include "scoped_cache_dir.h"
 
 namespace cache = ember::graph::cache;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Points EMBER_CACHE_DIR at a fresh temp directory for one test and restores the old value.
-class ScopedCacheDir {
- public:
-  ScopedCacheDir() {
-    std::string pattern = (fs::temp_directory_path() / "ember-cache-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-    if (const char* old = std::getenv("EMBER_CACHE_DIR")) old_ = old;
-    ::setenv("EMBER_CACHE_DIR", path_.c_str(), 1);
-  }
-  ~ScopedCacheDir() {
-    if (old_) ::setenv("EMBER_CACHE_DIR", old_->c_str(), 1);
-    else ::unsetenv("EMBER_CACHE_DIR");
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  std::optional<std::string> old_;
-};
+using ember::graph_test::ScopedCacheDir;
 
 // A large payload with a per-position pattern, so a torn or mixed write shows as a mismatch.
 std::string payload(size_t size, char salt) {

@@ -1,0 +1,66 @@
+// KernelLibrary over cudaLibraryLoadData / cudaLibraryGetKernel / cudaLaunchKernel. The CUDA
+// runtime documents that a cudaKernel_t, cast to const void*, is accepted by cudaLaunchKernel.
+#include "runtime/cuda/kernel_library.h"
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/error.h"
+
+namespace ember::cuda {
+
+KernelLibrary::KernelLibrary(Device device, std::string_view cubin, int cubin_sm,
+                             std::string_view ptx)
+    : device_(device) {
+  check_device(device);
+  DeviceGuard guard(device);
+  int major = 0, minor = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index));
+  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device.index));
+  // A cubin runs only on its own architecture; PTX is JIT-compiled for any newer one.
+  from_ptx_ = major * 10 + minor != cubin_sm;
+  // PTX is text and must be NUL-terminated; a std::string's data() is.
+  std::string image(from_ptx_ ? ptx : cubin);
+  check(!image.empty(), "KernelLibrary: no {} image for {} (compute capability {}.{})",
+        from_ptx_ ? "PTX" : "cubin", device, major, minor);
+  cudaLibrary_t library = nullptr;
+  cudaError_t status =
+      cudaLibraryLoadData(&library, image.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    fail("KernelLibrary: cannot load the {} (sm_{} cubin, {} bytes of PTX) on {} (compute "
+         "capability {}.{}): {}",
+         from_ptx_ ? "PTX" : "cubin", cubin_sm, ptx.size(), device, major, minor,
+         cudaGetErrorString(status));
+  }
+  library_ = library;
+}
+
+KernelLibrary::~KernelLibrary() {
+  // Errors are ignored: at process exit the driver may already be shut down.
+  if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+}
+
+void* KernelLibrary::kernel(const std::string& name) const {
+  cudaKernel_t handle = nullptr;
+  cudaError_t status = cudaLibraryGetKernel(&handle, static_cast<cudaLibrary_t>(library_), name.c_str());
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    fail("KernelLibrary: no kernel named '{}' in the loaded program ({}); kernels must be "
+         "extern \"C\"",
+         name, cudaGetErrorString(status));
+  }
+  return handle;
+}
+
+void KernelLibrary::launch(void* kernel, Dim3 grid, Dim3 block, void** arguments,
+                           const Stream& stream, size_t shared_bytes) const {
+  check(stream.device == device_, "KernelLibrary: launch on a stream of {} for a library of {}",
+        stream.device, device_);
+  DeviceGuard guard(device_);
+  cuda_check(cudaLaunchKernel(static_cast<const void*>(kernel), dim3(grid.x, grid.y, grid.z),
+                              dim3(block.x, block.y, block.z), arguments, shared_bytes,
+                              static_cast<cudaStream_t>(stream.handle)));
+}
+
+}  // namespace ember::cuda

@@ -9,7 +9,7 @@ scratch=$(mktemp -d /tmp/ember-ckpt-cli-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 
 "$cli" synth --world 4 --out "$scratch/a" --seed 7 --steps 2 >/dev/null
-"$cli" verify "$scratch/a" | grep "OK (104 chunks, 34959704 bytes verified)" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
+"$cli" verify "$scratch/a" | grep "OK (104 chunks, 34959736 bytes verified)" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
 "$cli" inspect "$scratch/a" | grep "model.0.weight  float32 \[1024, 784\] dim0  3211264 bytes in 4 chunks" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
 "$cli" inspect "$scratch/a" | grep "train.step  int64 = 2" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
 "$cli" reshard "$scratch/a" --world 3 --out "$scratch/a3" >/dev/null

@@ -178,7 +178,7 @@ nlohmann::json run_model(const RunOptions& options) {
           // Device (e.g. cudaMalloc) allocations during the measured steps: 0 is the goal.
           {"backend_allocations_in_steps", memory_stats(device).num_backend_allocations - backend_allocations_at_start},
           {"final_loss", loss.item()}};
-  result.update(compiled_fields);
+  if (compiled) result.update(compiled_fields);
   return result;
 }
 

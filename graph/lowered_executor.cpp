@@ -8,6 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
 namespace ember::graph {
 
 namespace {
@@ -33,6 +37,27 @@ std::shared_ptr<TensorImpl> contiguous_impl(const TensorMeta& meta) {
   return impl;
 }
 
+// EMBER_POISON_OUTPUTS=1 (the tests): like the dispatcher, fill each output with NaN (or 0xA5
+// bytes) before its kernel runs. With buffer reuse an unwritten element would otherwise show a
+// stale value of another graph value instead of failing the comparison with eager.
+bool poison_enabled() {
+  const char* value = std::getenv("EMBER_POISON_OUTPUTS");
+  return value != nullptr && std::strcmp(value, "0") != 0;
+}
+
+void poison(const Tensor& tensor) {
+  if (!tensor.defined() || !tensor.device().is_cpu() || tensor.numel() == 0 || tensor.dtype() == kBool) return;
+  if (tensor.dtype() == kFloat32) {
+    float* data = tensor.data_ptr<float>();
+    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nanf("");
+  } else if (tensor.dtype() == kFloat64) {
+    double* data = tensor.data_ptr<double>();
+    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nan("");
+  } else {
+    std::memset(tensor.raw_data_ptr(), 0xA5, tensor.nbytes());
+  }
+}
+
 void set_geometry(TensorImpl& impl, const ViewGeometry& geometry) {
   impl.sizes = geometry.sizes;
   impl.strides = geometry.strides;
@@ -55,7 +80,8 @@ std::string LoweredExecutor::unsupported_reason(const Graph& graph) {
   return "";
 }
 
-LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs) : plan_(plan_memory(graph)), values_(graph.values) {
+LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
+    : plan_(plan_memory(graph)), values_(graph.values), poison_(poison_enabled()) {
   if (plan_.arena_bytes > 0) arena_ = Storage::allocate(static_cast<size_t>(plan_.arena_bytes), plan_.arena_device);
   build_values(graph);
   build_steps(graph);
@@ -151,6 +177,7 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
     impl.strides = given.strides;
     impl.offset = given.offset;
   }
+  release_replaced_grads(graph);
   for (const PerCallBuffer& buffer : per_call_)
     impls_[buffer.root]->storage = Storage::allocate(buffer.bytes, values_[buffer.root].meta.device);
   run_steps(graph, 0, steps_.size());
@@ -170,10 +197,26 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end) {
       continue;
     }
     if (node.refresh) node.refresh(node.attrs);
+    if (poison_ && step.kind == StepKind::Compute)
+      for (const Tensor& output : step.outputs) poison(output);
     step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);
     if (step.kind == StepKind::InPlace)
       for (Tensor& output : step.outputs)
         if (output.defined()) output.impl()->storage->bump_version();
+  }
+}
+
+// A .grad the call will replace and does not read (not bound as state) is dropped before the new
+// ones are allocated, as eager's zero_grad(set_to_none) would have: otherwise old and new
+// gradients coexist and the step's peak memory grows by the size of all gradients.
+void LoweredExecutor::release_replaced_grads(const Graph& graph) {
+  for (const GradWriteBack& write : graph.grad_write_backs) {
+    TensorImpl& parameter = *graph.state_tensors[write.state];
+    if (write.value < 0 || !parameter.autograd_meta || !parameter.autograd_meta->grad) continue;
+    const TensorImpl* old = parameter.autograd_meta->grad->impl();
+    bool read_by_graph = false;
+    for (const std::shared_ptr<TensorImpl>& state : graph.state_tensors) read_by_graph = read_by_graph || state.get() == old;
+    if (!read_by_graph) parameter.autograd_meta->grad.reset();
   }
 }
 

@@ -62,6 +62,7 @@ class LoweredExecutor {
   // re-pointed by the next call), or the caller's own tensor for inputs and state.
   Tensor escape(ValueId value, std::span<const Tensor> inputs) const;
   void release_call_memory(const Graph& graph);
+  void release_replaced_grads(const Graph& graph);
   void run_steps(Graph& graph, size_t begin, size_t end);
   void set_up_cuda_graphs(const Graph& graph);
   std::vector<Tensor> run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs);
@@ -71,6 +72,7 @@ class LoweredExecutor {
   std::shared_ptr<Storage> arena_;
   std::vector<std::shared_ptr<TensorImpl>> impls_;  // per value: stable, re-pointed per call
   std::vector<Value> values_;
+  bool poison_ = false;  // EMBER_POISON_OUTPUTS
   std::vector<Step> steps_;
   std::vector<PerCallBuffer> per_call_;
   std::vector<ValueId> view_values_;  // whose storage is re-pointed each call

@@ -17,6 +17,7 @@ constexpr std::string_view kModel = "model.";
 constexpr std::string_view kOptimizerTensors = "optimizer.tensors.";
 constexpr std::string_view kOptimizerScalars = "optimizer.scalars.";
 constexpr std::string_view kScheduler = "scheduler.";
+constexpr std::string_view kScaler = "scaler.";
 constexpr std::string_view kRng = "rng.";
 constexpr std::string_view kExtra = "extra.";
 constexpr const char* kLoader = "loader.state";
@@ -43,6 +44,7 @@ struct Staged {
   std::map<std::string, Tensor> model;  // by the module's key
   optim::OptimizerState optimizer;
   OrderedDict<double> scheduler;
+  OrderedDict<double> scaler;
   std::vector<GeneratorState> generators;
   std::optional<data::LoaderState> loader;
   int64_t step = 0;
@@ -96,6 +98,8 @@ Staged stage(const CheckpointReader& reader, const TrainingState& state, int sou
                                       typed<double>(reader, entry.name));
     if (state.scheduler != nullptr && entry.name.starts_with(kScheduler))
       staged.scheduler.insert(entry.name.substr(kScheduler.size()), typed<double>(reader, entry.name));
+    if (state.scaler != nullptr && entry.name.starts_with(kScaler))
+      staged.scaler.insert(entry.name.substr(kScaler.size()), typed<double>(reader, entry.name));
     if (entry.name.starts_with(kExtra) && !entry.is_tensor())
       staged.extra[entry.name.substr(kExtra.size())] = entry.value();
   }
@@ -131,6 +135,11 @@ void apply(const Staged& staged, TrainingState& state, std::vector<std::function
     OrderedDict<double> old = state.scheduler->state_dict();
     state.scheduler->load_state_dict(staged.scheduler);
     undo.push_back([&state, old] { state.scheduler->load_state_dict(old); });
+  }
+  if (state.scaler != nullptr) {
+    OrderedDict<double> old = state.scaler->state_dict();
+    state.scaler->load_state_dict(staged.scaler);
+    undo.push_back([&state, old] { state.scaler->load_state_dict(old); });
   }
   if (state.loader != nullptr) {
     const data::LoaderState old = state.loader->state_dict();
@@ -168,6 +177,8 @@ RankState training_rank_state(const TrainingState& state, int rank, int world_si
   }
   if (state.scheduler != nullptr)
     for (const auto& [name, value] : state.scheduler->state_dict()) out.add_value(key(kScheduler, name), value);
+  if (state.scaler != nullptr)
+    for (const auto& [name, value] : state.scaler->state_dict()) out.add_value(key(kScaler, name), value);
   for (const auto& [device, generator] : state.generators) {
     const GeneratorState rng = generator->get_state();
     out.add_rows(key(kRng, device), int64_row({static_cast<int64_t>(rng.seed), static_cast<int64_t>(rng.offset)}),

@@ -1,5 +1,5 @@
-// The full training state of one rank (model, optimizer, scheduler, data loader, RNG, step,
-// configuration, extra typed values such as a loss scaler's) as one checkpoint: the entry names
+// The full training state of one rank (model, optimizer, scheduler, loss scaler, data loader, RNG,
+// step, configuration, extra typed values) as one checkpoint: the entry names
 // are listed in ckpt/FORMAT.md. Save and restore are collective over the ranks of a Coordinator.
 //
 //   ckpt::TrainingState state{.model = model.ptr().get(), .optimizer = &adam, ...};
@@ -17,6 +17,7 @@
 #include "ckpt/async_save.h"
 #include "ckpt/coordinator.h"
 #include "ckpt/writer.h"
+#include "runtime/amp/grad_scaler.h"
 #include "runtime/data/dataloader.h"
 #include "runtime/nn/module.h"
 #include "runtime/optim/lr_scheduler.h"
@@ -32,12 +33,13 @@ struct TrainingState {
   nn::Module* model = nullptr;
   optim::Optimizer* optimizer = nullptr;
   optim::LRScheduler* scheduler = nullptr;
+  amp::GradScaler* scaler = nullptr;  // mixed precision's loss scaler
   data::DataLoader* loader = nullptr;
   // Generators by device name ("cpu", "cuda:0"): saved per rank.
   std::vector<std::pair<std::string, Generator*>> generators;
   int64_t step = 0;
   std::string config;                  // the run's configuration, e.g. JSON text
-  std::map<std::string, Value> extra;  // e.g. {"scaler.scale", 65536.0}, {"scaler.growth", 0L}
+  std::map<std::string, Value> extra;  // e.g. {"ema_decay", 0.999}
 };
 
 // This rank's entries of `state` for a save by `world_size` ranks (views, not copies).

@@ -9,6 +9,7 @@
 
 #include "graph/capture.h"
 #include "graph/passes.h"
+#include "runtime/autocast.h"
 
 namespace ember::graph {
 
@@ -17,6 +18,10 @@ namespace {
 bool log_enabled(const char* topic) {
   const char* logs = std::getenv("EMBER_LOGS");
   return logs != nullptr && std::strstr(logs, topic) != nullptr;
+}
+
+std::string autocast_description(bool enabled = autocast_enabled(), DType dtype = autocast_dtype()) {
+  return enabled ? fmt::format("on ({})", dtype) : "off";
 }
 
 bool same_type(const TensorMeta& a, const TensorMeta& b) {
@@ -39,6 +44,9 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
   if (grad_mode_enabled() != guards.grad_mode)
     return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
                        guards.grad_mode ? "on" : "off");
+  if (autocast_enabled() != guards.autocast || (guards.autocast && autocast_dtype() != guards.autocast_dtype))
+    return fmt::format("autocast is {}, the graph was captured with {}", autocast_description(),
+                       autocast_description(guards.autocast, guards.autocast_dtype));
   for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];
     // Only the graph still holds it: its owner (a module, an optimizer) replaced or dropped it.
@@ -84,6 +92,8 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
   CaptureMode mode(graph, options_.fullgraph);
   Guards guards;
   guards.grad_mode = grad_mode_enabled();
+  guards.autocast = autocast_enabled();
+  guards.autocast_dtype = autocast_dtype();
   for (const Tensor& input : inputs) {
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));

@@ -35,6 +35,8 @@ struct Guards {
   std::vector<TensorMeta> inputs;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
   bool grad_mode = true;
+  bool autocast = false;  // autocast on, and its dtype: the graph holds the casts it made
+  DType autocast_dtype = kBFloat16;
 };
 
 // The type-erased state of one compiled function.

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/autocast.h"
+
 namespace ember::graph {
 
 namespace {
@@ -34,6 +36,9 @@ Executor::~Executor() = default;
 const MemoryPlan* Executor::memory_plan() const { return lowered_ ? &lowered_->plan() : nullptr; }
 
 std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
+  // The graph holds autocast's casts as to_dtype nodes already; they must not be applied twice
+  // (the lowered path calls kernels directly, but its write-back copies are dispatched).
+  AutocastGuard no_autocast(autocast_dtype(), false);
   if (lowered_) return lowered_->run(graph_, inputs);
   return run_dispatching(inputs);
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "runtime/autocast.h"
 #include "runtime/autograd/node.h"
 #include "runtime/profiler/nvtx.h"
 
@@ -213,7 +214,15 @@ TensorList DispatchNext::run(const OpCall& call) const {
 }
 
 TensorList dispatch(const OpCall& call) {
-  if (mode_stack.empty()) [[likely]] return dispatch_eager(call);
+  if (mode_stack.empty() && !detail::autocast_state.enabled) [[likely]] return dispatch_eager(call);
+  // Autocast comes before every mode, so that a capture records the casts as to_dtype nodes and
+  // then the op on the cast inputs, whichever of the two was installed first. The call on the
+  // cast inputs comes back here and needs no further cast.
+  if (detail::autocast_state.enabled && call.op.autocast != AutocastPolicy::None) {
+    std::vector<Tensor> cast;
+    if (detail::autocast_inputs(call, cast)) return dispatch(OpCall{call.op, cast, call.attrs});
+  }
+  if (mode_stack.empty()) return dispatch_eager(call);
   const int top = static_cast<int>(mode_stack.size()) - 1;
   return mode_stack[top]->handle(call, DispatchNext(top - 1));
 }

@@ -2,7 +2,8 @@
 //   - no mode installed (the default): eager, run the kernel for the inputs' device now;
 //   - a capture mode (the compile stage) records the call into a graph instead of running it;
 //   - observers (profiler, NVTX, anomaly checks) see each call's name, shapes and timing.
-// When the stack is empty the eager path pays one thread-local load for all of this.
+// Before the modes, autocast (runtime/autocast.h) may cast an op's inputs. With no mode installed
+// and autocast off, the eager path pays two thread-local loads for all of this.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,8 @@
 // The one header a user includes: ember's whole public C++ API.
 #pragma once
 
+#include "runtime/amp/grad_scaler.h"
+#include "runtime/autocast.h"
 #include "runtime/data/data.h"
 #include "runtime/cuda_settings.h"
 #include "runtime/device.h"

@@ -3,6 +3,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "runtime/autocast.h"
 #include "runtime/autograd/node.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -47,6 +48,8 @@ void accumulate(std::vector<Tensor>& buffer, uint32_t slot, Tensor gradient) {
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
                   bool retain_graph) {
   NoGradGuard no_grad;  // backward math is not itself recorded
+  // Backward ops run in the dtypes their forward ops chose; autocast would recast them.
+  AutocastGuard no_autocast(autocast_dtype(), false);
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::vector<Node*> root_nodes;
   std::vector<std::shared_ptr<Node>> keep_alive;

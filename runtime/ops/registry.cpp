@@ -25,6 +25,10 @@ const OpDef& OpRegistry::add(OpDef def) {
     for (const auto& [device, kernel] : pending->second) owned->kernels[static_cast<int>(device)] = kernel;
     pending_kernels_.erase(pending);
   }
+  if (auto pending = pending_autocast_.find(owned->name); pending != pending_autocast_.end()) {
+    owned->autocast = pending->second;
+    pending_autocast_.erase(pending);
+  }
   const OpDef& ref = *owned;
   ops_.emplace(ref.name, std::move(owned));
   return ref;
@@ -61,6 +65,21 @@ void OpRegistry::set_kernel(const std::string& name, DeviceType device, Kernel k
 std::vector<std::string> OpRegistry::pending_kernel_ops() const {
   std::vector<std::string> names;
   for (const auto& [name, kernels] : pending_kernels_) names.push_back(name);
+  return names;
+}
+
+void OpRegistry::set_autocast(const std::string& name, AutocastPolicy policy) {
+  auto found = ops_.find(name);
+  if (found == ops_.end()) {
+    pending_autocast_[name] = policy;
+    return;
+  }
+  found->second->autocast = policy;
+}
+
+std::vector<std::string> OpRegistry::pending_autocast_ops() const {
+  std::vector<std::string> names;
+  for (const auto& [name, policy] : pending_autocast_) names.push_back(name);
   return names;
 }
 

@@ -100,6 +100,15 @@ enum class OpKind : uint8_t {
   Other,      // library calls (GEMM), gathers, losses, ...
 };
 
+// What autocast (runtime/autocast.h) does to an op's floating inputs inside an AutocastGuard,
+// following PyTorch's CUDA autocast op lists. Float64 inputs are never cast (as in PyTorch).
+enum class AutocastPolicy : uint8_t {
+  None,            // run in the inputs' own dtypes
+  LowerPrecision,  // GEMMs: cast to the autocast dtype (bf16 / fp16); they accumulate in fp32
+  Float32,         // numerically sensitive ops (softmax, losses, norms, exp, sum): 16-bit -> fp32
+  Promote,         // ops that need one dtype: cast every floating input to the widest of them
+};
+
 struct OpDef {
   std::string name;
   std::string schema;  // human-readable signature: "add(Tensor a, Tensor b, float alpha=1) -> Tensor"
@@ -118,6 +127,7 @@ struct OpDef {
   uint32_t nondifferentiable_inputs = 0;
   // For InPlace ops: bit i set when the kernel writes input i (the optimizer steps write several).
   uint32_t mutated_inputs = 1;
+  AutocastPolicy autocast = AutocastPolicy::None;
 
   Kernel kernel_for(Device device) const { return kernels[static_cast<int>(device.type)]; }
 };
@@ -134,10 +144,15 @@ class OpRegistry {
   // op's own registration; pending_kernel_ops() lists names set but never registered (a typo).
   void set_kernel(const std::string& name, DeviceType device, Kernel kernel);
   std::vector<std::string> pending_kernel_ops() const;
+  // Sets an op's autocast policy; runtime/autocast.cpp holds the one table of them. Like
+  // set_kernel, works before the op's registration; pending_autocast_ops() lists names never seen.
+  void set_autocast(const std::string& name, AutocastPolicy policy);
+  std::vector<std::string> pending_autocast_ops() const;
 
  private:
   std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
   std::unordered_map<std::string, std::vector<std::pair<DeviceType, Kernel>>> pending_kernels_;
+  std::unordered_map<std::string, AutocastPolicy> pending_autocast_;
 };
 
 OpRegistry& registry();

@@ -54,7 +54,7 @@ double thread_cpu_us() {
 // The loss of one batch; the large model runs its forward under bf16 autocast, as PyTorch's
 // reference does (the loss itself is computed in float32 either way).
 Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, bool autocast) {
-  (void)autocast;  // autocast lands with the mixed-precision work
+  const AutocastGuard guard(kBFloat16, autocast);
   return cross_entropy(model->forward(x), y);
 }
 

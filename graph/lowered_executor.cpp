@@ -186,7 +186,7 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
   return results;
 }
 
-void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end) {
+void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions) {
   for (size_t s = begin; s < end; ++s) {
     Step& step = steps_[s];
     Node& node = graph.nodes[step.node];
@@ -200,7 +200,7 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end) {
     if (poison_ && step.kind == StepKind::Compute)
       for (const Tensor& output : step.outputs) poison(output);
     step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);
-    if (step.kind == StepKind::InPlace)
+    if (bump_versions && step.kind == StepKind::InPlace)
       for (Tensor& output : step.outputs)
         if (output.defined()) output.impl()->storage->bump_version();
   }
@@ -271,8 +271,17 @@ std::vector<Tensor> LoweredExecutor::run_cuda_graphs(Graph& graph, std::span<con
   if (moved) replay_->invalidate();  // captured kernels hold the old addresses
   for (size_t k = 0; k < segments_.size(); ++k) {
     const Segment& segment = segments_[k];
-    if (segment.captured) replay_->run(static_cast<int>(k), [&] { run_steps(graph, segment.begin, segment.end); });
-    else run_steps(graph, segment.begin, segment.end);
+    if (!segment.captured) {
+      run_steps(graph, segment.begin, segment.end);
+      continue;
+    }
+    // Host work recorded at capture does not replay: the versions of what the segment updates in
+    // place are bumped here, once per launch.
+    replay_->run(static_cast<int>(k), [&] { run_steps(graph, segment.begin, segment.end, /*bump_versions=*/false); });
+    for (size_t s = segment.begin; s < segment.end; ++s)
+      if (steps_[s].kind == StepKind::InPlace)
+        for (Tensor& output : steps_[s].outputs)
+          if (output.defined()) output.impl()->storage->bump_version();
   }
   return finish_call(graph, inputs, /*clone_outputs=*/true);
 }

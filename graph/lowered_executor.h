@@ -63,7 +63,7 @@ class LoweredExecutor {
   Tensor escape(ValueId value, std::span<const Tensor> inputs) const;
   void release_call_memory(const Graph& graph);
   void release_replaced_grads(const Graph& graph);
-  void run_steps(Graph& graph, size_t begin, size_t end);
+  void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
   void set_up_cuda_graphs(const Graph& graph);
   std::vector<Tensor> run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs);
   std::vector<Tensor> finish_call(Graph& graph, std::span<const Tensor> inputs, bool clone_outputs);

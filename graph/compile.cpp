@@ -144,7 +144,18 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors)
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
   if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
-  entries_.push_back({std::move(guards), Executor(std::move(graph))});
+  check(options_.mode == "default" || options_.mode == "reduce_overhead",
+        "compile: mode must be \"default\" or \"reduce_overhead\", got \"{}\"", options_.mode);
+  Executor executor(std::move(graph), {.lowered = options_.lowered, .cuda_graphs = options_.mode == "reduce_overhead"});
+  if (log_enabled("executor")) {
+    if (const MemoryPlan* plan = executor.memory_plan())
+      fmt::print(stderr, "[ember compile] lowered executor: {} nodes, arena {} bytes ({} without reuse){}\n",
+                 executor.graph().nodes.size(), plan->arena_bytes, plan->unshared_bytes,
+                 executor.uses_cuda_graphs() ? ", replayed as CUDA graphs" : "");
+    else
+      fmt::print(stderr, "[ember compile] dispatching executor: {}\n", executor.why_not_lowered());
+  }
+  entries_.push_back({std::move(guards), std::move(executor)});
   return result;
 }
 

@@ -23,6 +23,12 @@ struct CompileOptions {
   // Fuse chains of pointwise ops (and a sum/mean at their end) into generated kernels
   // (graph/fusion.h); off to compare with plain replay.
   bool fuse = true;
+  // Replay through the lowered step list over a planned arena (graph/lowered_executor.h); false
+  // keeps the dispatching executor, for comparison (EMBER_EXECUTOR=dispatch does the same).
+  bool lowered = true;
+  // "default", or "reduce_overhead": on CUDA, the lowered steps are captured once into CUDA graphs
+  // and replayed each call (see LoweredExecutor); on the CPU it changes nothing.
+  std::string mode = "default";
 };
 
 namespace graph {
@@ -50,6 +56,8 @@ class CompiledFunction {
   const std::vector<std::string>& recompile_reasons() const { return recompile_reasons_; }
   // The graph of the newest entry (after passes); null before the first capture.
   const Graph* graph() const { return entries_.empty() ? nullptr : &entries_.back().executor.graph(); }
+  // The executor of the newest entry (its memory plan, or why it dispatches); null before capture.
+  const Executor* executor() const { return entries_.empty() ? nullptr : &entries_.back().executor; }
 
  private:
   struct Entry {

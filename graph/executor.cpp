@@ -1,18 +1,52 @@
-// Executor::run: the step loop, write-backs and grad write-backs.
+// Executor: chooses the lowered step list or the dispatching loop, and the dispatching loop itself
+// (each node through the dispatcher's eager path, as the op would run outside a graph).
 #include "graph/executor.h"
+
+#include <cstdlib>
+#include <cstring>
 
 #include "runtime/autocast.h"
 
 namespace ember::graph {
 
-Executor::Executor(Graph graph) : graph_(std::move(graph)), slots_(graph_.values.size()) {}
+namespace {
+
+bool dispatching_forced() {
+  const char* value = std::getenv("EMBER_EXECUTOR");
+  return value != nullptr && std::strcmp(value, "dispatch") == 0;
+}
+
+}  // namespace
+
+Executor::Executor(Graph graph, ExecutorOptions options) : graph_(std::move(graph)), slots_(graph_.values.size()) {
+  if (!options.lowered) {
+    why_not_lowered_ = "CompileOptions asked for the dispatching executor";
+  } else if (dispatching_forced()) {
+    why_not_lowered_ = "EMBER_EXECUTOR=dispatch";
+  } else {
+    why_not_lowered_ = LoweredExecutor::unsupported_reason(graph_);
+  }
+  if (why_not_lowered_.empty()) lowered_ = std::make_unique<LoweredExecutor>(graph_, options.cuda_graphs);
+}
+
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+Executor::~Executor() = default;
+
+const MemoryPlan* Executor::memory_plan() const { return lowered_ ? &lowered_->plan() : nullptr; }
 
 std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
+  // The graph holds autocast's casts as to_dtype nodes already; they must not be applied twice
+  // (the lowered path calls kernels directly, but its write-back copies are dispatched).
+  AutocastGuard no_autocast(autocast_dtype(), false);
+  if (lowered_) return lowered_->run(graph_, inputs);
+  return run_dispatching(inputs);
+}
+
+std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
   check(inputs.size() == graph_.inputs.size(), "compiled graph: expected {} inputs, got {}",
         graph_.inputs.size(), inputs.size());
   NoGradGuard no_grad;
-  // The graph holds autocast's casts as to_dtype nodes already; they must not be applied twice.
-  AutocastGuard no_autocast(autocast_dtype(), false);
   for (size_t i = 0; i < inputs.size(); ++i) slots_[graph_.inputs[i]] = inputs[i];
   for (size_t i = 0; i < graph_.state_inputs.size(); ++i)
     slots_[graph_.state_inputs[i]] = Tensor(graph_.state_tensors[i]);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <memory>
 
+#include "graph/compile.h"
 #include "tools/ember-bench/bench.h"
 
 namespace ember::bench {
@@ -88,14 +89,31 @@ nlohmann::json run_model(const RunOptions& options) {
   else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
 
   const int64_t batches = spec.samples / spec.batch;
-  auto step = [&](int64_t index) {
-    const int64_t row = (index % batches) * spec.batch;
-    Tensor x = x_all.slice(0, row, row + spec.batch);
-    Tensor y = y_all.slice(0, row, row + spec.batch);
+  auto train_step = [&](const Tensor& x, const Tensor& y) {
     optimizer->zero_grad();
     Tensor loss = forward_loss(model, x, y, spec.autocast);
     loss.backward();
     optimizer->step();
+    return loss;
+  };
+  // --mode compiled: the same step through ember::compile. Call 1 runs eagerly (warm-up: Adam
+  // creates its moments), call 2 captures, runs the passes and lowers the graph (compile_ms),
+  // later calls replay.
+  const bool compiled = options.mode == "compiled";
+  auto compiled_step = ember::compile(train_step, {.fullgraph = true});
+  double compile_ms = 0.0;
+  auto step = [&](int64_t index) {
+    const int64_t row = (index % batches) * spec.batch;
+    Tensor x = x_all.slice(0, row, row + spec.batch);
+    Tensor y = y_all.slice(0, row, row + spec.batch);
+    if (!compiled) return train_step(x, y);
+    const bool capturing = compiled_step.state().captures() == 0 && index == 1;
+    const Clock::time_point start = Clock::now();
+    Tensor loss = compiled_step(x, y);
+    if (capturing) {
+      synchronize(device);
+      compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    }
     return loss;
   };
 
@@ -130,7 +148,19 @@ nlohmann::json run_model(const RunOptions& options) {
 
   const double median_us = times.median();
   const double flops = step_flops(spec);
-  return {{"model", options.model},
+  nlohmann::json compiled_fields;
+  if (compiled) {
+    check(total >= 3 && compiled_step.state().captures() == 1 && !compiled_step.state().fell_back_to_eager(),
+          "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
+    const graph::Executor& executor = *compiled_step.state().executor();
+    const graph::MemoryPlan* plan = executor.memory_plan();
+    compiled_fields = {{"compile_ms", compile_ms},
+                       {"executor", plan ? "lowered" : "dispatching"},
+                       {"graph_nodes", executor.graph().nodes.size()},
+                       {"planned_bytes", plan ? plan->arena_bytes : 0},
+                       {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};
+  }
+  nlohmann::json result = {{"model", options.model},
           {"mode", options.mode},
           {"device", device.str()},
           {"threads", options.threads},
@@ -148,6 +178,8 @@ nlohmann::json run_model(const RunOptions& options) {
           // Device (e.g. cudaMalloc) allocations during the measured steps: 0 is the goal.
           {"backend_allocations_in_steps", memory_stats(device).num_backend_allocations - backend_allocations_at_start},
           {"final_loss", loss.item()}};
+  if (compiled) result.update(compiled_fields);
+  return result;
 }
 
 }  // namespace ember::bench

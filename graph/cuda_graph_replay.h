@@ -1,0 +1,50 @@
+// mode="reduce_overhead" on CUDA: segments of the lowered step list are captured once into CUDA
+// graphs (stream capture) and relaunched each call, so a step costs one launch per segment instead
+// of one host dispatch per kernel.
+//
+// What it requires, and the choices made:
+//  - Stable addresses. The arena is allocated once; graph inputs are copied into buffers owned by
+//    the executor before each launch, and the per-call buffers (outputs, new .grads) are allocated
+//    once too. Returned outputs are cloned after the launch; installed .grad tensors alias the
+//    executor's buffers and are overwritten by the next call (as in PyTorch's CUDA-graph mode).
+//  - Host scalars refreshed per call (Adam's lr and step count) live in kernel parameters, which a
+//    captured graph would freeze. Those nodes are kept OUTSIDE the graphs: the step list is split at
+//    them, and they are launched directly each call between the captured segments.
+//  - No host synchronization, allocation or host read inside a captured segment: a kernel that
+//    allocates scratch memory per call (or reads a value on the host) breaks capture; the CUDA
+//    error names the segment. A state tensor whose storage moved (data pointer changed) makes the
+//    executor capture again.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/device.h"
+
+namespace ember::graph {
+
+class CudaGraphReplay {
+ public:
+  // False (with the reason) when this build or machine cannot capture CUDA graphs.
+  static bool available(std::string* why_not);
+
+  CudaGraphReplay(Device device, int segments);
+  ~CudaGraphReplay();
+  CudaGraphReplay(const CudaGraphReplay&) = delete;
+  CudaGraphReplay& operator=(const CudaGraphReplay&) = delete;
+
+  // Runs segment `index`: the first time, `record` runs under stream capture on the replay's own
+  // stream and the graph is instantiated; every time, the graph is launched. Work is ordered after
+  // what the current stream queued before, and the current stream waits for it afterwards.
+  void run(int index, const std::function<void()>& record);
+  // Drops every captured graph (the next run captures again).
+  void invalidate();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace ember::graph

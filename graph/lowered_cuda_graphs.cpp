@@ -1,0 +1,57 @@
+// LoweredExecutor's mode="reduce_overhead" path: stable buffers, the step list split into
+// captured segments and direct launches, and the replay loop (see cuda_graph_replay.h for why).
+#include <fmt/format.h>
+
+#include "graph/lowered_executor.h"
+
+namespace ember::graph {
+
+void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
+  if (!plan_.arena_device.is_cuda()) {
+    why_no_cuda_graphs_ = fmt::format("the graph's intermediates are on {}, not a CUDA device", plan_.arena_device);
+    return;
+  }
+  if (!CudaGraphReplay::available(&why_no_cuda_graphs_)) return;
+  // Stable addresses: the inputs are staged into buffers owned here, per-call buffers made once.
+  for (ValueId id : graph.inputs)
+    impls_[id]->storage = Storage::allocate(static_cast<size_t>(aligned_bytes(values_[id].meta)), values_[id].meta.device);
+  for (const PerCallBuffer& buffer : per_call_)
+    impls_[buffer.root]->storage = Storage::allocate(buffer.bytes, values_[buffer.root].meta.device);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const bool refreshed = static_cast<bool>(graph.nodes[steps_[s].node].refresh);
+    if (refreshed) segments_.push_back({s, s + 1, false});
+    else if (!segments_.empty() && segments_.back().captured) segments_.back().end = s + 1;
+    else segments_.push_back({s, s + 1, true});
+  }
+  state_pointers_.assign(graph.state_tensors.size(), nullptr);
+  replay_ = std::make_unique<CudaGraphReplay>(plan_.arena_device, static_cast<int>(segments_.size()));
+}
+
+std::vector<Tensor> LoweredExecutor::run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) Tensor(impls_[graph.inputs[i]]).copy_(inputs[i]);
+  bool moved = false;
+  for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
+    const std::shared_ptr<Storage>& storage = graph.state_tensors[i]->storage;
+    const void* now = storage ? storage->data() : nullptr;
+    moved = moved || now != state_pointers_[i];
+    state_pointers_[i] = now;
+  }
+  if (moved) replay_->invalidate();  // captured kernels hold the old addresses
+  for (size_t k = 0; k < segments_.size(); ++k) {
+    const Segment& segment = segments_[k];
+    if (!segment.captured) {
+      run_steps(graph, segment.begin, segment.end);
+      continue;
+    }
+    // Host work recorded at capture does not replay: the versions of what the segment updates in
+    // place are bumped here, once per launch.
+    replay_->run(static_cast<int>(k), [&] { run_steps(graph, segment.begin, segment.end, /*bump_versions=*/false); });
+    for (size_t s = segment.begin; s < segment.end; ++s)
+      if (steps_[s].kind == StepKind::InPlace)
+        for (Tensor& output : steps_[s].outputs)
+          if (output.defined()) output.impl()->storage->bump_version();
+  }
+  return finish_call(graph, inputs, /*clone_outputs=*/true);
+}
+
+}  // namespace ember::graph

@@ -1,0 +1,88 @@
+// The lowered executor: each node resolved once at compile time (kernel for its device, output
+// buffers from the memory plan, prebuilt input/output lists) and replayed as a flat step list that
+// calls the kernels directly: no dispatcher, no shape rules, no autograd, no per-call allocation
+// except the few values that escape the call (outputs, new .grad tensors).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/cuda_graph_replay.h"
+#include "graph/memory_plan.h"
+
+namespace ember::graph {
+
+class LoweredExecutor {
+ public:
+  // Why `graph` cannot be lowered ("" when it can): a node without a kernel for its device.
+  static std::string unsupported_reason(const Graph& graph);
+
+  // Plans memory and allocates the arena (one allocation from the device's caching allocator).
+  // With `cuda_graphs` and an arena on a CUDA device, steps are replayed as CUDA graphs.
+  explicit LoweredExecutor(const Graph& graph, bool cuda_graphs = false);
+
+  // Runs the steps on `inputs`; `graph` is the graph given to the constructor (its nodes hold the
+  // attrs and per-call refreshes, which are updated in place as in the dispatching executor).
+  std::vector<Tensor> run(Graph& graph, std::span<const Tensor> inputs);
+
+  const MemoryPlan& plan() const { return plan_; }
+  // Whether steps replay as CUDA graphs, and why not when they were asked for but do not.
+  bool uses_cuda_graphs() const { return replay_ != nullptr; }
+  const std::string& why_no_cuda_graphs() const { return why_no_cuda_graphs_; }
+
+ private:
+  enum class StepKind : uint8_t { Compute, InPlace, View };
+  struct Step {
+    StepKind kind = StepKind::Compute;
+    int node = 0;
+    Kernel kernel = nullptr;
+    std::vector<Tensor> inputs;  // handles to the values' stable TensorImpls
+    TensorList outputs;
+    // Views: geometry computed once when the base's geometry is fixed (an arena or per-call
+    // buffer); views of the caller's tensors re-run the view rule (their strides may differ).
+    bool fixed_geometry = false;
+    ViewGeometry geometry;
+  };
+  // A run of steps: captured as one CUDA graph, or (a node with per-call host scalars) run directly.
+  struct Segment {
+    size_t begin = 0;
+    size_t end = 0;
+    bool captured = true;
+  };
+  struct PerCallBuffer {
+    ValueId root;
+    size_t bytes;
+  };
+
+  void build_values(const Graph& graph);
+  void build_steps(const Graph& graph);
+  // A handle the caller may keep: a fresh TensorImpl over the same memory (the stable ones are
+  // re-pointed by the next call), or the caller's own tensor for inputs and state.
+  Tensor escape(ValueId value, std::span<const Tensor> inputs) const;
+  void release_call_memory(const Graph& graph);
+  void release_replaced_grads(const Graph& graph);
+  void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
+  void set_up_cuda_graphs(const Graph& graph);
+  std::vector<Tensor> run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs);
+  std::vector<Tensor> finish_call(Graph& graph, std::span<const Tensor> inputs, bool clone_outputs);
+
+  MemoryPlan plan_;
+  std::shared_ptr<Storage> arena_;
+  std::vector<std::shared_ptr<TensorImpl>> impls_;  // per value: stable, re-pointed per call
+  std::vector<Value> values_;
+  bool poison_ = false;  // EMBER_POISON_OUTPUTS
+  std::vector<Step> steps_;
+  std::vector<PerCallBuffer> per_call_;
+  std::vector<ValueId> view_values_;  // whose storage is re-pointed each call
+  std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
+  // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and the state tensors' data pointers
+  // when captured (a moved one means capturing again).
+  std::unique_ptr<CudaGraphReplay> replay_;
+  std::string why_no_cuda_graphs_;
+  std::vector<Segment> segments_;
+  std::vector<const void*> state_pointers_;
+};
+
+}  // namespace ember::graph

@@ -98,6 +98,8 @@ void LoweredExecutor::build_values(const Graph& graph) {
   impls_.resize(graph.values.size());
   for (ValueId id : graph.inputs) impls_[id] = contiguous_impl(graph.values[id].meta);  // re-pointed per call
   for (size_t i = 0; i < graph.state_inputs.size(); ++i) impls_[graph.state_inputs[i]] = graph.state_tensors[i];
+  // Constants the folding pass computed: owned by the graph, read like state, never written.
+  for (size_t i = 0; i < graph.constants.size(); ++i) impls_[graph.constants[i]] = graph.constant_tensors[i].impl_ptr();
   for (const BufferInterval& buffer : plan_.buffers) {
     std::shared_ptr<TensorImpl> impl = contiguous_impl(graph.values[buffer.root].meta);
     if (plan_.placement[buffer.root] == Placement::Arena) {

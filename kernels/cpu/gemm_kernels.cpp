@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cpu/gemm.h"
+#include "runtime/ops/matrix_dims.h"
 
 namespace ember::cpu {
 
@@ -37,21 +38,8 @@ bool merge_leading_dims(const Tensor& tensor, int end, int64_t& size, int64_t& s
   return true;
 }
 
-// The strides of a tensor's last two dims seen as a matrix; a 1-D tensor is a row [1, k] (as a
-// left operand) or a column [k, 1] (as a right operand).
-struct MatrixDims {
-  int64_t rows, cols, row_stride, col_stride;
-};
-MatrixDims matrix_dims(const Tensor& tensor, bool right_operand) {
-  const int rank = tensor.dim();
-  if (rank == 1) {
-    const int64_t length = tensor.sizes()[0];
-    const int64_t stride = tensor.strides()[0];
-    return right_operand ? MatrixDims{length, 1, stride, length} : MatrixDims{1, length, length, stride};
-  }
-  return {tensor.sizes()[rank - 2], tensor.sizes()[rank - 1], tensor.strides()[rank - 2],
-          tensor.strides()[rank - 1]};
-}
+using ops::MatrixDims;
+using ops::matrix_dims;
 
 // A contiguous copy in `dtype` (kernel-level: no dispatch, no autograd).
 Tensor contiguous_copy(const Tensor& tensor, DType dtype) {

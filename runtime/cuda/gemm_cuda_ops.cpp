@@ -3,6 +3,7 @@
 // rows) are packed first. Batch dims that do not merge into one stride become a host loop of
 // strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue, and so are its ReLU
 // and tanh-GELU activations (the exact GELU runs as the gelu op's kernel after the GEMM).
+#include "runtime/ops/matrix_dims.h"
 #include "kernels/gemm_activation.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
@@ -13,21 +14,8 @@ namespace ember::cuda {
 
 namespace {
 
-// A tensor's last two dims as a matrix; 1-D is a row [1, k] on the left, a column [k, 1] on the
-// right (PyTorch's matmul promotion).
-struct MatrixDims {
-  int64_t rows, cols, row_stride, col_stride;
-};
-MatrixDims matrix_dims(const Tensor& tensor, bool right_operand) {
-  const int rank = tensor.dim();
-  if (rank == 1) {
-    const int64_t length = tensor.sizes()[0];
-    const int64_t stride = tensor.strides()[0];
-    return right_operand ? MatrixDims{length, 1, stride, length} : MatrixDims{1, length, length, stride};
-  }
-  return {tensor.sizes()[rank - 2], tensor.sizes()[rank - 1], tensor.strides()[rank - 2],
-          tensor.strides()[rank - 1]};
-}
+using ops::MatrixDims;
+using ops::matrix_dims;
 
 // `tensor` itself when its matrices map onto cuBLASLt, else a packed copy on its device.
 Tensor as_operand(const Tensor& tensor, bool right_operand) {

@@ -1,46 +1,89 @@
-// ThreadGroup: gather/broadcast between threads through shared slots and a barrier.
+// ThreadGroup: collectives between threads through shared slots and a barrier.
 #include "ckpt/coordinator.h"
 
-#include <barrier>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "runtime/error.h"
 
 namespace ember::ckpt {
 
+namespace {
+
+// A barrier whose waiters sleep at once. std::barrier spins before it sleeps, and with more rank
+// threads than cores (8 on the 2-core dev machine) the spinning ranks take the cores from the
+// ranks still reading.
+class SleepingBarrier {
+ public:
+  explicit SleepingBarrier(int count) : count_(count) {}
+
+  void arrive_and_wait() {
+    std::unique_lock lock(mutex_);
+    const uint64_t generation = generation_;
+    if (++arrived_ == count_) {
+      arrived_ = 0;
+      ++generation_;
+      released_.notify_all();
+      return;
+    }
+    released_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  const int count_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace
+
+// Two sets of slots used by turns: a collective writes one set, crosses the barrier once and
+// reads it. A rank that runs ahead writes the other set in the next collective and cannot come
+// back to this one before every rank has crossed the next barrier, that is, finished reading.
 struct ThreadGroup::Shared {
-  explicit Shared(int world_size) : slots(world_size), barrier(world_size) {}
-  std::vector<std::string> slots;
-  std::barrier<> barrier;
+  explicit Shared(int world_size)
+      : slots{std::vector<std::string>(world_size), std::vector<std::string>(world_size)},
+        barrier(world_size) {}
+  std::vector<std::string> slots[2];
+  SleepingBarrier barrier;
 };
 
 class ThreadGroup::Member final : public Coordinator {
  public:
   Member(Shared& shared, int rank) : shared_(shared), rank_(rank) {}
   int rank() const override { return rank_; }
-  int world_size() const override { return static_cast<int>(shared_.slots.size()); }
+  int world_size() const override { return static_cast<int>(shared_.slots[0].size()); }
 
   std::vector<std::string> gather(std::string message) override {
-    shared_.slots[rank_] = std::move(message);
-    shared_.barrier.arrive_and_wait();
-    std::vector<std::string> all;
-    if (rank_ == 0) all = shared_.slots;
-    shared_.barrier.arrive_and_wait();  // nobody refills a slot before rank 0 has read it
-    return all;
+    std::vector<std::string>& slots = exchange(std::move(message), true);
+    return rank_ == 0 ? slots : std::vector<std::string>{};
   }
 
   std::string broadcast(std::string message) override {
-    if (rank_ == 0) shared_.slots[0] = std::move(message);
-    shared_.barrier.arrive_and_wait();
-    std::string result = shared_.slots[0];
-    shared_.barrier.arrive_and_wait();
-    return result;
+    return exchange(std::move(message), rank_ == 0)[0];
+  }
+
+  std::vector<std::string> all_gather(std::string message) override {
+    return exchange(std::move(message), true);
   }
 
  private:
+  // Publishes `message` in this rank's slot (when `publish`), waits for every rank, and returns
+  // the slots of this collective.
+  std::vector<std::string>& exchange(std::string message, bool publish) {
+    std::vector<std::string>& slots = shared_.slots[collectives_++ % 2];
+    if (publish) slots[rank_] = std::move(message);
+    shared_.barrier.arrive_and_wait();
+    return slots;
+  }
+
   Shared& shared_;
   int rank_;
+  uint64_t collectives_ = 0;
 };
 
 ThreadGroup::ThreadGroup(int world_size) {
@@ -59,15 +102,13 @@ Coordinator& ThreadGroup::rank(int rank) {
 }
 
 std::string agree_on_errors(Coordinator& coordinator, const std::string& error) {
-  std::vector<std::string> errors = coordinator.gather(error);
-  std::string verdict;
+  // Every rank sees every error and picks the same one: one collective, not gather + broadcast.
+  const std::vector<std::string> errors = coordinator.all_gather(error);
   for (size_t rank = 0; rank < errors.size(); ++rank) {
     if (errors[rank].empty()) continue;
-    verdict = coordinator.world_size() > 1 ? fmt::format("rank {}: {}", rank, errors[rank])
-                                           : errors[rank];
-    break;
+    return coordinator.world_size() > 1 ? fmt::format("rank {}: {}", rank, errors[rank]) : errors[rank];
   }
-  return coordinator.broadcast(std::move(verdict));
+  return "";
 }
 
 void run_ranks(int world_size, const std::function<void(Coordinator&)>& fn) {

@@ -18,15 +18,18 @@ class Coordinator {
   virtual std::vector<std::string> gather(std::string message) = 0;
   // Rank 0's message, returned on every rank (other ranks' arguments are ignored).
   virtual std::string broadcast(std::string message) = 0;
+  // Every rank passes a message and gets all of them in rank order.
+  virtual std::vector<std::string> all_gather(std::string message) = 0;
 };
 
-// A world of one: gather and broadcast return their argument.
+// A world of one: every collective returns its argument.
 class SingleRank final : public Coordinator {
  public:
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   std::vector<std::string> gather(std::string message) override { return {std::move(message)}; }
   std::string broadcast(std::string message) override { return message; }
+  std::vector<std::string> all_gather(std::string message) override { return {std::move(message)}; }
 };
 
 // Ranks as threads of one process. Each thread uses its own rank(r); every rank must enter every

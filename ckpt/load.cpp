@@ -52,9 +52,7 @@ Staged read_all(const CheckpointReader& reader, const RankState& live, const Loa
           reader.directory().string(), name, value_type_name(entry->value()), value_type_name(value));
     staged.values[name] = entry->value();
   }
-  // Every check passed: start every read this rank needs, then read (verifying checksums).
-  for (const auto& [name, local] : live.tensors())
-    if (const Entry* entry = reader.manifest().find(name)) reader.prefetch(*entry, local.rows());
+  // Every check passed: read what this rank needs, verifying checksums.
   uint64_t total = 0;
   for (const auto& [name, local] : live.tensors())
     if (reader.manifest().find(name) != nullptr)

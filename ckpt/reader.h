@@ -29,9 +29,6 @@ class CheckpointReader {
 
   // Reads rows `rows` of tensor entry `entry` into `destination` (rows.size() * row_bytes bytes).
   void read_rows(const Entry& entry, RowRange rows, std::byte* destination) const;
-  // Asks the kernel to start reading the byte ranges read_rows(entry, rows) will read, so that
-  // the reads of every entry a rank needs are in flight at once (one rank reads many ranges).
-  void prefetch(const Entry& entry, RowRange rows) const;
   // A new contiguous CPU tensor holding rows `rows` (all rows by default) of a tensor entry.
   Tensor read(std::string_view name, std::optional<RowRange> rows = std::nullopt) const;
   const Value& value(std::string_view name) const { return entry(name).value(); }

@@ -62,7 +62,7 @@ TEST_CASE("fusion exports: a member read by a GEMM before the root is exported, 
   check_outputs(builder, graph);
 }
 
-TEST_CASE("fusion exports: a softmax-like chain is two groups; the path through the row sum keeps exp out") {
+TEST_CASE("fusion exports: a softmax-like chain is two groups, the path through the row sum keeps exp out") {
   // a = exp(x); s = sum(a, 1); b = a / s; c = b * y. From c, a may not join: its value leaves
   // through the sum s and re-enters at b, so one fused node would need its own output first.
   // a then joins s's group as an export: exp is computed once, read by the second group.
@@ -157,7 +157,7 @@ TEST_CASE("fusion exports: relu_backward + bias-gradient sum, its value exported
   }
 }
 
-TEST_CASE("fusion exports: a group exports at most kMaxFusedOutputs - 1 values; the next producer stays out") {
+TEST_CASE("fusion exports: a group exports at most kMaxFusedOutputs - 1 values, the next producer stays out") {
   GraphBuilder builder;
   const ValueId x = builder.input(values({4, 5}, 31));
   const ValueId w = builder.input(values({5, 5}, 32));

@@ -23,15 +23,23 @@ const FusedOpDef* fused_def(const Node& node) {
   return node.op->name.rfind("fused_", 0) == 0 ? static_cast<const FusedOpDef*>(node.op) : nullptr;
 }
 
-// Every graph output equals what eager execution computed, within fp32 rounding.
+// Every graph output equals what eager execution computed, within fp32 rounding, under the
+// lowered executor (memory plan: several outputs of one node in the arena) and the dispatching one.
 void check_outputs(const GraphBuilder& builder, const Graph& graph, double tolerance = 1e-6) {
-  const std::vector<Tensor> results = builder.run(graph);
-  REQUIRE(results.size() == graph.outputs.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO("output ", i);
-    const double error = graph_test::max_relative_error(results[i], builder.eager[graph.outputs[i]]);
-    CHECK(error >= 0);
-    CHECK(error <= tolerance);
+  for (const bool lowered : {true, false}) {
+    INFO("lowered executor ", lowered);
+    std::vector<Tensor> inputs;
+    for (const Tensor& input : builder.inputs) inputs.push_back(input.clone());
+    Executor executor(graph, {.lowered = lowered});
+    CHECK((executor.memory_plan() != nullptr) == lowered);
+    const std::vector<Tensor> results = executor.run(inputs);
+    REQUIRE(results.size() == graph.outputs.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      INFO("output ", i);
+      const double error = graph_test::max_relative_error(results[i], builder.eager[graph.outputs[i]]);
+      CHECK(error >= 0);
+      CHECK(error <= tolerance);
+    }
   }
 }
 
@@ -177,5 +185,34 @@ TEST_CASE("fusion exports: a group exports at most kMaxFusedOutputs - 1 values, 
   CHECK(fused->group.summary() == "tanh+sigmoid+neg+mul");
   CHECK(fused->num_outputs == kMaxFusedOutputs);
   CHECK(graph.nodes[1].outputs.size() == static_cast<size_t>(kMaxFusedOutputs));
+  check_outputs(builder, graph);
+}
+
+TEST_CASE("fusion exports: a chain reading an export before the root moves after the fused node, in order") {
+  // a = exp(x) is exported to neg -> tanh -> mm, which all ran before the root f: they move
+  // after the fused node, keep their order, and (running after it) join no later group.
+  GraphBuilder builder;
+  const ValueId x = builder.input(values({4, 4}, 33));
+  const ValueId w = builder.input(values({4, 4}, 34));
+  const ValueId a = builder.node("exp", {x});
+  const ValueId b = builder.node("neg", {a});
+  const ValueId c = builder.node("tanh", {b});
+  const ValueId d = builder.node("mm", {c, w});
+  const ValueId e = builder.node("sigmoid", {a});
+  const ValueId f = builder.node("mul", {e, x});
+  builder.graph.outputs = {f, d};
+  Graph graph = builder.graph;
+  REQUIRE(fuse_pointwise(graph) == 1);
+  verify(graph);
+  INFO(to_text(graph));
+  REQUIRE(graph.nodes.size() == 4);
+  const FusedOpDef* fused = fused_def(graph.nodes[0]);
+  REQUIRE(fused != nullptr);
+  CHECK(fused->group.summary() == "exp+sigmoid+mul");
+  CHECK(graph.nodes[0].outputs == std::vector<ValueId>{f, a});
+  CHECK(graph.nodes[1].op->name == "neg");
+  CHECK(graph.nodes[2].op->name == "tanh");
+  CHECK(graph.nodes[3].op->name == "mm");
+  CHECK(graph.values[b].index == 1);
   check_outputs(builder, graph);
 }

@@ -181,11 +181,12 @@ std::string emit_cpu_reduction(const FusedGroup& group) {
   } else {
     text += "  {\n";
   }
+  const std::string strided_arguments =
+      loads(group, [](size_t k) { return fmt::format("at.offset[{}]", k + 1); });
   text += fmt::format(
       "    ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n"
       "    for (int64_t i = 0; i < numel; ++i, at.next()) {{\n{}    }}\n  }}\n",
-      group.inputs.size() + 1, element(group, loads(group, [](size_t k) { return fmt::format("at.offset[{}]", k + 1); }),
-                                       "sums[at.offset[0]]", "i", "      "));
+      group.inputs.size() + 1, element(group, strided_arguments, "sums[at.offset[0]]", "i", "      "));
   text += fmt::format("  for (int64_t o = 0; o < {}; ++o) out[o] = {};\n", outputs,
                       store(group, group.root == FusedRoot::Mean ? fmt::format("sums[o] / {}.0", count) : "sums[o]"));
   if (slots > 4096) text += "  delete[] sums;\n";

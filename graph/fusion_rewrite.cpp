@@ -35,7 +35,8 @@ std::vector<Node> schedule(const Graph& graph, std::vector<Node> nodes) {
   std::vector<bool> defined(graph.values.size(), false);
   for (size_t v = 0; v < graph.values.size(); ++v) defined[v] = graph.values[v].source != ValueSource::NodeOutput;
   auto ready = [&](const Node& node) {
-    return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId input) { return input < 0 || defined[input]; });
+    return std::all_of(node.inputs.begin(), node.inputs.end(),
+                       [&](ValueId input) { return input < 0 || defined[input]; });
   };
   std::vector<Node> order;
   std::vector<Node> waiting;

@@ -130,9 +130,6 @@ std::string emit_cpu_pointwise(const FusedGroup& group) {
   return text;
 }
 
-// Columns per register block of a reduction over leading dims: 16 doubles, four AVX2 registers.
-constexpr int64_t kColumnBlock = 16;
-
 // Reductions accumulate in double in element order (deterministic, no threads), then divide by
 // the reduced count for a mean. Flat inputs with the reduced dims leading (a bias gradient) or
 // trailing take plain nested loops in that same order; anything else walks the odometer.
@@ -154,21 +151,7 @@ std::string emit_cpu_reduction(const FusedGroup& group) {
   std::string text = slots <= 4096 ? fmt::format("  double sums[{}] = {{}};\n", slots)
                                    : fmt::format("  double* sums = new double[{}]();\n", slots);
   const std::string flat_arguments = loads(group, [](size_t) { return std::string("i"); });
-  if (leading && outputs % kColumnBlock == 0 && outputs > 0) {
-    // Leading reduced dims (a bias gradient): blocks of columns whose sums stay in registers
-    // while the rows stream by; each column still adds its rows in order.
-    text += fmt::format(
-        "  if (contiguous) {{\n"
-        "    for (int64_t column = 0; column < {0}; column += {2}) {{\n"
-        "      double block[{2}] = {{}};\n"
-        "      for (int64_t r = 0; r < {1}; ++r)\n"
-        "        for (int64_t j = 0; j < {2}; ++j) {{\n"
-        "          const int64_t i = r * {0} + column + j;\n{3}        }}\n"
-        "      for (int64_t j = 0; j < {2}; ++j) sums[column + j] = block[j];\n"
-        "    }}\n"
-        "  }} else {{\n",
-        outputs, count, kColumnBlock, element(group, flat_arguments, "block[j]", "i", "          "));
-  } else if (leading || trailing) {
+  if (leading || trailing) {
     const std::string index = leading ? fmt::format("r * {} + o", outputs) : fmt::format("o * {} + r", count);
     text += fmt::format(
         "  if (contiguous) {{\n"

@@ -1,5 +1,6 @@
 // The fusion pass: maximal groups of pointwise nodes (optionally rooted at a sum/mean) become one
-// node whose OpDef, synthesized here and owned by the graph, runs generated code (codegen_cpp.h).
+// node, with up to kMaxFusedOutputs outputs, whose OpDef, synthesized here and owned by the graph,
+// runs generated code (codegen_cpp.h).
 #pragma once
 
 #include <memory>
@@ -68,7 +69,8 @@ std::string unfusible_reason(const Graph& graph, const Node& node);
 
 // Replaces each group of two or more nodes (or one pointwise node under a reduction root) by a
 // fused node and compiles all groups of the graph into one shared library. Returns the number of
-// fused nodes created. The graph stays verifiable; nodes keep their execution order.
+// fused nodes created. The graph stays verifiable; nodes keep their execution order, except that
+// nodes reading a group's export before its root move right after the fused node.
 int fuse_pointwise(Graph& graph, const FusionOptions& options = {});
 
 }  // namespace ember::graph

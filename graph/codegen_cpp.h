@@ -23,10 +23,11 @@ std::string emit_group_source(const FusedGroup& group, Target target);
 // One translation unit holding every group (functors.h is the only include).
 std::string emit_module_source(std::span<const FusedGroup* const> groups, Target target);
 
-// The CPU entry point. data[0] is the output, data[1 + k] input k; strides holds rank element
-// strides per operand (operand-major; 0 on broadcast dims, and for a reduction's output on the
-// reduced dims); contiguous != 0 promises that every operand is flat over `sizes` (pointwise
-// groups only), which selects the vectorizable loop.
+// The CPU entry point. data[0] is output 0, data[1 + k] input k, data[1 + inputs + e] export e
+// (contiguous over `sizes`); strides holds rank element strides for output 0 and each input
+// (operand-major; 0 on broadcast dims, and for a reduction's output on the reduced dims);
+// contiguous != 0 promises that every input is flat over `sizes`, which selects the
+// vectorizable loops (for a reduction: over leading or trailing reduced dims).
 using FusedCpuFunction = void (*)(char* const* data, const int64_t* strides, const int64_t* sizes, int rank,
                                   int contiguous);
 

@@ -1,5 +1,7 @@
 // Emits the C++ (CPU) and CUDA C++ text of fused groups. A group's math is one inline body
 // function over compute-typed values, shared verbatim by both targets; only the loops differ.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "graph/codegen_cpp.h"
@@ -28,12 +30,15 @@ std::string operand_name(const FusedGroup& group, int operand) {
   return operand < inputs ? fmt::format("x{}", operand) : fmt::format("t{}", operand - inputs);
 }
 
-// `EMBER_FORCE_INLINE EMBER_HOST_DEVICE float fused_3_body(float x0, float x1) {...}`
+// `EMBER_FORCE_INLINE EMBER_HOST_DEVICE float fused_3_body(float x0, float x1, float& e0) {...}`:
+// returns the last step's value and sets e<j> to export j's.
 std::string emit_body(const FusedGroup& group) {
   const char* compute = compute_type(group.dtype);
   std::string parameters;
   for (size_t k = 0; k < group.inputs.size(); ++k)
     parameters += fmt::format("{}{} x{}", k ? ", " : "", compute, k);
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    parameters += fmt::format("{}{}& e{}", parameters.empty() ? "" : ", ", compute, e);
   std::string text = fmt::format("EMBER_FORCE_INLINE EMBER_HOST_DEVICE {} {}_body({}) {{\n", compute, group.name,
                                  parameters);
   for (size_t s = 0; s < group.steps.size(); ++s) {
@@ -43,15 +48,17 @@ std::string emit_body(const FusedGroup& group) {
       arguments += (i ? ", " : "") + operand_name(group, step.operands[i]);
     text += fmt::format("  const {} t{} = {}({});  // {}\n", compute, s, step.functor, arguments, step.op);
   }
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    text += fmt::format("  e{} = t{};  // exported: also read outside the group\n", e, group.exports[e]);
   return text + fmt::format("  return t{};\n}}\n", group.steps.size() - 1);
 }
 
-// The body's arguments: every input loaded at its offset variable and converted.
-std::string loads(const FusedGroup& group, const std::string& offset_prefix, int first_operand) {
+// The body's input arguments: input k loaded at index(k) and converted to the compute type.
+template <typename Index>
+std::string loads(const FusedGroup& group, Index index) {
   std::string text;
   for (size_t k = 0; k < group.inputs.size(); ++k)
-    text += fmt::format("{}static_cast<{}>(in{}[{}{}])", k ? ", " : "", compute_type(group.dtype), k,
-                        offset_prefix, offset_prefix == "i" ? "" : fmt::format("[{}]", k + first_operand));
+    text += fmt::format("{}static_cast<{}>(in{}[{}])", k ? ", " : "", compute_type(group.dtype), k, index(k));
   return text;
 }
 
@@ -60,6 +67,9 @@ std::string pointer_declarations(const FusedGroup& group, const std::string& dat
                                  storage_type(group.dtype), data);
   for (size_t k = 0; k < group.inputs.size(); ++k)
     text += fmt::format("  const Storage* in{} = reinterpret_cast<const Storage*>({}[{}]);\n", k, data, k + 1);
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    text += fmt::format("  Storage* ex{} = reinterpret_cast<Storage*>({}[{}]);\n", e, data,
+                        group.inputs.size() + 1 + e);
   return text;
 }
 
@@ -68,66 +78,125 @@ std::string store(const FusedGroup& group, const std::string& value) {
   return fmt::format("static_cast<Storage>(static_cast<{}>({}))", compute_type(group.dtype), value);
 }
 
-std::string emit_cpu_entry(const FusedGroup& group) {
+// The statements for one element: the body on `arguments`, its value stored at `target` (or
+// added to it in double, for a reduction), each export stored at element `flat`.
+std::string element(const FusedGroup& group, const std::string& arguments, const std::string& target,
+                    const std::string& flat, const std::string& indent) {
+  const bool reduction = group.root != FusedRoot::None;
+  if (group.exports.empty()) {
+    const std::string value = fmt::format("{}_body({})", group.name, arguments);
+    return indent + (reduction ? fmt::format("{} += static_cast<double>({});\n", target, value)
+                               : fmt::format("{} = {};\n", target, store(group, value)));
+  }
+  const char* compute = compute_type(group.dtype);
+  std::string text = indent + compute;
+  std::string outs;
+  for (size_t e = 0; e < group.exports.size(); ++e) {
+    text += fmt::format("{} e{}", e ? "," : "", e);
+    outs += fmt::format(", e{}", e);
+  }
+  text += fmt::format(";\n{}const {} value = {}_body({}{});\n", indent, compute, group.name, arguments, outs);
+  text += indent + (reduction ? fmt::format("{} += static_cast<double>(value);\n", target)
+                              : fmt::format("{} = {};\n", target, store(group, "value")));
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    text += fmt::format("{}ex{}[{}] = {};\n", indent, e, flat, store(group, fmt::format("e{}", e)));
+  return text;
+}
+
+std::string emit_cpu_pointwise(const FusedGroup& group) {
   const int operands = static_cast<int>(group.inputs.size()) + 1;
+  // Elementwise results do not depend on the split, so big flat loops use the threads like the
+  // eager kernels do (kParallelGrain, runtime/parallel.h).
+  std::string text = fmt::format(
+      "  if (contiguous) {{\n"
+      "#pragma omp parallel for schedule(static) if (numel >= {})\n"
+      "    for (int64_t i = 0; i < numel; ++i) {{\n{}    }}\n    return;\n  }}\n",
+      kParallelGrain, element(group, loads(group, [](size_t) { return std::string("i"); }), "out[i]", "i", "      "));
+  // Broadcast or strided operands: rows of the last dim with per-operand strides (a broadcast
+  // bias row has stride 1, a broadcast column 0), the outer dims walked by the odometer.
+  std::string row_strides;
+  for (size_t k = 0; k < group.inputs.size(); ++k)
+    row_strides += fmt::format(", step{} = rank > 0 ? strides[{} * rank + rank - 1] : 0", k + 1, k + 1);
+  const std::string arguments =
+      loads(group, [](size_t k) { return fmt::format("at.offset[{}] + j * step{}", k + 1, k + 1); });
+  text += fmt::format(
+      "  if (numel == 0) return;\n"
+      "  const int64_t row = rank > 0 ? sizes[rank - 1] : 1;\n"
+      "  const int64_t step0 = rank > 0 ? strides[rank - 1] : 0{};\n"
+      "  ember_codegen::Odometer<{}> at(sizes, strides, rank, rank - 1);\n"
+      "  for (int64_t first = 0; first < numel; first += row, at.next())\n"
+      "    for (int64_t j = 0; j < row; ++j) {{\n{}    }}\n}}\n",
+      row_strides, operands, element(group, arguments, "out[at.offset[0] + j * step0]", "first + j", "      "));
+  return text;
+}
+
+// Reductions accumulate in double in element order (deterministic, no threads), then divide by
+// the reduced count for a mean. Flat inputs with the reduced dims leading (a bias gradient) or
+// trailing take plain nested loops in that same order; anything else walks the odometer.
+std::string emit_cpu_reduction(const FusedGroup& group) {
+  const int rank = group.shape.size();
+  const uint32_t mask = group.reduced_dims;
+  int64_t outputs = 1, count = 1;
+  int reduced = 0;
+  for (int d = 0; d < rank; ++d) {
+    const bool is_reduced = ((mask >> d) & 1u) != 0;
+    (is_reduced ? count : outputs) *= group.shape[d];
+    reduced += is_reduced ? 1 : 0;
+  }
+  const uint32_t all = rank == 0 ? 0u : (1u << rank) - 1u;
+  const bool leading = mask == (1u << reduced) - 1u;
+  const bool trailing = mask == (all & ~((1u << (rank - reduced)) - 1u));
+  // Up to 4096 sums (32 KiB) live on the stack; more are allocated per call.
+  const int64_t slots = std::max<int64_t>(outputs, 1);
+  std::string text = slots <= 4096 ? fmt::format("  double sums[{}] = {{}};\n", slots)
+                                   : fmt::format("  double* sums = new double[{}]();\n", slots);
+  const std::string flat_arguments = loads(group, [](size_t) { return std::string("i"); });
+  if (leading || trailing) {
+    const std::string index = leading ? fmt::format("r * {} + o", outputs) : fmt::format("o * {} + r", count);
+    text += fmt::format(
+        "  if (contiguous) {{\n"
+        "    for (int64_t {0} = 0; {0} < {2}; ++{0})\n"
+        "      for (int64_t {1} = 0; {1} < {3}; ++{1}) {{\n"
+        "        const int64_t i = {4};\n{5}      }}\n"
+        "  }} else {{\n",
+        leading ? "r" : "o", leading ? "o" : "r", leading ? count : outputs, leading ? outputs : count, index,
+        element(group, flat_arguments, "sums[o]", "i", "        "));
+  } else {
+    text += "  {\n";
+  }
+  const std::string strided_arguments =
+      loads(group, [](size_t k) { return fmt::format("at.offset[{}]", k + 1); });
+  text += fmt::format(
+      "    ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n"
+      "    for (int64_t i = 0; i < numel; ++i, at.next()) {{\n{}    }}\n  }}\n",
+      group.inputs.size() + 1, element(group, strided_arguments, "sums[at.offset[0]]", "i", "      "));
+  text += fmt::format("  for (int64_t o = 0; o < {}; ++o) out[o] = {};\n", outputs,
+                      store(group, group.root == FusedRoot::Mean ? fmt::format("sums[o] / {}.0", count) : "sums[o]"));
+  if (slots > 4096) text += "  delete[] sums;\n";
+  return text + "}\n";
+}
+
+std::string emit_cpu_entry(const FusedGroup& group) {
   std::string text = fmt::format(
       "extern \"C\" void {}(char* const* data, const int64_t* strides, const int64_t* sizes, int rank, "
       "int contiguous) {{\n",
       group.name);
   text += pointer_declarations(group, "data");
   text += "  int64_t numel = 1;\n  for (int d = 0; d < rank; ++d) numel *= sizes[d];\n";
-  const std::string value = fmt::format("{}_body({})", group.name, loads(group, "at.offset", 1));
-  if (group.root == FusedRoot::None) {
-    // Elementwise results do not depend on the split, so big flat loops use the threads like the
-    // eager kernels do (kParallelGrain, runtime/parallel.h).
-    text += fmt::format(
-        "  if (contiguous) {{\n"
-        "#pragma omp parallel for schedule(static) if (numel >= {})\n"
-        "    for (int64_t i = 0; i < numel; ++i) out[i] = {};\n    return;\n  }}\n",
-        kParallelGrain, store(group, fmt::format("{}_body({})", group.name, loads(group, "i", 1))));
-    // Broadcast or strided operands: rows of the last dim with per-operand strides (a broadcast
-    // bias row has stride 1, a broadcast column 0), the outer dims walked by the odometer.
-    std::string row_loads, row_strides;
-    for (size_t k = 0; k < group.inputs.size(); ++k) {
-      row_loads += fmt::format("{}static_cast<{}>(in{}[at.offset[{}] + j * step{}])", k ? ", " : "",
-                               compute_type(group.dtype), k, k + 1, k + 1);
-      row_strides += fmt::format(", step{} = rank > 0 ? strides[{} * rank + rank - 1] : 0", k + 1, k + 1);
-    }
-    text += fmt::format(
-        "  if (numel == 0) return;\n"
-        "  const int64_t row = rank > 0 ? sizes[rank - 1] : 1;\n"
-        "  const int64_t step0 = rank > 0 ? strides[rank - 1] : 0{};\n"
-        "  ember_codegen::Odometer<{}> at(sizes, strides, rank, rank - 1);\n"
-        "  for (int64_t first = 0; first < numel; first += row, at.next())\n"
-        "    for (int64_t j = 0; j < row; ++j) out[at.offset[0] + j * step0] = {};\n}}\n",
-        row_strides, operands,
-        store(group, fmt::format("{}_body({})", group.name, row_loads)));
-    return text;
-  }
-  text += fmt::format("  ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n", operands);
-  // Reductions accumulate in double in element order (deterministic, no threads), then divide
-  // by the reduced count for a mean.
-  text += fmt::format(
-      "  int64_t outputs = 1, count = 1;\n"
-      "  for (int d = 0; d < rank; ++d) ((0x{:x}u >> d) & 1u ? count : outputs) *= sizes[d];\n"
-      "  double* sums = new double[outputs > 0 ? outputs : 1]();\n"
-      "  for (int64_t i = 0; i < numel; ++i, at.next()) sums[at.offset[0]] += static_cast<double>({});\n"
-      "  for (int64_t o = 0; o < outputs; ++o) out[o] = {};\n"
-      "  delete[] sums;\n}}\n",
-      group.reduced_dims, value,
-      store(group, group.root == FusedRoot::Mean ? "sums[o] / static_cast<double>(count)" : "sums[o]"));
-  return text;
+  return text + (group.root == FusedRoot::None ? emit_cpu_pointwise(group) : emit_cpu_reduction(group));
 }
 
 // CUDA: the arguments travel by value in one struct; one thread per output element, grid-stride.
+// data holds output 0, the inputs, then the exports (contiguous: stored at the flat element).
 std::string emit_cuda_entry(const FusedGroup& group) {
   const int operands = static_cast<int>(group.inputs.size()) + 1;
   std::string text = fmt::format(
-      "struct {0}_args {{\n  char* data[{1}];\n  int64_t strides[{1} * 8];  // operand-major, rank per operand\n"
+      "struct {0}_args {{\n  char* data[{2}];  // output 0, inputs, exports\n"
+      "  int64_t strides[{1} * 8];  // output 0 and inputs: operand-major, rank per operand\n"
       "  int64_t sizes[8];\n  int rank;\n  int64_t outputs;  // output elements\n"
       "  int64_t count;    // elements reduced into each output (1 without a reduction)\n}};\n"
       "extern \"C\" __global__ void {0}({0}_args args) {{\n",
-      group.name, operands);
+      group.name, operands, operands + static_cast<int>(group.exports.size()));
   text += pointer_declarations(group, "args.data");
   text += fmt::format(
       "  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;\n"
@@ -135,19 +204,22 @@ std::string emit_cuda_entry(const FusedGroup& group) {
       "    double sum = 0;\n"
       "    for (int64_t r = 0; r < args.count; ++r) {{\n"
       "      int64_t offset[{0}] = {{}};\n"
-      "      int64_t kept = o, reduced = r;\n"
+      "      int64_t kept = o, reduced = r, flat = 0, dense = 1;\n"
       "      for (int d = args.rank - 1; d >= 0; --d) {{\n"
       "        int64_t& rest = ((0x{1:x}u >> d) & 1u) ? reduced : kept;\n"
       "        const int64_t index = rest % args.sizes[d];\n"
       "        rest /= args.sizes[d];\n"
+      "        flat += index * dense;\n"
+      "        dense *= args.sizes[d];\n"
       "        for (int k = 0; k < {0}; ++k) offset[k] += index * args.strides[k * args.rank + d];\n"
       "      }}\n",
       operands, group.reduced_dims);
-  const std::string value = fmt::format("{}_body({})", group.name, loads(group, "offset", 1));
+  const std::string arguments = loads(group, [](size_t k) { return fmt::format("offset[{}]", k + 1); });
   if (group.root == FusedRoot::None) {
-    text += fmt::format("      out[offset[0]] = {};\n    }}\n  }}\n}}\n", store(group, value));
+    text += element(group, arguments, "out[offset[0]]", "flat", "      ") + "    }\n  }\n}\n";
   } else {
-    text += fmt::format("      sum += static_cast<double>({});\n    }}\n    out[o] = {};\n  }}\n}}\n", value,
+    text += element(group, arguments, "sum", "flat", "      ");
+    text += fmt::format("    }}\n    out[o] = {};\n  }}\n}}\n",
                         store(group, group.root == FusedRoot::Mean ? "sum / static_cast<double>(args.count)" : "sum"));
   }
   return text;

@@ -1,26 +1,29 @@
-// The fusion pass. The rule, kept simple on purpose:
+// The fusion pass's grouping rule (graph/fusion_rewrite.cpp compiles the groups and rewrites the graph):
 //  - A group starts at a fusible node, visiting nodes from last to first, so the group's root is
 //    its last node: a pointwise node, or a sum/mean whose input a fusible node produces.
-//  - A producer joins when it is fusible, its value has the group's iteration shape and dtype,
-//    and EVERY user of that value is already in the group. So no value computed inside a group
-//    is needed outside it (a group has one output and nothing is recomputed), and no cycle can
-//    form (any path out of a member goes through its users, all inside). Shared producers (a relu
-//    output feeding both the next layer and relu_backward) stay separate nodes.
+//  - A producer of a member's input joins when it is fusible and its value has the group's
+//    iteration shape and dtype. Its value may also have readers outside the group: it then
+//    becomes an extra output of the fused node (an export, at most kMaxFusedOutputs - 1 per
+//    group), written by the same kernel, so nothing is computed twice.
+//  - No cycle: a producer joins only if no path from its value through non-members reaches a
+//    member. The group stays convex as it grows (the only new paths start at the newcomer), so
+//    contracting it to one node keeps the graph acyclic.
+//  - The fused node runs at the root's place, so an outside reader of an export that came before
+//    the root moves after it, with whatever it feeds up to the root. Such nodes must be plain
+//    (no in-place write, no per-call host scalars) and never join a later group (which would run
+//    before them).
 //  - Values the graph returns, writes back, installs as .grad or mutates later (CSE's pinned
-//    values) never become group-internal; in-place nodes and nodes with per-call host scalars
-//    are never fused, and no group spans an in-place node (the fused node runs at the root's
-//    place, so its inputs must hold then what they held for every member).
+//    values) never join (only a root may produce one); in-place nodes and nodes with per-call
+//    host scalars are never fused, and no group spans an in-place node (the fused node runs at
+//    the root's place, so its inputs must hold then what they held for every member).
 #include "graph/fusion.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
-#include "graph/codegen_cpp.h"
+#include "graph/fusion_groups.h"
 #include "graph/pass_util.h"
-#include "graph/passes.h"
 
 namespace ember::graph {
 
@@ -42,14 +45,10 @@ uint32_t reduced_mask(const Dims& dims, int rank) {
   return mask;
 }
 
-struct Grouping {
-  std::vector<int> members;  // node indices, ascending
-  FusedGroup group;
-};
-
 class Fuser {
  public:
-  Fuser(Graph& graph, bool log) : graph_(graph), log_(log), group_of_(graph.nodes.size(), -1) {
+  Fuser(const Graph& graph, bool log)
+      : graph_(graph), log_(log), group_of_(graph.nodes.size(), -1), moved_(graph.nodes.size(), false) {
     users_.resize(graph.values.size());
     for (size_t n = 0; n < graph.nodes.size(); ++n)
       for (ValueId input : graph.nodes[n].inputs)
@@ -64,40 +63,50 @@ class Fuser {
   std::vector<Grouping> find_groups() {
     std::vector<Grouping> groups;
     for (int n = static_cast<int>(graph_.nodes.size()) - 1; n >= 0; --n) {
-      if (group_of_[n] >= 0) continue;
+      if (group_of_[n] >= 0 || moved_[n]) continue;
       const Node& node = graph_.nodes[n];
       const bool reduction = is_reduction_root(graph_, node);
       if (!reduction && !unfusible_reason(graph_, node).empty()) continue;
-      std::vector<int> members = grow(n, reduction);
+      std::vector<bool> member(graph_.nodes.size(), false);
+      std::vector<int> members = grow(n, reduction, member);
       const size_t pointwise = members.size() - (reduction ? 1 : 0);
       if (pointwise == 0 || (!reduction && pointwise < 2)) {
-        for (int member : members) group_of_[member] = -1;
+        for (int m : members) group_of_[m] = -1;
         continue;
       }
       const int index = static_cast<int>(groups.size());
-      for (int member : members) group_of_[member] = index;
       std::sort(members.begin(), members.end());
-      groups.push_back({members, describe(members, reduction)});
+      for (int m : members) {
+        group_of_[m] = index;
+        std::vector<int> moved;
+        (void)outside_reason(graph_.nodes[m].outputs[0], member, n, &moved);
+        for (int node_index : moved) moved_[node_index] = true;
+      }
+      groups.push_back(describe(members, member, reduction));
     }
     return groups;
   }
 
  private:
+  bool has_outside_user(ValueId value, const std::vector<bool>& member) const {
+    return std::any_of(users_[value].begin(), users_[value].end(), [&](int user) { return !member[user]; });
+  }
+
   // The group's members grown from `root` through producers until nothing more may join.
-  std::vector<int> grow(int root, bool reduction) {
+  std::vector<int> grow(int root, bool reduction, std::vector<bool>& member) {
     const Node& node = graph_.nodes[root];
     const TensorMeta& shape_source = graph_.values[reduction ? node.inputs[0] : node.outputs[0]].meta;
     std::vector<int> members{root};
-    std::vector<bool> member(graph_.nodes.size(), false);
     member[root] = true;
     group_of_[root] = -2;  // provisional
+    int exports = 0;
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t m = 0; m < members.size(); ++m)
         for (ValueId input : graph_.nodes[members[m]].inputs) {
-          const std::string reason = join_reason(input, shape_source, member, root);
-          if (!reason.empty()) continue;
+          if (!join_reason(input, shape_source, member, root, exports).empty()) continue;
           const int producer = graph_.values[input].index;
+          exports += has_outside_user(input, member) ? 1 : 0;
           members.push_back(producer);
           member[producer] = true;
           group_of_[producer] = -2;
@@ -111,14 +120,15 @@ class Fuser {
           if (member[graph_.values[input].index]) continue;
           fmt::print(stderr, "[ember fusion] not fused: {} (%{}) into the group of node {} ({}): {}\n",
                      graph_.nodes[graph_.values[input].index].op->name, input, root, node.op->name,
-                     join_reason(input, shape_source, member, root));
+                     join_reason(input, shape_source, member, root, exports));
         }
     }
     return members;
   }
 
   // Why the producer of `value` may not join the group, or "" when it may.
-  std::string join_reason(ValueId value, const TensorMeta& shape, const std::vector<bool>& member, int root) const {
+  std::string join_reason(ValueId value, const TensorMeta& shape, const std::vector<bool>& member, int root,
+                          int exports) const {
     if (value < 0 || graph_.values[value].source != ValueSource::NodeOutput) return "a graph or state input";
     const int producer = graph_.values[value].index;
     if (member[producer]) return "already in the group";
@@ -134,15 +144,54 @@ class Fuser {
     // input of the producer holds by then.
     if (inplace_before_[root] - inplace_before_[producer + 1] > 0)
       return "an in-place node runs between it and the group's root";
-    for (int user : users_[value])
-      if (!member[user]) return fmt::format("its value is also used by node {} ({})", user, graph_.nodes[user].op->name);
+    if (moved_[producer]) return "it reads an output of a later group, so it runs after that group's root";
+    const std::string outside = outside_reason(value, member, root, nullptr);
+    if (!outside.empty()) return outside;
+    if (has_outside_user(value, member) && exports + 1 >= kMaxFusedOutputs)
+      return fmt::format("the group already exports {} values, and a fused node has at most {} outputs", exports,
+                         kMaxFusedOutputs);
     return "";
   }
 
-  FusedGroup describe(const std::vector<int>& members, bool reduction) const {
-    FusedGroup group;
+  // Walks the readers of `value` outside the group that run before the root (and what they feed,
+  // up to the root): why the value cannot be exported, or "". They would run after the fused node;
+  // `moved` collects them. Nodes of groups found earlier run at their roots, after this root.
+  std::string outside_reason(ValueId value, const std::vector<bool>& member, int root, std::vector<int>* moved) const {
+    std::vector<bool> seen(graph_.nodes.size(), false);
+    std::vector<int> stack;
+    auto push_users = [&](ValueId of) {
+      for (int user : users_[of])
+        if (user < root && !member[user] && !seen[user]) {
+          seen[user] = true;
+          stack.push_back(user);
+        }
+    };
+    push_users(value);
+    for (size_t i = 0; i < stack.size(); ++i) {
+      const Node& node = graph_.nodes[stack[i]];
+      if (group_of_[stack[i]] >= 0) continue;
+      if (node.op->kind == OpKind::InPlace || node.refresh)
+        return fmt::format("node {} ({}) reads it before the group's root and cannot move after it ({})", stack[i],
+                           node.op->name, node.refresh ? "it reads host scalars per call" : "it writes in place");
+      for (ValueId output : node.outputs) {
+        for (int user : users_[output])
+          if (member[user])
+            return fmt::format("its value leaves the group through node {} ({}) and re-enters it at node {} ({})",
+                               stack[i], node.op->name, user, graph_.nodes[user].op->name);
+        push_users(output);
+      }
+      if (moved != nullptr) moved->push_back(stack[i]);
+    }
+    return "";
+  }
+
+  Grouping describe(const std::vector<int>& members, const std::vector<bool>& member, bool reduction) const {
+    Grouping result;
+    result.members = members;
+    FusedGroup& group = result.group;
     const Node& root = graph_.nodes[members.back()];
     group.output = graph_.values[root.outputs[0]].meta;
+    result.outputs.push_back(root.outputs[0]);
     const TensorMeta& iteration = graph_.values[reduction ? root.inputs[0] : root.outputs[0]].meta;
     group.shape = iteration.sizes;
     group.dtype = iteration.dtype;
@@ -151,15 +200,15 @@ class Fuser {
       group.reduced_dims = reduced_mask(root.attrs.get<Dims>("dims"), group.shape.size());
     }
     std::vector<int> operand_of(graph_.values.size(), -1);  // value -> external input index
-    std::vector<ValueId> externals;
+    auto internal = [&](ValueId input) {
+      return graph_.values[input].source == ValueSource::NodeOutput && member[graph_.values[input].index];
+    };
     const size_t pointwise = members.size() - (reduction ? 1 : 0);
     for (size_t i = 0; i < pointwise; ++i)
       for (ValueId input : graph_.nodes[members[i]].inputs) {
-        const bool internal = graph_.values[input].source == ValueSource::NodeOutput &&
-                              group_of_[graph_.values[input].index] == group_of_[members.back()];
-        if (internal || operand_of[input] >= 0) continue;
-        operand_of[input] = static_cast<int>(externals.size());
-        externals.push_back(input);
+        if (internal(input) || operand_of[input] >= 0) continue;
+        operand_of[input] = static_cast<int>(result.inputs.size());
+        result.inputs.push_back(input);
         group.inputs.push_back(graph_.values[input].meta);
       }
     std::vector<int> step_of(graph_.values.size(), -1);
@@ -169,37 +218,32 @@ class Fuser {
       FusedStep step{node.op->name, functor_expression(*node.op, node.attrs, unused), {}};
       for (ValueId input : node.inputs)
         step.operands.push_back(operand_of[input] >= 0 ? operand_of[input]
-                                                       : static_cast<int>(externals.size()) + step_of[input]);
-      step_of[node.outputs[0]] = static_cast<int>(group.steps.size());
+                                                       : static_cast<int>(result.inputs.size()) + step_of[input]);
+      const ValueId value = node.outputs[0];
+      step_of[value] = static_cast<int>(group.steps.size());
+      // A pointwise root's value is output 0; any other member read outside is exported.
+      const bool is_root = !reduction && i + 1 == pointwise;
+      if (!is_root && has_outside_user(value, member)) {
+        group.exports.push_back(step_of[value]);
+        result.outputs.push_back(value);
+      }
       group.steps.push_back(std::move(step));
     }
-    return group;
+    return result;
   }
 
-  Graph& graph_;
+  const Graph& graph_;
   bool log_;
   std::vector<int> group_of_;  // -1: none, -2: provisional, else the group's index
+  std::vector<bool> moved_;    // reads a group's export before that group's root: runs after it
   std::vector<std::vector<int>> users_;
   std::vector<bool> escapes_;
   std::vector<int> inplace_before_;  // [n]: in-place nodes among the first n
 };
 
-// The external inputs of a group in its operand order (recomputed the way describe() numbers them).
-std::vector<ValueId> external_inputs(const Graph& graph, const std::vector<int>& members, bool reduction) {
-  std::vector<bool> internal(graph.values.size(), false);
-  for (int m : members) internal[graph.nodes[m].outputs[0]] = true;
-  std::vector<bool> seen(graph.values.size(), false);
-  std::vector<ValueId> externals;
-  for (size_t i = 0; i + (reduction ? 1 : 0) < members.size(); ++i)
-    for (ValueId input : graph.nodes[members[i]].inputs)
-      if (!internal[input] && !seen[input]) {
-        seen[input] = true;
-        externals.push_back(input);
-      }
-  return externals;
-}
-
 }  // namespace
+
+std::vector<Grouping> find_fusion_groups(const Graph& graph, bool log) { return Fuser(graph, log).find_groups(); }
 
 std::string unfusible_reason(const Graph& graph, const Node& node) {
   const OpDef& op = *node.op;
@@ -222,65 +266,6 @@ std::string unfusible_reason(const Graph& graph, const Node& node) {
   std::string reason;
   if (functor_expression(op, node.attrs, reason).empty()) return fmt::format("{}: {}", op.name, reason);
   return "";
-}
-
-int fuse_pointwise(Graph& graph, const FusionOptions& options) {
-  Fuser fuser(graph, options.log);
-  std::vector<Grouping> groups = fuser.find_groups();
-  if (groups.empty()) return 0;
-  // Named in execution order, so the dump reads fused_0, fused_1, ... from top to bottom.
-  std::sort(groups.begin(), groups.end(),
-            [](const Grouping& a, const Grouping& b) { return a.members.back() < b.members.back(); });
-  const int first = static_cast<int>(graph.owned_ops.size());
-  std::vector<const FusedGroup*> descriptions;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
-    descriptions.push_back(&groups[g].group);
-  }
-  const std::string source = emit_module_source(descriptions, Target::Cpu);
-  std::shared_ptr<CompiledModule> module;
-  try {
-    module = compile_cpu_module(source, std::getenv("EMBER_LOGS") != nullptr &&
-                                            std::strstr(std::getenv("EMBER_LOGS"), "output_code") != nullptr);
-  } catch (const Error& error) {
-    // No working compiler is an environment problem, not the user's: run unfused.
-    fmt::print(stderr, "[ember fusion] running unfused: {}\n", error.what());
-    return 0;
-  }
-  std::vector<int> replaced_by(graph.nodes.size(), -1);  // root node -> group index
-  std::vector<bool> removed(graph.nodes.size(), false);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    for (int m : groups[g].members) removed[m] = true;
-    replaced_by[groups[g].members.back()] = static_cast<int>(g);
-  }
-  std::vector<Node> nodes;
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (replaced_by[n] >= 0) {
-      Grouping& grouping = groups[replaced_by[n]];
-      auto def = std::make_shared<FusedOpDef>();
-      def->group = grouping.group;
-      def->name = def->group.name;
-      def->kind = def->group.root == FusedRoot::None ? OpKind::Pointwise : OpKind::Reduction;
-      def->schema = def->group.summary();
-      def->infer = fused_shape;
-      def->kernels[static_cast<int>(DeviceType::CPU)] = fused_cpu_kernel;
-      def->module = module;
-      def->function = module->symbol(def->name);
-      const bool reduction = def->group.root != FusedRoot::None;
-      Node node{def.get(), {}, external_inputs(graph, grouping.members, reduction), graph.nodes[n].outputs, {}};
-      if (options.log)
-        fmt::print(stderr, "[ember fusion] {}: {} over {} {} ({} inputs)\n", def->name, def->schema,
-                   def->group.shape, def->group.dtype, node.inputs.size());
-      graph.owned_ops.push_back(std::move(def));
-      nodes.push_back(std::move(node));
-    } else if (!removed[n]) {
-      nodes.push_back(std::move(graph.nodes[n]));
-    }
-  }
-  graph.nodes = std::move(nodes);
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ValueId output : graph.nodes[n].outputs) graph.values[output].index = static_cast<int>(n);
-  return static_cast<int>(groups.size());
 }
 
 }  // namespace ember::graph

@@ -1,5 +1,6 @@
 // The fusion pass: maximal groups of pointwise nodes (optionally rooted at a sum/mean) become one
-// node whose OpDef, synthesized here and owned by the graph, runs generated code (codegen_cpp.h).
+// node, with up to kMaxFusedOutputs outputs, whose OpDef, synthesized here and owned by the graph,
+// runs generated code (codegen_cpp.h).
 #pragma once
 
 #include <memory>
@@ -22,7 +23,9 @@ enum class FusedRoot : uint8_t { None, Sum, Mean };
 
 struct CompiledModule;  // a loaded .so (codegen_cpp.h)
 
-// The description of one fused group: everything the code generator and the kernel need.
+// The description of one fused group: everything the code generator and the kernel need. Output 0
+// is the root's value (or the reduced one); outputs 1.. are the `exports`: member values that
+// nodes outside the group also read, written by the same kernel so nothing is computed twice.
 struct FusedGroup {
   std::string name;                // "fused_3": the OpDef's name and the generated function's
   DType dtype = DType::Float32;    // of every input, intermediate and the output
@@ -31,7 +34,8 @@ struct FusedGroup {
   std::vector<FusedStep> steps;    // the last step's value is the result (or the reduced one)
   FusedRoot root = FusedRoot::None;
   uint32_t reduced_dims = 0;       // bit d: dim d of `shape` is reduced (root Sum/Mean)
-  TensorMeta output;               // the node's output type
+  TensorMeta output;               // the node's output 0 type
+  std::vector<int> exports;        // steps whose values are outputs 1.. ({shape, dtype} each)
 
   std::string summary() const;     // "relu_backward+mul+sum"
 };
@@ -52,6 +56,10 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs);
 // attributes, or "" with `reason` set when the code generator cannot express it.
 std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string& reason);
 
+// Outputs one fused node may have: an OpCall returns them in a TensorList. A producer whose
+// value would be one more export than this does not join the group.
+constexpr int kMaxFusedOutputs = TensorList::kCapacity;
+
 struct FusionOptions {
   bool log = false;  // print each group and every rejected neighbour with the reason (EMBER_LOGS=fusion)
 };
@@ -61,7 +69,8 @@ std::string unfusible_reason(const Graph& graph, const Node& node);
 
 // Replaces each group of two or more nodes (or one pointwise node under a reduction root) by a
 // fused node and compiles all groups of the graph into one shared library. Returns the number of
-// fused nodes created. The graph stays verifiable; nodes keep their execution order.
+// fused nodes created. The graph stays verifiable; nodes keep their execution order, except that
+// nodes reading a group's export before its root move right after the fused node.
 int fuse_pointwise(Graph& graph, const FusionOptions& options = {});
 
 }  // namespace ember::graph

@@ -84,6 +84,10 @@ void fused_shape(const OpCall& call, OutputMetas& outputs) {
   }
   outputs[0].sizes = group.output.sizes;
   outputs[0].dtype = group.output.dtype;
+  for (size_t e = 0; e < group.exports.size(); ++e) {
+    outputs[e + 1].sizes = group.shape;
+    outputs[e + 1].dtype = group.dtype;
+  }
 }
 
 void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
@@ -91,7 +95,11 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
   const FusedGroup& group = def.group;
   const int rank = group.shape.size();
   const size_t operands = group.inputs.size() + 1;
-  std::vector<char*> data(operands);
+  // data: the output, the inputs, then the exports (fresh, contiguous over the iteration shape,
+  // so the generated code indexes them by flat element number and needs no strides for them).
+  std::vector<char*> data(operands + group.exports.size());
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    data[operands + e] = static_cast<char*>(outputs[static_cast<int>(e + 1)].raw_data_ptr());
   std::vector<int64_t> strides(operands * static_cast<size_t>(rank));
   data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
   // The output (fresh, contiguous): its strides over the iteration shape, 0 on reduced dims.
@@ -101,7 +109,7 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
     strides[d] = reduced ? 0 : stride;
     if (!reduced) stride *= group.shape[d];
   }
-  bool contiguous = group.root == FusedRoot::None;
+  bool contiguous = true;
   for (size_t k = 0; k + 1 < operands; ++k) {
     const Tensor& input = call.input(static_cast<int>(k));
     data[k + 1] = static_cast<char*>(input.raw_data_ptr());

@@ -1,0 +1,125 @@
+// fuse_pointwise: compiles the groups graph/fusion.cpp found into one library and replaces each
+// group by one node (at its root's place) whose outputs are the root's value and the exports;
+// nodes that read an export before the root move after the fused node.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "graph/codegen_cpp.h"
+#include "graph/fusion.h"
+#include "graph/fusion_groups.h"
+
+namespace ember::graph {
+
+namespace {
+
+std::shared_ptr<FusedOpDef> fused_op(const FusedGroup& group, const std::shared_ptr<CompiledModule>& module) {
+  auto def = std::make_shared<FusedOpDef>();
+  def->group = group;
+  def->name = group.name;
+  def->kind = group.root == FusedRoot::None ? OpKind::Pointwise : OpKind::Reduction;
+  def->num_outputs = 1 + static_cast<int>(group.exports.size());
+  def->schema = group.summary();
+  def->infer = fused_shape;
+  def->kernels[static_cast<int>(DeviceType::CPU)] = fused_cpu_kernel;
+  def->module = module;
+  def->function = module->symbol(def->name);
+  return def;
+}
+
+// Keeps the node order except that a node whose inputs are not computed yet (it reads an export
+// of a fused node placed later) waits, and runs as soon as they are, in its original order.
+std::vector<Node> schedule(const Graph& graph, std::vector<Node> nodes) {
+  std::vector<bool> defined(graph.values.size(), false);
+  for (size_t v = 0; v < graph.values.size(); ++v) defined[v] = graph.values[v].source != ValueSource::NodeOutput;
+  auto ready = [&](const Node& node) {
+    return std::all_of(node.inputs.begin(), node.inputs.end(),
+                       [&](ValueId input) { return input < 0 || defined[input]; });
+  };
+  std::vector<Node> order;
+  std::vector<Node> waiting;
+  auto emit = [&](Node node) {
+    for (ValueId output : node.outputs) defined[output] = true;
+    order.push_back(std::move(node));
+  };
+  for (Node& node : nodes) {
+    if (!ready(node)) {
+      waiting.push_back(std::move(node));
+      continue;
+    }
+    emit(std::move(node));
+    for (size_t w = 0; w < waiting.size();) {
+      if (!ready(waiting[w])) {
+        ++w;
+        continue;
+      }
+      emit(std::move(waiting[w]));
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(w));
+      w = 0;  // an earlier waiting node may read what this one made
+    }
+  }
+  internal_assert(waiting.empty(), "fusion: a node waits for a value no node computes");
+  return order;
+}
+
+}  // namespace
+
+int fuse_pointwise(Graph& graph, const FusionOptions& options) {
+  std::vector<Grouping> groups = find_fusion_groups(graph, options.log);
+  if (groups.empty()) return 0;
+  // Named in execution order, so the dump reads fused_0, fused_1, ... from top to bottom.
+  std::sort(groups.begin(), groups.end(),
+            [](const Grouping& a, const Grouping& b) { return a.members.back() < b.members.back(); });
+  const int first = static_cast<int>(graph.owned_ops.size());
+  std::vector<const FusedGroup*> descriptions;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
+    descriptions.push_back(&groups[g].group);
+  }
+  const std::string source = emit_module_source(descriptions, Target::Cpu);
+  std::shared_ptr<CompiledModule> module;
+  try {
+    module = compile_cpu_module(source, std::getenv("EMBER_LOGS") != nullptr &&
+                                            std::strstr(std::getenv("EMBER_LOGS"), "output_code") != nullptr);
+  } catch (const Error& error) {
+    // No working compiler is an environment problem, not the user's: run unfused.
+    fmt::print(stderr, "[ember fusion] running unfused: {}\n", error.what());
+    return 0;
+  }
+  std::vector<int> replaced_by(graph.nodes.size(), -1);  // root node -> group index
+  std::vector<bool> removed(graph.nodes.size(), false);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (int m : groups[g].members) removed[m] = true;
+    replaced_by[groups[g].members.back()] = static_cast<int>(g);
+  }
+  std::vector<Node> nodes;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (replaced_by[n] >= 0) {
+      Grouping& grouping = groups[replaced_by[n]];
+      std::shared_ptr<FusedOpDef> def = fused_op(grouping.group, module);
+      if (options.log) {
+        std::string exported;
+        for (size_t e = 1; e < grouping.outputs.size(); ++e)
+          exported += fmt::format("{}%{}", e > 1 ? ", " : "", grouping.outputs[e]);
+        fmt::print(stderr, "[ember fusion] {}: {} over {} {} ({} inputs; outputs %{}{}{})\n", def->name, def->schema,
+                   def->group.shape, def->group.dtype, grouping.inputs.size(), grouping.outputs[0],
+                   exported.empty() ? "" : ", exported: ", exported);
+      }
+      nodes.push_back(Node{def.get(), {}, grouping.inputs, grouping.outputs, {}});
+      graph.owned_ops.push_back(std::move(def));
+    } else if (!removed[n]) {
+      nodes.push_back(std::move(graph.nodes[n]));
+    }
+  }
+  graph.nodes = schedule(graph, std::move(nodes));
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (size_t k = 0; k < graph.nodes[n].outputs.size(); ++k) {
+      graph.values[graph.nodes[n].outputs[k]].index = static_cast<int>(n);
+      graph.values[graph.nodes[n].outputs[k]].output = static_cast<int>(k);
+    }
+  return static_cast<int>(groups.size());
+}
+
+}  // namespace ember::graph

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/device_error_report.h"
 #include "runtime/error.h"
 
 namespace ember::cuda {
@@ -20,6 +21,7 @@ bool graphs_available(std::string* why_not) { return device_count(why_not) > 0; 
 void begin_capture(const Stream& stream) {
   check(stream.handle != nullptr, "cuda: cannot capture the legacy default stream of {}", stream.device);
   DeviceGuard guard(stream.device);
+  prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
   cuda_check(cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal));
 }
 

@@ -146,6 +146,7 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
       cuda_check(cudaLaunchHostFunc(stream, release_after_copy, new Tensor(packed)));
     } else {
       cuda_check(cudaStreamSynchronize(stream));
+      raise_device_error(destination.device());  // a sync point like any other
     }
   } else if (destination.device().is_cpu()) {
     DeviceGuard guard(source.device());

@@ -68,10 +68,4 @@ void raise_device_error(Device device, bool at_synchronization) {
     fail("{}", describe_device_error(*error, at_synchronization));
 }
 
-void raise_device_errors() {
-  for (int index = 0; index < kMaxDevices; ++index)
-    if (host_records[index].load(std::memory_order_relaxed) != nullptr)
-      raise_device_error(Device(DeviceType::CUDA, index));
-}
-
 }  // namespace ember::cuda

@@ -1,7 +1,8 @@
 // The per-device error records of the asynchronous device error report (kernels/cuda/device_error.h)
 // and the host checks at ember's synchronization points. A kernel that finds a bad class target
-// or index writes the device's record; cuda::synchronize, copies to the CPU (item(), to(kCPU)) and
-// Event::synchronize then raise it as an ember::Error and clear it, so later calls work.
+// or index writes the device's record; the synchronizations of the runtime (cuda::synchronize,
+// copies to the CPU such as item() and to(kCPU), the wait of a blocking copy to the device) then
+// raise it as an ember::Error and clear it, so later calls work.
 #pragma once
 
 #include <optional>
@@ -23,9 +24,6 @@ void prepare_error_record(Device device);
 // any, as an ember::Error (clearing the record first). `at_synchronization` says in the message
 // that the error surfaced at a sync after the op, not at the op.
 void raise_device_error(Device device, bool at_synchronization = true);
-
-// The same for every device that has a record (an event's sync does not say which device).
-void raise_device_errors();
 
 // Takes `device`'s complete error, if any, and clears it (the op-level check reads it this way).
 std::optional<DeviceErrorRecord> take_device_error(Device device);

@@ -18,9 +18,10 @@ namespace ember {
 
 namespace {
 
-// The flat input list's width per parameter and the single-parameter op each slice is checked as.
+// The flat input list's width per parameter (the op is one of the two registered here).
 int width_of(const OpCall& call) {
-  return call.op.name == "_multi_sgd_step_" ? optim::kSgdStepWidth : optim::kAdamStepWidth;
+  static const OpDef& sgd = lookup_op("_multi_sgd_step_");
+  return &call.op == &sgd ? optim::kSgdStepWidth : optim::kAdamStepWidth;
 }
 
 }  // namespace
@@ -130,6 +131,15 @@ std::vector<Tensor> interleave(std::initializer_list<std::span<const Tensor>> li
   return flat;
 }
 
+// A mode (compile's capture) records in-place ops through their returned outputs; these ops
+// return none, so a capture would miss what they write. Fail clearly rather than record wrong.
+void check_no_mode(const char* op, const char* single) {
+  check(!dispatch_mode_active(),
+        "{}: cannot run under a dispatch mode (compile's capture records in-place updates through the op's "
+        "outputs, and this op has none); call {} per parameter instead, as the optimizers do under capture",
+        op, single);
+}
+
 }  // namespace
 
 namespace optim {
@@ -138,6 +148,7 @@ void multi_sgd_step_(std::span<const Tensor> params, std::span<const Tensor> gra
                      std::span<const Tensor> momentum_buffers, const SgdStepArgs& args, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("_multi_sgd_step_");
+  check_no_mode("_multi_sgd_step_", "sgd_step_");
   check(grads.size() == params.size(), "_multi_sgd_step_: {} parameters but {} gradients", params.size(), grads.size());
   const Attrs attrs{{"lr", args.lr},
                     {"momentum", args.momentum},
@@ -154,6 +165,7 @@ void multi_adam_step_(std::span<const Tensor> params, std::span<const Tensor> gr
                       const AdamStepArgs& args, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("_multi_adam_step_");
+  check_no_mode("_multi_adam_step_", "adam_step_");
   for (size_t size : {grads.size(), exp_avgs.size(), exp_avg_sqs.size()})
     check(size == params.size(), "_multi_adam_step_: {} parameters but a state or gradient list of {} tensors",
           params.size(), size);

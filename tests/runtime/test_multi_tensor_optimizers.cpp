@@ -7,8 +7,11 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 
+#include "runtime/dispatch.h"
 #include "runtime/ember.h"
+#include "runtime/optim/multi_tensor_steps.h"
 
 using namespace ember;
 
@@ -116,4 +119,45 @@ TEST_CASE("Adam and AdamW with foreach equal them without, bit for bit, state an
         CHECK(value == each_state.scalars.at(key));
       }
     }
+}
+
+namespace {
+
+// A pass-through mode that records the names of the ops it sees, like a capture would.
+class RecordingMode : public DispatchMode {
+ public:
+  TensorList handle(const OpCall& call, const DispatchNext& next) override {
+    seen.push_back(call.op.name);
+    return next.run(call);
+  }
+  std::vector<std::string> seen;
+};
+
+}  // namespace
+
+TEST_CASE("under a dispatch mode (compile's capture) optimizers use the per-parameter steps") {
+  std::vector<Tensor> params = make_params();
+  optim::Adam adam(params, {.lr = 0.01});
+  set_grads(params, 0);
+  RecordingMode mode;
+  {
+    DispatchModeGuard guard(mode);
+    adam.step();
+  }
+  int single = 0;
+  for (const std::string& name : mode.seen) {
+    CHECK(name != "_multi_adam_step_");
+    single += name == "adam_step_";
+  }
+  CHECK(single == 5);  // every parameter with a gradient, the empty one included
+  // Called directly under a mode, a multi-tensor step fails clearly and changes nothing.
+  const std::vector<float> before = params[3].to_vector<float>();
+  NoGradGuard no_grad;
+  DispatchModeGuard guard(mode);
+  const Tensor grad = ones({4});
+  const Tensor exp_avg = zeros({4}), exp_avg_sq = zeros({4});
+  CHECK_THROWS_WITH_AS(
+      optim::multi_adam_step_({&params[3], 1}, {&grad, 1}, {&exp_avg, 1}, {&exp_avg_sq, 1}, {}, {.lr = 0.1}),
+      doctest::Contains("_multi_adam_step_: cannot run under a dispatch mode"), Error);
+  CHECK(params[3].to_vector<float>() == before);
 }

@@ -1,16 +1,12 @@
 // CudaGraphReplay: stream capture, instantiation and launch of the lowered step list's segments
-// through the CUDA runtime API (compiled only with EMBER_HAS_CUDA; elsewhere it reports why not).
+// through libember's CUDA graph API (runtime/cuda/cuda_graph.h; without CUDA it reports why not).
 #include "graph/cuda_graph_replay.h"
 
 #include <string>
 
 #include "runtime/error.h"
 
-#ifdef EMBER_HAS_CUDA
-#include <cuda_runtime_api.h>
-
-#include "runtime/cuda/cuda_context.h"
-#endif
+#include "runtime/cuda/cuda_graph.h"
 
 namespace ember::graph {
 
@@ -18,9 +14,14 @@ namespace ember::graph {
 
 namespace {
 
-void check_cuda(cudaError_t status, const char* what, int segment) {
-  check(status == cudaSuccess, "compile(mode=\"reduce_overhead\"): {} of step segment {} failed: {}", what, segment,
-        cudaGetErrorString(status));
+// Runs `step` and names the segment in its error: the CUDA error alone does not say which part
+// of the compiled step failed.
+template <typename Step> auto for_segment(const char* what, int segment, Step&& step) {
+  try {
+    return step();
+  } catch (const Error& error) {
+    fail("compile(mode=\"reduce_overhead\"): {} of step segment {} failed: {}", what, segment, error.what());
+  }
 }
 
 // Routes ember's kernels to `stream` for its lifetime (they launch on the current stream).
@@ -37,38 +38,31 @@ class StreamSwitch {
 
 }  // namespace
 
+// Every CUDA call goes through libember (runtime/cuda/cuda_graph.h): one CUDA runtime per process.
 struct CudaGraphReplay::State {
   Device device;
   cuda::Stream stream;  // capture needs a stream other than the legacy default one
-  cudaEvent_t before = nullptr;
-  cudaEvent_t after = nullptr;
-  std::vector<cudaGraphExec_t> graphs;
+  cuda::Event before;
+  cuda::Event after;
+  std::vector<cuda::GraphExec> graphs;
 };
 
-bool CudaGraphReplay::available(std::string* why_not) {
-  if (cuda::device_count(why_not) > 0) return true;
-  return false;
-}
+bool CudaGraphReplay::available(std::string* why_not) { return cuda::graphs_available(why_not); }
 
-CudaGraphReplay::CudaGraphReplay(Device device, int segments) : state_(std::make_unique<State>()) {
+CudaGraphReplay::CudaGraphReplay(Device device, int segments) {
   cuda::check_device(device);
-  cuda::DeviceGuard guard(device);
+  cuda::DeviceGuard guard(device);  // the stream and events belong to `device`
+  state_ = std::make_unique<State>();
   state_->device = device;
   state_->stream = cuda::Stream::create(device);
   state_->graphs.assign(static_cast<size_t>(segments), nullptr);
-  check_cuda(cudaEventCreateWithFlags(&state_->before, cudaEventDisableTiming), "creating an event", -1);
-  check_cuda(cudaEventCreateWithFlags(&state_->after, cudaEventDisableTiming), "creating an event", -1);
 }
 
-CudaGraphReplay::~CudaGraphReplay() {
-  invalidate();
-  if (state_->before) cudaEventDestroy(state_->before);
-  if (state_->after) cudaEventDestroy(state_->after);
-}
+CudaGraphReplay::~CudaGraphReplay() { invalidate(); }
 
 void CudaGraphReplay::invalidate() {
-  for (cudaGraphExec_t& graph : state_->graphs) {
-    if (graph) cudaGraphExecDestroy(graph);
+  for (cuda::GraphExec& graph : state_->graphs) {
+    cuda::destroy(graph);
     graph = nullptr;
   }
 }
@@ -76,42 +70,33 @@ void CudaGraphReplay::invalidate() {
 void CudaGraphReplay::run(int index, const std::function<void()>& record) {
   cuda::DeviceGuard guard(state_->device);
   const cuda::Stream caller = cuda::current_stream(state_->device);
-  auto* own = static_cast<cudaStream_t>(state_->stream.handle);
-  auto* theirs = static_cast<cudaStream_t>(caller.handle);
-  check_cuda(cudaEventRecord(state_->before, theirs), "ordering after the caller's work", index);
-  check_cuda(cudaStreamWaitEvent(own, state_->before, 0), "ordering after the caller's work", index);
-  cudaGraphExec_t& exec = state_->graphs.at(static_cast<size_t>(index));
+  const cuda::Stream& own = state_->stream;
+  for_segment("ordering after the caller's work", index, [&] { cuda::wait_for(own, caller, state_->before); });
+  cuda::GraphExec& exec = state_->graphs.at(static_cast<size_t>(index));
   if (exec == nullptr) {
-    cudaGraph_t graph = nullptr;
+    cuda::CapturedGraph graph = nullptr;
     {
-      StreamSwitch on_own(state_->stream, caller);
-      check_cuda(cudaStreamBeginCapture(own, cudaStreamCaptureModeThreadLocal), "beginning capture", index);
+      StreamSwitch on_own(own, caller);
+      for_segment("beginning capture", index, [&] { cuda::begin_capture(own); });
       try {
         record();
       } catch (...) {
-        cudaStreamEndCapture(own, &graph);  // leave the stream usable, then report the real error
-        if (graph) cudaGraphDestroy(graph);
+        cuda::abandon_capture(own);  // leave the stream usable, then report the real error
         throw;
       }
-      check_cuda(cudaStreamEndCapture(own, &graph), "ending capture", index);
+      graph = for_segment("ending capture", index, [&] { return cuda::end_capture(own); });
     }
-    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    check_cuda(status, "instantiating the graph", index);
+    exec = for_segment("instantiating the graph", index, [&] { return cuda::instantiate(graph); });
   }
-  check_cuda(cudaGraphLaunch(exec, own), "launching the graph", index);
-  check_cuda(cudaEventRecord(state_->after, own), "ordering the caller's later work", index);
-  check_cuda(cudaStreamWaitEvent(theirs, state_->after, 0), "ordering the caller's later work", index);
+  for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });
+  for_segment("ordering the caller's later work", index, [&] { cuda::wait_for(caller, own, state_->after); });
 }
 
 #else  // built without CUDA: nothing can be captured
 
 struct CudaGraphReplay::State {};
 
-bool CudaGraphReplay::available(std::string* why_not) {
-  if (why_not) *why_not = "ember was built without CUDA";
-  return false;
-}
+bool CudaGraphReplay::available(std::string* why_not) { return cuda::graphs_available(why_not); }
 
 CudaGraphReplay::CudaGraphReplay(Device device, int segments) {
   (void)segments;

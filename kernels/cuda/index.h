@@ -5,21 +5,17 @@
 //
 // Index values are data, so the host cannot check them without a sync. The kernels never read or
 // write out of bounds: an out-of-range index produces a zero (gathers) or is dropped (scatters),
-// and, when `flag.slot` is set, the kernel records one offending value there. The op files set the
-// slot and read it back (a sync) only when index checking is on (EMBER_CUDA_CHECK_INDICES=1),
-// see runtime/cuda/index_cuda_common.h.
+// and is written to the device's error record (kernels/cuda/device_error.h), which the host
+// raises at its next synchronization, or right after the op with EMBER_CUDA_CHECK_INDICES=1
+// (see runtime/cuda/index_cuda_common.h).
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/cuda/elementwise.h"  // DType, kMaxDims
+#include "kernels/cuda/device_error.h"  // IndexFlag
+#include "kernels/cuda/elementwise.h"   // DType, kMaxDims
 
 namespace ember::cuda {
-
-// slot[0] becomes 1 at the first out-of-range index; slot[1] then holds that index's value.
-struct IndexFlag {
-  unsigned long long* slot = nullptr;  // two words on the device, zeroed; null: do not record
-};
 
 // Rows of contiguous bytes selected by an index list, for embedding and index_select:
 //   out[o, k, :] = source[o, indices[k], :]   with o < outer, k < count, rows of row_bytes bytes.

@@ -29,7 +29,7 @@ __global__ void add_slices_kernel(device::accumulate_t<Source>* accumulator, con
     const int64_t value = static_cast<int64_t>(indices[k]);
     // Only lane 0 of the row's first column block records, to keep errors from contending.
     if (value < 0 || value >= target_size) {
-      if (lane == 0 && blockIdx.y == 0) device::record_bad_index(flag, value);
+      if (lane == 0 && blockIdx.y == 0) device::report_error(flag, value, target_size, k);
       continue;
     }
     Accumulator* to = accumulator + (o * target_size + value) * inner;

@@ -1,4 +1,4 @@
-// Device helpers shared by the CUDA gather, scatter and cat kernels: recording an out-of-range
+// Device helpers shared by the CUDA gather, scatter and cat kernels: reporting an out-of-range
 // index, atomic accumulation per dtype, and the row-copy tiling (a row of W-byte words spread over
 // a power-of-two number of lanes, so several short rows share one block without any division).
 #pragma once
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/index.h"
 #include "kernels/half_types.h"
 
@@ -16,15 +17,10 @@ namespace ember::cuda::device {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxGrid = 65535;  // per grid dimension; kernels loop past it
 
-// Marks the flag with `value` if no other thread did first (only when checking is on).
-__device__ __forceinline__ void record_bad_index(IndexFlag flag, int64_t value) {
-  if (flag.slot != nullptr && atomicCAS(flag.slot, 0ull, 1ull) == 0ull)
-    flag.slot[1] = static_cast<unsigned long long>(value);
-}
-
-__device__ __forceinline__ bool index_in_range(int64_t value, int64_t limit, IndexFlag flag) {
+// True when `value` is in [0, limit); otherwise reports it (with the index element `position`).
+__device__ __forceinline__ bool index_in_range(int64_t value, int64_t limit, int64_t position, IndexFlag flag) {
   if (value >= 0 && value < limit) return true;
-  record_bad_index(flag, value);
+  report_error(flag, value, limit, position);
   return false;
 }
 

@@ -21,7 +21,7 @@ __global__ void select_rows_kernel(Word* out, const Word* source, const Index* i
     const int64_t k = row - o * count;
     const int64_t value = static_cast<int64_t>(indices[k]);
     to = out + row * row_words;
-    from = device::index_in_range(value, source_size, flag) ? source + (o * source_size + value) * row_words
+    from = device::index_in_range(value, source_size, k, flag) ? source + (o * source_size + value) * row_words
                                                             : nullptr;
   });
 }
@@ -31,7 +31,7 @@ __global__ void one_hot_kernel(int64_t* out, const int64_t* indices, int64_t cou
   const int64_t step = int64_t{blockDim.x} * gridDim.x;
   for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; k < count; k += step) {
     const int64_t value = indices[k];
-    if (device::index_in_range(value, classes, flag)) out[k * classes + value] = 1;
+    if (device::index_in_range(value, classes, k, flag)) out[k * classes + value] = 1;
   }
 }
 

@@ -40,7 +40,7 @@ __global__ void gather_kernel(Element* out, const Element* indexed, IndexedWalk 
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < walk.numel; i += step) {
     const WalkOffsets offsets = offsets_of(walk, static_cast<Position>(i));
     const int64_t value = walk.index[offsets.index];
-    out[i] = device::index_in_range(value, walk.limit, flag)
+    out[i] = device::index_in_range(value, walk.limit, i, flag)
                  ? indexed[offsets.indexed + value * walk.indexed_dim_stride]
                  : Element{};
   }
@@ -55,7 +55,7 @@ __global__ void scatter_add_kernel(device::accumulate_t<Source>* accumulator, co
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < walk.numel; i += step) {
     const WalkOffsets offsets = offsets_of(walk, static_cast<Position>(i));
     const int64_t value = walk.index[offsets.index];
-    if (!device::index_in_range(value, walk.limit, flag)) continue;
+    if (!device::index_in_range(value, walk.limit, i, flag)) continue;
     device::atomic_add(accumulator + offsets.indexed + value * walk.indexed_dim_stride,
                        static_cast<Accumulator>(plain[offsets.plain]));
   }

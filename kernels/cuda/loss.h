@@ -2,11 +2,14 @@
 // (loss_cross_entropy.cu), nll_loss, its backward and mse_loss (loss_nll_mse.cu). Attributes as
 // in runtime/functional.h: reduction 0 none / 1 mean / 2 sum, ignore_index, label_smoothing.
 // Targets are validated on the device: a target outside [0, classes) that is not ignore_index
-// makes its loss (and gradient row) NaN instead of throwing, which would need a host sync.
+// makes its loss (and gradient row) NaN and is written to the device's error record
+// (kernels/cuda/device_error.h), which the host raises as an error at its next synchronization:
+// throwing right away would need a host sync per loss.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/cuda/device_error.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace ember::cuda {
@@ -24,6 +27,7 @@ struct ClassLossArgs {
   int64_t ignore_index = -100;
   double label_smoothing = 0.0;
   void* stream = nullptr;  // cudaStream_t
+  IndexFlag error;         // where a bad target is reported
 };
 
 // Device scratch for the class losses: per-row losses and the count of counted targets.

@@ -2,6 +2,7 @@
 // gradient scale of a row, and the fixed-order final sum / mean of per-row losses.
 #pragma once
 
+#include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/loss.h"
 #include "kernels/cuda/reduce_common.cuh"
 
@@ -11,11 +12,14 @@ constexpr int64_t kReductionNone = 0;
 constexpr int64_t kReductionMean = 1;
 constexpr int kLossBlock = 256;
 
-// The target of `row`, or -1 when ignored, or -2 when out of range (the row's result is NaN).
+// The target of `row`, or -1 when ignored, or -2 when out of range (the row's result is NaN and
+// the target is reported).
 __device__ __forceinline__ int64_t target_of(const ClassLossArgs& args, int64_t row) {
   const int64_t target = args.target[row * args.target_stride];
   if (target == args.ignore_index) return -1;
-  return target >= 0 && target < args.classes ? target : -2;
+  if (target >= 0 && target < args.classes) return target;
+  device::report_error(args.error, target, args.classes, row);
+  return -2;
 }
 
 // The kernels are in an unnamed namespace: each .cu file gets its own copy, never a duplicate.

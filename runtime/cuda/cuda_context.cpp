@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/device_error_report.h"
 #include "runtime/error.h"
 
 namespace ember::cuda {
@@ -109,6 +110,7 @@ void copy_on_device(void* destination, const void* source, size_t bytes, const S
 void synchronize(Device device) {
   DeviceGuard guard(device);
   cuda_check(cudaDeviceSynchronize());
+  raise_device_error(device);  // a bad target or index a kernel found since the last sync
 }
 
 Event::Event(bool enable_timing) {
@@ -128,6 +130,9 @@ void Event::record(const Stream& stream) {
   cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(handle_), static_cast<cudaStream_t>(stream.handle)));
 }
 
+// Not a device-error check point: events time ember's own benchmarks inside ops (layer_norm's
+// auto choice), where an earlier op's error would surface in the wrong place. The error stays
+// recorded for the next synchronize() or copy to the host.
 void Event::synchronize() const { cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_))); }
 
 bool Event::query() const {

@@ -62,6 +62,7 @@ class Event {
   void synchronize() const;
   bool query() const;  // true when the recorded work has finished
   float elapsed_milliseconds(const Event& later) const;
+  void* handle() const { return handle_; }  // cudaEvent_t
 
  private:
   void* handle_ = nullptr;  // cudaEvent_t

@@ -11,6 +11,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
+#include "runtime/cuda/device_error_report.h"
 #include "runtime/dtype.h"
 #include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
@@ -145,6 +146,7 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
       cuda_check(cudaLaunchHostFunc(stream, release_after_copy, new Tensor(packed)));
     } else {
       cuda_check(cudaStreamSynchronize(stream));
+      raise_device_error(destination.device());  // a sync point like any other
     }
   } else if (destination.device().is_cpu()) {
     DeviceGuard guard(source.device());
@@ -152,6 +154,7 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
     cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
                                cudaMemcpyDeviceToHost, stream));
     cuda_check(cudaStreamSynchronize(stream));  // the host reads the result right away
+    raise_device_error(source.device());        // a bad target or index found since the last sync
   } else {
     DeviceGuard guard(destination.device());
     const auto stream = static_cast<cudaStream_t>(current_stream(destination.device()).handle);

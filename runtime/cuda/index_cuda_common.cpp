@@ -10,6 +10,8 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
+#include "runtime/cuda/device_error_report.h"
+#include "runtime/device_error.h"
 
 namespace ember::cuda {
 
@@ -28,21 +30,15 @@ std::atomic<bool>& checking() {
 bool index_checking_enabled() { return checking().load(std::memory_order_relaxed); }
 void set_index_checking(bool enabled) { checking().store(enabled, std::memory_order_relaxed); }
 
-IndexCheck::IndexCheck(Device device) {
-  if (!index_checking_enabled()) return;
-  slot_ = make_tensor({2}, kInt64, device);
-  cuda_check(cudaMemsetAsync(slot_.raw_data_ptr(), 0, slot_.nbytes(), static_cast<cudaStream_t>(stream_of(slot_))));
-  flag_.slot = static_cast<unsigned long long*>(slot_.raw_data_ptr());
-}
+IndexCheck::IndexCheck(Device device, DeviceErrorOp op) : device_(device), flag_(error_site(device, op)) {}
 
-std::optional<int64_t> IndexCheck::bad_index() const {
-  if (flag_.slot == nullptr) return std::nullopt;
-  unsigned long long host[2] = {};
-  const auto stream = static_cast<cudaStream_t>(stream_of(slot_));
-  cuda_check(cudaMemcpyAsync(host, flag_.slot, sizeof host, cudaMemcpyDeviceToHost, stream));
-  cuda_check(cudaStreamSynchronize(stream));  // the host reads the flag right away
-  if (host[0] == 0) return std::nullopt;
-  return static_cast<int64_t>(host[1]);
+std::optional<DeviceErrorRecord> IndexCheck::bad_index() const {
+  if (!index_checking_enabled()) return std::nullopt;
+  const auto stream = static_cast<cudaStream_t>(current_stream(device_).handle);
+  cuda_check(cudaStreamSynchronize(stream));  // EMBER_CUDA_CHECK_INDICES: the op reports its own error
+  std::optional<DeviceErrorRecord> error = take_device_error(device_);
+  if (error && error->op != static_cast<int32_t>(flag_.op)) fail("{}", describe_device_error(*error, true));
+  return error;
 }
 
 Tensor dense_index(const Tensor& index, bool keep_int32) {

@@ -1,11 +1,13 @@
-// Helpers of the CUDA gather/scatter/one_hot op files: index checking and index tensors.
+// Helpers of the CUDA gather/scatter/one_hot and class-loss op files: reporting bad index and
+// target values, and index tensors.
 //
-// Why indices are not checked by default on CUDA: their values live on the device, and checking
-// them on the host would cost a device-to-host copy and a stream sync per op. The kernels instead
-// never touch memory out of bounds (a bad index gathers zero or drops its contribution) and record
-// one bad value in a two-word device flag. With EMBER_CUDA_CHECK_INDICES=1 (or
-// set_index_checking(true)) each op allocates that flag, reads it back after its kernel (a sync)
-// and throws the same kind of error as the CPU op. Without it, bad indices go unreported.
+// Why values are not checked on the host: they live on the device, and checking them there would
+// cost a device-to-host copy and a stream sync per op. The kernels instead never touch memory out
+// of bounds (a bad index gathers zero or drops its contribution, a bad target gives NaN) and write
+// the first bad value into the device's error record (runtime/cuda/device_error_report.h), which
+// the next synchronization (ember::synchronize, to(kCPU), item()) raises as an ember::Error. With
+// EMBER_CUDA_CHECK_INDICES=1 (or set_index_checking(true)) each op waits for its kernel (a sync)
+// and raises the error itself, naming the op's shapes.
 #pragma once
 
 #include <optional>
@@ -18,16 +20,18 @@ namespace ember::cuda {
 bool index_checking_enabled();
 void set_index_checking(bool enabled);
 
-// One op call's flag: zeroed on the device when checking is on, otherwise a null flag.
+// One op call's error site: the device's record, tagged with the op.
 class IndexCheck {
  public:
-  explicit IndexCheck(Device device);
+  IndexCheck(Device device, DeviceErrorOp op);
   IndexFlag flag() const { return flag_; }
-  // With checking on: waits for the stream and returns the recorded bad index, if any.
-  std::optional<int64_t> bad_index() const;
+  // With checking on: waits for the current stream and returns this op's recorded error, if any
+  // (an earlier op's error, reported asynchronously, is raised here as it would be at a sync).
+  // With checking off: empty, the next synchronization reports.
+  std::optional<DeviceErrorRecord> bad_index() const;
 
  private:
-  Tensor slot_;
+  Device device_;
   IndexFlag flag_;
 };
 

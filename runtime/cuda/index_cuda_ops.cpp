@@ -25,7 +25,7 @@ void embedding_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(out.device());
   const Tensor weight = contiguous_on_device(call.input(0));
   const Tensor indices = dense_index(call.input(1), /*keep_int32=*/true);
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::Embedding);
   const SelectRows select{.out = out.raw_data_ptr(),
                           .source = weight.raw_data_ptr(),
                           .indices = indices.raw_data_ptr(),
@@ -36,7 +36,7 @@ void embedding_cuda(const OpCall& call, TensorList& outputs) {
                           .row_bytes = weight.size(1) * static_cast<int64_t>(weight.element_size())};
   launch_checked(launch_select_rows(select, index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("embedding: index {} is out of range for a weight with {} rows (weight {}, indices {})", *bad,
+    fail("embedding: index {} is out of range for a weight with {} rows (weight {}, indices {})", bad->value,
          weight.size(0), weight.sizes(), call.input(1).sizes());
 }
 
@@ -47,7 +47,7 @@ void index_select_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor indices = dense_index(call.input(1), /*keep_int32=*/true);
   const int dim = dim_of(call, a.dim());
   const SplitDims split = split_dims(a.sizes(), dim);
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::IndexSelect);
   const SelectRows select{.out = out.raw_data_ptr(),
                           .source = a.raw_data_ptr(),
                           .indices = indices.raw_data_ptr(),
@@ -58,7 +58,7 @@ void index_select_cuda(const OpCall& call, TensorList& outputs) {
                           .row_bytes = split.inner * static_cast<int64_t>(a.element_size())};
   launch_checked(launch_select_rows(select, index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("index_select: index {} is out of range for dim {} of size {} (input {})", *bad, dim, split.size,
+    fail("index_select: index {} is out of range for dim {} of size {} (input {})", bad->value, dim, split.size,
          a.sizes());
 }
 
@@ -80,11 +80,11 @@ void gather_cuda(const OpCall& call, TensorList& outputs) {
   }
   walk.indexed_dim_stride = a.dim() == 0 ? 0 : a.strides()[dim];
   walk.limit = a.dim() == 0 ? 1 : a.size(dim);
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::Gather);
   launch_checked(launch_gather(out.raw_data_ptr(), a.raw_data_ptr(), static_cast<int>(a.element_size()), walk,
                                index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("gather: index {} is out of range for dim {} of size {} (input {}, index {})", *bad, dim, walk.limit,
+    fail("gather: index {} is out of range for dim {} of size {} (input {}, index {})", bad->value, dim, walk.limit,
          a.sizes(), index.sizes());
 }
 
@@ -95,12 +95,12 @@ void one_hot_cuda(const OpCall& call, TensorList& outputs) {
   const int64_t classes = out.size(-1);
   if (out.nbytes() > 0)
     cuda_check(cudaMemsetAsync(out.raw_data_ptr(), 0, out.nbytes(), static_cast<cudaStream_t>(stream_of(out))));
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::OneHot);
   launch_checked(launch_one_hot(static_cast<int64_t*>(out.raw_data_ptr()),
                                 static_cast<const int64_t*>(indices.raw_data_ptr()), indices.numel(), classes,
                                 index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("one_hot: class index {} is out of range for {} classes (index {})", *bad, classes, indices.sizes());
+    fail("one_hot: class index {} is out of range for {} classes (index {})", bad->value, classes, indices.sizes());
 }
 
 void register_index_cuda_kernels(OpRegistry& registry) {

@@ -1,10 +1,12 @@
 // CUDA kernels of the loss registry ops: cross_entropy, cross_entropy_backward, nll_loss,
 // nll_loss_backward and mse_loss. Scores and targets are passed with their strides (no copies);
-// kernels in kernels/cuda/loss*.cu. Out-of-range targets give NaN on CUDA rather than the CPU's
-// error: checking them on the host would synchronize every loss call.
+// kernels in kernels/cuda/loss*.cu. An out-of-range target gives NaN and is written to the
+// device's error record, raised as an ember::Error at the next synchronization (or right after the
+// op with EMBER_CUDA_CHECK_INDICES=1): checking on the host would synchronize every loss call.
 #include "kernels/cuda/loss.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
+#include "runtime/cuda/index_cuda_common.h"
 #include "runtime/dtype.h"
 #include "runtime/ops/registry.h"
 
@@ -37,14 +39,24 @@ Tensor class_loss_scratch(const ClassLossArgs& args, Device device) {
   return make_tensor({class_loss_scratch_bytes(args) / 8}, kInt64, device);
 }
 
+// With EMBER_CUDA_CHECK_INDICES=1 the op raises a bad target itself (a sync per call).
+void raise_bad_target(const OpCall& call, const IndexCheck& target_check, const Tensor& scores) {
+  if (const auto bad = target_check.bad_index())
+    fail("{}: target {} at index {} is out of range [0, {}) (scores {})", call.op.name, bad->value, bad->position,
+         bad->bound, scores.sizes());
+}
+
 template <bool cross_entropy>
 void class_loss_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& scores = call.input(0);
   DeviceGuard guard(scores.device());
-  const ClassLossArgs args = class_loss_args(call, scores, call.input(1));
+  ClassLossArgs args = class_loss_args(call, scores, call.input(1));
+  const IndexCheck target_check(scores.device(), cross_entropy ? DeviceErrorOp::CrossEntropy : DeviceErrorOp::NllLoss);
+  args.error = target_check.flag();
   const Tensor scratch = class_loss_scratch(args, scores.device());
   const auto launch = cross_entropy ? launch_cross_entropy : launch_nll_loss;
   launch_checked(launch(scores.dtype(), args, outputs[0].raw_data_ptr(), scratch.raw_data_ptr()));
+  raise_bad_target(call, target_check, scores);
 }
 
 // (grad, scores, target): grad is one value for mean / sum, or per row for none.
@@ -52,13 +64,17 @@ template <bool cross_entropy>
 void class_loss_backward_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& scores = call.input(1);
   DeviceGuard guard(scores.device());
-  const ClassLossArgs args = class_loss_args(call, scores, call.input(2));
+  ClassLossArgs args = class_loss_args(call, scores, call.input(2));
+  const IndexCheck target_check(scores.device(), cross_entropy ? DeviceErrorOp::CrossEntropyBackward
+                                                               : DeviceErrorOp::NllLossBackward);
+  args.error = target_check.flag();
   const Tensor grad = contiguous_on_device(call.input(0));
   const int64_t grad_stride = args.reduction == 0 && grad.dim() == 1 ? 1 : 0;
   const Tensor scratch = class_loss_scratch(args, scores.device());
   const auto launch = cross_entropy ? launch_cross_entropy_backward : launch_nll_loss_backward;
   launch_checked(launch(scores.dtype(), args, grad.raw_data_ptr(), grad_stride, outputs[0].raw_data_ptr(),
                         scratch.raw_data_ptr()));
+  raise_bad_target(call, target_check, scores);
 }
 
 void mse_loss_cuda(const OpCall& call, TensorList& outputs) {

@@ -1,8 +1,8 @@
 // CUDA kernels of the fused optimizer steps sgd_step_ and adam_step_ (defined in
 // runtime/ops/optim_ops.cpp): the same argument checks as the CPU, then one kernel pass per
 // parameter (kernels/cuda/optim.cu) that writes the parameter and its state through their strides.
-// The ops take one parameter per call (runtime/optim calls them per parameter), so there is one
-// launch per parameter rather than one multi-tensor launch per group.
+// The ops take one parameter per call; the multi-tensor ops (multi_tensor_optim_cuda_ops.cpp) batch
+// a group's parameters into few launches, and use these kernels for non-contiguous parameters.
 #include <initializer_list>
 
 #include "kernels/cuda/optim.h"

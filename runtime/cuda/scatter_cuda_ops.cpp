@@ -55,7 +55,7 @@ void embedding_backward_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor grad = contiguous_on_device(call.input(0));
   const Tensor indices = dense_index(call.input(1), /*keep_int32=*/true);
   const Tensor accumulator = accumulator_for("embedding_backward", out, Tensor());
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::EmbeddingBackward);
   const AddSlices add{.accumulator = accumulator.raw_data_ptr(),
                       .accumulator_dtype = accumulator.dtype(),
                       .source = grad.raw_data_ptr(),
@@ -68,7 +68,7 @@ void embedding_backward_cuda(const OpCall& call, TensorList& outputs) {
                       .inner = out.size(1)};
   launch_checked(launch_add_slices(add, index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("embedding_backward: index {} is out of range for num_weights {} (indices {})", *bad, out.size(0),
+    fail("embedding_backward: index {} is out of range for num_weights {} (indices {})", bad->value, out.size(0),
          indices.sizes());
   finish(accumulator, out);
 }
@@ -82,7 +82,7 @@ void index_add_cuda(const OpCall& call, TensorList& outputs) {
   const int dim = dim_of(call, self.dim());
   const SplitDims split = split_dims(self.sizes(), dim);
   const Tensor accumulator = accumulator_for("index_add", out, self);
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::IndexAdd);
   // source is self's shape with dim resized to the index length: [outer, count, inner].
   const AddSlices add{.accumulator = accumulator.raw_data_ptr(),
                       .accumulator_dtype = accumulator.dtype(),
@@ -96,7 +96,7 @@ void index_add_cuda(const OpCall& call, TensorList& outputs) {
                       .inner = split.inner};
   launch_checked(launch_add_slices(add, index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("index_add: index {} is out of range for dim {} of size {} (self {})", *bad, dim, split.size,
+    fail("index_add: index {} is out of range for dim {} of size {} (self {})", bad->value, dim, split.size,
          self.sizes());
   finish(accumulator, out);
 }
@@ -122,11 +122,11 @@ void scatter_add_cuda(const OpCall& call, TensorList& outputs) {
   }
   walk.indexed_dim_stride = self.dim() == 0 ? 0 : accumulator.strides()[dim];
   walk.limit = self.dim() == 0 ? 1 : self.size(dim);
-  IndexCheck index_check(out.device());
+  IndexCheck index_check(out.device(), DeviceErrorOp::ScatterAdd);
   launch_checked(launch_scatter_add(accumulator.raw_data_ptr(), accumulator.dtype(), source.raw_data_ptr(),
                                     source.dtype(), walk, index_check.flag(), stream_of(out)));
   if (const auto bad = index_check.bad_index())
-    fail("scatter_add: index {} is out of range for dim {} of size {} (input {}, index {})", *bad, dim,
+    fail("scatter_add: index {} is out of range for dim {} of size {} (input {}, index {})", bad->value, dim,
          walk.limit, self.sizes(), index.sizes());
   finish(accumulator, out);
 }

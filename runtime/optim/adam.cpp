@@ -1,11 +1,30 @@
-// optim::Adam / AdamW: option checks and the step, one fused adam_step_ per parameter.
+// optim::Adam / AdamW: option checks and the step: multi-tensor steps over batches of parameters
+// (multi_tensor_steps.h), or one fused adam_step_ per parameter when foreach is off or a dispatch
+// mode (compile's capture) is active.
 #include "runtime/optim/adam.h"
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/optim/fused_steps.h"
+#include "runtime/optim/multi_tensor_steps.h"
 
 namespace ember::optim {
+
+namespace {
+
+template <typename Options>
+AdamStepArgs adam_args(const Options& options, int64_t step, bool decoupled) {
+  return {.lr = options.lr,
+          .beta1 = options.betas.first,
+          .beta2 = options.betas.second,
+          .eps = options.eps,
+          .weight_decay = options.weight_decay,
+          .step = step,
+          .amsgrad = options.amsgrad,
+          .decoupled = decoupled};
+}
+
+}  // namespace
 
 template <bool Decoupled>
 void AdamOptionsFor<Decoupled>::validate(const char* optimizer) const {
@@ -24,42 +43,88 @@ template <bool Decoupled>
 Tensor AdamFamily<Decoupled>::step(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
+  // Under capture the per-parameter ops are recorded: compile's functionalization and replay
+  // refresh know in-place ops with a few outputs, not a step that writes a whole list.
+  const bool batched_allowed = !dispatch_mode_active();
   for (size_t group_index = 0; group_index < this->param_groups().size(); ++group_index) {
-    const auto& group = this->param_groups()[group_index];
-    const Options& options = group.options;
-    for (const Tensor& param : group.params) {
-      const Tensor grad = param.grad();
-      if (!grad.defined()) continue;
-      AdamParamState& state = this->state_for(param);
-      const TensorOptions like{.dtype = param.dtype(), .device = param.device()};
-      if (!state.exp_avg.defined()) {
-        state.exp_avg = zeros(param.sizes(), like);
-        state.exp_avg_sq = zeros(param.sizes(), like);
-      }
-      if (options.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = zeros(param.sizes(), like);
-      const int64_t step_count = state.step + 1;
-      if (dispatch_mode_active()) {
-        // Under capture: a compiled replay re-reads lr and advances the step count (graph inputs).
-        set_next_attr_refresh([this, group_index, param](Attrs& attrs) {
-          AdamParamState& replayed = this->state_for(param);
-          replayed.step += 1;
-          attrs.set("step", replayed.step);
-          attrs.set("lr", this->param_groups()[group_index].options.lr);
-        });
-      }
-      adam_step_(param, grad, state.exp_avg, state.exp_avg_sq, options.amsgrad ? state.max_exp_avg_sq : Tensor(),
-                 {.lr = options.lr,
-                  .beta1 = options.betas.first,
-                  .beta2 = options.betas.second,
-                  .eps = options.eps,
-                  .weight_decay = options.weight_decay,
-                  .step = step_count,
-                  .amsgrad = options.amsgrad,
-                  .decoupled = Decoupled});
-      state.step = step_count;  // only once the update went through
-    }
+    if (batched_allowed && this->param_groups()[group_index].options.foreach) step_batched(group_index);
+    else step_each(group_index);
   }
   return loss;
+}
+
+template <bool Decoupled>
+AdamParamState& AdamFamily<Decoupled>::ready_state(const Tensor& param, const Options& options) {
+  AdamParamState& state = this->state_for(param);
+  const TensorOptions like{.dtype = param.dtype(), .device = param.device()};
+  if (!state.exp_avg.defined()) {
+    state.exp_avg = zeros(param.sizes(), like);
+    state.exp_avg_sq = zeros(param.sizes(), like);
+  }
+  if (options.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = zeros(param.sizes(), like);
+  return state;
+}
+
+template <bool Decoupled>
+void AdamFamily<Decoupled>::step_each(size_t group_index) {
+  const auto& group = this->param_groups()[group_index];
+  const Options& options = group.options;
+  for (const Tensor& param : group.params) {
+    const Tensor grad = param.grad();
+    if (!grad.defined()) continue;
+    AdamParamState& state = ready_state(param, options);
+    const int64_t step_count = state.step + 1;
+    if (dispatch_mode_active()) {
+      // Under capture: a compiled replay re-reads lr and advances the step count (graph inputs).
+      set_next_attr_refresh([this, group_index, param](Attrs& attrs) {
+        AdamParamState& replayed = this->state_for(param);
+        replayed.step += 1;
+        attrs.set("step", replayed.step);
+        attrs.set("lr", this->param_groups()[group_index].options.lr);
+      });
+    }
+    adam_step_(param, grad, state.exp_avg, state.exp_avg_sq, options.amsgrad ? state.max_exp_avg_sq : Tensor(),
+               adam_args(options, step_count, Decoupled));
+    state.step = step_count;  // only once the update went through
+  }
+}
+
+// Parameters with a gradient, batched by (device, dtype, step count): the multi-tensor op takes
+// one of each. A group usually makes one batch.
+template <bool Decoupled>
+void AdamFamily<Decoupled>::step_batched(size_t group_index) {
+  const auto& group = this->param_groups()[group_index];
+  const Options& options = group.options;
+  struct Batch {
+    Device device;
+    DType dtype;
+    int64_t step = 0;
+    std::vector<Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
+    std::vector<AdamParamState*> states;
+  };
+  std::vector<Batch> batches;
+  for (const Tensor& param : group.params) {
+    Tensor grad = param.grad();
+    if (!grad.defined()) continue;
+    AdamParamState& state = ready_state(param, options);
+    const int64_t step_count = state.step + 1;
+    Batch* batch = nullptr;
+    for (Batch& candidate : batches)
+      if (candidate.device == param.device() && candidate.dtype == param.dtype() && candidate.step == step_count)
+        batch = &candidate;
+    if (batch == nullptr) batch = &batches.emplace_back(Batch{param.device(), param.dtype(), step_count});
+    batch->params.push_back(param);
+    batch->grads.push_back(std::move(grad));
+    batch->exp_avgs.push_back(state.exp_avg);
+    batch->exp_avg_sqs.push_back(state.exp_avg_sq);
+    if (options.amsgrad) batch->max_exp_avg_sqs.push_back(state.max_exp_avg_sq);
+    batch->states.push_back(&state);
+  }
+  for (Batch& batch : batches) {
+    multi_adam_step_(batch.params, batch.grads, batch.exp_avgs, batch.exp_avg_sqs, batch.max_exp_avg_sqs,
+                     adam_args(options, batch.step, Decoupled));
+    for (AdamParamState* state : batch.states) state->step = batch.step;  // only once the update went through
+  }
 }
 
 template struct AdamOptionsFor<false>;

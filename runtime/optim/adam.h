@@ -20,6 +20,10 @@ struct AdamOptionsFor {
   double eps = 1e-8;
   double weight_decay = Decoupled ? 1e-2 : 0.0;
   bool amsgrad = false;
+  // One multi-tensor step per batch of parameters sharing device, dtype and step count
+  // (runtime/optim/multi_tensor_steps.h) instead of one step per parameter; same results. Not a
+  // hyperparameter: checkpoints do not save it.
+  bool foreach = true;
 
   void validate(const char* optimizer) const;
   template <typename Self, typename Visit>
@@ -56,6 +60,12 @@ class AdamFamily : public OptimizerBase<AdamOptionsFor<Decoupled>, AdamParamStat
   using Options = AdamOptionsFor<Decoupled>;
   explicit AdamFamily(std::vector<Tensor> params, Options options = {});
   Tensor step(const LossClosure& closure = nullptr) override;
+
+ private:
+  // The parameter's state, created (zeros) on its first step.
+  AdamParamState& ready_state(const Tensor& param, const Options& options);
+  void step_each(size_t group_index);
+  void step_batched(size_t group_index);
 };
 
 using Adam = AdamFamily<false>;

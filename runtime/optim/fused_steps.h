@@ -1,7 +1,8 @@
 // The fused optimizer update ops (registry ops sgd_step_ and adam_step_, defined in
 // runtime/ops/optim_ops.cpp). One call updates one parameter and its state in a single pass over
-// memory. They are what SGD, Adam and AdamW call per parameter; call them directly only to build
-// another optimizer. They run under the caller's grad mode: call them with NoGradGuard.
+// memory. SGD, Adam and AdamW call them per parameter when foreach is off or under capture (the
+// multi-tensor steps of multi_tensor_steps.h otherwise); call them directly only to build another
+// optimizer. They run under the caller's grad mode: call them with NoGradGuard.
 #pragma once
 
 #include "runtime/tensor.h"

@@ -1,9 +1,12 @@
-// optim::SGD: option checks and the step, one fused sgd_step_ per parameter.
+// optim::SGD: option checks and the step: multi-tensor steps over batches of parameters
+// (multi_tensor_steps.h), or one fused sgd_step_ per parameter when foreach is off or a dispatch
+// mode (compile's capture) is active.
 #include "runtime/optim/sgd.h"
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/optim/fused_steps.h"
+#include "runtime/optim/multi_tensor_steps.h"
 
 namespace ember::optim {
 
@@ -21,38 +24,81 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options) : OptimizerBase("SGD", 
 Tensor SGD::step(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
+  // Under capture the per-parameter ops are recorded (see adam.cpp for why).
+  const bool batched_allowed = !dispatch_mode_active();
   for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) {
-    const ParamGroup& group = param_groups()[group_index];
-    const SGDOptions& options = group.options;
-    SgdStepArgs args{.lr = options.lr,
+    if (batched_allowed && param_groups()[group_index].options.foreach) step_batched(group_index);
+    else step_each(group_index);
+  }
+  return loss;
+}
+
+Tensor SGD::ready_buffer(const Tensor& param, bool& first_step) {
+  SGDParamState& state = state_for(param);
+  first_step = !state.momentum_buffer.defined();
+  // Left uninitialised: the first step stores the update direction into it.
+  if (first_step) state.momentum_buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
+  return state.momentum_buffer;
+}
+
+void SGD::step_each(size_t group_index) {
+  const ParamGroup& group = param_groups()[group_index];
+  const SGDOptions& options = group.options;
+  SgdStepArgs args{.lr = options.lr,
+                   .momentum = options.momentum,
+                   .dampening = options.dampening,
+                   .weight_decay = options.weight_decay,
+                   .nesterov = options.nesterov};
+  for (const Tensor& param : group.params) {
+    const Tensor grad = param.grad();
+    if (!grad.defined()) continue;
+    Tensor buffer;
+    args.first_step = false;
+    if (options.momentum != 0.0) buffer = ready_buffer(param, args.first_step);
+    if (dispatch_mode_active()) {
+      // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant).
+      set_next_attr_refresh([this, group_index](Attrs& attrs) {
+        attrs.set("lr", param_groups()[group_index].options.lr);
+      });
+    }
+    sgd_step_(param, grad, buffer, args);
+  }
+}
+
+// Parameters with a gradient, batched by (device, dtype, first step of the buffer): the
+// multi-tensor op takes one of each. A group usually makes one batch.
+void SGD::step_batched(size_t group_index) {
+  const ParamGroup& group = param_groups()[group_index];
+  const SGDOptions& options = group.options;
+  struct Batch {
+    Device device;
+    DType dtype;
+    bool first_step = false;
+    std::vector<Tensor> params, grads, buffers;
+  };
+  std::vector<Batch> batches;
+  for (const Tensor& param : group.params) {
+    Tensor grad = param.grad();
+    if (!grad.defined()) continue;
+    bool first_step = false;
+    Tensor buffer = options.momentum != 0.0 ? ready_buffer(param, first_step) : Tensor();
+    Batch* batch = nullptr;
+    for (Batch& candidate : batches)
+      if (candidate.device == param.device() && candidate.dtype == param.dtype() && candidate.first_step == first_step)
+        batch = &candidate;
+    if (batch == nullptr) batch = &batches.emplace_back(Batch{param.device(), param.dtype(), first_step});
+    batch->params.push_back(param);
+    batch->grads.push_back(std::move(grad));
+    if (buffer.defined()) batch->buffers.push_back(std::move(buffer));
+  }
+  for (const Batch& batch : batches)
+    multi_sgd_step_(batch.params, batch.grads, batch.buffers,
+                    {.lr = options.lr,
                      .momentum = options.momentum,
                      .dampening = options.dampening,
                      .weight_decay = options.weight_decay,
-                     .nesterov = options.nesterov};
-    for (const Tensor& param : group.params) {
-      const Tensor grad = param.grad();
-      if (!grad.defined()) continue;
-      Tensor buffer;
-      args.first_step = false;
-      if (options.momentum != 0.0) {
-        SGDParamState& state = state_for(param);
-        if (!state.momentum_buffer.defined()) {
-          // Left uninitialised: the first step stores the update direction into it.
-          state.momentum_buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
-          args.first_step = true;
-        }
-        buffer = state.momentum_buffer;
-      }
-      if (dispatch_mode_active()) {
-        // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant).
-        set_next_attr_refresh([this, group_index](Attrs& attrs) {
-          attrs.set("lr", param_groups()[group_index].options.lr);
-        });
-      }
-      sgd_step_(param, grad, buffer, args);
-    }
-  }
-  return loss;
+                     .nesterov = options.nesterov,
+                     .first_step = batch.first_step});
 }
 
 }  // namespace ember::optim

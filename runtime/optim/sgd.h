@@ -14,6 +14,10 @@ struct SGDOptions {
   double dampening = 0.0;
   double weight_decay = 0.0;
   bool nesterov = false;
+  // One multi-tensor step per batch of parameters sharing device, dtype and buffer state
+  // (runtime/optim/multi_tensor_steps.h) instead of one step per parameter; same results. Not a
+  // hyperparameter: checkpoints do not save it.
+  bool foreach = true;
 
   void validate(const char* optimizer) const;
   template <typename Self, typename Visit>
@@ -40,6 +44,12 @@ class SGD : public OptimizerBase<SGDOptions, SGDParamState> {
  public:
   explicit SGD(std::vector<Tensor> params, SGDOptions options = {});
   Tensor step(const LossClosure& closure = nullptr) override;
+
+ private:
+  // The momentum buffer of `param` (created uninitialised), and whether this is its first step.
+  Tensor ready_buffer(const Tensor& param, bool& first_step);
+  void step_each(size_t group_index);
+  void step_batched(size_t group_index);
 };
 
 }  // namespace ember::optim

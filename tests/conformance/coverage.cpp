@@ -18,6 +18,10 @@ const std::map<std::string, const char*> kCoveredElsewhere = {
     {"rand", "cases_random.cpp: 'rand is uniform between 0 and 1 ...'"},
     {"randn", "cases_random.cpp: 'randn has mean 0 and variance 1 ...'"},
     {"randint", "cases_random.cpp: 'randint draws every value from low to high - 1 ...'"},
+    // A list of parameters in, nothing out: bit-identical to the per-parameter steps, whose cases
+    // check the math (cases_optim.cpp).
+    {"_multi_sgd_step_", "tests/runtime/test_multi_tensor_optim.cpp: '_multi_sgd_step_ on the CPU is bit-identical ...'"},
+    {"_multi_adam_step_", "tests/runtime/test_multi_tensor_optim.cpp: '_multi_adam_step_ on the CPU is bit-identical ...'"},
 };
 
 struct Coverage {

@@ -124,7 +124,7 @@ TEST_CASE("index, join and optimizer ops have CUDA kernels attached") {
   cuda::set_index_checking(before);
 }
 
-TEST_CASE("cuda index checking reports out-of-range indices when enabled and never faults when not") {
+TEST_CASE("cuda index checking reports out-of-range indices at the op when enabled, at the next sync when not") {
   if (!have_cuda()) return;
   const Tensor weight = randn({6, 3}).to(kCuda0);
   const Tensor bad = from_vector<int64_t>({1, 9, 2}, {3}).to(kCuda0);
@@ -137,8 +137,10 @@ TEST_CASE("cuda index checking reports out-of-range indices when enabled and nev
   CHECK(max_difference(embedding(weight.to(kCPU), from_vector<int64_t>({1, 5}, {2})),
                        embedding(weight, from_vector<int64_t>({1, 5}, {2}).to(kCuda0))) == 0.0);
   cuda::set_index_checking(false);
-  // Unchecked: the bad row reads as zeros and the good rows are right.
-  const std::vector<float> rows = embedding(weight, bad).to(kCPU).to_vector<float>();
+  // Unchecked: the bad row reads as zeros, the good rows are right, and the error comes at the sync.
+  const Tensor gathered = embedding(weight, bad);
+  CHECK_THROWS_WITH_AS(synchronize(kCuda0), doctest::Contains("embedding: index 9 at position 1"), Error);
+  const std::vector<float> rows = gathered.to(kCPU).to_vector<float>();
   const std::vector<float> host = weight.to(kCPU).to_vector<float>();
   CHECK(rows[0] == host[3]);
   CHECK(rows[3] == 0.0f);

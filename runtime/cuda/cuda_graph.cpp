@@ -1,0 +1,66 @@
+// CUDA graph capture and replay over the CUDA runtime API (see cuda_graph.h for why it lives in
+// libember). Errors throw with the runtime's own message through cuda_check.
+#include "runtime/cuda/cuda_graph.h"
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/device_error_report.h"
+#include "runtime/error.h"
+
+namespace ember::cuda {
+
+namespace {
+
+cudaStream_t stream_handle(const Stream& stream) { return static_cast<cudaStream_t>(stream.handle); }
+
+}  // namespace
+
+bool graphs_available(std::string* why_not) { return device_count(why_not) > 0; }
+
+void begin_capture(const Stream& stream) {
+  check(stream.handle != nullptr, "cuda: cannot capture the legacy default stream of {}", stream.device);
+  DeviceGuard guard(stream.device);
+  prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
+  cuda_check(cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal));
+}
+
+CapturedGraph end_capture(const Stream& stream) {
+  DeviceGuard guard(stream.device);
+  cudaGraph_t graph = nullptr;
+  cuda_check(cudaStreamEndCapture(stream_handle(stream), &graph));
+  return graph;
+}
+
+void abandon_capture(const Stream& stream) noexcept {
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream_handle(stream), &graph);
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // the capture's failure is reported by the caller's own error
+}
+
+GraphExec instantiate(CapturedGraph graph) {
+  auto* recorded = static_cast<cudaGraph_t>(graph);
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, recorded, 0);
+  cudaGraphDestroy(recorded);
+  cuda_check(status);
+  return exec;
+}
+
+void launch(GraphExec graph, const Stream& stream) {
+  DeviceGuard guard(stream.device);
+  cuda_check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), stream_handle(stream)));
+}
+
+void destroy(GraphExec graph) noexcept {
+  if (graph) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+}
+
+void wait_for(const Stream& waiter, const Stream& producer, Event& event) {
+  event.record(producer);
+  DeviceGuard guard(waiter.device);
+  cuda_check(cudaStreamWaitEvent(stream_handle(waiter), static_cast<cudaEvent_t>(event.handle()), 0));
+}
+
+}  // namespace ember::cuda

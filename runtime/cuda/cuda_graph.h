@@ -1,0 +1,37 @@
+// CUDA graphs (stream capture, instantiation, launch) through libember's CUDA runtime. Libraries
+// built on libember (ember_graph's mode="reduce_overhead") call these instead of cudart, so the
+// process holds ONE CUDA runtime: a second static cudart would keep its own contexts, streams and
+// graph handles, which do not mix with ours. No CUDA header here: the handles are opaque.
+#pragma once
+
+#include <string>
+
+#include "runtime/cuda/cuda_context.h"
+
+namespace ember::cuda {
+
+using CapturedGraph = void*;  // cudaGraph_t: the recorded work, before instantiation
+using GraphExec = void*;      // cudaGraphExec_t: what is launched
+
+// False (with the reason) when this build or machine cannot capture CUDA graphs.
+bool graphs_available(std::string* why_not = nullptr);
+
+// Starts capturing the work queued on `stream` (never the legacy default stream) from this
+// thread; other threads may keep using CUDA meanwhile (thread-local capture mode).
+void begin_capture(const Stream& stream);
+// Ends the capture of `stream` and returns the recorded graph.
+CapturedGraph end_capture(const Stream& stream);
+// Ends a capture after a failure, discarding what was recorded, so the stream is usable again.
+void abandon_capture(const Stream& stream) noexcept;
+// Instantiates `graph` for launching; the recorded graph is destroyed either way.
+GraphExec instantiate(CapturedGraph graph);
+// Queues one launch of `graph` on `stream`.
+void launch(GraphExec graph, const Stream& stream);
+// Frees an instantiated graph (null is a no-op).
+void destroy(GraphExec graph) noexcept;
+
+// Makes `waiter` wait (on the device, no host sync) for the work queued on `producer` so far;
+// `event` is the caller's reusable marker.
+void wait_for(const Stream& waiter, const Stream& producer, Event& event);
+
+}  // namespace ember::cuda

@@ -1,45 +1,27 @@
 // The small GEMM: a tile of up to 6 x 2 vectors of outputs stays in registers while the kernel
 // walks the inner dimension once, multiplying a broadcast element of the left operand into a
 // vector row of the right operand (one outer-product update per step, no packing of the
-// left operand). Written with GCC/Clang vector extensions so the compiler picks the
-// instructions: AVX2 + FMA with -march=native, SSE2 pairs without it.
+// left operand). Written with GCC/Clang vector extensions (simd_vector.h). C = A B is computed
+// directly, transposed (C^T = B^T A^T) or as dot products (small_gemm_dot.cpp), whichever plan
+// costs least for the operands' layouts.
 #include "kernels/cpu/small_gemm.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/simd_vector.h"
+
 namespace ember::cpu {
 
 namespace {
 
-#if defined(__AVX__)
-constexpr int kVectorBytes = 32;
-#else
-constexpr int kVectorBytes = 16;
-#endif
-
-template <typename T>
-struct Lanes {
-  typedef T Vector __attribute__((vector_size(kVectorBytes)));
-  static constexpr int64_t kCount = kVectorBytes / sizeof(T);
-};
-
-template <typename T>
-using Vector = typename Lanes<T>::Vector;
-
-// Unaligned loads and stores: tensors only guarantee element alignment.
-template <typename T>
-Vector<T> load_vector(const T* from) {
-  Vector<T> value;
-  std::memcpy(&value, from, sizeof value);
-  return value;
-}
+using simd::Lanes;
+using simd::Vector;
 
 // A tile is kTileRows x kTileVectors accumulators: with 2 operand vectors and one broadcast
 // that is 15 of AVX2's 16 vector registers; per step 12 multiply-adds for 8 loads. 6 x 2 ran
-// 1.2-1.5x faster than 4 x 3, 8 x 1 or 3 x 4 on the seed shapes (Zen 3, tools/kernel_lab notes
-// in docs/PERFORMANCE.md).
+// 1.2-1.5x faster than 4 x 3, 8 x 1 or 3 x 4 on the seed shapes (Zen 3; docs/PERFORMANCE.md).
 constexpr int kTileRows = 6;
 constexpr int kTileVectors = 2;
 
@@ -76,7 +58,7 @@ void tile(const Problem<T>& problem, int64_t row, int64_t col, const T* q, int64
   const T* p = problem.p + row * problem.p_row_stride;
   for (int64_t depth = 0; depth < problem.k; ++depth) {
     Vector<T> operand[Vectors];
-    for (int v = 0; v < Vectors; ++v) operand[v] = load_vector(q + depth * q_row_stride + v * lanes);
+    for (int v = 0; v < Vectors; ++v) operand[v] = simd::load(q + depth * q_row_stride + v * lanes);
     for (int r = 0; r < Rows; ++r) {
       const T scalar = p[r * problem.p_row_stride + depth * problem.p_col_stride];
       for (int v = 0; v < Vectors; ++v) sums[r][v] += scalar * operand[v];
@@ -172,6 +154,10 @@ int64_t plan_cost(int64_t rows, int64_t cols, int64_t k, bool q_streamable, bool
   return rows * vectors * k + 2 * copied + (scattered_stores ? 2 * rows * cols : 0);
 }
 
+// The dot-product form's cost in the same units: per output, the vector steps, the K % lanes
+// scalar steps and about `lanes` operations to fold the partial sums.
+int64_t dot_cost(int64_t m, int64_t n, int64_t k, int64_t lanes) { return m * n * (k / lanes + k % lanes + lanes); }
+
 }  // namespace
 
 bool use_small_gemm(int64_t m, int64_t n, int64_t k) {
@@ -184,10 +170,16 @@ void small_gemm(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stri
   constexpr int64_t lanes = Lanes<T>::kCount;
   if (m <= 0 || n <= 0) return;
   // Either C = A B with B's rows as vectors, or C^T = B^T A^T with A's columns as vectors (C
-  // written transposed): whichever needs fewer steps, copies and strided stores.
+  // written transposed), or dot products when both operands run along K: whichever needs fewer
+  // steps, copies and strided stores.
   const bool b_streamable = b.col_stride == 1 || n < lanes;
   const bool a_streamable = a.row_stride == 1 || m < lanes;
-  const bool transposed = plan_cost(n, m, k, a_streamable, true, lanes) < plan_cost(m, n, k, b_streamable, false, lanes);
+  const int64_t direct_cost = plan_cost(m, n, k, b_streamable, false, lanes);
+  const int64_t transposed_cost = plan_cost(n, m, k, a_streamable, true, lanes);
+  const bool along_k = (a.col_stride == 1 || k <= 1) && (b.row_stride == 1 || k <= 1);
+  if (along_k && dot_cost(m, n, k, lanes) < std::min(direct_cost, transposed_cost))
+    return small_gemm_dot(a, b, c, c_row_stride, m, n, k, bias);
+  const bool transposed = transposed_cost < direct_cost;
   Problem<T> problem{};
   StridedMatrix<T> q;
   if (transposed) {

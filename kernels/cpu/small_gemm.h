@@ -21,16 +21,30 @@ bool use_small_gemm(int64_t m, int64_t n, int64_t k);
 
 // C[i, j] = sum over p of A[i, p] B[p, j] (+ bias[j] when bias is non-null) for an m x n block of
 // C whose rows are `c_row_stride` apart and whose columns are contiguous. Any strides work; a
-// copy is made only of an operand the kernel cannot stream along its vector lanes. The sum over
-// p runs in order, one accumulator per output element, so results depend only on the shape and
-// the strides, never on threads. Single-threaded: gemm() runs it per task.
+// copy is made only of an operand the kernel cannot stream along its vector lanes. The plan
+// (and so the summation order) is chosen from the shape and strides alone; in the outer-product
+// plans the sum over p runs in order from the bias, one accumulator per output element. Results
+// never depend on threads. Single-threaded: gemm() runs it per task.
 template <typename T>
 void small_gemm(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stride, int64_t m, int64_t n, int64_t k,
                 const T* bias);
+
+// The dot-product form small_gemm picks when A's rows and B's columns are both contiguous along
+// K (a.col_stride == 1 and b.row_stride == 1, or k <= 1) and few outputs share each operand row.
+// Per output the sum runs in vector lanes along K, then the lanes in order, then the K % lanes
+// leftover terms: fixed by the shape, like small_gemm's.
+template <typename T>
+void small_gemm_dot(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stride, int64_t m, int64_t n,
+                    int64_t k, const T* bias);
 
 extern template void small_gemm<float>(StridedMatrix<float>, StridedMatrix<float>, float*, int64_t, int64_t,
                                        int64_t, int64_t, const float*);
 extern template void small_gemm<double>(StridedMatrix<double>, StridedMatrix<double>, double*, int64_t, int64_t,
                                         int64_t, int64_t, const double*);
+
+extern template void small_gemm_dot<float>(StridedMatrix<float>, StridedMatrix<float>, float*, int64_t, int64_t,
+                                           int64_t, int64_t, const float*);
+extern template void small_gemm_dot<double>(StridedMatrix<double>, StridedMatrix<double>, double*, int64_t, int64_t,
+                                            int64_t, int64_t, const double*);
 
 }  // namespace ember::cpu

@@ -1,4 +1,5 @@
-// The Eigen GEMM behind matmul, mm, bmm and linear. Eigen's own OpenMP parallelism is turned
+// The GEMM behind matmul, mm, bmm and linear: small products (use_small_gemm) go to the
+// register-blocked small_gemm, the rest to Eigen. Eigen's own OpenMP parallelism is turned
 // off here: its blocking sizes depend on the thread count, which would change float results
 // with set_num_threads. Instead big products are cut into fixed tiles (chosen from the shape
 // alone) that run in parallel, each a single-threaded Eigen product.

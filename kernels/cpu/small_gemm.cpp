@@ -71,6 +71,14 @@ void tile(const Problem<T>& problem, int64_t row, int64_t col, const T* q, int64
   }
   T values[Rows][Vectors * lanes];
   std::memcpy(values, sums, sizeof values);
+  if (problem.out_row_stride == 1) {
+    // The transposed plan: D's column j is a run of Rows values of one row of C.
+    for (int64_t j = 0; j < valid; ++j) {
+      T* run = out + j * problem.out_col_stride;
+      for (int r = 0; r < Rows; ++r) run[r] = values[r][j];
+    }
+    return;
+  }
   for (int64_t j = 0; j < valid; ++j)
     for (int r = 0; r < Rows; ++r) out[r * problem.out_row_stride + j * problem.out_col_stride] = values[r][j];
 }

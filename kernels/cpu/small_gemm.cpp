@@ -31,17 +31,17 @@ constexpr int kTileVectors = 2;
 // the bias runs along D's columns (column_bias, length cols) or along its rows (row_bias).
 template <typename T>
 struct Problem {
-  const T* p;
-  int64_t p_row_stride, p_col_stride;
-  const T* q;
-  int64_t q_row_stride;
-  int64_t full_cols;
-  const T* tail;
-  T* out;
-  int64_t out_row_stride, out_col_stride;
-  int64_t rows, cols, k;
-  const T* column_bias;
-  const T* row_bias;
+  const T* p = nullptr;
+  int64_t p_row_stride = 0, p_col_stride = 0;
+  const T* q = nullptr;
+  int64_t q_row_stride = 0;
+  int64_t full_cols = 0;
+  const T* tail = nullptr;
+  T* out = nullptr;
+  int64_t out_row_stride = 0, out_col_stride = 0;
+  int64_t rows = 0, cols = 0, k = 0;
+  const T* column_bias = nullptr;
+  const T* row_bias = nullptr;
 };
 
 // Rows x Vectors outputs starting at D(row, col) whose Q columns start at `q`; `bias` holds the

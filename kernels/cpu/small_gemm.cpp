@@ -21,7 +21,7 @@ using simd::Vector;
 
 // A tile is kTileRows x kTileVectors accumulators: with 2 operand vectors and one broadcast
 // that is 15 of AVX2's 16 vector registers; per step 12 multiply-adds for 8 loads. 6 x 2 ran
-// 1.2-1.5x faster than 4 x 3, 8 x 1 or 3 x 4 on the seed shapes (Zen 3; docs/PERFORMANCE.md).
+// 1.1-1.4x faster than 4 x 3, 8 x 1 or 3 x 4 on the seed shapes (Zen 3; docs/PERFORMANCE.md).
 constexpr int kTileRows = 6;
 constexpr int kTileVectors = 2;
 

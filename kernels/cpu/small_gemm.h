@@ -16,7 +16,7 @@ struct StridedMatrix {
 
 // Whether an m x n x k product goes to small_gemm rather than Eigen: small enough that its
 // operands stay in L1/L2 between the kernel's passes (measured against Eigen in
-// docs/PERFORMANCE.md, "small GEMM kernel").
+// docs/PERFORMANCE.md, "small GEMM kernel"; the wide MLP's products all stay on Eigen).
 bool use_small_gemm(int64_t m, int64_t n, int64_t k);
 
 // C[i, j] = sum over p of A[i, p] B[p, j] (+ bias[j] when bias is non-null) for an m x n block of

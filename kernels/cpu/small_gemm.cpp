@@ -175,7 +175,9 @@ int64_t dot_cost(int64_t m, int64_t n, int64_t k, int64_t lanes) { return m * n 
 }  // namespace
 
 bool use_small_gemm(int64_t m, int64_t n, int64_t k) {
-  return m * n * k <= (int64_t{1} << 21) && k <= 512;
+  constexpr int64_t limit = int64_t{1} << 21;
+  // Each size is checked first so that m * n * k cannot overflow.
+  return k <= 512 && m <= limit && n <= limit && m * n * k <= limit;
 }
 
 template <typename T>

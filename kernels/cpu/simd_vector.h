@@ -31,6 +31,12 @@ inline Vector<T> load(const T* from) {
   return value;
 }
 
+// By value, so the caller's vector can stay in a register (no address taken).
+template <typename T>
+inline void store(T* to, Vector<T> value) {
+  std::memcpy(to, &value, sizeof value);
+}
+
 // Lanes added in order, first to last (a fixed order). T is not deduced: horizontal_sum<T>(v).
 template <typename T>
 inline T horizontal_sum(Vector<T> value) {

@@ -65,12 +65,17 @@ void tile(const Problem<T>& problem, int64_t row, int64_t col, const T* q, int64
     }
   }
   T* out = problem.out + row * problem.out_row_stride + col * problem.out_col_stride;
+  // Stores take each vector by value: taking the address of `sums` would make the compiler keep
+  // a copy of every accumulator on the stack (24 more memory operations per tile, ~15% of the
+  // seed MLP's backward products).
   if (problem.out_col_stride == 1 && valid == Vectors * lanes) {
-    for (int r = 0; r < Rows; ++r) std::memcpy(out + r * problem.out_row_stride, sums[r], sizeof sums[r]);
+    for (int r = 0; r < Rows; ++r)
+      for (int v = 0; v < Vectors; ++v) simd::store(out + r * problem.out_row_stride + v * lanes, sums[r][v]);
     return;
   }
   T values[Rows][Vectors * lanes];
-  std::memcpy(values, sums, sizeof values);
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vectors; ++v) simd::store(values[r] + v * lanes, sums[r][v]);
   if (problem.out_row_stride == 1) {
     // The transposed plan: D's column j is a run of Rows values of one row of C.
     for (int64_t j = 0; j < valid; ++j) {

@@ -1,4 +1,5 @@
-// The Eigen GEMM behind matmul, mm, bmm and linear. Eigen's own OpenMP parallelism is turned
+// The GEMM behind matmul, mm, bmm and linear: small products (use_small_gemm) go to the
+// register-blocked small_gemm, the rest to Eigen. Eigen's own OpenMP parallelism is turned
 // off here: its blocking sizes depend on the thread count, which would change float results
 // with set_num_threads. Instead big products are cut into fixed tiles (chosen from the shape
 // alone) that run in parallel, each a single-threaded Eigen product.
@@ -8,6 +9,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "kernels/cpu/small_gemm.h"
 #include "kernels/functors.h"
 #include "runtime/parallel.h"
 
@@ -73,7 +75,8 @@ template <typename T, int OrderA, int OrderB>
 void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, Activation activation) {
   const int64_t m = shape.m, n = shape.n, k = shape.k;
   const int64_t batches = shape.batch_sizes.product();
-  const bool tiled = m * n * k >= kTileWork;
+  const bool small = use_small_gemm(m, n, k);
+  const bool tiled = !small && m * n * k >= kTileWork;
   const int64_t tile_rows = tiled ? kTileRows : std::max<int64_t>(m, 1);
   const int64_t tile_cols = tiled ? kTileCols : std::max<int64_t>(n, 1);
   const int64_t row_tiles = (m + tile_rows - 1) / tile_rows;
@@ -96,7 +99,16 @@ void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* b
       a_offset += index * shape.a_batch_strides[d];
       b_offset += index * shape.b_batch_strides[d];
     }
-    OutMatrix<T> out(c + batch * m * n + first_row * n + first_col, rows, cols, Eigen::OuterStride<>(n));
+    const T* tile_a = a + a_offset + first_row * shape.a_row_stride;
+    const T* tile_b = b + b_offset + first_col * shape.b_col_stride;
+    T* tile_c = c + batch * m * n + first_row * n + first_col;
+    if (small) {
+      small_gemm<T>({tile_a, shape.a_row_stride, shape.a_col_stride}, {tile_b, shape.b_row_stride, shape.b_col_stride},
+                    tile_c, n, rows, cols, k, bias == nullptr ? nullptr : bias + first_col);
+      apply_activation(tile_c, rows, cols, n, activation);
+      continue;
+    }
+    OutMatrix<T> out(tile_c, rows, cols, Eigen::OuterStride<>(n));
     // The bias goes in first and the product accumulates onto it: Eigen's GEMM adds into its
     // destination in its output loop, so x W^T + b is one pass over C.
     if (bias != nullptr) {
@@ -105,10 +117,8 @@ void gemm_tiles(const T* a, const T* b, T* c, const GemmShape& shape, const T* b
       out.setZero();
     }
     if (k > 0) {
-      const auto lhs = map_matrix<T, OrderA>(a + a_offset + first_row * shape.a_row_stride, rows, k,
-                                             shape.a_row_stride, shape.a_col_stride);
-      const auto rhs = map_matrix<T, OrderB>(b + b_offset + first_col * shape.b_col_stride, k, cols,
-                                             shape.b_row_stride, shape.b_col_stride);
+      const auto lhs = map_matrix<T, OrderA>(tile_a, rows, k, shape.a_row_stride, shape.a_col_stride);
+      const auto rhs = map_matrix<T, OrderB>(tile_b, k, cols, shape.b_row_stride, shape.b_col_stride);
       out.noalias() += lhs * rhs;
     }
     apply_activation(out.data(), rows, cols, n, activation);

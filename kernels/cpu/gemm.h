@@ -1,7 +1,8 @@
-// Strided, batched matrix multiplication on the CPU through Eigen: C[b] = A[b] B[b] (+ a bias
-// row added to every row of C), for float and double. Operands are read in place: a matrix whose
-// column stride is 1 is mapped row-major, one whose row stride is 1 column-major, so transposed
-// views cost nothing. The op kernels (gemm_kernels.cpp) handle shapes, dtypes and the rare copy.
+// Strided, batched matrix multiplication on the CPU: C[b] = A[b] B[b] (+ a bias row added to
+// every row of C), for float and double, through Eigen or, for small products, the
+// register-blocked small_gemm. Operands are read in place: a matrix whose column stride is 1 is
+// mapped row-major, one whose row stride is 1 column-major, so transposed views cost nothing.
+// The op kernels (gemm_kernels.cpp) handle shapes, dtypes and the rare copy.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // optim::Adam and optim::AdamW (optionally AMSGrad): one implementation, the decay mode chosen at
-// compile time. Formulas: kernels/optim_functors.h (fn::AdamStep), as in PyTorch 1.13.
+// compile time. Formulas: kernels/optim_functors.h (fn::AdamStep), as in PyTorch 1.13 up to one
+// rounding (a multiply by 1 / sqrt(1 - beta2^t) where PyTorch divides; see the functor).
 //
 //   ember::optim::Adam opt(model->parameters(), {.lr = 1e-3});
 //   ember::optim::AdamW opt(model->parameters(), {.lr = 1e-3, .weight_decay = 0.1, .amsgrad = true});

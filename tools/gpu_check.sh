@@ -14,7 +14,8 @@
 # steps SKIP, so the script is debugged before a GPU is spent on it. Steps run in priority order;
 # once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
-# (for leases too short to build): the whole-suite ctest step is then replaced by the CUDA tests.
+# (for leases too short to build): the whole-suite ctest step is then replaced by the CUDA tests
+# of test_runtime and test_graph.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rehearsal=0
@@ -112,6 +113,10 @@ else
   done
   export LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   run_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
+  # Generated C++ needs ember's headers, which the packed binaries look for where they were built.
+  run_step "cuda graph tests" 60 env EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
+    "$build_dir/bin/test_graph" -tc='cuda*'
 fi
 # One line per op: do its conformance cases pass on CUDA (each op in its own process)?
 table_device=cuda

@@ -15,9 +15,9 @@ configure=(cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release 
            "-DCMAKE_CUDA_ARCHITECTURES=${arch}-real" -DEMBER_NATIVE=OFF)
 command -v ccache >/dev/null && configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 "${configure[@]}" >/dev/null
-targets=(ember test_runtime test_conformance ember-bench ember-ops)
+targets=(ember test_runtime test_conformance test_graph ember-bench ember-ops)
 cmake --build "$build_dir" --target "${targets[@]}"
 mkdir -p "$root/.gpu_pack"
 tar -cJf "$root/.gpu_pack/build.tar.xz" -C "$build_dir" bin/test_runtime bin/test_conformance \
-  bin/ember-bench bin/ember-ops lib
+  bin/test_graph bin/ember-bench bin/ember-ops lib
 echo "packed $(du -h "$root/.gpu_pack/build.tar.xz" | cut -f1) for sm_${arch}"

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/layer_norm.h"
+#include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/half_types.h"
 
 namespace ember::cuda::layer_norm_detail {
@@ -16,18 +17,9 @@ template <typename T> struct Accumulate { using type = float; };
 template <> struct Accumulate<double> { using type = double; };
 template <typename T> using acc_t = typename Accumulate<T>::type;
 
-// The floating cases of DType, in the order of enum class DType (runtime/dtype.h brings fmt, which
-// nvcc cannot compile). Returns cudaErrorInvalidValue for any other dtype: the op file has
-// already rejected those, so this is only a guard.
-template <typename Fn> int dispatch_floating(DType dtype, Fn&& fn) {
-  switch (static_cast<int>(dtype)) {
-    case 0: return fn(float{});
-    case 1: return fn(double{});
-    case 2: return fn(BFloat16{});
-    case 3: return fn(Float16{});
-    default: return static_cast<int>(cudaErrorInvalidValue);
-  }
-}
+// The floating-dtype switch every CUDA kernel file uses (cudaErrorInvalidValue for other dtypes,
+// which the op file has already rejected).
+using detail::dispatch_floating;
 
 __device__ __forceinline__ float reciprocal_sqrt(float value) { return 1.0f / sqrtf(value); }
 __device__ __forceinline__ double reciprocal_sqrt(double value) { return 1.0 / sqrt(value); }

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/multi_tensor_optim.h"
+#include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/half_types.h"
 #include "kernels/optim_functors.h"
 
@@ -14,9 +15,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T> struct Compute { using type = T; };
-template <> struct Compute<BFloat16> { using type = float; };
-template <> struct Compute<Float16> { using type = float; };
+// pointwise_kernel.cuh's compute type (fp32 for 16-bit floats) and floating-dtype dispatch.
+using detail::compute_t;
+using detail::dispatch_floating;
 
 // The tensor holding chunk `chunk`: the last t with first_chunk[t] <= chunk (tables hold no empty
 // tensors, so that t has the chunk).
@@ -44,8 +45,8 @@ __device__ __forceinline__ void for_each_chunk(const MultiTensorTable& table, Up
 }
 
 template <typename T, bool Momentum>
-__global__ void __launch_bounds__(kThreads) multi_sgd_kernel(MultiTensorTable table, fn::SgdStep<typename Compute<T>::type> step) {
-  using C = typename Compute<T>::type;
+__global__ void __launch_bounds__(kThreads) multi_sgd_kernel(MultiTensorTable table, fn::SgdStep<compute_t<T>> step) {
+  using C = compute_t<T>;
   for_each_chunk(table, [&](int t, int64_t i) {
     T* param = static_cast<T*>(table.data[0][t]) + i;
     const T* grad = static_cast<const T*>(table.data[1][t]) + i;
@@ -59,8 +60,8 @@ __global__ void __launch_bounds__(kThreads) multi_sgd_kernel(MultiTensorTable ta
 }
 
 template <typename T, bool Amsgrad>
-__global__ void __launch_bounds__(kThreads) multi_adam_kernel(MultiTensorTable table, fn::AdamStep<typename Compute<T>::type> step) {
-  using C = typename Compute<T>::type;
+__global__ void __launch_bounds__(kThreads) multi_adam_kernel(MultiTensorTable table, fn::AdamStep<compute_t<T>> step) {
+  using C = compute_t<T>;
   for_each_chunk(table, [&](int t, int64_t i) {
     T* param = static_cast<T*>(table.data[0][t]) + i;
     const T* grad = static_cast<const T*>(table.data[1][t]) + i;
@@ -84,25 +85,14 @@ unsigned blocks_for(const MultiTensorTable& table) {
   return static_cast<unsigned>(chunks < 65535 ? chunks : 65535);
 }
 
-// Calls fn(T{}) for the floating dtypes (the order of enum class DType); false for the rest.
-template <typename Fn> bool dispatch_floating(DType dtype, Fn&& fn) {
-  switch (static_cast<int>(dtype)) {
-    case 0: fn(float{}); return true;
-    case 1: fn(double{}); return true;
-    case 2: fn(BFloat16{}); return true;
-    case 3: fn(Float16{}); return true;
-    default: return false;
-  }
-}
-
 }  // namespace
 
 int launch_multi_sgd_step(DType dtype, const MultiTensorTable& table, const SgdStepAttrs& attrs, void* stream) {
   if (table.count == 0 || table.first_chunk[table.count] == 0) return 0;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  const bool known = dispatch_floating(dtype, [&](auto zero) {
+  return dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    using C = typename Compute<T>::type;
+    using C = compute_t<T>;
     const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.lr, attrs.momentum, attrs.dampening, attrs.weight_decay,
                                                      attrs.nesterov, attrs.first_step);
     if (step.use_momentum) {
@@ -110,16 +100,16 @@ int launch_multi_sgd_step(DType dtype, const MultiTensorTable& table, const SgdS
     } else {
       multi_sgd_kernel<T, false><<<blocks_for(table), kThreads, 0, cuda_stream>>>(table, step);
     }
+    return static_cast<int>(cudaGetLastError());
   });
-  return known ? static_cast<int>(cudaGetLastError()) : static_cast<int>(cudaErrorInvalidValue);
 }
 
 int launch_multi_adam_step(DType dtype, const MultiTensorTable& table, const AdamStepAttrs& attrs, void* stream) {
   if (table.count == 0 || table.first_chunk[table.count] == 0) return 0;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  const bool known = dispatch_floating(dtype, [&](auto zero) {
+  return dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    using C = typename Compute<T>::type;
+    using C = compute_t<T>;
     const fn::AdamStep<C> step = fn::make_adam_step<C>(attrs.lr, attrs.beta1, attrs.beta2, attrs.eps,
                                                        attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled);
     if (step.amsgrad) {
@@ -127,8 +117,8 @@ int launch_multi_adam_step(DType dtype, const MultiTensorTable& table, const Ada
     } else {
       multi_adam_kernel<T, false><<<blocks_for(table), kThreads, 0, cuda_stream>>>(table, step);
     }
+    return static_cast<int>(cudaGetLastError());
   });
-  return known ? static_cast<int>(cudaGetLastError()) : static_cast<int>(cudaErrorInvalidValue);
 }
 
 }  // namespace ember::cuda

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/optim.h"
+#include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/half_types.h"
 #include "kernels/optim_functors.h"
 
@@ -14,9 +15,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T> struct Compute { using type = T; };
-template <> struct Compute<BFloat16> { using type = float; };
-template <> struct Compute<Float16> { using type = float; };
+// pointwise_kernel.cuh's compute type (fp32 for 16-bit floats) and floating-dtype dispatch.
+using detail::compute_t;
+using detail::dispatch_floating;
 
 // Pointers to element `linear` (row-major) of the first N tensors.
 template <typename T, int N>
@@ -35,8 +36,8 @@ __device__ __forceinline__ void element_pointers(const StepTensors& tensors, int
 }
 
 template <typename T, bool Momentum>
-__global__ void sgd_kernel(StepTensors tensors, fn::SgdStep<typename Compute<T>::type> step) {
-  using C = typename Compute<T>::type;
+__global__ void sgd_kernel(StepTensors tensors, fn::SgdStep<compute_t<T>> step) {
+  using C = compute_t<T>;
   constexpr int N = Momentum ? 3 : 2;
   const int64_t stride = int64_t{blockDim.x} * gridDim.x;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < tensors.numel; i += stride) {
@@ -51,8 +52,8 @@ __global__ void sgd_kernel(StepTensors tensors, fn::SgdStep<typename Compute<T>:
 }
 
 template <typename T, bool Amsgrad>
-__global__ void adam_kernel(StepTensors tensors, fn::AdamStep<typename Compute<T>::type> step) {
-  using C = typename Compute<T>::type;
+__global__ void adam_kernel(StepTensors tensors, fn::AdamStep<compute_t<T>> step) {
+  using C = compute_t<T>;
   constexpr int N = Amsgrad ? 5 : 4;
   const int64_t stride = int64_t{blockDim.x} * gridDim.x;
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < tensors.numel; i += stride) {
@@ -75,25 +76,14 @@ unsigned blocks_for(int64_t numel) {
   return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
 }
 
-// Calls fn(T{}) for the floating dtypes (the order of enum class DType); false for the rest.
-template <typename Fn> bool dispatch_floating(DType dtype, Fn&& fn) {
-  switch (static_cast<int>(dtype)) {
-    case 0: fn(float{}); return true;
-    case 1: fn(double{}); return true;
-    case 2: fn(BFloat16{}); return true;
-    case 3: fn(Float16{}); return true;
-    default: return false;
-  }
-}
-
 }  // namespace
 
 int launch_sgd_step(DType dtype, const StepTensors& tensors, const SgdStepAttrs& attrs, void* stream) {
   if (tensors.numel == 0) return 0;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  const bool known = dispatch_floating(dtype, [&](auto zero) {
+  return dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    using C = typename Compute<T>::type;
+    using C = compute_t<T>;
     const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.lr, attrs.momentum, attrs.dampening, attrs.weight_decay,
                                                      attrs.nesterov, attrs.first_step);
     if (step.use_momentum) {
@@ -101,16 +91,16 @@ int launch_sgd_step(DType dtype, const StepTensors& tensors, const SgdStepAttrs&
     } else {
       sgd_kernel<T, false><<<blocks_for(tensors.numel), kThreads, 0, cuda_stream>>>(tensors, step);
     }
+    return static_cast<int>(cudaGetLastError());
   });
-  return known ? static_cast<int>(cudaGetLastError()) : static_cast<int>(cudaErrorInvalidValue);
 }
 
 int launch_adam_step(DType dtype, const StepTensors& tensors, const AdamStepAttrs& attrs, void* stream) {
   if (tensors.numel == 0) return 0;
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  const bool known = dispatch_floating(dtype, [&](auto zero) {
+  return dispatch_floating(dtype, [&](auto zero) {
     using T = decltype(zero);
-    using C = typename Compute<T>::type;
+    using C = compute_t<T>;
     const fn::AdamStep<C> step = fn::make_adam_step<C>(attrs.lr, attrs.beta1, attrs.beta2, attrs.eps,
                                                        attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled);
     if (step.amsgrad) {
@@ -118,8 +108,8 @@ int launch_adam_step(DType dtype, const StepTensors& tensors, const AdamStepAttr
     } else {
       adam_kernel<T, false><<<blocks_for(tensors.numel), kThreads, 0, cuda_stream>>>(tensors, step);
     }
+    return static_cast<int>(cudaGetLastError());
   });
-  return known ? static_cast<int>(cudaGetLastError()) : static_cast<int>(cudaErrorInvalidValue);
 }
 
 }  // namespace ember::cuda

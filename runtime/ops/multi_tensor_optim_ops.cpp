@@ -150,12 +150,7 @@ void multi_sgd_step_(std::span<const Tensor> params, std::span<const Tensor> gra
   static const OpDef& op = lookup_op("_multi_sgd_step_");
   check_no_mode("_multi_sgd_step_", "sgd_step_");
   check(grads.size() == params.size(), "_multi_sgd_step_: {} parameters but {} gradients", params.size(), grads.size());
-  const Attrs attrs{{"lr", args.lr},
-                    {"momentum", args.momentum},
-                    {"dampening", args.dampening},
-                    {"weight_decay", args.weight_decay},
-                    {"nesterov", args.nesterov},
-                    {"first_step", args.first_step}};
+  const Attrs attrs = sgd_step_attrs(args);
   const std::vector<Tensor> inputs = interleave({params, grads, momentum_buffers}, "_multi_sgd_step_");
   if (!inputs.empty()) dispatch(OpCall{op, inputs, attrs});
 }
@@ -169,14 +164,7 @@ void multi_adam_step_(std::span<const Tensor> params, std::span<const Tensor> gr
   for (size_t size : {grads.size(), exp_avgs.size(), exp_avg_sqs.size()})
     check(size == params.size(), "_multi_adam_step_: {} parameters but a state or gradient list of {} tensors",
           params.size(), size);
-  const Attrs attrs{{"lr", args.lr},
-                    {"beta1", args.beta1},
-                    {"beta2", args.beta2},
-                    {"eps", args.eps},
-                    {"weight_decay", args.weight_decay},
-                    {"step", args.step},
-                    {"amsgrad", args.amsgrad},
-                    {"decoupled", args.decoupled}};
+  const Attrs attrs = adam_step_attrs(args);
   const std::vector<Tensor> inputs =
       interleave({params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs}, "_multi_adam_step_");
   if (!inputs.empty()) dispatch(OpCall{op, inputs, attrs});

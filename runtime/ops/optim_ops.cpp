@@ -81,18 +81,33 @@ const OpRegistration registration(register_optim_ops);
 
 }  // namespace
 
+Attrs sgd_step_attrs(const optim::SgdStepArgs& args) {
+  return {{"lr", args.lr},
+          {"momentum", args.momentum},
+          {"dampening", args.dampening},
+          {"weight_decay", args.weight_decay},
+          {"nesterov", args.nesterov},
+          {"first_step", args.first_step}};
+}
+
+Attrs adam_step_attrs(const optim::AdamStepArgs& args) {
+  return {{"lr", args.lr},
+          {"beta1", args.beta1},
+          {"beta2", args.beta2},
+          {"eps", args.eps},
+          {"weight_decay", args.weight_decay},
+          {"step", args.step},
+          {"amsgrad", args.amsgrad},
+          {"decoupled", args.decoupled}};
+}
+
 namespace optim {
 
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepArgs& args,
                Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("sgd_step_");
-  const Attrs attrs{{"lr", args.lr},
-                    {"momentum", args.momentum},
-                    {"dampening", args.dampening},
-                    {"weight_decay", args.weight_decay},
-                    {"nesterov", args.nesterov},
-                    {"first_step", args.first_step}};
+  const Attrs attrs = sgd_step_attrs(args);
   const Tensor inputs[] = {param, grad, momentum_buffer};
   dispatch(OpCall{op, inputs, attrs});
 }
@@ -101,14 +116,7 @@ void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, 
                 const Tensor& max_exp_avg_sq, const AdamStepArgs& args, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("adam_step_");
-  const Attrs attrs{{"lr", args.lr},
-                    {"beta1", args.beta1},
-                    {"beta2", args.beta2},
-                    {"eps", args.eps},
-                    {"weight_decay", args.weight_decay},
-                    {"step", args.step},
-                    {"amsgrad", args.amsgrad},
-                    {"decoupled", args.decoupled}};
+  const Attrs attrs = adam_step_attrs(args);
   const Tensor inputs[] = {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq};
   dispatch(OpCall{op, inputs, attrs});
 }

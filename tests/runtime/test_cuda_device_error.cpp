@@ -10,6 +10,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
+#include "cuda_test_util.h"
 #include "runtime/ops/registry.h"
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/index_cuda_common.h"
@@ -19,14 +20,8 @@ using namespace ember;
 
 namespace {
 
-const Device kCuda0{DeviceType::CUDA, 0};
-
-bool have_cuda() {
-  std::string why;
-  if (cuda_is_available(&why)) return true;
-  MESSAGE("CUDA unavailable: " << why << "; skipped");
-  return false;
-}
+using cuda_test::have_cuda;
+using cuda_test::kCuda0;
 
 Tensor targets(std::vector<int64_t> values) {
   const auto count = static_cast<int64_t>(values.size());

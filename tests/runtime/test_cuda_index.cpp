@@ -10,6 +10,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
+#include "cuda_test_util.h"
 #include "runtime/optim/fused_steps.h"
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cuda_context.h"
@@ -20,14 +21,8 @@ using namespace ember;
 
 namespace {
 
-const Device kCuda0{DeviceType::CUDA, 0};
-
-bool have_cuda() {
-  std::string why;
-  if (cuda_is_available(&why)) return true;
-  MESSAGE("CUDA unavailable: " << why << "; skipped");
-  return false;
-}
+using cuda_test::have_cuda;
+using cuda_test::kCuda0;
 
 // Largest |a - b| over all elements, with b brought back from the device.
 double max_difference(const Tensor& a, const Tensor& b) {

@@ -8,20 +8,15 @@
 #include <string>
 
 #include "runtime/ember.h"
+#include "cuda_test_util.h"
 #include "runtime/optim/multi_tensor_steps.h"
 
 using namespace ember;
 
 namespace {
 
-const Device kCuda0{DeviceType::CUDA, 0};
-
-bool have_cuda() {
-  std::string why;
-  if (cuda_is_available(&why)) return true;
-  MESSAGE("CUDA unavailable: " << why << "; skipped");
-  return false;
-}
+using cuda_test::have_cuda;
+using cuda_test::kCuda0;
 
 // 100 parameters: mostly small, some empty, every 10th non-contiguous, one over several chunks.
 std::vector<Tensor> make_list(DType dtype, uint64_t seed, bool positive = false) {

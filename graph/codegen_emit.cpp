@@ -5,11 +5,12 @@
 #include <fmt/format.h>
 
 #include "graph/codegen_cpp.h"
+#include "graph/codegen_emit_parts.h"
 #include "runtime/parallel.h"
 
 namespace ember::graph {
 
-namespace {
+namespace codegen {
 
 const char* storage_type(DType dtype) {
   switch (dtype) {
@@ -25,13 +26,11 @@ const char* storage_type(DType dtype) {
 // 16-bit floats compute in float, like the CPU kernels (compute_t in runtime/dtype.h).
 const char* compute_type(DType dtype) { return dtype == DType::Float64 ? "double" : "float"; }
 
-std::string operand_name(const FusedGroup& group, int operand) {
+static std::string operand_name(const FusedGroup& group, int operand) {
   const int inputs = static_cast<int>(group.inputs.size());
   return operand < inputs ? fmt::format("x{}", operand) : fmt::format("t{}", operand - inputs);
 }
 
-// `EMBER_FORCE_INLINE EMBER_HOST_DEVICE float fused_3_body(float x0, float x1, float& e0) {...}`:
-// returns the last step's value and sets e<j> to export j's.
 std::string emit_body(const FusedGroup& group) {
   const char* compute = compute_type(group.dtype);
   std::string parameters;
@@ -53,9 +52,7 @@ std::string emit_body(const FusedGroup& group) {
   return text + fmt::format("  return t{};\n}}\n", group.steps.size() - 1);
 }
 
-// The body's input arguments: input k loaded at index(k) and converted to the compute type.
-template <typename Index>
-std::string loads(const FusedGroup& group, Index index) {
+std::string loads(const FusedGroup& group, const std::function<std::string(size_t)>& index) {
   std::string text;
   for (size_t k = 0; k < group.inputs.size(); ++k)
     text += fmt::format("{}static_cast<{}>(in{}[{}])", k ? ", " : "", compute_type(group.dtype), k, index(k));
@@ -73,13 +70,10 @@ std::string pointer_declarations(const FusedGroup& group, const std::string& dat
   return text;
 }
 
-// The stored result: 16-bit types round from float, the others convert directly.
 std::string store(const FusedGroup& group, const std::string& value) {
   return fmt::format("static_cast<Storage>(static_cast<{}>({}))", compute_type(group.dtype), value);
 }
 
-// The statements for one element: the body on `arguments`, its value stored at `target` (or
-// added to it in double, for a reduction), each export stored at element `flat`.
 std::string element(const FusedGroup& group, const std::string& arguments, const std::string& target,
                     const std::string& flat, const std::string& indent) {
   const bool reduction = group.root != FusedRoot::None;
@@ -102,6 +96,12 @@ std::string element(const FusedGroup& group, const std::string& arguments, const
     text += fmt::format("{}ex{}[{}] = {};\n", indent, e, flat, store(group, fmt::format("e{}", e)));
   return text;
 }
+
+}  // namespace codegen
+
+namespace {
+
+using namespace codegen;
 
 std::string emit_cpu_pointwise(const FusedGroup& group) {
   const int operands = static_cast<int>(group.inputs.size()) + 1;
@@ -186,45 +186,6 @@ std::string emit_cpu_entry(const FusedGroup& group) {
   return text + (group.root == FusedRoot::None ? emit_cpu_pointwise(group) : emit_cpu_reduction(group));
 }
 
-// CUDA: the arguments travel by value in one struct; one thread per output element, grid-stride.
-// data holds output 0, the inputs, then the exports (contiguous: stored at the flat element).
-std::string emit_cuda_entry(const FusedGroup& group) {
-  const int operands = static_cast<int>(group.inputs.size()) + 1;
-  std::string text = fmt::format(
-      "struct {0}_args {{\n  char* data[{2}];  // output 0, inputs, exports\n"
-      "  int64_t strides[{1} * 8];  // output 0 and inputs: operand-major, rank per operand\n"
-      "  int64_t sizes[8];\n  int rank;\n  int64_t outputs;  // output elements\n"
-      "  int64_t count;    // elements reduced into each output (1 without a reduction)\n}};\n"
-      "extern \"C\" __global__ void {0}({0}_args args) {{\n",
-      group.name, operands, operands + static_cast<int>(group.exports.size()));
-  text += pointer_declarations(group, "args.data");
-  text += fmt::format(
-      "  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;\n"
-      "  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < args.outputs; o += step) {{\n"
-      "    double sum = 0;\n"
-      "    for (int64_t r = 0; r < args.count; ++r) {{\n"
-      "      int64_t offset[{0}] = {{}};\n"
-      "      int64_t kept = o, reduced = r, flat = 0, dense = 1;\n"
-      "      for (int d = args.rank - 1; d >= 0; --d) {{\n"
-      "        int64_t& rest = ((0x{1:x}u >> d) & 1u) ? reduced : kept;\n"
-      "        const int64_t index = rest % args.sizes[d];\n"
-      "        rest /= args.sizes[d];\n"
-      "        flat += index * dense;\n"
-      "        dense *= args.sizes[d];\n"
-      "        for (int k = 0; k < {0}; ++k) offset[k] += index * args.strides[k * args.rank + d];\n"
-      "      }}\n",
-      operands, group.reduced_dims);
-  const std::string arguments = loads(group, [](size_t k) { return fmt::format("offset[{}]", k + 1); });
-  if (group.root == FusedRoot::None) {
-    text += element(group, arguments, "out[offset[0]]", "flat", "      ") + "    }\n  }\n}\n";
-  } else {
-    text += element(group, arguments, "sum", "flat", "      ");
-    text += fmt::format("    }}\n    out[o] = {};\n  }}\n}}\n",
-                        store(group, group.root == FusedRoot::Mean ? "sum / static_cast<double>(args.count)" : "sum"));
-  }
-  return text;
-}
-
 const char* kCpuPreamble = R"(// Generated by ember's fusion pass (graph/codegen_emit.cpp). Each function computes one fused
 // group of graph nodes with the functors of kernels/functors.h.
 // functors.h comes first: it may be a precompiled header, which must precede everything else.
@@ -266,7 +227,7 @@ std::string emit_group_source(const FusedGroup& group, Target target) {
   std::string text = fmt::format("\n// {}: {}, {} {} -> {}\n", group.name, group.summary(), group.shape,
                                  group.dtype, group.output.sizes);
   text += emit_body(group);
-  text += target == Target::Cpu ? emit_cpu_entry(group) : emit_cuda_entry(group);
+  text += target == Target::Cpu ? emit_cpu_entry(group) : codegen::emit_cuda_entry(group);
   return text;
 }
 

@@ -12,6 +12,8 @@
 //    the root moves after it, with whatever it feeds up to the root. Such nodes must be plain
 //    (no in-place write, no per-call host scalars) and never join a later group (which would run
 //    before them).
+//  - One device per group: every member and input lives where the root does (the CPU, or one
+//    CUDA device when the build has the CUDA backend; graph/cuda/ compiles those with NVRTC).
 //  - Values the graph returns, writes back, installs as .grad or mutates later (CSE's pinned
 //    values) never join (only a root may produce one); in-place nodes and nodes with per-call
 //    host scalars are never fused, and no group spans an in-place node (the fused node runs at
@@ -29,12 +31,23 @@ namespace ember::graph {
 
 namespace {
 
+// Why fused code cannot run on `device`, or "".
+std::string device_reason(Device device) {
+#ifdef EMBER_HAS_CUDA
+  (void)device;
+  return "";
+#else
+  return device.is_cpu() ? "" : fmt::format("it runs on {} and this build has no CUDA backend", device);
+#endif
+}
+
 bool is_reduction_root(const Graph& graph, const Node& node) {
   if (node.op->name != "sum" && node.op->name != "mean") return false;
   if (node.refresh || node.inputs.size() != 1 || node.inputs[0] < 0) return false;
   const TensorMeta& input = graph.values[node.inputs[0]].meta;
   const TensorMeta& output = graph.values[node.outputs[0]].meta;
-  return input.device.is_cpu() && is_floating(input.dtype) && output.dtype == input.dtype;
+  return device_reason(input.device).empty() && output.device == input.device && is_floating(input.dtype) &&
+         output.dtype == input.dtype;
 }
 
 // Bit d set for each reduced dim; no dims means all (the sum/mean attribute convention).
@@ -136,9 +149,9 @@ class Fuser {
     const std::string unfusible = unfusible_reason(graph_, graph_.nodes[producer]);
     if (!unfusible.empty()) return unfusible;
     const TensorMeta& meta = graph_.values[value].meta;
-    if (meta.sizes != shape.sizes || meta.dtype != shape.dtype)
-      return fmt::format("its result is {} {}, the group iterates {} {}", meta.sizes, meta.dtype, shape.sizes,
-                         shape.dtype);
+    if (meta.sizes != shape.sizes || meta.dtype != shape.dtype || meta.device != shape.device)
+      return fmt::format("its result is {} {} on {}, the group iterates {} {} on {}", meta.sizes, meta.dtype,
+                         meta.device, shape.sizes, shape.dtype, shape.device);
     if (escapes_[value]) return "its value is returned, written back, installed as .grad or mutated later";
     // The fused node runs at the root's place: an in-place node in between could change what an
     // input of the producer holds by then.
@@ -195,6 +208,7 @@ class Fuser {
     const TensorMeta& iteration = graph_.values[reduction ? root.inputs[0] : root.outputs[0]].meta;
     group.shape = iteration.sizes;
     group.dtype = iteration.dtype;
+    group.device = iteration.device;
     if (reduction) {
       group.root = root.op->name == "sum" ? FusedRoot::Sum : FusedRoot::Mean;
       group.reduced_dims = reduced_mask(root.attrs.get<Dims>("dims"), group.shape.size());
@@ -251,14 +265,17 @@ std::string unfusible_reason(const Graph& graph, const Node& node) {
   if (node.refresh) return fmt::format("{} reads host scalars per call", op.name);
   if (node.outputs.size() != 1) return fmt::format("{} has {} outputs", op.name, node.outputs.size());
   const TensorMeta& output = graph.values[node.outputs[0]].meta;
-  if (!output.device.is_cpu())
-    return fmt::format("{} runs on {}: fused CUDA kernels are compiled with NVRTC, not wired in yet", op.name,
-                       output.device);
+  if (const std::string reason = device_reason(output.device); !reason.empty())
+    return fmt::format("{}: {}", op.name, reason);
   if (!is_floating(output.dtype))
     return fmt::format("{} gives {}: a group computes one floating dtype", op.name, output.dtype);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] < 0) return fmt::format("{} has an absent input {}", op.name, i);
-    const DType dtype = graph.values[node.inputs[i]].meta.dtype;
+    const TensorMeta& input = graph.values[node.inputs[i]].meta;
+    if (input.device != output.device)
+      return fmt::format("{} input {} is on {} but its result on {}: a group runs on one device", op.name, i,
+                         input.device, output.device);
+    const DType dtype = input.dtype;
     if (dtype != output.dtype)
       return fmt::format("{} input {} is {} but its result {}: a group holds one dtype", op.name, i, dtype,
                          output.dtype);

@@ -21,7 +21,8 @@ struct FusedStep {
 
 enum class FusedRoot : uint8_t { None, Sum, Mean };
 
-struct CompiledModule;  // a loaded .so (codegen_cpp.h)
+struct CompiledModule;     // a loaded .so (codegen_cpp.h)
+struct FusedCudaProgram;   // NVRTC output, loaded per device (graph/cuda/fused_cuda_program.h)
 
 // The description of one fused group: everything the code generator and the kernel need. Output 0
 // is the root's value (or the reduced one); outputs 1.. are the `exports`: member values that
@@ -29,6 +30,7 @@ struct CompiledModule;  // a loaded .so (codegen_cpp.h)
 struct FusedGroup {
   std::string name;                // "fused_3": the OpDef's name and the generated function's
   DType dtype = DType::Float32;    // of every input, intermediate and the output
+  Device device;                   // where every operand lives: the CPU or one CUDA device
   Dims shape;                      // the iteration shape (the pointwise shape)
   std::vector<TensorMeta> inputs;  // external inputs, each broadcastable to `shape`
   std::vector<FusedStep> steps;    // the last step's value is the result (or the reduced one)
@@ -40,12 +42,14 @@ struct FusedGroup {
   std::string summary() const;     // "relu_backward+mul+sum"
 };
 
-// The synthesized OpDef of a fused node. The CPU kernel finds its group and compiled function
-// through call.op (OpDef kernels are plain function pointers, so the op carries the state).
+// The synthesized OpDef of a fused node. Its kernel finds the group and the compiled code
+// through call.op (OpDef kernels are plain function pointers, so the op carries the state): on
+// the CPU a function of a loaded .so, on CUDA a kernel of an NVRTC-compiled program.
 struct FusedOpDef : OpDef {
   FusedGroup group;
-  std::shared_ptr<CompiledModule> module;  // keeps the .so loaded while the graph lives
-  void* function = nullptr;                // the generated entry point in `module`
+  std::shared_ptr<CompiledModule> module;  // CPU: keeps the .so loaded while the graph lives
+  void* function = nullptr;                // CPU: the generated entry point in `module`
+  std::shared_ptr<FusedCudaProgram> cuda;  // CUDA: the program holding this group's kernel
 };
 
 // The shape rule and CPU kernel every FusedOpDef uses (graph/fusion_ops.cpp).
@@ -64,7 +68,8 @@ struct FusionOptions {
   bool log = false;  // print each group and every rejected neighbour with the reason (EMBER_LOGS=fusion)
 };
 
-// Why `node` cannot be part of any group, or "" when it can.
+// Why `node` cannot be part of any group, or "" when it can. Groups form on the CPU and, in
+// builds with the CUDA backend, on a CUDA device (one device per group).
 std::string unfusible_reason(const Graph& graph, const Node& node);
 
 // Replaces each group of two or more nodes (or one pointwise node under a reduction root) by a

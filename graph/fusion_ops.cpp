@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "graph/codegen_cpp.h"
+#include "graph/fused_launch.h"
 #include "graph/fusion.h"
 
 namespace ember::graph {
@@ -59,15 +60,6 @@ std::string FusedGroup::summary() const {
 
 namespace {
 
-// Element strides of `tensor` read over `shape`: 0 on leading and size-1 (broadcast) dims.
-Dims broadcast_strides(const Tensor& tensor, const Dims& shape) {
-  Dims strides = Dims::filled(shape.size(), 0);
-  const int lead = shape.size() - tensor.dim();
-  for (int d = 0; d < tensor.dim(); ++d)
-    strides[lead + d] = tensor.sizes()[d] == 1 ? 0 : tensor.strides()[d];
-  return strides;
-}
-
 const FusedOpDef& fused_def(const OpCall& call) { return static_cast<const FusedOpDef&>(call.op); }
 
 }  // namespace
@@ -94,31 +86,19 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
   const FusedOpDef& def = fused_def(call);
   const FusedGroup& group = def.group;
   const int rank = group.shape.size();
-  const size_t operands = group.inputs.size() + 1;
-  // data: the output, the inputs, then the exports (fresh, contiguous over the iteration shape,
-  // so the generated code indexes them by flat element number and needs no strides for them).
-  std::vector<char*> data(operands + group.exports.size());
-  for (size_t e = 0; e < group.exports.size(); ++e)
-    data[operands + e] = static_cast<char*>(outputs[static_cast<int>(e + 1)].raw_data_ptr());
-  std::vector<int64_t> strides(operands * static_cast<size_t>(rank));
-  data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
-  // The output (fresh, contiguous): its strides over the iteration shape, 0 on reduced dims.
+  const FusedOperands operands = fused_operands(group, call, outputs);
+  // The generated entry takes output 0's strides first: over the iteration shape, 0 on reduced
+  // dims (it is fresh and contiguous), then the inputs'.
+  std::vector<int64_t> strides(static_cast<size_t>(rank));
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
     const bool reduced = ((group.reduced_dims >> d) & 1u) != 0;
     strides[d] = reduced ? 0 : stride;
     if (!reduced) stride *= group.shape[d];
   }
-  bool contiguous = true;
-  for (size_t k = 0; k + 1 < operands; ++k) {
-    const Tensor& input = call.input(static_cast<int>(k));
-    data[k + 1] = static_cast<char*>(input.raw_data_ptr());
-    const Dims input_strides = broadcast_strides(input, group.shape);
-    for (int d = 0; d < rank; ++d) strides[(k + 1) * rank + d] = input_strides[d];
-    contiguous = contiguous && input.sizes() == group.shape && input.is_contiguous();
-  }
+  strides.insert(strides.end(), operands.input_strides.begin(), operands.input_strides.end());
   const auto function = reinterpret_cast<FusedCpuFunction>(def.function);
-  function(data.data(), strides.data(), group.shape.data(), rank, contiguous ? 1 : 0);
+  function(operands.data.data(), strides.data(), group.shape.data(), rank, operands.contiguous ? 1 : 0);
 }
 
 }  // namespace ember::graph

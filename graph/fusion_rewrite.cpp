@@ -1,6 +1,7 @@
-// fuse_pointwise: compiles the groups graph/fusion.cpp found into one library and replaces each
-// group by one node (at its root's place) whose outputs are the root's value and the exports;
-// nodes that read an export before the root move after the fused node.
+// fuse_pointwise: compiles the groups graph/fusion.cpp found (the CPU ones into one library, the
+// CUDA ones into one NVRTC program) and replaces each group by one node (at its root's place)
+// whose outputs are the root's value and the exports; nodes that read an export before the root
+// move after the fused node.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -10,12 +11,15 @@
 #include "graph/codegen_cpp.h"
 #include "graph/fusion.h"
 #include "graph/fusion_groups.h"
+#ifdef EMBER_HAS_CUDA
+#include "graph/cuda/fused_cuda_program.h"
+#endif
 
 namespace ember::graph {
 
 namespace {
 
-std::shared_ptr<FusedOpDef> fused_op(const FusedGroup& group, const std::shared_ptr<CompiledModule>& module) {
+std::shared_ptr<FusedOpDef> fused_op(const FusedGroup& group) {
   auto def = std::make_shared<FusedOpDef>();
   def->group = group;
   def->name = group.name;
@@ -23,10 +27,50 @@ std::shared_ptr<FusedOpDef> fused_op(const FusedGroup& group, const std::shared_
   def->num_outputs = 1 + static_cast<int>(group.exports.size());
   def->schema = group.summary();
   def->infer = fused_shape;
-  def->kernels[static_cast<int>(DeviceType::CPU)] = fused_cpu_kernel;
-  def->module = module;
-  def->function = module->symbol(def->name);
   return def;
+}
+
+bool log_code() {
+  const char* logs = std::getenv("EMBER_LOGS");
+  return logs != nullptr && std::strstr(logs, "output_code") != nullptr;
+}
+
+// Compiles the groups on `device_type` into one module or program and gives each its OpDef in
+// `defs`. A compiler that fails is an environment problem, not the user's: those groups stay
+// unfused (their defs stay null) and the reason is printed.
+void compile_groups(const std::vector<Grouping>& groups, DeviceType device_type,
+                    std::vector<std::shared_ptr<FusedOpDef>>& defs) {
+  std::vector<const FusedGroup*> descriptions;
+  for (const Grouping& grouping : groups)
+    if (grouping.group.device.type == device_type) descriptions.push_back(&grouping.group);
+  if (descriptions.empty()) return;
+  try {
+    if (device_type == DeviceType::CPU) {
+      std::shared_ptr<CompiledModule> module = compile_cpu_module(emit_module_source(descriptions, Target::Cpu), log_code());
+      for (size_t g = 0; g < groups.size(); ++g) {
+        if (groups[g].group.device.type != device_type) continue;
+        defs[g] = fused_op(groups[g].group);
+        defs[g]->kernels[static_cast<int>(DeviceType::CPU)] = fused_cpu_kernel;
+        defs[g]->module = module;
+        defs[g]->function = module->symbol(defs[g]->name);
+      }
+      return;
+    }
+#ifdef EMBER_HAS_CUDA
+    std::shared_ptr<FusedCudaProgram> program = compile_fused_cuda_program(descriptions, log_code());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (groups[g].group.device.type != device_type) continue;
+      defs[g] = fused_op(groups[g].group);
+      defs[g]->kernels[static_cast<int>(DeviceType::CUDA)] = fused_cuda_kernel;
+      defs[g]->cuda = program;
+    }
+#endif
+  } catch (const Error& error) {
+    for (size_t g = 0; g < groups.size(); ++g)
+      if (groups[g].group.device.type == device_type) defs[g] = nullptr;
+    fmt::print(stderr, "[ember fusion] running {} groups unfused: {}\n",
+               device_type == DeviceType::CPU ? "CPU" : "CUDA", error.what());
+  }
 }
 
 // Keeps the node order except that a node whose inputs are not computed yet (it reads an export
@@ -73,24 +117,16 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
   std::sort(groups.begin(), groups.end(),
             [](const Grouping& a, const Grouping& b) { return a.members.back() < b.members.back(); });
   const int first = static_cast<int>(graph.owned_ops.size());
-  std::vector<const FusedGroup*> descriptions;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
-    descriptions.push_back(&groups[g].group);
-  }
-  const std::string source = emit_module_source(descriptions, Target::Cpu);
-  std::shared_ptr<CompiledModule> module;
-  try {
-    module = compile_cpu_module(source, std::getenv("EMBER_LOGS") != nullptr &&
-                                            std::strstr(std::getenv("EMBER_LOGS"), "output_code") != nullptr);
-  } catch (const Error& error) {
-    // No working compiler is an environment problem, not the user's: run unfused.
-    fmt::print(stderr, "[ember fusion] running unfused: {}\n", error.what());
-    return 0;
-  }
+  for (size_t g = 0; g < groups.size(); ++g) groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
+  std::vector<std::shared_ptr<FusedOpDef>> defs(groups.size());
+  compile_groups(groups, DeviceType::CPU, defs);
+  compile_groups(groups, DeviceType::CUDA, defs);
   std::vector<int> replaced_by(graph.nodes.size(), -1);  // root node -> group index
   std::vector<bool> removed(graph.nodes.size(), false);
+  int fused = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
+    if (!defs[g]) continue;
+    ++fused;
     for (int m : groups[g].members) removed[m] = true;
     replaced_by[groups[g].members.back()] = static_cast<int>(g);
   }
@@ -98,14 +134,15 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     if (replaced_by[n] >= 0) {
       Grouping& grouping = groups[replaced_by[n]];
-      std::shared_ptr<FusedOpDef> def = fused_op(grouping.group, module);
+      std::shared_ptr<FusedOpDef> def = defs[replaced_by[n]];
       if (options.log) {
         std::string exported;
         for (size_t e = 1; e < grouping.outputs.size(); ++e)
           exported += fmt::format("{}%{}", e > 1 ? ", " : "", grouping.outputs[e]);
-        fmt::print(stderr, "[ember fusion] {}: {} over {} {} ({} inputs; outputs %{}{}{})\n", def->name, def->schema,
-                   def->group.shape, def->group.dtype, grouping.inputs.size(), grouping.outputs[0],
-                   exported.empty() ? "" : ", exported: ", exported);
+        const Device device = def->group.device;
+        fmt::print(stderr, "[ember fusion] {}: {} over {} {}{} ({} inputs; outputs %{}{}{})\n", def->name, def->schema,
+                   def->group.shape, def->group.dtype, device.is_cpu() ? "" : fmt::format(" on {}", device),
+                   grouping.inputs.size(), grouping.outputs[0], exported.empty() ? "" : ", exported: ", exported);
       }
       nodes.push_back(Node{def.get(), {}, grouping.inputs, grouping.outputs, {}});
       graph.owned_ops.push_back(std::move(def));
@@ -119,7 +156,7 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
       graph.values[graph.nodes[n].outputs[k]].index = static_cast<int>(n);
       graph.values[graph.nodes[n].outputs[k]].output = static_cast<int>(k);
     }
-  return static_cast<int>(groups.size());
+  return fused;
 }
 
 }  // namespace ember::graph

@@ -9,16 +9,23 @@
 
 namespace ember::cuda {
 
+int compute_capability(Device device) {
+  check_device(device);
+  int major = 0, minor = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index));
+  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device.index));
+  return major * 10 + minor;
+}
+
 KernelLibrary::KernelLibrary(Device device, std::string_view cubin, int cubin_sm,
                              std::string_view ptx)
     : device_(device) {
   check_device(device);
   DeviceGuard guard(device);
-  int major = 0, minor = 0;
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index));
-  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device.index));
+  const int sm = compute_capability(device);
+  const int major = sm / 10, minor = sm % 10;
   // A cubin runs only on its own architecture; PTX is JIT-compiled for any newer one.
-  from_ptx_ = major * 10 + minor != cubin_sm;
+  from_ptx_ = sm != cubin_sm;
   // PTX is text and must be NUL-terminated; a std::string's data() is.
   std::string image(from_ptx_ ? ptx : cubin);
   check(!image.empty(), "KernelLibrary: no {} image for {} (compute capability {}.{})",

@@ -15,6 +15,9 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
+// `device`'s compute capability x 10 (90 on an H100/H200). Throws when it is not usable.
+int compute_capability(Device device);
+
 // One loaded program (cudaLibraryLoadData). The library is context-independent; the driver loads
 // it into a device's context at the first launch there.
 class KernelLibrary {

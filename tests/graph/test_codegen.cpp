@@ -1,7 +1,8 @@
 // Registry-driven equivalence of generated code: every pointwise op with a functor, fused with a
 // neighbour (mul of two inputs), run through the generated library on broadcast and on contiguous
-// inputs, equals eager execution for float32, float64 and (where the op takes it) bfloat16. Ops
-// the fuser rejects must come with a reason. New registry ops are covered without editing this file.
+// inputs, equals eager execution for float32, float64 and (where the op takes it) bfloat16; so does
+// the group's generated CUDA kernel, run on the CPU through cuda_emulation.h. Ops the fuser
+// rejects must come with a reason. New registry ops are covered without editing this file.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "graph/codegen_cpp.h"
 #include "graph/fusion.h"
+#include "cuda_emulation.h"
 #include "fusion_test_util.h"
 
 using namespace ember;
@@ -58,6 +60,9 @@ struct Outcome {
   std::string reason;      // why the fuser rejected the op
   double error = 0;        // worst relative error of fused against eager
   bool supported = true;   // false: eager refuses this dtype (nothing to compare)
+  FusedGroup group;        // the fused group, for its CUDA kernel's emulated run
+  std::vector<Tensor> inputs;
+  Tensor expected;
 };
 
 // Graph: t = mul(x, y); r = op(t, <further tensors>); return r. x is [3, 5]; y and the further
@@ -104,14 +109,18 @@ Outcome run_case(const OpDef& op, const std::vector<Parameter>& parameters, DTyp
   verify(fused);
   REQUIRE(fused.nodes.size() == 1);
   outcome.error = graph_test::max_relative_error(builder.run(fused).at(0), expected);
+  outcome.group = static_cast<const FusedOpDef&>(*fused.nodes[0].op).group;
+  for (ValueId input : fused.nodes[0].inputs) outcome.inputs.push_back(builder.eager[input]);
+  outcome.expected = expected;
   return outcome;
 }
 
 }  // namespace
 
-TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals eager") {
+TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals eager on both targets") {
   std::map<std::string, std::string> rejected;
   int fused_ops = 0, bit_equal = 0, compared = 0;
+  std::vector<Outcome> emulated;  // each fused case again, through its CUDA kernel (cuda_emulation.h)
   for (const OpDef* op : registry().all()) {
     if (op->kind != OpKind::Pointwise || op->functor.empty()) continue;
     const std::vector<Parameter> parameters = parameters_of(op->schema);
@@ -148,8 +157,28 @@ TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals 
           CHECK(outcome.error <= tolerance);
           if (outcome.error == 0) ++bit_equal;
           if (dtype == kFloat32 && broadcast && !flag) ++fused_ops;
+          emulated.push_back(outcome);
+          emulated.back().group.name = fmt::format("case_{}", emulated.size());
+          emulated.back().reason = fmt::format("{} {}{}{}", op->name, dtype, broadcast ? " broadcast" : " contiguous",
+                                               flag ? " tanh" : "");
         }
   }
+  // The same groups' generated CUDA kernels, one program, run on the CPU with the packed arguments.
+  std::vector<const FusedGroup*> groups;
+  for (const Outcome& outcome : emulated) groups.push_back(&outcome.group);
+  const auto module = graph_test::compile_emulated(groups);
+  // 2 blocks of 4 threads over 15 elements: each thread loops (test_fused_cuda_emulation.cpp runs
+  // the backend's own launch shapes; 256 threads per block here would only cost thread starts).
+  const FusedCudaLaunch launch{2, 4, 1};
+  for (const Outcome& outcome : emulated) {
+    INFO("CUDA kernel of ", outcome.reason);
+    const double error = graph_test::max_relative_error(
+        graph_test::run_emulated(*module, outcome.group, outcome.inputs, launch).at(0), outcome.expected);
+    const DType dtype = outcome.group.dtype;
+    CHECK(error >= 0);
+    CHECK(error <= (dtype == kBFloat16 ? 2e-2 : dtype == kFloat32 ? 1e-6 : 1e-14));
+  }
+  MESSAGE(emulated.size(), " generated CUDA kernels run through the CPU emulation");
   for (const auto& [name, reason] : rejected) MESSAGE("not fusible: ", name, ": ", reason);
   MESSAGE(fused_ops, " ops fused; ", bit_equal, " of ", compared, " comparisons bit-equal");
   CHECK(fused_ops >= 30);

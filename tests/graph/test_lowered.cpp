@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "graph/compile.h"
+#include "fusion_test_util.h"
 #include "graph_test_util.h"
 
 using namespace ember;
@@ -139,7 +140,7 @@ TEST_CASE("lowered: a new input shape recompiles into a new lowered executor") {
   CHECK(scaled.state().replays() == 2);
 }
 
-TEST_CASE("cuda lowered: mode reduce_overhead replays CUDA graphs and equals eager on the seed MLP") {
+TEST_CASE("cuda lowered: mode reduce_overhead replays CUDA graphs with fused kernels and matches eager on the seed MLP") {
   std::string why_not;
   if (!graph::CudaGraphReplay::available(&why_not)) {
     MESSAGE("CUDA unavailable: " << why_not << "; skipped");
@@ -158,12 +159,19 @@ TEST_CASE("cuda lowered: mode reduce_overhead replays CUDA graphs and equals eag
     const Tensor actual = train_step(x, y);
     losses.push_back(actual);
     INFO("step ", step);
-    CHECK(graph_test::bit_equal(expected.to(kCPU), actual.to(kCPU)));
+    // The fused relu_backward+sum adds the bias gradient in another order than eager's reduction.
+    CHECK(graph_test::max_relative_error(actual.to(kCPU), expected.to(kCPU)) <= 1e-5);
   }
   REQUIRE(train_step.state().executor() != nullptr);
   CHECK(train_step.state().executor()->uses_cuda_graphs());
+  // The hidden layer's backward runs as a generated CUDA kernel (graph/cuda/fused_cuda_program.h).
+  int fused_on_cuda = 0;
+  for (const graph::Node& node : train_step.state().graph()->nodes)
+    fused_on_cuda += node.op->name.rfind("fused_", 0) == 0 && node.op->kernel_for(cuda) != nullptr ? 1 : 0;
+  CHECK(fused_on_cuda >= 1);
   // Returned losses are cloned out of the graph's buffers: earlier ones are not overwritten.
   CHECK(losses[2].to(kCPU).item() != losses[11].to(kCPU).item());
   const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
-  for (size_t i = 0; i < expected.size(); ++i) CHECK(graph_test::bit_equal(expected[i].to(kCPU), actual[i].to(kCPU)));
+  for (size_t i = 0; i < expected.size(); ++i)
+    CHECK(graph_test::max_relative_error(actual[i].to(kCPU), expected[i].to(kCPU)) <= 1e-5);
 }

@@ -1,0 +1,151 @@
+// The CUDA target of the code generator: one `extern "C" __global__` kernel per fused group,
+// around the same body function as the CPU entry. Shapes are compile-time constants (the fused
+// node is specialized for them), so index arithmetic divides by constants; the per-call part is
+// one by-value argument block whose layout graph/fused_launch.h packs on the host.
+#include <fmt/format.h>
+
+#include "graph/codegen_emit_parts.h"
+#include "graph/fused_launch.h"
+
+namespace ember::graph::codegen {
+
+namespace {
+
+std::string argument_struct(const FusedGroup& group) {
+  const int64_t pointers = 1 + static_cast<int64_t>(group.inputs.size() + group.exports.size());
+  return fmt::format(
+      "struct {0}_args {{\n"
+      "  char* data[{1}];  // output 0, the inputs, then the exports\n"
+      "  int64_t strides[{2}];  // each input's element strides over the shape (0: broadcast)\n"
+      "  int64_t contiguous;  // 1: every input is flat over the shape\n"
+      "}};\n"
+      "static_assert(sizeof({0}_args) == {3} * 8, \"the layout graph/fused_launch.h packs\");\n",
+      group.name, pointers, fused_cuda_stride_words(group), fused_cuda_argument_words(group));
+}
+
+std::string constant_sizes(const FusedGroup& group) {
+  std::string list;
+  for (int d = 0; d < group.shape.size(); ++d) list += fmt::format("{}{}", d ? ", " : "", group.shape[d]);
+  return fmt::format("  constexpr int64_t sizes[{}] = {{{}}};\n", group.shape.size(), list);
+}
+
+// Statements that fill `offset[k]` (input k's element offset) from the element's index over the
+// shape: `kept` and, for a reduction, `reduced` are consumed dim by dim from the last, and `flat`
+// becomes the element's row-major number (where exports are stored).
+std::string offsets(const FusedGroup& group, const std::string& indent) {
+  const int rank = group.shape.size();
+  const size_t inputs = group.inputs.size();
+  std::string text = fmt::format("{}int64_t offset[{}] = {{}};\n{}int64_t flat = 0, dense = 1;\n", indent,
+                                 std::max<size_t>(inputs, 1), indent);
+  if (rank == 0) return text;
+  const bool reduction = group.root != FusedRoot::None;
+  text += fmt::format(
+      "{0}#pragma unroll\n"
+      "{0}for (int d = {1} - 1; d >= 0; --d) {{\n"
+      "{0}  int64_t& rest = {2};\n"
+      "{0}  const int64_t index = rest % sizes[d];\n"
+      "{0}  rest /= sizes[d];\n"
+      "{0}  flat += index * dense;\n"
+      "{0}  dense *= sizes[d];\n"
+      "{0}#pragma unroll\n"
+      "{0}  for (int k = 0; k < {3}; ++k) offset[k] += index * args.strides[k * {1} + d];\n"
+      "{0}}}\n",
+      indent, rank, reduction ? fmt::format("((0x{:x}u >> d) & 1u) ? reduced : kept", group.reduced_dims) : "kept",
+      inputs);
+  return text;
+}
+
+std::string flat_loads(const FusedGroup& group) {
+  return loads(group, [](size_t) { return std::string("flat"); });
+}
+
+std::string strided_loads(const FusedGroup& group) {
+  return loads(group, [](size_t k) { return fmt::format("offset[{}]", k); });
+}
+
+// A reduction element's row-major number from (o, r) when the reduced dims are all leading (a
+// bias gradient) or all trailing (a row sum), else "" (the dim walk computes it).
+std::string closed_form_flat(const FusedGroup& group) {
+  const FusedExtent extent = fused_extent(group);
+  const int rank = group.shape.size();
+  const uint32_t mask = group.reduced_dims & ((rank == 0 ? 0u : (1u << rank) - 1u));
+  int reduced = 0;
+  for (int d = 0; d < rank; ++d) reduced += (mask >> d) & 1u;
+  if (mask == (1u << reduced) - 1u) return fmt::format("r * {} + o", extent.outputs);
+  if (mask == (((1u << rank) - 1u) & ~((1u << (rank - reduced)) - 1u))) return fmt::format("o * {} + r", extent.count);
+  return "";
+}
+
+std::string pointwise_loop(const FusedGroup& group) {
+  const std::string loop = fmt::format(
+      "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < {}; i += step) {{\n",
+      fused_extent(group).outputs);
+  return fmt::format(
+      "  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;\n"
+      "  if (args.contiguous) {{  // every input is read at the element's own number\n"
+      "  {0}      const int64_t flat = i;\n{1}    }}\n    return;\n  }}\n"
+      "{0}    int64_t kept = i;\n{2}{3}  }}\n",
+      loop, element(group, flat_loads(group), "out[i]", "flat", "      "), offsets(group, "    "),
+      element(group, strided_loads(group), "out[i]", "flat", "    "));
+}
+
+// The statements for element r of output o: read flat when every input is, else at the offsets.
+std::string reduction_element(const FusedGroup& group, const std::string& indent) {
+  const std::string closed = closed_form_flat(group);
+  std::string contiguous = closed.empty()
+                               ? indent + "  int64_t kept = o, reduced = r;\n" + offsets(group, indent + "  ")
+                               : fmt::format("{}  const int64_t flat = {};\n", indent, closed);
+  contiguous += element(group, flat_loads(group), "sum", "flat", indent + "  ");
+  const std::string strided = indent + "  int64_t kept = o, reduced = r;\n" + offsets(group, indent + "  ") +
+                              element(group, strided_loads(group), "sum", "flat", indent + "  ");
+  return fmt::format("{0}if (args.contiguous) {{\n{1}{0}}} else {{\n{2}{0}}}\n", indent, contiguous, strided);
+}
+
+// Threads along one block axis split an output's elements (`part` of `split`), along the other
+// they take different outputs (`slot` of `across`); see fused_cuda_launch. Every thread of a block
+// runs the same number of outer iterations, so the barriers are reached by all.
+std::string reduction_loop(const FusedGroup& group) {
+  const FusedExtent extent = fused_extent(group);
+  const char* split_axis = extent.inner_reduced ? "x" : "y";
+  const char* across_axis = extent.inner_reduced ? "y" : "x";
+  const std::string total = group.root == FusedRoot::Mean ? fmt::format("total / {}.0", extent.count) : "total";
+  return fmt::format(
+      "  __shared__ double partial[{0}];\n"
+      "  const unsigned part = threadIdx.{1}, split = blockDim.{1};\n"
+      "  const unsigned slot = threadIdx.{2}, across = blockDim.{2};\n"
+      "  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x;\n"
+      "  for (int64_t base = static_cast<int64_t>(blockIdx.x) * across; base < {3};\n"
+      "       base += static_cast<int64_t>(across) * gridDim.x) {{\n"
+      "    const int64_t o = base + slot;\n"
+      "    double sum = 0;\n"
+      "    if (o < {3}) {{\n"
+      "      for (int64_t r = part; r < {4}; r += split) {{\n"
+      "{5}"
+      "      }}\n"
+      "    }}\n"
+      "    partial[me] = sum;\n"
+      "    __syncthreads();\n"
+      "    if (part == 0 && o < {3}) {{\n"
+      "      double total = 0;  // the parts in order: the same sum every run\n"
+      "      for (unsigned p = 0; p < split; ++p) total += partial[{6}];\n"
+      "      out[o] = {7};\n"
+      "    }}\n"
+      "    __syncthreads();  // partial is rewritten by the next iteration\n"
+      "  }}\n",
+      kFusedCudaMaxBlock, split_axis, across_axis, extent.outputs, extent.count,
+      reduction_element(group, "        "),
+      extent.inner_reduced ? "slot * blockDim.x + p" : "p * blockDim.x + slot", store(group, total));
+}
+
+}  // namespace
+
+std::string emit_cuda_entry(const FusedGroup& group) {
+  std::string text = argument_struct(group);
+  text += fmt::format("extern \"C\" __global__ void {0}(const {0}_args args) {{\n", group.name);
+  text += pointer_declarations(group, "args.data");
+  if (group.shape.size() > 0) text += constant_sizes(group);
+  text += group.root == FusedRoot::None ? pointwise_loop(group) : reduction_loop(group);
+  return text + "}\n";
+}
+
+}  // namespace ember::graph::codegen

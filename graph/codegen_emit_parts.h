@@ -1,0 +1,38 @@
+// Internal to the code generator: the pieces of a fused group's source that the CPU entry
+// (graph/codegen_emit.cpp) and the CUDA kernel (graph/codegen_emit_cuda.cpp) share, so both
+// targets run the same body text on the same loads and stores.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "graph/fusion.h"
+
+namespace ember::graph::codegen {
+
+const char* storage_type(DType dtype);  // "float", "ember::BFloat16", ...
+const char* compute_type(DType dtype);  // what the body computes in: float, or double for double
+
+// `EMBER_FORCE_INLINE EMBER_HOST_DEVICE float fused_3_body(float x0, float x1, float& e0) {...}`:
+// returns the last step's value and sets e<j> to export j's.
+std::string emit_body(const FusedGroup& group);
+
+// The body's input arguments: input k loaded at `index(k)` and converted to the compute type.
+std::string loads(const FusedGroup& group, const std::function<std::string(size_t)>& index);
+
+// `Storage* out`, `const Storage* in<k>`, `Storage* ex<e>` from `data` (an array expression
+// holding output 0, the inputs, then the exports).
+std::string pointer_declarations(const FusedGroup& group, const std::string& data);
+
+// `value` converted for storing: 16-bit types round from float, the others convert directly.
+std::string store(const FusedGroup& group, const std::string& value);
+
+// The statements for one element: the body on `arguments`, its value stored at `target` (or
+// added to it in double, for a reduction), each export stored at element `flat`.
+std::string element(const FusedGroup& group, const std::string& arguments, const std::string& target,
+                    const std::string& flat, const std::string& indent);
+
+// The CUDA target's `extern "C" __global__` kernel of `group` (graph/codegen_emit_cuda.cpp).
+std::string emit_cuda_entry(const FusedGroup& group);
+
+}  // namespace ember::graph::codegen

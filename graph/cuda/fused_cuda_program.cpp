@@ -1,0 +1,59 @@
+// Fused groups on CUDA: NVRTC compile at fusion time, load per device, launch per call.
+#include "graph/cuda/fused_cuda_program.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "graph/codegen_cpp.h"
+#include "graph/fused_launch.h"
+
+namespace ember::graph {
+
+std::pair<const ember::cuda::KernelLibrary*, void*> FusedCudaProgram::kernel(Device device, const std::string& name) {
+  std::lock_guard lock(mutex_);
+  const auto key = std::make_pair(device.index, name);
+  std::unique_ptr<const ember::cuda::KernelLibrary>& library = libraries_[device.index];
+  if (!library)
+    library = std::make_unique<const ember::cuda::KernelLibrary>(device, binary.cubin, binary.sm, binary.ptx);
+  if (auto found = kernels_.find(key); found != kernels_.end()) return {library.get(), found->second};
+  void* handle = library->kernel(name);
+  kernels_.emplace(key, handle);
+  return {library.get(), handle};
+}
+
+std::shared_ptr<FusedCudaProgram> compile_fused_cuda_program(std::span<const FusedGroup* const> groups, bool log) {
+  auto program = std::make_shared<FusedCudaProgram>();
+  program->source = emit_module_source(groups, Target::Cuda);
+  // The cubin is for the GPU the graph runs on when one is usable (its PTX serves newer ones);
+  // without one, for the H200 (sm_90) that gpu_check.sh runs on.
+  const Device device = groups.front()->device;
+  cuda::CudaTarget target;
+  if (cuda_is_available()) target.sm = ember::cuda::compute_capability(device);
+  const auto start = std::chrono::steady_clock::now();
+  program->binary = cuda::compile_cuda(program->source, target, "ember_fused.cu");
+  if (log) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "[ember output_code] CUDA program for sm_{} ({}, {:.1f} ms)\n{}\n", target.sm,
+               program->binary.from_cache ? "disk cache" : "NVRTC", ms, program->source);
+  }
+  if (cuda_is_available())
+    for (const FusedGroup* group : groups) program->kernel(group->device, group->name);
+  return program;
+}
+
+void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
+  const auto& def = static_cast<const FusedOpDef&>(call.op);
+  const FusedGroup& group = def.group;
+  const FusedCudaLaunch launch = fused_cuda_launch(group);
+  if (launch.grid == 0) return;  // no output elements
+  const Device device = outputs[0].device();
+  const FusedOperands operands = fused_operands(group, call, outputs);
+  std::vector<uint64_t> words = fused_cuda_arguments(group, operands);
+  void* arguments[] = {words.data()};
+  const auto [library, kernel] = def.cuda->kernel(device, group.name);
+  library->launch(kernel, ember::cuda::Dim3{launch.grid}, ember::cuda::Dim3{launch.block_x, launch.block_y},
+                  arguments, ember::cuda::current_stream(device));
+}
+
+}  // namespace ember::graph

@@ -1,0 +1,102 @@
+// Operands, CUDA argument blocks and launch shapes of fused nodes (see fused_launch.h).
+#include "graph/fused_launch.h"
+
+#include <algorithm>
+
+namespace ember::graph {
+
+namespace {
+
+// Element strides of `tensor` read over `shape`: 0 on leading and size-1 (broadcast) dims.
+Dims broadcast_strides(const Tensor& tensor, const Dims& shape) {
+  Dims strides = Dims::filled(shape.size(), 0);
+  const int lead = shape.size() - tensor.dim();
+  for (int d = 0; d < tensor.dim(); ++d)
+    strides[lead + d] = tensor.sizes()[d] == 1 ? 0 : tensor.strides()[d];
+  return strides;
+}
+
+unsigned at_most(int64_t value, int64_t limit) { return static_cast<unsigned>(std::min(value, limit)); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs) {
+  const int rank = group.shape.size();
+  const size_t inputs = group.inputs.size();
+  FusedOperands operands;
+  operands.data.resize(1 + inputs + group.exports.size());
+  operands.data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    operands.data[1 + inputs + e] = static_cast<char*>(outputs[static_cast<int>(e + 1)].raw_data_ptr());
+  operands.input_strides.resize(inputs * static_cast<size_t>(rank));
+  for (size_t k = 0; k < inputs; ++k) {
+    const Tensor& input = call.input(static_cast<int>(k));
+    operands.data[k + 1] = static_cast<char*>(input.raw_data_ptr());
+    const Dims strides = broadcast_strides(input, group.shape);
+    for (int d = 0; d < rank; ++d) operands.input_strides[k * rank + d] = strides[d];
+    operands.contiguous = operands.contiguous && input.sizes() == group.shape && input.is_contiguous();
+  }
+  return operands;
+}
+
+int64_t fused_cuda_stride_words(const FusedGroup& group) {
+  return std::max<int64_t>(1, static_cast<int64_t>(group.inputs.size()) * group.shape.size());
+}
+
+int64_t fused_cuda_argument_words(const FusedGroup& group) {
+  const int64_t pointers = 1 + static_cast<int64_t>(group.inputs.size() + group.exports.size());
+  return pointers + fused_cuda_stride_words(group) + 1;
+}
+
+std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands) {
+  static_assert(sizeof(char*) == sizeof(uint64_t) && sizeof(int64_t) == sizeof(uint64_t));
+  std::vector<uint64_t> words;
+  words.reserve(static_cast<size_t>(fused_cuda_argument_words(group)));
+  for (char* pointer : operands.data) words.push_back(reinterpret_cast<uint64_t>(pointer));
+  for (int64_t stride : operands.input_strides) words.push_back(static_cast<uint64_t>(stride));
+  if (operands.input_strides.empty()) words.push_back(0);
+  words.push_back(operands.contiguous ? 1 : 0);
+  internal_assert(static_cast<int64_t>(words.size()) == fused_cuda_argument_words(group),
+                  "fused CUDA arguments: the operands do not match the group");
+  return words;
+}
+
+FusedExtent fused_extent(const FusedGroup& group) {
+  FusedExtent extent;
+  const int rank = group.shape.size();
+  for (int d = 0; d < rank; ++d) {
+    const bool reduced = group.root != FusedRoot::None && ((group.reduced_dims >> d) & 1u) != 0;
+    (reduced ? extent.count : extent.outputs) *= group.shape[d];
+  }
+  extent.inner_reduced = group.root != FusedRoot::None && rank > 0 && ((group.reduced_dims >> (rank - 1)) & 1u) != 0;
+  return extent;
+}
+
+FusedCudaLaunch fused_cuda_launch(const FusedGroup& group) {
+  // Enough blocks to fill an H200 (132 SMs) several times over; more loop in the kernel.
+  constexpr int64_t kMaxGrid = 4096;
+  const FusedExtent extent = fused_extent(group);
+  FusedCudaLaunch launch;
+  if (group.root == FusedRoot::None) {
+    launch.block_x = 256;
+    launch.grid = at_most(ceil_div(extent.outputs, launch.block_x), kMaxGrid);
+    return launch;
+  }
+  // Threads that split one output's elements: a power of two up to a warp, no more than needed.
+  unsigned split = 1;
+  while (split < 32 && static_cast<int64_t>(split) < extent.count) split *= 2;
+  if (extent.inner_reduced) {  // x splits (adjacent elements), y walks outputs: 256 threads
+    launch.block_x = split;
+    launch.block_y = 256 / split;
+  } else {  // x walks adjacent outputs, y splits: up to 32 x 32
+    launch.block_x = 32;
+    launch.block_y = split;
+  }
+  const unsigned across = extent.inner_reduced ? launch.block_y : launch.block_x;
+  launch.grid = at_most(ceil_div(extent.outputs, across), kMaxGrid);
+  return launch;
+}
+
+}  // namespace ember::graph

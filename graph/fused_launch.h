@@ -1,0 +1,56 @@
+// What a fused node's kernel needs at run time on either target: the operands of one call
+// (pointers, each input's element strides over the iteration shape), and for CUDA the kernel's
+// argument block and launch shape. The argument layout here and the struct that
+// graph/codegen_emit_cuda.cpp emits must agree: the emitted struct static_asserts its size
+// (fused_cuda_argument_words), and tests/graph/test_fused_cuda_emulation.cpp runs the emitted
+// kernels on the CPU with exactly these arguments. Nothing here needs the CUDA toolkit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/fusion.h"
+
+namespace ember::graph {
+
+struct FusedOperands {
+  std::vector<char*> data;             // output 0, the inputs, then the exports
+  std::vector<int64_t> input_strides;  // rank per input, operand-major; 0 on broadcast dims
+  bool contiguous = true;              // every input is flat over the iteration shape
+};
+
+// The operands of a call of `group`'s fused node, whose outputs are allocated: output 0 and the
+// exports are fresh and contiguous (the generated code indexes them by element number).
+FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs);
+
+// The CUDA kernel's one by-value parameter, as 8-byte words: the data pointers, then the input
+// strides (at least one word, so an input-less rank-0 group still has the array), then 1 or 0
+// for `contiguous`.
+std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands);
+int64_t fused_cuda_stride_words(const FusedGroup& group);
+int64_t fused_cuda_argument_words(const FusedGroup& group);
+
+// How many elements the root writes (`outputs`) and how many are reduced into each (`count`, 1
+// without a reduction).
+struct FusedExtent {
+  int64_t outputs = 1;
+  int64_t count = 1;
+  bool inner_reduced = false;  // the last dim is reduced: one output's elements are adjacent
+};
+FusedExtent fused_extent(const FusedGroup& group);
+
+// The launch of a group's kernel. Pointwise: 1-D blocks of 256 threads, grid-stride. Reduction:
+// 2-D blocks, one axis across outputs and the other splitting each output's reduced elements
+// (x is whichever axis walks adjacent memory, so warps read coalesced); the partial sums meet in
+// shared memory in a fixed order, so results do not depend on timing. grid 0: nothing to launch.
+struct FusedCudaLaunch {
+  unsigned grid = 0;
+  unsigned block_x = 1;
+  unsigned block_y = 1;
+};
+FusedCudaLaunch fused_cuda_launch(const FusedGroup& group);
+
+// The most threads a reduction block has (the emitted shared-memory array's size).
+constexpr int kFusedCudaMaxBlock = 1024;
+
+}  // namespace ember::graph

@@ -1,0 +1,92 @@
+// The fusion pass on graphs typed on a CUDA device: groups form there (one device per group),
+// compile with NVRTC into one program at fusion time (no GPU needed), and the fused node gets the
+// CUDA kernel. The graphs are built from types alone, so this runs on machines without a GPU;
+// test_fused_cuda_emulation.cpp runs the generated kernels (on the CPU here, on cuda:0 when one
+// is usable).
+#ifdef EMBER_HAS_CUDA
+#include <doctest/doctest.h>
+
+#include "graph/cuda/fused_cuda_program.h"
+#include "graph/fusion.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using namespace ember::graph;
+
+namespace {
+
+const Device kGpu{DeviceType::CUDA, 0};
+
+struct TypedGraph {
+  Graph graph;
+  ValueId input(const Dims& sizes, Device device) { return graph.add_input(TensorMeta{sizes, kFloat32, device}); }
+  ValueId node(const std::string& op, std::vector<ValueId> inputs, const TensorMeta& meta, const Attrs& attrs = {}) {
+    const int n = graph.add_node(registry().get(op), attrs, std::move(inputs), std::span<const TensorMeta>(&meta, 1));
+    return graph.nodes[n].outputs[0];
+  }
+};
+
+std::vector<const FusedOpDef*> fused_ops(const Graph& graph) {
+  std::vector<const FusedOpDef*> ops;
+  for (const Node& node : graph.nodes)
+    if (node.op->name.rfind("fused_", 0) == 0) ops.push_back(static_cast<const FusedOpDef*>(node.op));
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("fusion on CUDA: a relu_backward + bias-gradient group on cuda:0 compiles with NVRTC and gets the CUDA kernel") {
+  TypedGraph typed;
+  const TensorMeta full{{32, 256}, kFloat32, kGpu};
+  const ValueId grad = typed.input({32, 256}, kGpu);
+  const ValueId hidden = typed.input({32, 256}, kGpu);
+  const ValueId masked = typed.node("relu_backward", {grad, hidden}, full);
+  const ValueId scaled = typed.node("mul_scalar", {masked}, full, Attrs{{"value", 0.5}});
+  const ValueId bias_grad =
+      typed.node("sum", {scaled}, TensorMeta{{256}, kFloat32, kGpu}, Attrs{{"dims", Dims{0}}, {"keepdim", false}});
+  typed.graph.outputs = {bias_grad};
+  Graph graph = typed.graph;
+  REQUIRE(fuse_pointwise(graph) == 1);
+  verify(graph);
+  const std::vector<const FusedOpDef*> ops = fused_ops(graph);
+  REQUIRE(ops.size() == 1);
+  const FusedOpDef& fused = *ops[0];
+  CHECK(fused.group.device == kGpu);
+  CHECK(fused.group.summary() == "relu_backward+mul_scalar+sum");
+  CHECK((fused.kernel_for(kGpu) == &fused_cuda_kernel));
+  CHECK((fused.kernel_for(kCPU) == nullptr));
+  CHECK(fused.module == nullptr);  // no host compiler ran for it
+  REQUIRE(fused.cuda != nullptr);
+  CHECK(graph::cuda::cubin_sm(fused.cuda->binary.cubin) == 90);
+  CHECK(fused.cuda->binary.ptx.find(".entry " + fused.group.name) != std::string::npos);
+  CHECK(fused.cuda->source.find("struct " + fused.group.name + "_args") != std::string::npos);
+}
+
+TEST_CASE("fusion on CUDA: a graph with CPU and cuda:0 parts gets one group per device, the copy between stays") {
+  TypedGraph typed;
+  const ValueId x = typed.input({4, 8}, kCPU);
+  const ValueId y = typed.input({4, 8}, kCPU);
+  const TensorMeta on_cpu{{4, 8}, kFloat32, kCPU};
+  const TensorMeta on_gpu{{4, 8}, kFloat32, kGpu};
+  const ValueId product = typed.node("mul", {x, y}, on_cpu);
+  const ValueId exponent = typed.node("exp", {product}, on_cpu);
+  const ValueId moved =
+      typed.node("to_device", {exponent}, on_gpu, Attrs{{"device", kGpu}, {"non_blocking", false}});
+  const ValueId rectified = typed.node("relu", {moved}, on_gpu);
+  typed.graph.outputs = {typed.node("neg", {rectified}, on_gpu)};
+  Graph graph = typed.graph;
+  REQUIRE(fuse_pointwise(graph) == 2);
+  verify(graph);
+  const std::vector<const FusedOpDef*> ops = fused_ops(graph);
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0]->group.device == kCPU);
+  CHECK(ops[0]->group.summary() == "mul+exp");
+  CHECK(ops[0]->function != nullptr);
+  CHECK(ops[1]->group.device == kGpu);
+  CHECK(ops[1]->group.summary() == "relu+neg");
+  CHECK(ops[1]->cuda != nullptr);
+  CHECK(graph.count_op("to_device") == 1);
+  // A node whose inputs live on two devices is never a member.
+  CHECK(unfusible_reason(typed.graph, typed.graph.nodes[2]).find("is not a pointwise op") != std::string::npos);
+}
+#endif  // EMBER_HAS_CUDA

@@ -148,6 +148,13 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   if [[ $model == large && $rehearsal -eq 1 ]]; then skip_step "large on cpu" "rehearsal: 3.3 TFLOP per step"; return; fi
   bench "ember $model eager $device" 90 "$build_dir/bin/ember-bench" --model "$model" --device "$device" \
     --steps "$steps" --warmup "$warmup" --json
+  # The compile stage: fused generated kernels, then the same replayed as CUDA graphs.
+  for mode in compiled reduce_overhead; do
+    if [[ $rehearsal -eq 1 && $mode == reduce_overhead ]]; then skip_step "ember $model $mode" "rehearsal: CUDA graphs need a GPU"; continue; fi
+    bench "ember $model $mode $device" 90 env EMBER_CACHE_DIR="$build_dir/kernel-cache" EMBER_INCLUDE_DIR="$root" \
+      "$build_dir/bin/ember-bench" --model "$model" --mode "$mode" --device "$device" \
+      --steps "$steps" --warmup "$((warmup > 2 ? warmup : 2))" --json
+  done
   for mode in eager reduce-overhead; do
     if [[ $pytorch_ok -eq 0 ]]; then skip_step "pytorch $model $mode" "no torch in $python"; continue; fi
     if [[ $rehearsal -eq 1 && $mode != eager ]]; then skip_step "pytorch $model $mode" "rehearsal: compiles for the GPU only"; continue; fi

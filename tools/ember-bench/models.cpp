@@ -70,6 +70,13 @@ nn::Sequential build_model(const ModelSpec& spec) {
   return model;
 }
 
+// Nodes of the compiled graph that run generated code (the fusion pass's fused_N ops).
+int fused_nodes(const graph::Graph& graph) {
+  int count = 0;
+  for (const graph::Node& node : graph.nodes) count += node.op->name.rfind("fused_", 0) == 0 ? 1 : 0;
+  return count;
+}
+
 }  // namespace
 
 nlohmann::json run_model(const RunOptions& options) {
@@ -98,9 +105,14 @@ nlohmann::json run_model(const RunOptions& options) {
   };
   // --mode compiled: the same step through ember::compile. Call 1 runs eagerly (warm-up: Adam
   // creates its moments), call 2 captures, runs the passes and lowers the graph (compile_ms),
-  // later calls replay.
-  const bool compiled = options.mode == "compiled";
-  auto compiled_step = ember::compile(train_step, {.fullgraph = true});
+  // later calls replay. --mode reduce_overhead also records the lowered steps as CUDA graphs on
+  // call 2 (inside compile_ms) and relaunches them.
+  const bool compiled = options.mode == "compiled" || options.mode == "reduce_overhead";
+  check(options.mode != "reduce_overhead" || device.is_cuda(),
+        "--mode reduce_overhead replays CUDA graphs; {} is not a CUDA device", device);
+  auto compiled_step = ember::compile(train_step, {.fullgraph = true, .mode = options.mode == "reduce_overhead"
+                                                                                ? "reduce_overhead"
+                                                                                : "default"});
   double compile_ms = 0.0;
   auto step = [&](int64_t index) {
     const int64_t row = (index % batches) * spec.batch;
@@ -156,6 +168,8 @@ nlohmann::json run_model(const RunOptions& options) {
     const graph::MemoryPlan* plan = executor.memory_plan();
     compiled_fields = {{"compile_ms", compile_ms},
                        {"executor", plan ? "lowered" : "dispatching"},
+                       {"cuda_graphs", executor.uses_cuda_graphs()},
+                       {"fused_nodes", fused_nodes(executor.graph())},
                        {"graph_nodes", executor.graph().nodes.size()},
                        {"planned_bytes", plan ? plan->arena_bytes : 0},
                        {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};

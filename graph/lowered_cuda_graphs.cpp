@@ -18,10 +18,11 @@ void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
   for (const PerCallBuffer& buffer : per_call_)
     impls_[buffer.root]->storage = Storage::allocate(buffer.bytes, values_[buffer.root].meta.device);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    const bool refreshed = static_cast<bool>(graph.nodes[steps_[s].node].refresh);
-    if (refreshed) segments_.push_back({s, s + 1, false});
-    else if (!segments_.empty() && segments_.back().captured) segments_.back().end = s + 1;
-    else segments_.push_back({s, s + 1, true});
+    // Consecutive uncaptured steps share a segment, so a run of optimizer steps (refreshed per
+    // call) stays one multi-tensor launch (lowered_optimizer_runs.cpp).
+    const bool captured = !graph.nodes[steps_[s].node].refresh;
+    if (!segments_.empty() && segments_.back().captured == captured) segments_.back().end = s + 1;
+    else segments_.push_back({s, s + 1, captured});
   }
   state_pointers_.assign(graph.state_tensors.size(), nullptr);
   replay_ = std::make_unique<CudaGraphReplay>(plan_.arena_device, static_cast<int>(segments_.size()));

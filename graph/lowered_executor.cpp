@@ -85,6 +85,7 @@ LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
   if (plan_.arena_bytes > 0) arena_ = Storage::allocate(static_cast<size_t>(plan_.arena_bytes), plan_.arena_device);
   build_values(graph);
   build_steps(graph);
+  find_optimizer_runs(graph);
   if (cuda_graphs) set_up_cuda_graphs(graph);
   for (size_t i = 0; i < graph.write_backs.size(); ++i) {
     const WriteBack& write = graph.write_backs[i];
@@ -192,6 +193,15 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
   for (size_t s = begin; s < end; ++s) {
     Step& step = steps_[s];
     Node& node = graph.nodes[step.node];
+    if (step.run_length > 1 && s + static_cast<size_t>(step.run_length) <= end) {
+      run_optimizer_run(graph, s);
+      if (bump_versions)
+        for (size_t k = s; k < s + static_cast<size_t>(step.run_length); ++k)
+          for (Tensor& output : steps_[k].outputs)
+            if (output.defined()) output.impl()->storage->bump_version();
+      s += static_cast<size_t>(step.run_length) - 1;
+      continue;
+    }
     if (step.kind == StepKind::View) {
       TensorImpl& view = *step.outputs[0].impl();
       if (!step.fixed_geometry) set_geometry(view, node.op->view(OpCall{*node.op, step.inputs, node.attrs}));

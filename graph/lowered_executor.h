@@ -31,6 +31,9 @@ class LoweredExecutor {
   // Whether steps replay as CUDA graphs, and why not when they were asked for but do not.
   bool uses_cuda_graphs() const { return replay_ != nullptr; }
   const std::string& why_no_cuda_graphs() const { return why_no_cuda_graphs_; }
+  // The runs of consecutive per-parameter optimizer steps that are launched together as one
+  // multi-tensor call (lowered_optimizer_runs.cpp): their lengths, in step order.
+  std::vector<int> optimizer_runs() const;
 
  private:
   enum class StepKind : uint8_t { Compute, InPlace, View };
@@ -44,6 +47,12 @@ class LoweredExecutor {
     // buffer); views of the caller's tensors re-run the view rule (their strides may differ).
     bool fixed_geometry = false;
     ViewGeometry geometry;
+    // Per-parameter optimizer steps (adam_step_, sgd_step_): on the first of a run of consecutive
+    // ones, its length and the multi-tensor op that runs them together; 0 on the others; 1 on
+    // every other step.
+    int run_length = 1;
+    const OpDef* multi_op = nullptr;
+    Kernel multi_kernel = nullptr;
   };
   // A run of steps: captured as one CUDA graph, or (a node with per-call host scalars) run directly.
   struct Segment {
@@ -64,6 +73,8 @@ class LoweredExecutor {
   void release_call_memory(const Graph& graph);
   void release_replaced_grads(const Graph& graph);
   void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
+  void find_optimizer_runs(const Graph& graph);
+  void run_optimizer_run(Graph& graph, size_t first);
   void set_up_cuda_graphs(const Graph& graph);
   std::vector<Tensor> run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs);
   std::vector<Tensor> finish_call(Graph& graph, std::span<const Tensor> inputs, bool clone_outputs);
@@ -77,6 +88,7 @@ class LoweredExecutor {
   std::vector<PerCallBuffer> per_call_;
   std::vector<ValueId> view_values_;  // whose storage is re-pointed each call
   std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
+  std::vector<Tensor> run_inputs_;       // an optimizer run's flat input list, reused per call
   // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and the state tensors' data pointers
   // when captured (a moved one means capturing again).
   std::unique_ptr<CudaGraphReplay> replay_;

@@ -4,7 +4,9 @@
 // CUDA that is one kernel launch per batch of parameters instead of one per parameter; on the CPU
 // it is exactly the per-parameter kernel in a loop, so results are bit-identical to sgd_step_ /
 // adam_step_. SGD, Adam and AdamW use them unless their `foreach` option is off, or while a
-// dispatch mode (compile's capture) is active. Call them with NoGradGuard.
+// dispatch mode (compile's capture) is active; a compiled step's lowered executor calls them for
+// runs of the per-parameter steps it captured (graph/lowered_optimizer_runs.cpp). Call them with
+// NoGradGuard.
 #pragma once
 
 #include <span>

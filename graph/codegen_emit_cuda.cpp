@@ -141,7 +141,12 @@ std::string reduction_loop(const FusedGroup& group) {
 
 std::string emit_cuda_entry(const FusedGroup& group) {
   std::string text = argument_struct(group);
-  text += fmt::format("extern \"C\" __global__ void {0}(const {0}_args args) {{\n", group.name);
+  // The bound is the launch's block size: without it the compiler may use more registers per
+  // thread than a 1024-thread block can have, and the launch would fail.
+  const FusedCudaLaunch launch = fused_cuda_launch(group);
+  const unsigned threads = group.root == FusedRoot::None ? launch.block_x : kFusedCudaMaxBlock;
+  text += fmt::format("extern \"C\" __global__ void __launch_bounds__({1}) {0}(const {0}_args args) {{\n", group.name,
+                      threads);
   text += pointer_declarations(group, "args.data");
   if (group.shape.size() > 0) text += constant_sizes(group);
   text += group.root == FusedRoot::None ? pointwise_loop(group) : reduction_loop(group);

@@ -3,7 +3,7 @@
 // and fixed-order combination, exports, and the argument block the host packs
 // (graph/fused_launch.h) against the struct the kernel declares. The program text is compiled by
 // the host compiler with the CUDA built-ins it uses (blockIdx, threadIdx, blockDim, gridDim,
-// __shared__, __syncthreads) defined over std::thread: one thread per CUDA thread of a block,
+// __shared__, __syncthreads, __launch_bounds__) defined over std::thread: one thread per CUDA thread of a block,
 // one block at a time. Timing, warps and the GPU memory model are not emulated; the GPU run of
 // tools/gpu_check.sh covers those.
 #pragma once
@@ -57,6 +57,7 @@ inline void launch(unsigned grid, unsigned block_x, unsigned block_y, void (*ker
 #define blockIdx ember_emulation::block_index
 #define threadIdx ember_emulation::thread_index
 #define __global__
+#define __launch_bounds__(threads)
 #define __shared__ static
 #define __syncthreads() ember_emulation::block_barrier->arrive_and_wait()
 )";

@@ -112,7 +112,7 @@ TEST_CASE("fusion: the generated CUDA text has a grid-stride kernel around the s
   const std::string cpu = emit_group_source(fused.group, Target::Cpu);
   const std::string cuda = emit_group_source(fused.group, Target::Cuda);
   INFO(cuda);
-  CHECK(cuda.find("extern \"C\" __global__ void " + fused.group.name) != std::string::npos);
+  CHECK(cuda.find("extern \"C\" __global__ void __launch_bounds__(256) " + fused.group.name) != std::string::npos);
   CHECK(cuda.find("i += step") != std::string::npos);
   CHECK(cuda.find("struct " + fused.group.name + "_args") != std::string::npos);
   // The body function (the math) is identical text in both.

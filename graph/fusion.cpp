@@ -13,7 +13,8 @@
 //    (no in-place write, no per-call host scalars) and never join a later group (which would run
 //    before them).
 //  - One device per group: every member and input lives where the root does (the CPU, or one
-//    CUDA device when the build has the CUDA backend; graph/cuda/ compiles those with NVRTC).
+//    CUDA device when the build has the CUDA backend; graph/cuda/ compiles those with NVRTC). On
+//    CUDA a sum/mean is a root only when its shape keeps the GPU busy (fills_the_gpu).
 //  - Values the graph returns, writes back, installs as .grad or mutates later (CSE's pinned
 //    values) never join (only a root may produce one); in-place nodes and nodes with per-call
 //    host scalars are never fused, and no group spans an in-place node (the fused node runs at
@@ -41,21 +42,33 @@ std::string device_reason(Device device) {
 #endif
 }
 
-bool is_reduction_root(const Graph& graph, const Node& node) {
-  if (node.op->name != "sum" && node.op->name != "mean") return false;
-  if (node.refresh || node.inputs.size() != 1 || node.inputs[0] < 0) return false;
-  const TensorMeta& input = graph.values[node.inputs[0]].meta;
-  const TensorMeta& output = graph.values[node.outputs[0]].meta;
-  return device_reason(input.device).empty() && output.device == input.device && is_floating(input.dtype) &&
-         output.dtype == input.dtype;
-}
-
 // Bit d set for each reduced dim; no dims means all (the sum/mean attribute convention).
 uint32_t reduced_mask(const Dims& dims, int rank) {
   if (dims.size() == 0) return rank == 0 ? 0u : (1u << rank) - 1u;
   uint32_t mask = 0;
   for (int64_t dim : dims) mask |= 1u << (dim < 0 ? dim + rank : dim);
   return mask;
+}
+
+// The generated CUDA reduction gives each output at most 32 threads (graph/fused_launch.h): a
+// few outputs of many elements each would leave the GPU idle, where the library reduction
+// spreads them over the whole device. Such a sum stays a library call (its producers still fuse).
+bool fills_the_gpu(const Dims& sizes, uint32_t mask) {
+  int64_t outputs = 1, count = 1;
+  for (int d = 0; d < sizes.size(); ++d) ((mask >> d) & 1u ? count : outputs) *= sizes[d];
+  return outputs >= 1024 || count <= 4096;
+}
+
+bool is_reduction_root(const Graph& graph, const Node& node) {
+  if (node.op->name != "sum" && node.op->name != "mean") return false;
+  if (node.refresh || node.inputs.size() != 1 || node.inputs[0] < 0) return false;
+  const TensorMeta& input = graph.values[node.inputs[0]].meta;
+  const TensorMeta& output = graph.values[node.outputs[0]].meta;
+  if (input.device.is_cuda() &&
+      !fills_the_gpu(input.sizes, reduced_mask(node.attrs.get<Dims>("dims"), input.sizes.size())))
+    return false;
+  return device_reason(input.device).empty() && output.device == input.device && is_floating(input.dtype) &&
+         output.dtype == input.dtype;
 }
 
 class Fuser {

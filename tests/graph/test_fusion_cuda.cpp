@@ -89,4 +89,27 @@ TEST_CASE("fusion on CUDA: a graph with CPU and cuda:0 parts gets one group per 
   // A node whose inputs live on two devices is never a member.
   CHECK(unfusible_reason(typed.graph, typed.graph.nodes[2]).find("is not a pointwise op") != std::string::npos);
 }
+TEST_CASE("fusion on CUDA: a mean of 16 M elements into one stays a library reduction; its producers still fuse") {
+  TypedGraph typed;
+  const TensorMeta full{{4096, 4096}, kFloat32, kGpu};
+  const ValueId a = typed.input({4096, 4096}, kGpu);
+  const ValueId b = typed.input({4096, 4096}, kGpu);
+  const ValueId difference = typed.node("sub", {a, b}, full, Attrs{{"alpha", 1.0}});
+  const ValueId squared = typed.node("mul", {difference, difference}, full);
+  const ValueId loss = typed.node("mean", {squared}, TensorMeta{{}, kFloat32, kGpu}, Attrs{{"dims", Dims{}}, {"keepdim", false}});
+  // The same chain on other inputs, summed per row (4096 outputs), is one fused reduction.
+  const ValueId c = typed.input({4096, 4096}, kGpu);
+  const ValueId other = typed.node("sub", {c, b}, full, Attrs{{"alpha", 1.0}});
+  const ValueId rows = typed.node("sum", {typed.node("mul", {other, other}, full)},
+                                  TensorMeta{{4096}, kFloat32, kGpu}, Attrs{{"dims", Dims{1}}, {"keepdim", false}});
+  typed.graph.outputs = {loss, rows};
+  Graph graph = typed.graph;
+  REQUIRE(fuse_pointwise(graph) == 2);
+  verify(graph);
+  CHECK(graph.count_op("mean") == 1);
+  CHECK(graph.count_op("sum") == 0);
+  std::vector<std::string> summaries;
+  for (const FusedOpDef* op : fused_ops(graph)) summaries.push_back(op->group.summary());
+  CHECK(summaries == std::vector<std::string>{"sub+mul", "sub+mul+sum"});
+}
 #endif  // EMBER_HAS_CUDA

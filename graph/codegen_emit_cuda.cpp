@@ -47,7 +47,7 @@ std::string offsets(const FusedGroup& group, const std::string& indent) {
       "{0}  rest /= sizes[d];\n"
       "{0}  flat += index * dense;\n"
       "{0}  dense *= sizes[d];\n"
-      "{0}#pragma unroll\n"
+      "{0}  #pragma unroll\n"
       "{0}  for (int k = 0; k < {3}; ++k) offset[k] += index * args.strides[k * {1} + d];\n"
       "{0}}}\n",
       indent, rank, reduction ? fmt::format("((0x{:x}u >> d) & 1u) ? reduced : kept", group.reduced_dims) : "kept",

@@ -102,15 +102,15 @@ if [[ -z $prebuilt ]]; then
 else
   run_step unpack 30 tar -xJf "$prebuilt" -C "$build_dir"
   # Libraries the packed binaries were linked against, found here: staged fmt/xxhash, the
-  # toolkit's cuBLASLt, the wheels' cuDNN.
+  # toolkit's cuBLASLt and NVRTC, the wheels'.
   library_path="$build_dir/lib:$root/.deps/root/usr/lib/x86_64-linux-gnu"
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     [[ -d $dir ]] && library_path+=":$dir"
   done
-  for package in cudnn cublas nccl cuda_cupti; do
-    dir=$("$python" -c "import nvidia.$package as p; print(list(p.__path__)[0])" 2>/dev/null || true)
-    [[ -n "$dir" && -d "$dir/lib" ]] && library_path+=":$dir/lib"
-  done
+  # Every nvidia-* wheel's lib folder (cuDNN, cuBLAS, NCCL, CUPTI, NVRTC for the fused kernels),
+  # whatever the wheels' layout (nvidia/<package>/lib, or nvidia/cu13/lib for CUDA 13 wheels).
+  wheel_libs=$("$python" -c "import nvidia, os; print(':'.join(os.path.join(p, d, 'lib') for p in nvidia.__path__ for d in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, d, 'lib'))))" 2>/dev/null || true)
+  [[ -n "$wheel_libs" ]] && library_path+=":$wheel_libs"
   export LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   run_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.

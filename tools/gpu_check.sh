@@ -163,13 +163,16 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   done
 }
 
-# Memory errors in the CUDA kernels: the GPU-specific tests and a few conformance families under
-# compute-sanitizer memcheck (slow, so a subset).
+# Memory errors in the CUDA kernels: the GPU-specific tests, the generated (fused) kernels and a
+# few conformance families under compute-sanitizer memcheck (slow, so a subset).
 sanitize() {
   if [[ $rehearsal -eq 1 ]]; then skip_step compute-sanitizer "rehearsal: no GPU"; return; fi
   if ! command -v compute-sanitizer >/dev/null; then skip_step compute-sanitizer "not on PATH"; return; fi
   run_step "compute-sanitizer cuda tests" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  run_step "compute-sanitizer fused kernels" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    env EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" \
+    -tc='cuda fusion*,cuda nvrtc*'
   run_step "compute-sanitizer conformance" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 EMBER_CONFORMANCE_DEVICES=cuda "$build_dir/bin/test_conformance" \
     -tc='*binary*,*reduction*,*index*,*norm*'

@@ -176,7 +176,9 @@ TEST_CASE("cuda fusion: the same graphs built on cuda:0 run their fused kernels 
     REQUIRE(fuse_pointwise(graph) == 1);
     const std::vector<Tensor> results = builder.run(graph);
     REQUIRE(results.size() == builder.graph.outputs.size());
-    const double tolerance = label.find("bfloat16") != std::string::npos ? 1.0 / 128 : 1e-6;
+    // Eager's CUDA reductions accumulate in float, in a tree order: a looser bound than on the
+    // CPU, still far below what a wrong index or a lost part gives.
+    const double tolerance = label.find("bfloat16") != std::string::npos ? 1.0 / 128 : 1e-5;
     for (size_t i = 0; i < results.size(); ++i) {
       CHECK(results[i].device() == Device(DeviceType::CUDA, 0));
       const double error = graph_test::max_relative_error(results[i].to(kCPU), builder.eager[graph.outputs[i]].to(kCPU));

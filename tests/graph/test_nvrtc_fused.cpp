@@ -1,7 +1,8 @@
 // The CUDA text the fusion pass emits for real training graphs compiles with NVRTC to an sm_90
 // cubin and PTX: the generated-kernel path checked end to end on a machine without a GPU. The
 // seed and wide MLP steps (multi-output relu_backward+sum groups) and a GELU MLP with a pointwise
-// loss (longer chains). Running the kernels needs a GPU (tools/gpu_check.sh).
+// loss (longer chains). The kernels run in test_fused_cuda_emulation.cpp: on the CPU through an
+// emulation, and on cuda:0 when a GPU is usable (tools/gpu_check.sh).
 #ifdef EMBER_HAS_CUDA
 #include <doctest/doctest.h>
 

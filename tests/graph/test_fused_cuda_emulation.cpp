@@ -6,6 +6,8 @@
 // last case runs the same graphs on cuda:0 when a GPU is usable (tools/gpu_check.sh).
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "cuda_emulation.h"
 #include "fusion_test_util.h"
 
@@ -141,6 +143,70 @@ TEST_CASE("cuda emulation: generated fused kernels, run on the CPU with the pack
         CHECK(error >= 0);
         CHECK(error <= tolerance);
       }
+    }
+  }
+}
+
+// A random case from `seed`: a mul (+ exp) chain over a rank-1..4 shape with sizes 0..6, one
+// input possibly transposed (strided), the other broadcast on some dims, ending pointwise or in a
+// sum/mean over a random non-empty set of dims; plus a random small launch shape.
+std::pair<GraphBuilder, FusedCudaLaunch> random_case(uint64_t seed) {
+  std::mt19937_64 random(seed);
+  auto pick = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  const int rank = pick(1, 4);
+  Dims sizes = Dims::filled(rank, 1);
+  for (int d = 0; d < rank; ++d) sizes[d] = pick(0, 9) == 0 ? 0 : pick(1, 6);
+  GraphBuilder builder;
+  Tensor x = values(sizes, seed * 3 + 1);
+  if (rank >= 2 && pick(0, 1) == 1) {  // same shape, transposed storage
+    Dims swapped = sizes;
+    std::swap(swapped[0], swapped[rank - 1]);
+    x = values(swapped, seed * 3 + 1).transpose(0, rank - 1);
+  }
+  Dims broadcast = sizes;
+  for (int d = 0; d < rank; ++d)
+    if (pick(0, 2) == 0) broadcast[d] = 1;
+  const ValueId a = builder.input(x);
+  const ValueId b = builder.input(values(broadcast, seed * 3 + 2));
+  ValueId chain = builder.node("mul", {a, b});
+  chain = builder.node(pick(0, 1) ? "exp" : "neg", {chain});
+  if (pick(0, 2) > 0) {
+    Dims dims;
+    for (int d = 0; d < rank; ++d)
+      if (pick(0, 1) == 1) dims.push_back(d);
+    if (dims.size() == 0) dims.push_back(rank - 1);
+    const bool mean = pick(0, 1) == 1;
+    chain = builder.node(mean ? "mean" : "sum", {chain}, Attrs{{"dims", dims}, {"keepdim", pick(0, 1) == 1}});
+  }
+  builder.graph.outputs = {chain};
+  return {std::move(builder), FusedCudaLaunch{static_cast<unsigned>(pick(1, 3)), static_cast<unsigned>(pick(1, 5)),
+                                              static_cast<unsigned>(pick(1, 4))}};
+}
+
+TEST_CASE("cuda emulation: 60 random shapes, strides, broadcasts and reduced dims equal eager") {
+  std::vector<Case> cases;
+  std::vector<FusedCudaLaunch> launches;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    auto [builder, launch] = random_case(seed);
+    Graph graph = builder.graph;
+    if (fuse_pointwise(graph) != 1) continue;  // e.g. a mean of an empty dim's NaN is still fused
+    cases.push_back(fuse_one("random " + std::to_string(seed), builder));
+    launches.push_back(launch);
+  }
+  REQUIRE(cases.size() >= 55);
+  std::vector<const FusedGroup*> groups;
+  for (const Case& test : cases) groups.push_back(&test.group);
+  const auto module = graph_test::compile_emulated(groups);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& test = cases[i];
+    for (const FusedCudaLaunch& launch : {fused_cuda_launch(test.group), launches[i]}) {
+      INFO(test.label, ": ", test.group.summary(), " over ", test.group.shape, " reducing 0x", std::hex,
+           test.group.reduced_dims, std::dec, ", grid ", launch.grid, ", block ", launch.block_x, " x ", launch.block_y);
+      const double error =
+          graph_test::max_relative_error(graph_test::run_emulated(*module, test.group, test.inputs, launch).at(0),
+                                         test.expected.at(0));
+      CHECK(error >= 0);
+      CHECK(error <= 1e-6);
     }
   }
 }

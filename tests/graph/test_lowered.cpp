@@ -189,38 +189,43 @@ TEST_CASE("lowered: a new input shape recompiles into a new lowered executor") {
   CHECK(scaled.state().replays() == 2);
 }
 
-TEST_CASE("cuda lowered: mode reduce_overhead replays CUDA graphs with fused kernels and matches eager on the seed MLP") {
+TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and batched Adam, and match eager on the seed MLP") {
   std::string why_not;
   if (!graph::CudaGraphReplay::available(&why_not)) {
     MESSAGE("CUDA unavailable: " << why_not << "; skipped");
     return;
   }
   const Device cuda = Device::parse("cuda");
-  Mlp eager(7, {100, 256, 10}, cuda), compiled(7, {100, 256, 10}, cuda);
-  auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },
-                                   {.fullgraph = true, .mode = "reduce_overhead"});
-  std::vector<Tensor> losses;
-  for (int step = 0; step < 12; ++step) {
-    manual_seed(500 + static_cast<uint64_t>(step));
-    const Tensor x = randn({32, 100}).to(cuda);
-    const Tensor y = randint(0, 10, {32}).to(cuda);
-    const Tensor expected = eager.step(x, y);
-    const Tensor actual = train_step(x, y);
-    losses.push_back(actual);
-    INFO("step ", step);
-    // The fused relu_backward+sum adds the bias gradient in another order than eager's reduction.
-    CHECK(graph_test::max_relative_error(actual.to(kCPU), expected.to(kCPU)) <= 1e-5);
+  for (const char* mode : {"default", "reduce_overhead"}) {
+    CAPTURE(mode);
+    Mlp eager(7, {100, 256, 10}, cuda), compiled(7, {100, 256, 10}, cuda);
+    auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },
+                                     {.fullgraph = true, .mode = mode});
+    std::vector<Tensor> losses;
+    for (int step = 0; step < 12; ++step) {
+      manual_seed(500 + static_cast<uint64_t>(step));
+      const Tensor x = randn({32, 100}).to(cuda);
+      const Tensor y = randint(0, 10, {32}).to(cuda);
+      const Tensor expected = eager.step(x, y);
+      const Tensor actual = train_step(x, y);
+      losses.push_back(actual);
+      INFO("step ", step);
+      // The fused relu_backward+sum adds the bias gradient in another order than eager's reduction.
+      CHECK(graph_test::max_relative_error(actual.to(kCPU), expected.to(kCPU)) <= 1e-5);
+    }
+    REQUIRE(train_step.state().executor() != nullptr);
+    CHECK(train_step.state().executor()->uses_cuda_graphs() == (std::string(mode) == "reduce_overhead"));
+    // The hidden layer's backward runs as a generated CUDA kernel (graph/cuda/fused_cuda_program.h),
+    // the four Adam updates as one multi-tensor launch (graph/lowered_optimizer_runs.cpp).
+    int fused_on_cuda = 0;
+    for (const graph::Node& node : train_step.state().graph()->nodes)
+      fused_on_cuda += node.op->name.rfind("fused_", 0) == 0 && node.op->kernel_for(cuda) != nullptr ? 1 : 0;
+    CHECK(fused_on_cuda >= 1);
+    CHECK(train_step.state().executor()->optimizer_runs() == std::vector<int>{4});
+    // Returned losses are cloned out of the graph's buffers: earlier ones are not overwritten.
+    CHECK(losses[2].to(kCPU).item() != losses[11].to(kCPU).item());
+    const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
+    for (size_t i = 0; i < expected.size(); ++i)
+      CHECK(graph_test::max_relative_error(actual[i].to(kCPU), expected[i].to(kCPU)) <= 1e-5);
   }
-  REQUIRE(train_step.state().executor() != nullptr);
-  CHECK(train_step.state().executor()->uses_cuda_graphs());
-  // The hidden layer's backward runs as a generated CUDA kernel (graph/cuda/fused_cuda_program.h).
-  int fused_on_cuda = 0;
-  for (const graph::Node& node : train_step.state().graph()->nodes)
-    fused_on_cuda += node.op->name.rfind("fused_", 0) == 0 && node.op->kernel_for(cuda) != nullptr ? 1 : 0;
-  CHECK(fused_on_cuda >= 1);
-  // Returned losses are cloned out of the graph's buffers: earlier ones are not overwritten.
-  CHECK(losses[2].to(kCPU).item() != losses[11].to(kCPU).item());
-  const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
-  for (size_t i = 0; i < expected.size(); ++i)
-    CHECK(graph_test::max_relative_error(actual[i].to(kCPU), expected[i].to(kCPU)) <= 1e-5);
 }

@@ -6,6 +6,7 @@
 #include "kernels/cuda/multi_tensor_optim.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
+#include "runtime/cuda/optim_step_attrs.h"
 #include "runtime/ops/multi_tensor_steps_checks.h"
 #include "runtime/ops/registry.h"
 
@@ -14,26 +15,6 @@ namespace ember::cuda {
 namespace {
 
 constexpr DeviceType kCuda = DeviceType::CUDA;
-
-SgdStepAttrs sgd_attrs(const Attrs& attrs) {
-  return {.lr = attrs.get<double>("lr"),
-          .momentum = attrs.get<double>("momentum"),
-          .dampening = attrs.get<double>("dampening"),
-          .weight_decay = attrs.get<double>("weight_decay"),
-          .nesterov = attrs.get<bool>("nesterov"),
-          .first_step = attrs.get<bool>("first_step")};
-}
-
-AdamStepAttrs adam_attrs(const Attrs& attrs) {
-  return {.lr = attrs.get<double>("lr"),
-          .beta1 = attrs.get<double>("beta1"),
-          .beta2 = attrs.get<double>("beta2"),
-          .eps = attrs.get<double>("eps"),
-          .weight_decay = attrs.get<double>("weight_decay"),
-          .step = attrs.get<int64_t>("step"),
-          .amsgrad = attrs.get<bool>("amsgrad"),
-          .decoupled = attrs.get<bool>("decoupled")};
-}
 
 // Fills tables with the contiguous, non-empty parameters and calls launch(table) per full table
 // and for the rest; every other parameter goes through the per-parameter op's CUDA kernel.
@@ -70,7 +51,7 @@ void multi_sgd_step_cuda(const OpCall& call, TensorList&) {
   if (call.inputs.empty()) return;
   const Tensor& first = call.input(0);
   DeviceGuard guard(first.device());
-  const SgdStepAttrs attrs = sgd_attrs(call.attrs);
+  const SgdStepAttrs attrs = sgd_step_attrs_of(call.attrs);
   run_batched(call, [&](const MultiTensorTable& table) {
     launch_checked(launch_multi_sgd_step(first.dtype(), table, attrs, stream_of(first)));
   });
@@ -82,7 +63,7 @@ void multi_adam_step_cuda(const OpCall& call, TensorList&) {
   if (call.inputs.empty()) return;
   const Tensor& first = call.input(0);
   DeviceGuard guard(first.device());
-  const AdamStepAttrs attrs = adam_attrs(call.attrs);
+  const AdamStepAttrs attrs = adam_step_attrs_of(call.attrs);
   run_batched(call, [&](const MultiTensorTable& table) {
     launch_checked(launch_multi_adam_step(first.dtype(), table, attrs, stream_of(first)));
   });

@@ -8,10 +8,31 @@
 #include "kernels/cuda/optim.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
+#include "runtime/cuda/optim_step_attrs.h"
 #include "runtime/ops/optim_step_checks.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::cuda {
+
+SgdStepAttrs sgd_step_attrs_of(const Attrs& attrs) {
+  return {.lr = attrs.get<double>("lr"),
+          .momentum = attrs.get<double>("momentum"),
+          .dampening = attrs.get<double>("dampening"),
+          .weight_decay = attrs.get<double>("weight_decay"),
+          .nesterov = attrs.get<bool>("nesterov"),
+          .first_step = attrs.get<bool>("first_step")};
+}
+
+AdamStepAttrs adam_step_attrs_of(const Attrs& attrs) {
+  return {.lr = attrs.get<double>("lr"),
+          .beta1 = attrs.get<double>("beta1"),
+          .beta2 = attrs.get<double>("beta2"),
+          .eps = attrs.get<double>("eps"),
+          .weight_decay = attrs.get<double>("weight_decay"),
+          .step = attrs.get<int64_t>("step"),
+          .amsgrad = attrs.get<bool>("amsgrad"),
+          .decoupled = attrs.get<bool>("decoupled")};
+}
 
 namespace {
 
@@ -38,32 +59,18 @@ StepTensors step_tensors(const OpCall& call, std::initializer_list<int> which) {
 
 void sgd_step_cuda(const OpCall& call, TensorList&) {
   check_sgd_step(call);
-  const Attrs& attrs = call.attrs;
   const Tensor& param = call.input(0);
   DeviceGuard guard(param.device());
-  const SgdStepAttrs step{.lr = attrs.get<double>("lr"),
-                          .momentum = attrs.get<double>("momentum"),
-                          .dampening = attrs.get<double>("dampening"),
-                          .weight_decay = attrs.get<double>("weight_decay"),
-                          .nesterov = attrs.get<bool>("nesterov"),
-                          .first_step = attrs.get<bool>("first_step")};
+  const SgdStepAttrs step = sgd_step_attrs_of(call.attrs);
   const StepTensors tensors = step.momentum != 0.0 ? step_tensors(call, {0, 1, 2}) : step_tensors(call, {0, 1});
   launch_checked(launch_sgd_step(param.dtype(), tensors, step, stream_of(param)));
 }
 
 void adam_step_cuda(const OpCall& call, TensorList&) {
   check_adam_step(call);
-  const Attrs& attrs = call.attrs;
   const Tensor& param = call.input(0);
   DeviceGuard guard(param.device());
-  const AdamStepAttrs step{.lr = attrs.get<double>("lr"),
-                           .beta1 = attrs.get<double>("beta1"),
-                           .beta2 = attrs.get<double>("beta2"),
-                           .eps = attrs.get<double>("eps"),
-                           .weight_decay = attrs.get<double>("weight_decay"),
-                           .step = attrs.get<int64_t>("step"),
-                           .amsgrad = attrs.get<bool>("amsgrad"),
-                           .decoupled = attrs.get<bool>("decoupled")};
+  const AdamStepAttrs step = adam_step_attrs_of(call.attrs);
   const StepTensors tensors = step.amsgrad ? step_tensors(call, {0, 1, 2, 3, 4}) : step_tensors(call, {0, 1, 2, 3});
   launch_checked(launch_adam_step(param.dtype(), tensors, step, stream_of(param)));
 }

@@ -56,6 +56,12 @@ struct FusedOpDef : OpDef {
 void fused_shape(const OpCall& call, OutputMetas& outputs);
 void fused_cpu_kernel(const OpCall& call, TensorList& outputs);
 
+// `op` as the fused op it is, or null for any other op (every FusedOpDef has fused_shape's rule).
+const FusedOpDef* as_fused(const OpDef& op);
+
+// The fused nodes' ops of `graph`, in node order.
+std::vector<const FusedOpDef*> fused_ops(const Graph& graph);
+
 // How an op is called in generated code: its functor construction expression from the node's
 // attributes, or "" with `reason` set when the code generator cannot express it.
 std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string& reason);

@@ -60,9 +60,20 @@ std::string FusedGroup::summary() const {
 
 namespace {
 
-const FusedOpDef& fused_def(const OpCall& call) { return static_cast<const FusedOpDef&>(call.op); }
+const FusedOpDef& fused_def(const OpCall& call) { return *as_fused(call.op); }
 
 }  // namespace
+
+const FusedOpDef* as_fused(const OpDef& op) {
+  return op.infer == fused_shape ? static_cast<const FusedOpDef*>(&op) : nullptr;
+}
+
+std::vector<const FusedOpDef*> fused_ops(const Graph& graph) {
+  std::vector<const FusedOpDef*> ops;
+  for (const Node& node : graph.nodes)
+    if (const FusedOpDef* fused = as_fused(*node.op)) ops.push_back(fused);
+  return ops;
+}
 
 void fused_shape(const OpCall& call, OutputMetas& outputs) {
   const FusedGroup& group = fused_def(call).group;

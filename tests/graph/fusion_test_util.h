@@ -15,6 +15,12 @@
 
 namespace ember::graph_test {
 
+// randn of `sizes` drawn from a fixed seed.
+inline Tensor seeded_randn(const Dims& sizes, uint64_t seed) {
+  manual_seed(seed);
+  return randn(sizes);
+}
+
 struct GraphBuilder {
   graph::Graph graph;
   std::vector<Tensor> inputs;  // the graph inputs, in order

@@ -109,7 +109,7 @@ Outcome run_case(const OpDef& op, const std::vector<Parameter>& parameters, DTyp
   verify(fused);
   REQUIRE(fused.nodes.size() == 1);
   outcome.error = graph_test::max_relative_error(builder.run(fused).at(0), expected);
-  outcome.group = static_cast<const FusedOpDef&>(*fused.nodes[0].op).group;
+  outcome.group = as_fused(*fused.nodes[0].op)->group;
   for (ValueId input : fused.nodes[0].inputs) outcome.inputs.push_back(builder.eager[input]);
   outcome.expected = expected;
   return outcome;

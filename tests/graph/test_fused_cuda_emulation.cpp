@@ -20,8 +20,7 @@ namespace {
 Device device = kCPU;  // where the case graphs are built: the CPU for emulation, cuda:0 for real
 
 Tensor values(const Dims& sizes, uint64_t seed, DType dtype = kFloat32) {
-  manual_seed(seed);
-  return to_dtype(randn(sizes), dtype).to(device);
+  return to_dtype(graph_test::seeded_randn(sizes, seed), dtype).to(device);
 }
 
 // One fused graph: its only group (renamed `name`), the tensors it reads, and what eager computed
@@ -38,8 +37,8 @@ Case fuse_one(const std::string& label, GraphBuilder& builder) {
   REQUIRE(fuse_pointwise(graph) == 1);
   Case result{label, {}, {}, {}};
   for (const Node& node : graph.nodes) {
-    if (node.op->name.rfind("fused_", 0) != 0) continue;
-    const auto* fused = static_cast<const FusedOpDef*>(node.op);
+    const FusedOpDef* fused = as_fused(*node.op);
+    if (fused == nullptr) continue;
     result.group = fused->group;
     for (ValueId input : node.inputs) result.inputs.push_back(builder.eager[input]);
     for (ValueId output : node.outputs) result.expected.push_back(builder.eager[output]);

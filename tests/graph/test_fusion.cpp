@@ -20,20 +20,15 @@ using graph_test::GraphBuilder;
 
 namespace {
 
-Tensor values(const Dims& sizes, uint64_t seed) {
-  manual_seed(seed);
-  return randn(sizes);
-}
-
 // grad [8, 6] through relu_backward, scaled by a broadcast [6] row, summed over the batch (a bias
 // gradient); next to it an in-place update and a value that is both returned and reused.
 struct KnownGraph {
   GraphBuilder builder;
   ValueId bias_grad, updated, shared, scaled;
   KnownGraph() {
-    const ValueId grad = builder.input(values({8, 6}, 1));
-    const ValueId output = builder.input(values({8, 6}, 2));
-    const ValueId scale = builder.input(values({6}, 3));
+    const ValueId grad = builder.input(graph_test::seeded_randn({8, 6}, 1));
+    const ValueId output = builder.input(graph_test::seeded_randn({8, 6}, 2));
+    const ValueId scale = builder.input(graph_test::seeded_randn({6}, 3));
     const ValueId masked = builder.node("relu_backward", {grad, output});
     scaled = builder.node("mul", {masked, scale});
     const ValueId squared = builder.node("mul", {scaled, scaled});
@@ -76,9 +71,9 @@ TEST_CASE("fusion: a relu_backward + mul chain becomes one node rooted at its bi
 
 TEST_CASE("fusion: a group node's inputs may broadcast; the fused node replays like any node") {
   GraphBuilder builder;
-  const ValueId x = builder.input(values({4, 3, 5}, 4));
-  const ValueId row = builder.input(values({5}, 5));
-  const ValueId column = builder.input(values({3, 1}, 6));
+  const ValueId x = builder.input(graph_test::seeded_randn({4, 3, 5}, 4));
+  const ValueId row = builder.input(graph_test::seeded_randn({5}, 5));
+  const ValueId column = builder.input(graph_test::seeded_randn({3, 1}, 6));
   const ValueId a = builder.node("add", {x, row}, Attrs{{"alpha", -2.0}});
   const ValueId b = builder.node("sigmoid", {a});
   const ValueId c = builder.node("mul", {b, column});
@@ -95,7 +90,7 @@ TEST_CASE("fusion: a group node's inputs may broadcast; the fused node replays l
 
 TEST_CASE("fusion: a single pointwise node and nodes on values escaping the group stay as they are") {
   GraphBuilder builder;
-  const ValueId x = builder.input(values({5}, 7));
+  const ValueId x = builder.input(graph_test::seeded_randn({5}, 7));
   const ValueId a = builder.node("exp", {x});
   const ValueId b = builder.node("log", {a});
   builder.graph.outputs = {a, b};  // a is returned: it cannot live inside a group
@@ -108,7 +103,7 @@ TEST_CASE("fusion: the generated CUDA text has a grid-stride kernel around the s
   KnownGraph known;
   Graph graph = known.builder.graph;
   REQUIRE(fuse_pointwise(graph) == 2);
-  const auto& fused = static_cast<const FusedOpDef&>(*graph.owned_ops.at(0));
+  const FusedOpDef& fused = *fused_ops(graph).at(0);
   const std::string cpu = emit_group_source(fused.group, Target::Cpu);
   const std::string cuda = emit_group_source(fused.group, Target::Cuda);
   INFO(cuda);

@@ -26,13 +26,6 @@ struct TypedGraph {
   }
 };
 
-std::vector<const FusedOpDef*> fused_ops(const Graph& graph) {
-  std::vector<const FusedOpDef*> ops;
-  for (const Node& node : graph.nodes)
-    if (node.op->name.rfind("fused_", 0) == 0) ops.push_back(static_cast<const FusedOpDef*>(node.op));
-  return ops;
-}
-
 }  // namespace
 
 TEST_CASE("fusion on CUDA: a relu_backward + bias-gradient group on cuda:0 compiles with NVRTC and gets the CUDA kernel") {

@@ -14,15 +14,6 @@ using graph_test::GraphBuilder;
 
 namespace {
 
-Tensor values(const Dims& sizes, uint64_t seed) {
-  manual_seed(seed);
-  return randn(sizes);
-}
-
-const FusedOpDef* fused_def(const Node& node) {
-  return node.op->name.rfind("fused_", 0) == 0 ? static_cast<const FusedOpDef*>(node.op) : nullptr;
-}
-
 // Every graph output equals what eager execution computed, within fp32 rounding, under the
 // lowered executor (memory plan: several outputs of one node in the arena) and the dispatching one.
 void check_outputs(const GraphBuilder& builder, const Graph& graph, double tolerance = 1e-6) {
@@ -47,9 +38,9 @@ void check_outputs(const GraphBuilder& builder, const Graph& graph, double toler
 
 TEST_CASE("fusion exports: a member read by a GEMM before the root is exported, the GEMM moves after") {
   GraphBuilder builder;
-  const ValueId x = builder.input(values({8, 6}, 21));
-  const ValueId y = builder.input(values({8, 6}, 22));
-  const ValueId w = builder.input(values({6, 3}, 23));
+  const ValueId x = builder.input(graph_test::seeded_randn({8, 6}, 21));
+  const ValueId y = builder.input(graph_test::seeded_randn({8, 6}, 22));
+  const ValueId w = builder.input(graph_test::seeded_randn({6, 3}, 23));
   const ValueId product = builder.node("mul", {x, y});
   const ValueId projected = builder.node("mm", {product, w});  // outside reader, before the root
   const ValueId exponent = builder.node("exp", {product});
@@ -60,7 +51,7 @@ TEST_CASE("fusion exports: a member read by a GEMM before the root is exported, 
   verify(graph);
   INFO(to_text(graph));
   REQUIRE(graph.nodes.size() == 2);
-  const FusedOpDef* fused = fused_def(graph.nodes[0]);
+  const FusedOpDef* fused = as_fused(*graph.nodes[0].op);
   REQUIRE(fused != nullptr);
   CHECK(fused->group.summary() == "mul+exp+add");
   CHECK(fused->num_outputs == 2);
@@ -75,8 +66,8 @@ TEST_CASE("fusion exports: a softmax-like chain is two groups, the path through 
   // through the sum s and re-enters at b, so one fused node would need its own output first.
   // a then joins s's group as an export: exp is computed once, read by the second group.
   GraphBuilder builder;
-  const ValueId x = builder.input(values({5, 7}, 24));
-  const ValueId y = builder.input(values({5, 7}, 25));
+  const ValueId x = builder.input(graph_test::seeded_randn({5, 7}, 24));
+  const ValueId y = builder.input(graph_test::seeded_randn({5, 7}, 25));
   const ValueId exponent = builder.node("exp", {x});
   const ValueId row_sum = builder.node("sum", {exponent}, Attrs{{"dims", Dims{1}}, {"keepdim", true}});
   const ValueId ratio = builder.node("div", {exponent, row_sum});
@@ -87,8 +78,8 @@ TEST_CASE("fusion exports: a softmax-like chain is two groups, the path through 
   verify(graph);
   INFO(to_text(graph));
   REQUIRE(graph.nodes.size() == 2);
-  const FusedOpDef* first = fused_def(graph.nodes[0]);
-  const FusedOpDef* second = fused_def(graph.nodes[1]);
+  const FusedOpDef* first = as_fused(*graph.nodes[0].op);
+  const FusedOpDef* second = as_fused(*graph.nodes[1].op);
   REQUIRE(first != nullptr);
   REQUIRE(second != nullptr);
   CHECK(first->group.summary() == "exp+sum");
@@ -102,7 +93,7 @@ TEST_CASE("fusion exports: a softmax-like chain is two groups, the path through 
 
 TEST_CASE("fusion exports: a path out of the group through a GEMM and back in keeps the producer out") {
   GraphBuilder builder;
-  const ValueId x = builder.input(values({6, 6}, 26));
+  const ValueId x = builder.input(graph_test::seeded_randn({6, 6}, 26));
   const ValueId exponent = builder.node("exp", {x});
   const ValueId square = builder.node("mm", {exponent, exponent});
   const ValueId total = builder.node("add", {exponent, square}, Attrs{{"alpha", 1.0}});
@@ -115,7 +106,7 @@ TEST_CASE("fusion exports: a path out of the group through a GEMM and back in ke
   CHECK(graph.count_op("exp") == 1);
   CHECK(graph.count_op("mm") == 1);
   REQUIRE(graph.nodes.size() == 3);
-  const FusedOpDef* fused = fused_def(graph.nodes[2]);
+  const FusedOpDef* fused = as_fused(*graph.nodes[2].op);
   REQUIRE(fused != nullptr);
   CHECK(fused->group.summary() == "add+tanh");
   CHECK(fused->group.exports.empty());
@@ -130,11 +121,11 @@ TEST_CASE("fusion exports: relu_backward + bias-gradient sum, its value exported
       INFO("strided inputs ", strided, ", reduced dim ", dim);
       GraphBuilder builder;
       // Strided: the transpose of a [16, 32] tensor, so the kernel walks element strides.
-      const Tensor grad_tensor = strided ? values({16, 32}, 27).transpose(0, 1) : values({32, 16}, 27);
+      const Tensor grad_tensor = strided ? graph_test::seeded_randn({16, 32}, 27).transpose(0, 1) : graph_test::seeded_randn({32, 16}, 27);
       const ValueId grad = builder.input(grad_tensor);
-      const ValueId out = builder.input(values({32, 16}, 28));
-      const ValueId x = builder.input(values({32, 12}, 29));
-      const ValueId w = builder.input(values({16, 12}, 30));
+      const ValueId out = builder.input(graph_test::seeded_randn({32, 16}, 28));
+      const ValueId x = builder.input(graph_test::seeded_randn({32, 12}, 29));
+      const ValueId w = builder.input(graph_test::seeded_randn({16, 12}, 30));
       const ValueId masked = builder.node("relu_backward", {grad, out});
       const ValueId grad_x = builder.node("matmul", {masked, w});
       const ValueId masked_t = builder.node("transpose", {masked}, Attrs{{"dim0", int64_t{0}}, {"dim1", int64_t{1}}});
@@ -146,7 +137,7 @@ TEST_CASE("fusion exports: relu_backward + bias-gradient sum, its value exported
       verify(graph);
       INFO(to_text(graph));
       REQUIRE(graph.nodes.size() == 4);
-      const FusedOpDef* fused = fused_def(graph.nodes[0]);
+      const FusedOpDef* fused = as_fused(*graph.nodes[0].op);
       REQUIRE(fused != nullptr);
       CHECK(fused->group.summary() == "relu_backward+sum");
       CHECK(fused->kind == OpKind::Reduction);
@@ -167,8 +158,8 @@ TEST_CASE("fusion exports: relu_backward + bias-gradient sum, its value exported
 
 TEST_CASE("fusion exports: a group exports at most kMaxFusedOutputs - 1 values, the next producer stays out") {
   GraphBuilder builder;
-  const ValueId x = builder.input(values({4, 5}, 31));
-  const ValueId w = builder.input(values({5, 5}, 32));
+  const ValueId x = builder.input(graph_test::seeded_randn({4, 5}, 31));
+  const ValueId w = builder.input(graph_test::seeded_randn({5, 5}, 32));
   std::vector<ValueId> chain{builder.node("exp", {x})};
   for (const char* op : {"tanh", "sigmoid", "neg"}) chain.push_back(builder.node(op, {chain.back()}));
   const ValueId result = builder.node("mul", {chain.back(), x});
@@ -180,7 +171,7 @@ TEST_CASE("fusion exports: a group exports at most kMaxFusedOutputs - 1 values, 
   verify(graph);
   INFO(to_text(graph));
   CHECK(graph.count_op("exp") == 1);
-  const FusedOpDef* fused = fused_def(graph.nodes[1]);
+  const FusedOpDef* fused = as_fused(*graph.nodes[1].op);
   REQUIRE(fused != nullptr);
   CHECK(fused->group.summary() == "tanh+sigmoid+neg+mul");
   CHECK(fused->num_outputs == kMaxFusedOutputs);
@@ -192,8 +183,8 @@ TEST_CASE("fusion exports: a chain reading an export before the root moves after
   // a = exp(x) is exported to neg -> tanh -> mm, which all ran before the root f: they move
   // after the fused node, keep their order, and (running after it) join no later group.
   GraphBuilder builder;
-  const ValueId x = builder.input(values({4, 4}, 33));
-  const ValueId w = builder.input(values({4, 4}, 34));
+  const ValueId x = builder.input(graph_test::seeded_randn({4, 4}, 33));
+  const ValueId w = builder.input(graph_test::seeded_randn({4, 4}, 34));
   const ValueId a = builder.node("exp", {x});
   const ValueId b = builder.node("neg", {a});
   const ValueId c = builder.node("tanh", {b});
@@ -206,7 +197,7 @@ TEST_CASE("fusion exports: a chain reading an export before the root moves after
   verify(graph);
   INFO(to_text(graph));
   REQUIRE(graph.nodes.size() == 4);
-  const FusedOpDef* fused = fused_def(graph.nodes[0]);
+  const FusedOpDef* fused = as_fused(*graph.nodes[0].op);
   REQUIRE(fused != nullptr);
   CHECK(fused->group.summary() == "exp+sigmoid+mul");
   CHECK(graph.nodes[0].outputs == std::vector<ValueId>{f, a});

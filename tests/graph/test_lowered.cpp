@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "graph/compile.h"
+#include "graph/fusion.h"
 #include "fusion_test_util.h"
 #include "graph_test_util.h"
 
@@ -217,10 +218,9 @@ TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and
     CHECK(train_step.state().executor()->uses_cuda_graphs() == (std::string(mode) == "reduce_overhead"));
     // The hidden layer's backward runs as a generated CUDA kernel (graph/cuda/fused_cuda_program.h),
     // the four Adam updates as one multi-tensor launch (graph/lowered_optimizer_runs.cpp).
-    int fused_on_cuda = 0;
-    for (const graph::Node& node : train_step.state().graph()->nodes)
-      fused_on_cuda += node.op->name.rfind("fused_", 0) == 0 && node.op->kernel_for(cuda) != nullptr ? 1 : 0;
-    CHECK(fused_on_cuda >= 1);
+    const std::vector<const graph::FusedOpDef*> fused = graph::fused_ops(*train_step.state().graph());
+    CHECK(!fused.empty());
+    for (const graph::FusedOpDef* op : fused) CHECK((op->kernel_for(cuda) != nullptr));
     CHECK(train_step.state().executor()->optimizer_runs() == std::vector<int>{4});
     // Returned losses are cloned out of the graph's buffers: earlier ones are not overwritten.
     CHECK(losses[2].to(kCPU).item() != losses[11].to(kCPU).item());

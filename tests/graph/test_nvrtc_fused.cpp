@@ -18,8 +18,7 @@ namespace {
 
 std::vector<const graph::FusedGroup*> fused_groups(const graph::Graph& graph) {
   std::vector<const graph::FusedGroup*> groups;
-  for (const auto& op : graph.owned_ops)
-    if (op->name.rfind("fused_", 0) == 0) groups.push_back(&static_cast<const graph::FusedOpDef&>(*op).group);
+  for (const graph::FusedOpDef* op : graph::fused_ops(graph)) groups.push_back(&op->group);
   return groups;
 }
 

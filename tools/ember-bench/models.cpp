@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "graph/compile.h"
+#include "graph/fusion.h"
 #include "tools/ember-bench/bench.h"
 
 namespace ember::bench {
@@ -68,13 +69,6 @@ nn::Sequential build_model(const ModelSpec& spec) {
     }
   }
   return model;
-}
-
-// Nodes of the compiled graph that run generated code (the fusion pass's fused_N ops).
-int fused_nodes(const graph::Graph& graph) {
-  int count = 0;
-  for (const graph::Node& node : graph.nodes) count += node.op->name.rfind("fused_", 0) == 0 ? 1 : 0;
-  return count;
 }
 
 }  // namespace
@@ -169,7 +163,7 @@ nlohmann::json run_model(const RunOptions& options) {
     compiled_fields = {{"compile_ms", compile_ms},
                        {"executor", plan ? "lowered" : "dispatching"},
                        {"cuda_graphs", executor.uses_cuda_graphs()},
-                       {"fused_nodes", fused_nodes(executor.graph())},
+                       {"fused_nodes", graph::fused_ops(executor.graph()).size()},
                        {"graph_nodes", executor.graph().nodes.size()},
                        {"planned_bytes", plan ? plan->arena_bytes : 0},
                        {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};

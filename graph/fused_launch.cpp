@@ -30,12 +30,18 @@ FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, Tensor
   operands.data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
   for (size_t e = 0; e < group.exports.size(); ++e)
     operands.data[1 + inputs + e] = static_cast<char*>(outputs[static_cast<int>(e + 1)].raw_data_ptr());
-  operands.input_strides.resize(inputs * static_cast<size_t>(rank));
+  operands.strides.resize((1 + inputs) * static_cast<size_t>(rank));
+  int64_t stride = 1;  // output 0 is fresh and contiguous over the kept dims
+  for (int d = rank - 1; d >= 0; --d) {
+    const bool reduced = ((group.reduced_dims >> d) & 1u) != 0;
+    operands.strides[d] = reduced ? 0 : stride;
+    if (!reduced) stride *= group.shape[d];
+  }
   for (size_t k = 0; k < inputs; ++k) {
     const Tensor& input = call.input(static_cast<int>(k));
     operands.data[k + 1] = static_cast<char*>(input.raw_data_ptr());
     const Dims strides = broadcast_strides(input, group.shape);
-    for (int d = 0; d < rank; ++d) operands.input_strides[k * rank + d] = strides[d];
+    for (int d = 0; d < rank; ++d) operands.strides[(k + 1) * rank + d] = strides[d];
     operands.contiguous = operands.contiguous && input.sizes() == group.shape && input.is_contiguous();
   }
   return operands;
@@ -55,8 +61,9 @@ std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedO
   std::vector<uint64_t> words;
   words.reserve(static_cast<size_t>(fused_cuda_argument_words(group)));
   for (char* pointer : operands.data) words.push_back(reinterpret_cast<uint64_t>(pointer));
-  for (int64_t stride : operands.input_strides) words.push_back(static_cast<uint64_t>(stride));
-  if (operands.input_strides.empty()) words.push_back(0);
+  const size_t output_strides = group.shape.size();  // the kernel indexes outputs by element number
+  for (size_t i = output_strides; i < operands.strides.size(); ++i) words.push_back(static_cast<uint64_t>(operands.strides[i]));
+  if (operands.strides.size() == output_strides) words.push_back(0);
   words.push_back(operands.contiguous ? 1 : 0);
   internal_assert(static_cast<int64_t>(words.size()) == fused_cuda_argument_words(group),
                   "fused CUDA arguments: the operands do not match the group");

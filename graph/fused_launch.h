@@ -14,9 +14,11 @@
 namespace ember::graph {
 
 struct FusedOperands {
-  std::vector<char*> data;             // output 0, the inputs, then the exports
-  std::vector<int64_t> input_strides;  // rank per input, operand-major; 0 on broadcast dims
-  bool contiguous = true;              // every input is flat over the iteration shape
+  std::vector<char*> data;        // output 0, the inputs, then the exports
+  // Element strides over the iteration shape, rank per operand: output 0's (0 on reduced dims),
+  // then each input's (0 on broadcast dims). The CPU entry takes all; CUDA takes the inputs'.
+  std::vector<int64_t> strides;
+  bool contiguous = true;         // every input is flat over the iteration shape
 };
 
 // The operands of a call of `group`'s fused node, whose outputs are allocated: output 0 and the

@@ -3,6 +3,8 @@
 // runs generated code (codegen_cpp.h).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +52,13 @@ struct FusedOpDef : OpDef {
   std::shared_ptr<CompiledModule> module;  // CPU: keeps the .so loaded while the graph lives
   void* function = nullptr;                // CPU: the generated entry point in `module`
   std::shared_ptr<FusedCudaProgram> cuda;  // CUDA: the program holding this group's kernel
+  // CUDA: per device index, the loaded library (an ember::cuda::KernelLibrary) and this group's
+  // kernel in it, set at the first launch there, so later launches take no lock.
+  struct CudaHandles {
+    std::atomic<const void*> library{nullptr};
+    std::atomic<void*> kernel{nullptr};
+  };
+  mutable std::array<CudaHandles, 16> cuda_handles;
 };
 
 // The shape rule and CPU kernel every FusedOpDef uses (graph/fusion_ops.cpp).

@@ -98,18 +98,8 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
   const FusedGroup& group = def.group;
   const int rank = group.shape.size();
   const FusedOperands operands = fused_operands(group, call, outputs);
-  // The generated entry takes output 0's strides first: over the iteration shape, 0 on reduced
-  // dims (it is fresh and contiguous), then the inputs'.
-  std::vector<int64_t> strides(static_cast<size_t>(rank));
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    const bool reduced = ((group.reduced_dims >> d) & 1u) != 0;
-    strides[d] = reduced ? 0 : stride;
-    if (!reduced) stride *= group.shape[d];
-  }
-  strides.insert(strides.end(), operands.input_strides.begin(), operands.input_strides.end());
   const auto function = reinterpret_cast<FusedCpuFunction>(def.function);
-  function(operands.data.data(), strides.data(), group.shape.data(), rank, operands.contiguous ? 1 : 0);
+  function(operands.data.data(), operands.strides.data(), group.shape.data(), rank, operands.contiguous ? 1 : 0);
 }
 
 }  // namespace ember::graph

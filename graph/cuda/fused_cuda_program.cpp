@@ -2,6 +2,7 @@
 #include "graph/cuda/fused_cuda_program.h"
 
 #include <chrono>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -51,7 +52,21 @@ void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
   const FusedOperands operands = fused_operands(group, call, outputs);
   std::vector<uint64_t> words = fused_cuda_arguments(group, operands);
   void* arguments[] = {words.data()};
-  const auto [library, kernel] = def.cuda->kernel(device, group.name);
+  const ember::cuda::KernelLibrary* library = nullptr;
+  void* kernel = nullptr;
+  if (device.index >= 0 && static_cast<size_t>(device.index) < def.cuda_handles.size()) {
+    FusedOpDef::CudaHandles& handles = def.cuda_handles[static_cast<size_t>(device.index)];
+    kernel = handles.kernel.load(std::memory_order_acquire);
+    if (kernel == nullptr) {
+      std::tie(library, kernel) = def.cuda->kernel(device, group.name);
+      handles.library.store(library, std::memory_order_relaxed);
+      handles.kernel.store(kernel, std::memory_order_release);
+    } else {
+      library = static_cast<const ember::cuda::KernelLibrary*>(handles.library.load(std::memory_order_relaxed));
+    }
+  } else {
+    std::tie(library, kernel) = def.cuda->kernel(device, group.name);
+  }
   library->launch(kernel, ember::cuda::Dim3{launch.grid}, ember::cuda::Dim3{launch.block_x, launch.block_y},
                   arguments, ember::cuda::current_stream(device));
 }

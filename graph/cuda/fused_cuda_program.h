@@ -20,7 +20,8 @@ struct FusedCudaProgram {
   std::string source;         // the generated program (graph/codegen_emit_cuda.cpp)
   cuda::CudaBinary binary;    // its cubin and PTX
 
-  // The kernel `name` on `device`, loading the program there on first use. Thread-safe.
+  // The kernel `name` on `device`, loading the program there on first use. Thread-safe (it locks;
+  // fused_cuda_kernel keeps the result in the FusedOpDef, so only a first launch comes here).
   std::pair<const ember::cuda::KernelLibrary*, void*> kernel(Device device, const std::string& name);
 
  private:

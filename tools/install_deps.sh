@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev doctest-dev nlohmann-json3-dev libfmt-dev libcli11-dev libxxhash-dev zlib1g-dev
+  libopenblas-openmp-dev   # the CPU GEMM for big products (cmake/EmberBlas.cmake says why this build)
   python3-sklearn   # ships the digits data set used by the convergence test and example
 )
 

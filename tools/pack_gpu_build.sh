@@ -3,7 +3,8 @@
 # machine: libember and the test and benchmark executables for one CUDA architecture (default
 # 90: H100/H200), packed into .gpu_pack/build.tar.xz (git-ignored, carried to the GPU machine).
 # Used when the GPU lease is too short to also build there; gpu_check.sh without --prebuilt
-# builds on the GPU machine itself.
+# builds on the GPU machine itself. The pack multiplies on the CPU with Eigen: the GPU machine has
+# no OpenBLAS for it to load.
 #
 #   tools/pack_gpu_build.sh [ARCH]
 set -euo pipefail
@@ -12,7 +13,7 @@ arch=${1:-90}
 build_dir="$root/build-pack"
 export CCACHE_BASEDIR=$root
 configure=(cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_WITH_CUDA=ON
-           "-DCMAKE_CUDA_ARCHITECTURES=${arch}-real" -DEMBER_NATIVE=OFF)
+           "-DCMAKE_CUDA_ARCHITECTURES=${arch}-real" -DEMBER_NATIVE=OFF -DEMBER_WITH_OPENBLAS=OFF)
 command -v ccache >/dev/null && configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 "${configure[@]}" >/dev/null
 targets=(ember test_runtime test_conformance test_graph ember-bench ember-ops)

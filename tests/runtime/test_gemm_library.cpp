@@ -1,0 +1,160 @@
+// The library behind big CPU products (kernels/cpu/gemm_library.h), each of OpenBLAS and Eigen
+// against float64 loops: every operand layout, size-1 dims with arbitrary strides, overwrite and
+// accumulate, float and double. Through OpenBLAS, products give the same bits for any thread
+// count, including the untiled ones OpenBLAS would otherwise split across threads itself, and
+// leave the caller's OpenMP setting as it was.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/gemm_library.h"
+#include "numeric_check.h"
+
+using namespace ember;
+using namespace ember::testing;
+using cpu::GemmLibrary;
+
+namespace {
+
+struct Layout {
+  const char* name;
+  int64_t row_stride, col_stride, buffer_size;
+};
+
+std::vector<Layout> layouts(int64_t rows, int64_t cols) {
+  return {{"row-major", cols, 1, rows * cols},
+          {"column-major", 1, rows, rows * cols},
+          {"row-major, rows padded", cols + 5, 1, rows * (cols + 5)},
+          {"column-major, columns padded", 1, rows + 3, cols * (rows + 3)}};
+}
+
+std::vector<GemmLibrary> libraries() {
+  std::vector<GemmLibrary> found{GemmLibrary::Eigen};
+  if (cpu::openblas_available()) found.push_back(GemmLibrary::OpenBlas);
+  return found;
+}
+
+// Restores the process's library when a test case ends, passed or not.
+struct LibraryScope {
+  GemmLibrary saved = cpu::gemm_library();
+  explicit LibraryScope(GemmLibrary library) { cpu::set_gemm_library(library); }
+  ~LibraryScope() { cpu::set_gemm_library(saved); }
+};
+
+// C (rows padded by 2, padding NaN) = A B, or C += A B over random C, against double loops.
+template <typename T>
+void check_tile(int64_t m, int64_t n, int64_t k, Layout a_layout, Layout b_layout, bool accumulate, uint32_t seed) {
+  const std::vector<double> a = random_values(a_layout.buffer_size, seed);
+  const std::vector<double> b = random_values(b_layout.buffer_size, seed + 1);
+  const std::vector<double> start = random_values(m * n, seed + 2);
+  const std::vector<T> a_values(a.begin(), a.end()), b_values(b.begin(), b.end());
+  const int64_t c_row_stride = n + 2;
+  std::vector<T> c(static_cast<size_t>(m * c_row_stride), std::numeric_limits<T>::quiet_NaN());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * c_row_stride + j] = accumulate ? static_cast<T>(start[i * n + j]) : T{0};
+  cpu::tile_product<T>({a_values.data(), a_layout.row_stride, a_layout.col_stride},
+                       {b_values.data(), b_layout.row_stride, b_layout.col_stride}, c.data(), c_row_stride, m, n, k,
+                       accumulate);
+  std::vector<double> actual, expected;
+  int64_t padding_written = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double total = accumulate ? static_cast<double>(static_cast<T>(start[i * n + j])) : 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        total += static_cast<double>(a_values[i * a_layout.row_stride + p * a_layout.col_stride]) *
+                 static_cast<double>(b_values[p * b_layout.row_stride + j * b_layout.col_stride]);
+      expected.push_back(total);
+      actual.push_back(c[i * c_row_stride + j]);
+    }
+    for (int64_t j = n; j < c_row_stride; ++j) padding_written += std::isnan(c[i * c_row_stride + j]) ? 0 : 1;
+  }
+  const double tolerance = sizeof(T) == 4 ? 4e-6 * static_cast<double>(k) : 1e-14 * static_cast<double>(k);
+  check_close(actual, expected, tolerance);
+  CHECK(padding_written == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the CPU GEMM library is OpenBLAS in builds that have it, else Eigen") {
+#ifdef EMBER_EXPECT_OPENBLAS
+  CHECK(cpu::openblas_available());
+  CHECK(cpu::gemm_library() == GemmLibrary::OpenBlas);
+#else
+  CHECK_FALSE(cpu::openblas_available());
+  CHECK(cpu::gemm_library() == GemmLibrary::Eigen);
+  CHECK_THROWS_WITH_AS(cpu::set_gemm_library(GemmLibrary::OpenBlas),
+                       doctest::Contains("set_gemm_library: OpenBLAS is not available"), Error);
+#endif
+}
+
+TEST_CASE("tile products match float64 loops in each library for every layout, overwriting or accumulating") {
+  uint32_t seed = 4000;
+  for (GemmLibrary library : libraries()) {
+    const LibraryScope scope(library);
+    for (int64_t m : {1, 9, 67}) {
+      for (int64_t n : {1, 20, 130}) {
+        for (int64_t k : {1, 37, 600}) {
+          for (const Layout& a_layout : layouts(m, k)) {
+            for (const Layout& b_layout : layouts(k, n)) {
+              for (bool accumulate : {false, true}) {
+                INFO(cpu::gemm_library_name(library) << " m " << m << " n " << n << " k " << k << " a "
+                                                     << a_layout.name << " b " << b_layout.name << " accumulate "
+                                                     << accumulate);
+                check_tile<float>(m, n, k, a_layout, b_layout, accumulate, seed);
+                check_tile<double>(m, n, k, a_layout, b_layout, accumulate, seed);
+                seed += 3;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a size-1 dim's stride is ignored: any value gives the same product in each library") {
+  for (GemmLibrary library : libraries()) {
+    const LibraryScope scope(library);
+    INFO(cpu::gemm_library_name(library));
+    // A is 1 x 40 (row stride arbitrary), B is 40 x 1 (column stride arbitrary).
+    check_tile<float>(1, 1, 40, {"1 x k, row stride 0", 0, 1, 40}, {"k x 1, column stride 0", 1, 0, 40}, false, 77);
+    check_tile<float>(1, 30, 40, {"1 x k, row stride 7", 7, 1, 47}, {"row-major", 30, 1, 1200}, true, 78);
+    check_tile<double>(30, 1, 40, {"row-major", 40, 1, 1200}, {"k x 1, column stride 3", 1, 3, 43}, false, 79);
+  }
+}
+
+TEST_CASE("products through OpenBLAS give the same bits for any thread count and keep the OpenMP setting") {
+  if (!cpu::openblas_available()) {
+    MESSAGE("Eigen build: there is no OpenBLAS path to check here (the Eigen case is in test_linalg)");
+    CHECK(cpu::gemm_library() == GemmLibrary::Eigen);
+    return;
+  }
+  const LibraryScope scope(GemmLibrary::OpenBlas);
+  const int threads = get_num_threads();
+  // Tiled (256 x 512 x 128 multiply-adds >= 2^23) and untiled but too big for small_gemm (K > 512):
+  // the untiled one runs outside our parallel region, where OpenBLAS would split it by itself.
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{256, 512, 128}, {64, 64, 1024}}) {
+    INFO("m " << m << " n " << n << " k " << k);
+    const Tensor a = random_tensor({m, k}, 90, kFloat32);
+    const Tensor b = random_tensor({n, k}, 91, kFloat32);
+    const Tensor bias = random_tensor({n}, 92, kFloat32);
+    set_num_threads(1);
+    const std::vector<float> single = linear(a, b, bias).to_vector<float>();
+    set_num_threads(2);
+    const std::vector<float> pair = linear(a, b, bias).to_vector<float>();
+    CHECK(omp_get_max_threads() == 2);
+    set_num_threads(threads);
+    CHECK(single == pair);
+    std::vector<double> expected;
+    const std::vector<double> a64 = values_of(a), b64 = values_of(b), bias64 = values_of(bias);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double total = bias64[j];
+        for (int64_t p = 0; p < k; ++p) total += a64[i * k + p] * b64[j * k + p];
+        expected.push_back(total);
+      }
+    check_close(std::vector<double>(single.begin(), single.end()), expected, 1e-4);
+  }
+}

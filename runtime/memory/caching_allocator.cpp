@@ -113,10 +113,12 @@ void CachingAllocator::merge_into(Block* block, Block* neighbour, FreeBlocks& po
 }
 
 void CachingAllocator::release_free_segments() {
+  if (!backend_.can_release()) return;
   for (FreeBlocks* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* block = *it;
-      if (block->prev == nullptr && block->next == nullptr) {  // the whole segment is free
+      // The whole segment is free, and no captured graph may still address it.
+      if (block->prev == nullptr && block->next == nullptr && !retained_streams_.contains(block->stream)) {
         backend_.release(block->pointer, block->size);
         ++stats_.num_backend_frees;
         stats_.reserved_bytes -= static_cast<int64_t>(block->size);
@@ -143,6 +145,11 @@ void CachingAllocator::reset_peak_stats() {
 void CachingAllocator::empty_cache() {
   std::lock_guard lock(mutex_);
   release_free_segments();
+}
+
+void CachingAllocator::retain_stream(StreamId stream) {
+  std::lock_guard lock(mutex_);
+  retained_streams_.insert(stream);
 }
 
 namespace {

@@ -18,6 +18,9 @@ class MemoryBackend {
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* pointer, size_t bytes) = 0;
   virtual const char* name() const = 0;
+  // False while release() must not be called (CUDA: this thread is capturing a CUDA graph, and
+  // cudaFree would invalidate the capture); the cache then keeps its segments.
+  virtual bool can_release() const { return true; }
 };
 
 struct MemoryStats {
@@ -60,6 +63,9 @@ class CachingAllocator {
   void reset_peak_stats();
   // Returns every fully free segment to the backend.
   void empty_cache();
+  // Never returns `stream`'s segments to the backend: CUDA graphs captured on that stream keep
+  // the addresses of the blocks their kernels used, even after those blocks went back to the cache.
+  void retain_stream(StreamId stream);
 
  private:
   struct Block {
@@ -87,6 +93,7 @@ class CachingAllocator {
   mutable std::mutex mutex_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;
+  std::set<StreamId> retained_streams_;
   MemoryStats stats_;
 };
 

@@ -16,6 +16,7 @@ class FakeBackend final : public MemoryBackend {
   size_t live_bytes = 0;
   int allocations = 0;
   int releases = 0;
+  bool releasable = true;  // what can_release() answers (CUDA: false while this thread captures)
   std::map<void*, size_t> live;
 
   void* allocate(size_t bytes) override {
@@ -35,6 +36,7 @@ class FakeBackend final : public MemoryBackend {
     std::free(pointer);
   }
   const char* name() const override { return "fake"; }
+  bool can_release() const override { return releasable; }
 };
 
 }  // namespace
@@ -109,6 +111,41 @@ TEST_CASE("out of memory empties the cache, retries, then raises a clear error")
   auto big = allocator.allocate(7 << 20);       // needs the cache released first
   CHECK(backend.releases == 1);
   CHECK_THROWS_WITH_AS(allocator.allocate(4 << 20), doctest::Contains("fake allocator: out of memory"), Error);
+  allocator.free(big);
+}
+
+TEST_CASE("a retained stream's segments stay cached: empty_cache returns only other streams' segments") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto captured = allocator.allocate(3 << 20, 7);  // as a kernel inside a CUDA-graph capture would
+  auto other = allocator.allocate(3 << 20, 8);
+  allocator.retain_stream(7);
+  allocator.free(captured);
+  allocator.free(other);
+  allocator.empty_cache();
+  CHECK(backend.releases == 1);                      // stream 8's segment only
+  CHECK(backend.live.count(captured.pointer) == 1);  // a graph may still address it
+  // Stream 7 reuses its cached segment: no new backend allocation.
+  auto again = allocator.allocate(3 << 20, 7);
+  CHECK(again.pointer == captured.pointer);
+  CHECK(backend.allocations == 2);
+  allocator.free(again);
+}
+
+TEST_CASE("nothing is returned to a backend that cannot release now; out of memory then fails cleanly") {
+  FakeBackend backend;
+  backend.limit_bytes = 8 << 20;
+  CachingAllocator allocator(backend);
+  allocator.free(allocator.allocate(6 << 20));  // cached
+  backend.releasable = false;
+  allocator.empty_cache();
+  CHECK(backend.releases == 0);
+  // The retry after out of memory would release the cached 6 MiB; it may not, so the error comes.
+  CHECK_THROWS_WITH_AS(allocator.allocate(7 << 20), doctest::Contains("fake allocator: out of memory"), Error);
+  CHECK(backend.releases == 0);
+  backend.releasable = true;
+  auto big = allocator.allocate(7 << 20);
+  CHECK(backend.releases == 1);
   allocator.free(big);
 }
 

@@ -2,6 +2,8 @@
 // through libember's CUDA graph API (runtime/cuda/cuda_graph.h; without CUDA it reports why not).
 #include "graph/cuda_graph_replay.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "runtime/error.h"
@@ -36,15 +38,29 @@ class StreamSwitch {
   cuda::Stream back_;
 };
 
+// The stream every replay on `device` captures and launches on, made once per process (like
+// PyTorch's cached capture stream): graphs on it run one after another, and its cuBLASLt
+// workspace and cached blocks (kept for the graphs, never freed) exist once per device, not once
+// per compiled function or recompile.
+cuda::Stream capture_stream(Device device) {
+  static std::mutex mutex;
+  static std::map<int, cuda::Stream> streams;
+  const std::lock_guard lock(mutex);
+  auto found = streams.find(device.index);
+  if (found == streams.end()) found = streams.emplace(device.index, cuda::Stream::create(device)).first;
+  return found->second;
+}
+
 }  // namespace
 
 // Every CUDA call goes through libember (runtime/cuda/cuda_graph.h): one CUDA runtime per process.
 struct CudaGraphReplay::State {
   Device device;
-  cuda::Stream stream;  // capture needs a stream other than the legacy default one
+  cuda::Stream stream;  // capture_stream(device): capture needs a stream other than the legacy one
   cuda::Event before;
   cuda::Event after;
   std::vector<cuda::GraphExec> graphs;
+  std::vector<int> runs;  // per segment: calls so far (the first one runs uncaptured, as a warm-up)
 };
 
 bool CudaGraphReplay::available(std::string* why_not) { return cuda::graphs_available(why_not); }
@@ -54,8 +70,9 @@ CudaGraphReplay::CudaGraphReplay(Device device, int segments) {
   cuda::DeviceGuard guard(device);  // the stream and events belong to `device`
   state_ = std::make_unique<State>();
   state_->device = device;
-  state_->stream = cuda::Stream::create(device);
+  state_->stream = capture_stream(device);
   state_->graphs.assign(static_cast<size_t>(segments), nullptr);
+  state_->runs.assign(static_cast<size_t>(segments), 0);
 }
 
 CudaGraphReplay::~CudaGraphReplay() { invalidate(); }
@@ -73,7 +90,13 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
   const cuda::Stream& own = state_->stream;
   for_segment("ordering after the caller's work", index, [&] { cuda::wait_for(own, caller, state_->before); });
   cuda::GraphExec& exec = state_->graphs.at(static_cast<size_t>(index));
-  if (exec == nullptr) {
+  if (exec == nullptr && state_->runs.at(static_cast<size_t>(index))++ == 0) {
+    // Warm-up: the first call runs uncaptured on the replay's stream, so lazy initialisation
+    // (library loads, cuBLASLt handle and this stream's workspace, cuDNN plans, cached blocks of
+    // this stream's pool) happens outside the capture, which then needs no cudaMalloc.
+    StreamSwitch on_own(own, caller);
+    record();
+  } else if (exec == nullptr) {
     cuda::CapturedGraph graph = nullptr;
     {
       StreamSwitch on_own(own, caller);
@@ -88,7 +111,7 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
     }
     exec = for_segment("instantiating the graph", index, [&] { return cuda::instantiate(graph); });
   }
-  for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });
+  if (exec != nullptr) for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });
   for_segment("ordering the caller's later work", index, [&] { cuda::wait_for(caller, own, state_->after); });
 }
 

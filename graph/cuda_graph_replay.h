@@ -10,10 +10,15 @@
 //  - Host scalars refreshed per call (Adam's lr and step count) live in kernel parameters, which a
 //    captured graph would freeze. Those nodes are kept OUTSIDE the graphs: the step list is split at
 //    them, and they are launched directly each call between the captured segments.
-//  - No host synchronization, allocation or host read inside a captured segment: a kernel that
-//    allocates scratch memory per call (or reads a value on the host) breaks capture; the CUDA
-//    error names the segment. A state tensor whose storage moved (data pointer changed) makes the
-//    executor capture again.
+//  - The first call of each segment runs uncaptured on the capture stream (a warm-up: libraries'
+//    lazy set-up, cuBLASLt's workspace and the stream's cached blocks happen outside the capture);
+//    the second call captures, later calls launch. Memory a captured kernel allocates comes from
+//    the capture stream's pool, whose segments are never returned to the driver (a graph keeps
+//    the addresses), and cudaMalloc during capture runs in relaxed capture mode.
+//  - No host synchronization or host read inside a captured segment: host<->device copies run
+//    directly between segments (cuda_graph_plan.h), and a graph that updates one of its inputs in
+//    place is not captured at all (the kernels see staged copies). A state tensor whose storage
+//    moved (data pointer changed) makes the executor capture again.
 #pragma once
 
 #include <functional>
@@ -35,8 +40,9 @@ class CudaGraphReplay {
   CudaGraphReplay(const CudaGraphReplay&) = delete;
   CudaGraphReplay& operator=(const CudaGraphReplay&) = delete;
 
-  // Runs segment `index`: the first time, `record` runs under stream capture on the replay's own
-  // stream and the graph is instantiated; every time, the graph is launched. Work is ordered after
+  // Runs segment `index`: the first time, `record` runs directly on the capture stream; the second
+  // time it runs under stream capture and the graph is instantiated; from then on, the graph is
+  // launched. Work is ordered after
   // what the current stream queued before, and the current stream waits for it afterwards.
   void run(int index, const std::function<void()>& record);
   // Drops every captured graph (the next run captures again).

@@ -2,9 +2,32 @@
 // captured segments and direct launches, and the replay loop (see cuda_graph_replay.h for why).
 #include <fmt/format.h>
 
+#include "graph/cuda_graph_plan.h"
 #include "graph/lowered_executor.h"
+#include "graph/pass_util.h"
 
 namespace ember::graph {
+
+std::string cuda_graph_blocker(const Graph& graph, const MemoryPlan& plan) {
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    if (node.op->kind != OpKind::InPlace) continue;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId input = node.inputs[i];
+      if (input < 0 || !is_mutated_input(*node.op, i)) continue;
+      const Value& root = graph.values[plan.root[input]];
+      if (root.source != ValueSource::GraphInput) continue;
+      return fmt::format("node {} ({}) updates graph input {} in place", n, node.op->name, root.index);
+    }
+  }
+  return "";
+}
+
+bool runs_outside_capture(const Graph& graph, const Node& node) {
+  if (node.refresh) return true;
+  if (node.op->name != "to_device" || node.inputs.empty() || node.inputs[0] < 0) return false;
+  return graph.values[node.inputs[0]].meta.device.is_cpu() || graph.values[node.outputs[0]].meta.device.is_cpu();
+}
 
 void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
   if (!plan_.arena_device.is_cuda()) {
@@ -12,6 +35,8 @@ void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
     return;
   }
   if (!CudaGraphReplay::available(&why_no_cuda_graphs_)) return;
+  why_no_cuda_graphs_ = cuda_graph_blocker(graph, plan_);
+  if (!why_no_cuda_graphs_.empty()) return;
   // Stable addresses: the inputs are staged into buffers owned here, per-call buffers made once.
   for (ValueId id : graph.inputs)
     impls_[id]->storage = Storage::allocate(static_cast<size_t>(aligned_bytes(values_[id].meta)), values_[id].meta.device);
@@ -20,7 +45,7 @@ void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
   for (size_t s = 0; s < steps_.size(); ++s) {
     // Consecutive uncaptured steps share a segment, so a run of optimizer steps (refreshed per
     // call) stays one multi-tensor launch (lowered_optimizer_runs.cpp).
-    const bool captured = !graph.nodes[steps_[s].node].refresh;
+    const bool captured = !runs_outside_capture(graph, graph.nodes[steps_[s].node]);
     if (!segments_.empty() && segments_.back().captured == captured) segments_.back().end = s + 1;
     else segments_.push_back({s, s + 1, captured});
   }

@@ -5,6 +5,7 @@
 // of each call and let go at its end, so the caller's memory is not held between calls. Each
 // step's input and output lists hold handles to these impls, so a call builds no lists.
 #include "graph/lowered_executor.h"
+#include "graph/pass_util.h"
 
 #include <fmt/format.h>
 
@@ -15,10 +16,6 @@
 namespace ember::graph {
 
 namespace {
-
-bool mutates(const OpDef& op, size_t input) {
-  return input < 32 && ((op.mutated_inputs >> input) & 1u) != 0;
-}
 
 // The device whose kernel a node runs: what dispatch_eager would pick for the captured inputs.
 Device node_device(const Graph& graph, const Node& node) {
@@ -124,7 +121,7 @@ void LoweredExecutor::build_values(const Graph& graph) {
     } else if (node.op->kind == OpKind::InPlace) {
       size_t output = 0;
       for (size_t i = 0; i < node.inputs.size() && output < node.outputs.size(); ++i)
-        if (mutates(*node.op, i)) {
+        if (is_mutated_input(*node.op, i)) {
           const ValueId base = node.inputs[i];
           impls_[node.outputs[output++]] = base < 0 ? nullptr : impls_[base];
         }
@@ -158,7 +155,7 @@ void LoweredExecutor::build_steps(const Graph& graph) {
       if (step.kind == StepKind::InPlace) {
         // Eager in-place calls return the mutated inputs themselves, absent optional ones included.
         for (size_t i = 0; i < node.inputs.size(); ++i)
-          if (mutates(*node.op, i)) step.outputs.push_back(step.inputs[i]);
+          if (is_mutated_input(*node.op, i)) step.outputs.push_back(step.inputs[i]);
       } else {
         for (ValueId output : node.outputs) step.outputs.push_back(Tensor(impls_[output]));
       }

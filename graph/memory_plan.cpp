@@ -11,6 +11,7 @@
 //  - Write-back values are read by the copy after the last node: live until the end.
 //  - Graph and state inputs are the caller's memory; in-place updates of them write there.
 #include "graph/memory_plan.h"
+#include "graph/pass_util.h"
 
 #include <algorithm>
 #include <numeric>
@@ -18,10 +19,6 @@
 namespace ember::graph {
 
 namespace {
-
-bool mutates(const OpDef& op, size_t input) {
-  return input < 32 && ((op.mutated_inputs >> input) & 1u) != 0;
-}
 
 // Roots of every value, through views and in-place outputs; marks absent in-place outputs.
 void find_roots(const Graph& graph, MemoryPlan& plan) {
@@ -33,7 +30,7 @@ void find_roots(const Graph& graph, MemoryPlan& plan) {
     } else if (node.op->kind == OpKind::InPlace) {
       size_t output = 0;
       for (size_t i = 0; i < node.inputs.size() && output < node.outputs.size(); ++i) {
-        if (!mutates(*node.op, i)) continue;
+        if (!is_mutated_input(*node.op, i)) continue;
         const ValueId out = node.outputs[output++], base = node.inputs[i];
         if (base < 0) {
           plan.placement[out] = Placement::Undefined;

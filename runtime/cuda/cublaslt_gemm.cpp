@@ -166,6 +166,11 @@ bool gemm(const GemmProblem& p) {
   return true;
 }
 
+void prepare_gemm_for_capture(int device, void* stream) {
+  detail::handle_for(device);
+  detail::workspace_for(device, stream);
+}
+
 int64_t cached_plan_count() { return static_cast<int64_t>(plan_cache().size()); }
 
 }  // namespace ember::cuda

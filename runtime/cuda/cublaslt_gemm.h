@@ -62,6 +62,12 @@ bool describe_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col
 // current stream. Inputs hold small pseudo-random values. For side-by-side benchmarks.
 double benchmark_raw_gemm(int64_t m, int64_t n, int64_t k, DType dtype, int iterations);
 
+// Creates this thread's cuBLASLt handle for `device` and takes the workspace of (`device`,
+// `stream`) now, if that was not done yet. Call before capturing `stream` into a CUDA graph: the
+// first GEMM on a stream otherwise does both inside the capture, and cudaMalloc is not allowed
+// there (cudaStreamCaptureModeThreadLocal prohibits it).
+void prepare_gemm_for_capture(int device, void* stream);
+
 // Number of cached GEMM plans of this thread (tests check that repeated calls create none).
 int64_t cached_plan_count();
 

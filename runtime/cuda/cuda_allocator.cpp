@@ -8,6 +8,7 @@
 
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/error.h"
 
 namespace ember::cuda {
@@ -24,7 +25,18 @@ class DeviceMemoryBackend final : public MemoryBackend {
   void* allocate(size_t bytes) override {
     DeviceGuard guard(Device(DeviceType::CUDA, index_));
     void* pointer = nullptr;
-    const cudaError_t status = cudaMalloc(&pointer, bytes);
+    cudaError_t status = cudaSuccess;
+    if (capturing_on_this_thread()) {
+      // A ThreadLocal capture prohibits cudaMalloc on this thread (cudaErrorStreamCaptureUnsupported,
+      // and the capture is invalidated). The call is safe here: the segment is never cudaFree'd
+      // while a graph may address it (retain_stream, can_release), as PyTorch's allocator does.
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cuda_check(cudaThreadExchangeStreamCaptureMode(&mode));
+      status = cudaMalloc(&pointer, bytes);
+      cuda_check(cudaThreadExchangeStreamCaptureMode(&mode));
+    } else {
+      status = cudaMalloc(&pointer, bytes);
+    }
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       return nullptr;
@@ -36,6 +48,8 @@ class DeviceMemoryBackend final : public MemoryBackend {
     DeviceGuard guard(Device(DeviceType::CUDA, index_));
     cuda_check(cudaFree(pointer));
   }
+  // cudaFree synchronizes the device: illegal while this thread captures a graph.
+  bool can_release() const override { return !capturing_on_this_thread(); }
   const char* name() const override { return "cuda"; }
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/device_error_report.h"
 #include "runtime/error.h"
@@ -14,6 +15,8 @@ namespace {
 
 cudaStream_t stream_handle(const Stream& stream) { return static_cast<cudaStream_t>(stream.handle); }
 
+thread_local bool capturing = false;
+
 }  // namespace
 
 bool graphs_available(std::string* why_not) { return device_count(why_not) > 0; }
@@ -22,19 +25,28 @@ void begin_capture(const Stream& stream) {
   check(stream.handle != nullptr, "cuda: cannot capture the legacy default stream of {}", stream.device);
   DeviceGuard guard(stream.device);
   prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
+  prepare_gemm_for_capture(stream.device.index, stream.handle);  // the cuBLASLt handle and workspace too
+  // Blocks this capture allocates and frees stay cached for the graph: never cudaFree'd.
+  device_allocator(stream.device.index).retain_stream(stream.id());
   cuda_check(cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal));
+  capturing = true;
 }
+
+bool capturing_on_this_thread() { return capturing; }
 
 CapturedGraph end_capture(const Stream& stream) {
   DeviceGuard guard(stream.device);
   cudaGraph_t graph = nullptr;
-  cuda_check(cudaStreamEndCapture(stream_handle(stream), &graph));
+  const cudaError_t status = cudaStreamEndCapture(stream_handle(stream), &graph);
+  capturing = false;  // the capture ends whether or not it succeeded
+  cuda_check(status);
   return graph;
 }
 
 void abandon_capture(const Stream& stream) noexcept {
   cudaGraph_t graph = nullptr;
   cudaStreamEndCapture(stream_handle(stream), &graph);
+  capturing = false;
   if (graph) cudaGraphDestroy(graph);
   cudaGetLastError();  // the capture's failure is reported by the caller's own error
 }

@@ -25,6 +25,8 @@ CapturedGraph end_capture(const Stream& stream);
 void abandon_capture(const Stream& stream) noexcept;
 // Instantiates `graph` for launching; the recorded graph is destroyed either way.
 GraphExec instantiate(CapturedGraph graph);
+// True between begin_capture and end_capture / abandon_capture on this thread.
+bool capturing_on_this_thread();
 // Queues one launch of `graph` on `stream`.
 void launch(GraphExec graph, const Stream& stream);
 // Frees an instantiated graph (null is a no-op).

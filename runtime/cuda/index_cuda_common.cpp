@@ -35,6 +35,11 @@ IndexCheck::IndexCheck(Device device, DeviceErrorOp op) : device_(device), flag_
 std::optional<DeviceErrorRecord> IndexCheck::bad_index() const {
   if (!index_checking_enabled()) return std::nullopt;
   const auto stream = static_cast<cudaStream_t>(current_stream(device_).handle);
+  // Under CUDA-graph capture nothing ran yet and a sync would invalidate the capture: the
+  // replays report through the device's record at the next synchronization instead.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cuda_check(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return std::nullopt;
   cuda_check(cudaStreamSynchronize(stream));  // EMBER_CUDA_CHECK_INDICES: the op reports its own error
   std::optional<DeviceErrorRecord> error = take_device_error(device_);
   if (error && error->op != static_cast<int32_t>(flag_.op)) fail("{}", describe_device_error(*error, true));

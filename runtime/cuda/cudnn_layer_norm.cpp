@@ -6,6 +6,7 @@
 
 #ifdef EMBER_HAS_CUDNN
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,7 +59,7 @@ cudnn::Descriptor statistic_tensor(int64_t id, int64_t rows) {
   return cudnn::tensor(id, CUDNN_DATA_FLOAT, {rows, 1, 1, 1}, {1, 1, 1, 1});
 }
 
-std::unique_ptr<cudnn::Plan> forward_plan(DType dtype, int64_t rows, int64_t cols) {
+std::unique_ptr<cudnn::Plan> forward_plan(DType dtype, int64_t rows, int64_t cols, std::string& why) {
   std::vector<cudnn::Descriptor> tensors;
   tensors.push_back(rows_tensor(kX, dtype, rows, cols));
   tensors.push_back(parameter_tensor(kScale, cols));
@@ -81,11 +82,12 @@ std::unique_ptr<cudnn::Plan> forward_plan(DType dtype, int64_t rows, int64_t col
   operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, tensors[6]);
   operation.finalize();
   auto plan = std::make_unique<cudnn::Plan>();
-  if (!cudnn::build_plan(std::move(tensors), std::move(operation), *plan).empty()) return nullptr;
+  why = cudnn::build_plan(std::move(tensors), std::move(operation), *plan);
+  if (!why.empty()) return nullptr;
   return plan;
 }
 
-std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t cols) {
+std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t cols, std::string& why) {
   std::vector<cudnn::Descriptor> tensors;
   tensors.push_back(rows_tensor(kGradY, dtype, rows, cols));
   tensors.push_back(rows_tensor(kX, dtype, rows, cols));
@@ -108,27 +110,46 @@ std::unique_ptr<cudnn::Plan> backward_plan(DType dtype, int64_t rows, int64_t co
   operation.set_descriptor(CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, tensors[7]);
   operation.finalize();
   auto plan = std::make_unique<cudnn::Plan>();
-  if (!cudnn::build_plan(std::move(tensors), std::move(operation), *plan).empty()) return nullptr;
+  why = cudnn::build_plan(std::move(tensors), std::move(operation), *plan);
+  if (!why.empty()) return nullptr;
   return plan;
 }
 
-// The cached plan for `key`, built on first use; null when cuDNN has no engine for it. Building
-// failures of the graph (cuDNN refusing the shape) count as "no engine" and are remembered too.
-const cudnn::Plan* cached_plan(const PlanKey& key) {
-  static std::mutex mutex;
-  // Never destroyed: a plan's destructor at process exit could run after the CUDA runtime is gone.
-  static auto& plans = *new std::map<PlanKey, std::unique_ptr<cudnn::Plan>>;
-  const std::lock_guard lock(mutex);
-  const auto found = plans.find(key);
-  if (found != plans.end()) return found->second.get();
-  const auto [direction, device, dtype, rows, cols] = key;
+// A plan, or why there is none.
+struct CachedPlan {
   std::unique_ptr<cudnn::Plan> plan;
+  std::string why;
+};
+
+std::mutex& plans_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+// Never destroyed: a plan's destructor at process exit could run after the CUDA runtime is gone.
+std::map<PlanKey, CachedPlan>& plans() {
+  static auto& table = *new std::map<PlanKey, CachedPlan>;
+  return table;
+}
+
+std::atomic<int64_t> forward_runs{0}, backward_runs{0};
+
+// The cached plan for `key`, built on first use; null when cuDNN has no engine for it. Building
+// failures of the graph (cuDNN refusing the shape) count as "no engine" and are remembered too,
+// with their reason (cudnn_layer_norm_refusal).
+const cudnn::Plan* cached_plan(const PlanKey& key) {
+  const std::lock_guard lock(plans_mutex());
+  const auto found = plans().find(key);
+  if (found != plans().end()) return found->second.plan.get();
+  const auto [direction, device, dtype, rows, cols] = key;
+  CachedPlan entry;
   try {
-    plan = direction == Direction::Forward ? forward_plan(dtype, rows, cols) : backward_plan(dtype, rows, cols);
-  } catch (const Error&) {
-    plan = nullptr;  // e.g. a descriptor cuDNN refuses for this dtype: our kernels run instead
+    entry.plan = direction == Direction::Forward ? forward_plan(dtype, rows, cols, entry.why)
+                                                 : backward_plan(dtype, rows, cols, entry.why);
+  } catch (const Error& error) {
+    entry.plan = nullptr;  // e.g. a descriptor cuDNN refuses for this dtype: our kernels run instead
+    entry.why = error.what();
   }
-  return plans.emplace(key, std::move(plan)).first->second.get();
+  return plans().emplace(key, std::move(entry)).first->second.plan.get();
 }
 
 // Runs `plan` with a workspace from the device's caching allocator (freed in stream order).
@@ -152,6 +173,7 @@ bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
   run(*plan, device_index, args.stream, {kX, kScale, kBias, kEpsilon, kY, kMean, kInverseStd},
       {const_cast<void*>(args.input), const_cast<void*>(args.weight), const_cast<void*>(args.bias), &epsilon,
        args.output, args.mean, args.rstd});
+  ++forward_runs;
   return true;
 }
 
@@ -166,7 +188,17 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) 
       {const_cast<void*>(args.grad_output), const_cast<void*>(args.input), const_cast<void*>(args.mean),
        const_cast<void*>(args.rstd), const_cast<void*>(args.weight), args.grad_input, args.grad_weight,
        args.grad_bias});
+  ++backward_runs;
   return true;
+}
+
+int64_t cudnn_layer_norm_runs(bool backward) { return backward ? backward_runs.load() : forward_runs.load(); }
+
+std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtype, int64_t rows, int64_t cols) {
+  const std::lock_guard lock(plans_mutex());
+  const auto found =
+      plans().find({backward ? Direction::Backward : Direction::Forward, device_index, dtype, rows, cols});
+  return found == plans().end() ? std::string() : found->second.why;
 }
 
 }  // namespace ember::cuda
@@ -176,6 +208,10 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) 
 namespace ember::cuda {
 bool cudnn_layer_norm_forward(const LayerNormForward&, int) { return false; }
 bool cudnn_layer_norm_backward(const LayerNormBackward&, int) { return false; }
+int64_t cudnn_layer_norm_runs(bool) { return 0; }
+std::string cudnn_layer_norm_refusal(bool, int, DType, int64_t, int64_t) {
+  return "ember was built without cuDNN";
+}
 }  // namespace ember::cuda
 
 #endif  // EMBER_HAS_CUDNN

@@ -3,6 +3,9 @@
 // Used by runtime/cuda/norm_cuda_ops.cpp when EMBER_LAYER_NORM selects cuDNN.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "kernels/cuda/layer_norm.h"
 
 namespace ember::cuda {
@@ -16,5 +19,12 @@ namespace ember::cuda {
 // accepted the call and then failed to run it.
 bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index);
 bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index);
+
+// How many calls cuDNN has run (forward or backward) in this process, so tests can check that
+// EMBER_LAYER_NORM=cudnn really reached cuDNN instead of silently falling back to ember's kernels.
+int64_t cudnn_layer_norm_runs(bool backward);
+// Why cuDNN has no plan for this call (empty when it has one or was never asked): cuDNN's own
+// message when building the plan threw, else the reason build_plan gave.
+std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtype, int64_t rows, int64_t cols);
 
 }  // namespace ember::cuda

@@ -197,7 +197,8 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   const auto run_once = [&] {
     if (impl == LayerNormImpl::Ember) return launch_checked(launch_layer_norm_forward(args));
     if (cudnn_forward(args, weight, bias, device.index)) return;
-    const std::string why_not = cudnn_unavailable_reason();
+    std::string why_not = cudnn_unavailable_reason();
+    if (why_not.empty()) why_not = cudnn_layer_norm_refusal(false, device.index, dtype, rows, cols);
     fail("benchmark_layer_norm: cuDNN cannot run layer_norm for [{}, {}] {}{}", rows, cols, dtype,
          why_not.empty() ? " (no cuDNN engine for this shape and dtype)" : " (" + why_not + ")");
   };

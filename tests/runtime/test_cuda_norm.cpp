@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/layer_norm.h"
 #include "numeric_check.h"
+#include "runtime/cuda/cudnn_layer_norm.h"
 #include "runtime/cuda/norm_cuda_ops.h"
 #include "runtime/ember.h"
 
@@ -91,16 +92,43 @@ void check_against_cpu(const char* implementation, DType dtype, Shape shape, uin
   const TensorList cpu_grads = run_op("layer_norm_backward", {grad_y, x, cpu[1], cpu[2], weight}, backward_attrs);
 
   const LayerNormChoice choice(implementation);
+  const bool want_cudnn = std::string(implementation) == "cudnn";
+  const int64_t forward_runs = cuda::cudnn_layer_norm_runs(false);
+  const int64_t backward_runs = cuda::cudnn_layer_norm_runs(true);
   const TensorList gpu = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, forward_attrs);
-  for (int i = 0; i < 3; ++i) check_close(on_cpu(gpu[i]), values_of(cpu[i]), tolerance);
+  const char* forward_names[] = {"y", "mean", "rstd"};
+  for (int i = 0; i < 3; ++i) {
+    INFO("forward output ", forward_names[i]);
+    check_close(on_cpu(gpu[i]), values_of(cpu[i]), tolerance);
+  }
   // Backward from the CPU's statistics, so both devices differentiate the same point.
   const TensorList gpu_grads = run_op("layer_norm_backward",
                                       {grad_y.to(kCuda0), x.to(kCuda0), cpu[1].to(kCuda0), cpu[2].to(kCuda0),
                                        weight.to(kCuda0)},
                                       backward_attrs);
   // grad_weight and grad_bias sum over rows: allow for the rows' 16-bit rounding adding up.
-  for (int i = 0; i < 3; ++i)
+  const char* backward_names[] = {"grad_input", "grad_weight", "grad_bias"};
+  for (int i = 0; i < 3; ++i) {
+    INFO("backward output ", backward_names[i]);
     check_close(on_cpu(gpu_grads[i]), values_of(cpu_grads[i]), i == 0 ? tolerance : 2 * tolerance);
+  }
+  // float32 rows of 1024 and 4096 (transformer widths cuDNN's engines serve) must really reach
+  // cuDNN in both directions: a descriptor bug would otherwise fall back to ember's kernels
+  // silently and pass. Other cases say whether they fell back, and why.
+  if (want_cudnn) {
+    const bool forward_ran = cuda::cudnn_layer_norm_runs(false) > forward_runs;
+    const bool backward_ran = cuda::cudnn_layer_norm_runs(true) > backward_runs;
+    const std::string why_forward = cuda::cudnn_layer_norm_refusal(false, 0, dtype, shape.rows, shape.cols);
+    const std::string why_backward = cuda::cudnn_layer_norm_refusal(true, 0, dtype, shape.rows, shape.cols);
+    if (dtype == kFloat32 && shape.cols % 1024 == 0) {
+      CHECK_MESSAGE(forward_ran, "cuDNN forward did not run: " << why_forward);
+      CHECK_MESSAGE(backward_ran, "cuDNN backward did not run: " << why_backward);
+    } else if (!forward_ran || !backward_ran) {
+      MESSAGE("cuDNN fell back to ember's kernels (forward: " << (forward_ran ? "ran" : why_forward)
+                                                              << "; backward: " << (backward_ran ? "ran" : why_backward)
+                                                              << ")");
+    }
+  }
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ class Executor {
   // Why the dispatching loop runs this graph ("" when the lowered executor does).
   const std::string& why_not_lowered() const { return why_not_lowered_; }
   bool uses_cuda_graphs() const { return lowered_ && lowered_->uses_cuda_graphs(); }
+  // Why mode="reduce_overhead" runs without CUDA graphs ("" when it uses them or was not asked).
+  std::string why_no_cuda_graphs() const { return lowered_ ? lowered_->why_no_cuda_graphs() : why_not_lowered_; }
   // Lengths of the optimizer-step runs launched as one multi-tensor call (lowered executor only).
   std::vector<int> optimizer_runs() const { return lowered_ ? lowered_->optimizer_runs() : std::vector<int>{}; }
 

@@ -197,7 +197,8 @@ TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and
     return;
   }
   const Device cuda = Device::parse("cuda");
-  for (const char* mode : {"default", "reduce_overhead"}) {
+  // reduce_overhead first: its capture must not depend on work an earlier compile did.
+  for (const char* mode : {"reduce_overhead", "default"}) {
     CAPTURE(mode);
     Mlp eager(7, {100, 256, 10}, cuda), compiled(7, {100, 256, 10}, cuda);
     auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },
@@ -228,4 +229,43 @@ TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and
     for (size_t i = 0; i < expected.size(); ++i)
       CHECK(graph_test::max_relative_error(actual[i].to(kCPU), expected[i].to(kCPU)) <= 1e-5);
   }
+}
+
+TEST_CASE("cuda lowered: reduce_overhead runs host copies between graphs and does not capture in-place updates of inputs") {
+  std::string why_not;
+  if (!graph::CudaGraphReplay::available(&why_not)) {
+    MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+    return;
+  }
+  const Device cuda = Device::parse("cuda");
+  manual_seed(41);
+  const Tensor weight = randn({8, 8}).to(cuda);
+  // The upload synchronizes with the host, which a capture forbids: it runs between segments.
+  const auto forward = [&](const Tensor& x_on_host) { return relu(matmul(x_on_host.to(cuda), weight)); };
+  auto upload = ember::compile(forward, {.fullgraph = true, .mode = "reduce_overhead"});
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    const Tensor x = randn({4, 8});
+    CHECK(graph_test::max_relative_error(upload(x).to(kCPU), forward(x).to(kCPU)) <= 1e-6);
+  }
+  CHECK(upload.state().executor()->uses_cuda_graphs());
+  // Captured kernels would update a staged copy of x: the graph runs without CUDA graphs instead,
+  // and the caller's tensor is updated as in eager mode.
+  auto scale = ember::compile(
+      [](const Tensor& x) {
+        Tensor target = x;
+        target.mul_(2.0);
+        return x + 1.0;
+      },
+      {.fullgraph = true, .mode = "reduce_overhead"});
+  Tensor x = ones({4}).to(cuda);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    const Tensor result = scale(x);
+    const double doubled = std::pow(2.0, call + 1);
+    CHECK(x.to(kCPU).to_vector<float>() == std::vector<float>(4, static_cast<float>(doubled)));
+    CHECK(result.to(kCPU).to_vector<float>() == std::vector<float>(4, static_cast<float>(doubled + 1.0)));
+  }
+  CHECK_FALSE(scale.state().executor()->uses_cuda_graphs());
+  CHECK(scale.state().executor()->why_no_cuda_graphs().find("updates graph input 0 in place") != std::string::npos);
 }

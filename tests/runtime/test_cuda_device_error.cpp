@@ -23,7 +23,7 @@ namespace {
 using cuda_test::have_cuda;
 using cuda_test::kCuda0;
 
-Tensor targets(std::vector<int64_t> values) {
+[[maybe_unused]] Tensor targets(std::vector<int64_t> values) {  // unused in builds without CUDA
   const auto count = static_cast<int64_t>(values.size());
   return from_vector<int64_t>(std::move(values), {count});
 }

@@ -6,22 +6,16 @@
 
 #include "graph/cuda_graph_plan.h"
 #include "runtime/ember.h"
+#include "typed_graph.h"
 
 using namespace ember;
 using namespace ember::graph;
+using graph_test::TypedGraph;
 
 namespace {
 
 const Device kGpu{DeviceType::CUDA, 0};
 
-struct TypedGraph {
-  Graph graph;
-  ValueId input(const Dims& sizes, Device device) { return graph.add_input(TensorMeta{sizes, kFloat32, device}); }
-  int node(const std::string& op, std::vector<ValueId> inputs, const TensorMeta& meta, const Attrs& attrs = {}) {
-    return graph.add_node(registry().get(op), attrs, std::move(inputs), std::span<const TensorMeta>(&meta, 1));
-  }
-  ValueId output_of(int node) const { return graph.nodes[node].outputs[0]; }
-};
 
 }  // namespace
 
@@ -31,8 +25,8 @@ TEST_CASE("reduce_overhead refuses a graph that updates an input in place, direc
     TypedGraph typed;
     const ValueId x = typed.input({4, 8}, kGpu);
     const ValueId y = typed.input({4, 8}, kGpu);
-    const ValueId doubled = typed.output_of(typed.node("mul_scalar", {x}, meta, Attrs{{"value", 2.0}}));
-    const ValueId updated = typed.output_of(typed.node("add_", {y, doubled}, meta, Attrs{{"alpha", 1.0}}));
+    const ValueId doubled = typed.node("mul_scalar", {x}, meta, Attrs{{"value", 2.0}});
+    const ValueId updated = typed.node("add_", {y, doubled}, meta, Attrs{{"alpha", 1.0}});
     typed.graph.outputs = {updated};
     CHECK(cuda_graph_blocker(typed.graph, plan_memory(typed.graph)) == "node 1 (add_) updates graph input 1 in place");
   }
@@ -40,8 +34,8 @@ TEST_CASE("reduce_overhead refuses a graph that updates an input in place, direc
     TypedGraph typed;
     const ValueId x = typed.input({4, 8}, kGpu);
     const TensorMeta transposed{{8, 4}, kFloat32, kGpu};
-    const ValueId view = typed.output_of(typed.node("transpose", {x}, transposed, Attrs{{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}));
-    const ValueId updated = typed.output_of(typed.node("mul_scalar_", {view}, transposed, Attrs{{"value", 3.0}}));
+    const ValueId view = typed.node("transpose", {x}, transposed, Attrs{{"dim0", int64_t{0}}, {"dim1", int64_t{1}}});
+    const ValueId updated = typed.node("mul_scalar_", {view}, transposed, Attrs{{"value", 3.0}});
     typed.graph.outputs = {updated};
     CHECK(cuda_graph_blocker(typed.graph, plan_memory(typed.graph)) ==
           "node 1 (mul_scalar_) updates graph input 0 in place");
@@ -49,8 +43,8 @@ TEST_CASE("reduce_overhead refuses a graph that updates an input in place, direc
   {  // in place on an intermediate: the graph's own memory, capturable
     TypedGraph typed;
     const ValueId x = typed.input({4, 8}, kGpu);
-    const ValueId doubled = typed.output_of(typed.node("mul_scalar", {x}, meta, Attrs{{"value", 2.0}}));
-    const ValueId updated = typed.output_of(typed.node("mul_scalar_", {doubled}, meta, Attrs{{"value", 3.0}}));
+    const ValueId doubled = typed.node("mul_scalar", {x}, meta, Attrs{{"value", 2.0}});
+    const ValueId updated = typed.node("mul_scalar_", {doubled}, meta, Attrs{{"value", 3.0}});
     typed.graph.outputs = {updated};
     CHECK(cuda_graph_blocker(typed.graph, plan_memory(typed.graph)).empty());
   }
@@ -60,10 +54,10 @@ TEST_CASE("host<->device copies and nodes with per-call host scalars run outside
   TypedGraph typed;
   const ValueId host = typed.input({4, 8}, kCPU);
   const ValueId device = typed.input({4, 8}, kGpu);
-  const int upload = typed.node("to_device", {host}, TensorMeta{{4, 8}, kFloat32, kGpu}, Attrs{{"device", kGpu}});
-  const int download = typed.node("to_device", {device}, TensorMeta{{4, 8}, kFloat32, kCPU}, Attrs{{"device", kCPU}});
-  const int on_device = typed.node("relu", {device}, TensorMeta{{4, 8}, kFloat32, kGpu});
-  const int scaled = typed.node("mul_scalar", {device}, TensorMeta{{4, 8}, kFloat32, kGpu}, Attrs{{"value", 0.5}});
+  const int upload = typed.add("to_device", {host}, TensorMeta{{4, 8}, kFloat32, kGpu}, Attrs{{"device", kGpu}});
+  const int download = typed.add("to_device", {device}, TensorMeta{{4, 8}, kFloat32, kCPU}, Attrs{{"device", kCPU}});
+  const int on_device = typed.add("relu", {device}, TensorMeta{{4, 8}, kFloat32, kGpu});
+  const int scaled = typed.add("mul_scalar", {device}, TensorMeta{{4, 8}, kFloat32, kGpu}, Attrs{{"value", 0.5}});
   typed.graph.nodes[scaled].refresh = [](Attrs& attrs) { attrs.set("value", 0.25); };
   const Graph& graph = typed.graph;
   CHECK(runs_outside_capture(graph, graph.nodes[upload]));

@@ -9,22 +9,15 @@
 #include "graph/cuda/fused_cuda_program.h"
 #include "graph/fusion.h"
 #include "runtime/ember.h"
+#include "typed_graph.h"
 
 using namespace ember;
 using namespace ember::graph;
+using graph_test::TypedGraph;
 
 namespace {
 
 const Device kGpu{DeviceType::CUDA, 0};
-
-struct TypedGraph {
-  Graph graph;
-  ValueId input(const Dims& sizes, Device device) { return graph.add_input(TensorMeta{sizes, kFloat32, device}); }
-  ValueId node(const std::string& op, std::vector<ValueId> inputs, const TensorMeta& meta, const Attrs& attrs = {}) {
-    const int n = graph.add_node(registry().get(op), attrs, std::move(inputs), std::span<const TensorMeta>(&meta, 1));
-    return graph.nodes[n].outputs[0];
-  }
-};
 
 }  // namespace
 

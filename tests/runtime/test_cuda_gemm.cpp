@@ -224,8 +224,6 @@ TEST_CASE("cuda gemm: a repeated shape reuses its cached plan") {
   CHECK(cuda::benchmark_raw_gemm(256, 256, 256, kFloat32, 2) > 0.0);
 }
 
-#endif  // EMBER_HAS_CUDA
-
 TEST_CASE("cuda gemm: a NaN reaches the output through the fused ReLU, as through relu on the CPU") {
   // torch.relu and ember's fn::Relu pass NaN through; an epilogue built on max(x, 0) would turn it
   // into 0 and hide an overflow from the loss. The compile stage fuses linear -> relu into this op.
@@ -246,3 +244,5 @@ TEST_CASE("cuda gemm: a NaN reaches the output through the fused ReLU, as throug
   CHECK(nan_expected == 32);  // row 2, every column
   CHECK(nan_matched == nan_expected);
 }
+
+#endif  // EMBER_HAS_CUDA

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "kernels/cpu/gemm_library.h"
+#include "matrix_layouts.h"
 #include "numeric_check.h"
 
 using namespace ember;
@@ -17,18 +18,6 @@ using namespace ember::testing;
 using cpu::GemmLibrary;
 
 namespace {
-
-struct Layout {
-  const char* name;
-  int64_t row_stride, col_stride, buffer_size;
-};
-
-std::vector<Layout> layouts(int64_t rows, int64_t cols) {
-  return {{"row-major", cols, 1, rows * cols},
-          {"column-major", 1, rows, rows * cols},
-          {"row-major, rows padded", cols + 5, 1, rows * (cols + 5)},
-          {"column-major, columns padded", 1, rows + 3, cols * (rows + 3)}};
-}
 
 std::vector<GemmLibrary> libraries() {
   std::vector<GemmLibrary> found{GemmLibrary::Eigen};
@@ -96,8 +85,8 @@ TEST_CASE("tile products match float64 loops in each library for every layout, o
     for (int64_t m : {1, 9, 67}) {
       for (int64_t n : {1, 20, 130}) {
         for (int64_t k : {1, 37, 600}) {
-          for (const Layout& a_layout : layouts(m, k)) {
-            for (const Layout& b_layout : layouts(k, n)) {
+          for (const Layout& a_layout : blas_layouts(m, k)) {
+            for (const Layout& b_layout : blas_layouts(k, n)) {
               for (bool accumulate : {false, true}) {
                 INFO(cpu::gemm_library_name(library) << " m " << m << " n " << n << " k " << k << " a "
                                                      << a_layout.name << " b " << b_layout.name << " accumulate "

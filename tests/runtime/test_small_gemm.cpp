@@ -1,13 +1,14 @@
 // The register-blocked small GEMM (kernels/cpu/small_gemm.cpp) against float64 loops: every
-// operand layout (row-major, column-major, no unit stride, broadcast), K from 0 to 100, odd M and
-// N, with and without bias, float and double; and the ops that reach it (linear with each fused
-// activation, bmm with broadcast batches) including thread-count independence.
+// operand layout (row- and column-major, padded or not, no unit stride, broadcast), K from 0 to
+// 100, odd M and N, with and without bias, float and double; and the ops that reach it (linear
+// with each fused activation, bmm with broadcast batches) including thread-count independence.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/small_gemm.h"
+#include "matrix_layouts.h"
 #include "numeric_check.h"
 
 using namespace ember;
@@ -15,17 +16,12 @@ using namespace ember::testing;
 
 namespace {
 
-// Where element (i, j) of a rows x cols operand lives in its buffer, and how big the buffer is.
-struct Layout {
-  const char* name;
-  int64_t row_stride, col_stride, buffer_size;
-};
-
+// The BLAS layouts plus two only small_gemm takes: no unit stride (it copies) and broadcast rows.
 std::vector<Layout> layouts(int64_t rows, int64_t cols) {
-  return {{"row-major", cols, 1, rows * cols},
-          {"column-major", 1, rows, rows * cols},
-          {"no unit stride", 2 * cols + 1, 2, rows * (2 * cols + 1)},
-          {"rows broadcast", 0, 1, cols}};  // every row is the same row, as after expand
+  std::vector<Layout> all = blas_layouts(rows, cols);
+  all.push_back({"no unit stride", 2 * cols + 1, 2, rows * (2 * cols + 1)});
+  all.push_back({"rows broadcast", 0, 1, cols});  // every row is the same row, as after expand
+  return all;
 }
 
 // C = A B (+ bias) with double loops over logical elements.

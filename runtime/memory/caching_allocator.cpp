@@ -25,7 +25,7 @@ bool CachingAllocator::BySize::operator()(const Block* a, const Block* b) const 
 
 CachingAllocator::~CachingAllocator() {
   // Blocks still live at exit belong to static tensors; leave their segments to the OS.
-  release_free_segments();
+  release_free_segments(/*retained_too=*/true);
 }
 
 CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId stream) {
@@ -112,13 +112,14 @@ void CachingAllocator::merge_into(Block* block, Block* neighbour, FreeBlocks& po
   delete neighbour;
 }
 
-void CachingAllocator::release_free_segments() {
+void CachingAllocator::release_free_segments(bool retained_too) {
   if (!backend_.can_release()) return;
   for (FreeBlocks* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* block = *it;
       // The whole segment is free, and no captured graph may still address it.
-      if (block->prev == nullptr && block->next == nullptr && !retained_streams_.contains(block->stream)) {
+      if (block->prev == nullptr && block->next == nullptr &&
+          (retained_too || !retained_streams_.contains(block->stream))) {
         backend_.release(block->pointer, block->size);
         ++stats_.num_backend_frees;
         stats_.reserved_bytes -= static_cast<int64_t>(block->size);

@@ -86,7 +86,9 @@ class CachingAllocator {
   Block* new_segment(size_t size, StreamId stream, bool small_pool);
   void split(Block* block, size_t size, FreeBlocks& pool);
   void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);
-  void release_free_segments();
+  // Returns every fully free segment to the backend, except those of retained streams unless
+  // `retained_too` (the allocator's end: no graph runs through it any more).
+  void release_free_segments(bool retained_too = false);
   FreeBlocks& pool_for(bool small_pool) { return small_pool ? small_free_ : large_free_; }
 
   MemoryBackend& backend_;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
 
 #include "runtime/cuda/cudnn_graph.h"
@@ -22,7 +23,10 @@ namespace ember::cuda {
 namespace {
 
 enum class Direction : int { Forward, Backward };
-using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t>;
+// A plan is built with the calling thread's cuDNN handle (cudnn::handle_for_current_device) and
+// names that handle, so each thread builds and runs its own: a handle must never be used by two
+// threads at once, and no plan is shared between two.
+using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t, std::thread::id>;
 
 // Unique ids of the graph's tensors (the variant pack names tensors by these).
 enum TensorId : int64_t {
@@ -140,7 +144,7 @@ const cudnn::Plan* cached_plan(const PlanKey& key) {
   const std::lock_guard lock(plans_mutex());
   const auto found = plans().find(key);
   if (found != plans().end()) return found->second.plan.get();
-  const auto [direction, device, dtype, rows, cols] = key;
+  const auto [direction, device, dtype, rows, cols, thread] = key;
   CachedPlan entry;
   try {
     entry.plan = direction == Direction::Forward ? forward_plan(dtype, rows, cols, entry.why)
@@ -167,7 +171,8 @@ bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
   if (!eligible(args.dtype, args.rows, args.cols,
                 {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
     return false;
-  const cudnn::Plan* plan = cached_plan({Direction::Forward, device_index, args.dtype, args.rows, args.cols});
+  const cudnn::Plan* plan = cached_plan(
+      {Direction::Forward, device_index, args.dtype, args.rows, args.cols, std::this_thread::get_id()});
   if (plan == nullptr) return false;
   float epsilon = static_cast<float>(args.eps);  // read from the host when the plan is launched
   run(*plan, device_index, args.stream, {kX, kScale, kBias, kEpsilon, kY, kMean, kInverseStd},
@@ -182,7 +187,8 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) 
                 {args.grad_output, args.input, args.mean, args.rstd, args.weight, args.grad_input, args.grad_weight,
                  args.grad_bias}))
     return false;
-  const cudnn::Plan* plan = cached_plan({Direction::Backward, device_index, args.dtype, args.rows, args.cols});
+  const cudnn::Plan* plan = cached_plan(
+      {Direction::Backward, device_index, args.dtype, args.rows, args.cols, std::this_thread::get_id()});
   if (plan == nullptr) return false;
   run(*plan, device_index, args.stream, {kGradY, kX, kMean, kInverseStd, kScale, kGradX, kGradScale, kGradBias},
       {const_cast<void*>(args.grad_output), const_cast<void*>(args.input), const_cast<void*>(args.mean),
@@ -197,7 +203,8 @@ int64_t cudnn_layer_norm_runs(bool backward) { return backward ? backward_runs.l
 std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtype, int64_t rows, int64_t cols) {
   const std::lock_guard lock(plans_mutex());
   const auto found =
-      plans().find({backward ? Direction::Backward : Direction::Forward, device_index, dtype, rows, cols});
+      plans().find({backward ? Direction::Backward : Direction::Forward, device_index, dtype, rows, cols,
+                    std::this_thread::get_id()});
   return found == plans().end() ? std::string() : found->second.why;
 }
 

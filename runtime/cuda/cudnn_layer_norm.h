@@ -23,7 +23,8 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index);
 // How many calls cuDNN has run (forward or backward) in this process, so tests can check that
 // EMBER_LAYER_NORM=cudnn really reached cuDNN instead of silently falling back to ember's kernels.
 int64_t cudnn_layer_norm_runs(bool backward);
-// Why cuDNN has no plan for this call (empty when it has one or was never asked): cuDNN's own
+// Why cuDNN has no plan for this call on the calling thread (plans are per thread, each built with
+// that thread's handle; empty when it has one or was never asked): cuDNN's own
 // message when building the plan threw, else the reason build_plan gave.
 std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtype, int64_t rows, int64_t cols);
 

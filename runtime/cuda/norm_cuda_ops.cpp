@@ -23,12 +23,12 @@ namespace {
 
 constexpr DeviceType kCuda = DeviceType::CUDA;
 
-// Seconds per forward call measured by benchmark_layer_norm, per (rows, cols, dtype).
+// Seconds per call measured by benchmark_layer_norm, per (rows, cols, dtype, pass).
 struct Measurements {
   double ember = 0.0;  // 0: not measured
   double cudnn = 0.0;
 };
-using ShapeKey = std::tuple<int64_t, int64_t, DType>;
+using ShapeKey = std::tuple<int64_t, int64_t, DType, LayerNormPass>;
 
 std::mutex& measurements_mutex() {
   static std::mutex mutex;
@@ -39,19 +39,19 @@ std::map<ShapeKey, Measurements>& measurements() {
   return table;
 }
 
-bool cudnn_measured_faster(int64_t rows, int64_t cols, DType dtype) {
+bool cudnn_measured_faster(int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
   const std::lock_guard lock(measurements_mutex());
-  const auto found = measurements().find({rows, cols, dtype});
+  const auto found = measurements().find({rows, cols, dtype, pass});
   if (found == measurements().end()) return false;
   const Measurements& seen = found->second;
   return seen.ember > 0.0 && seen.cudnn > 0.0 && seen.cudnn < seen.ember;
 }
 
-bool wants_cudnn(int64_t rows, int64_t cols, DType dtype) {
+bool wants_cudnn(int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
   switch (layer_norm_impl_from_env()) {
     case LayerNormImpl::Ember: return false;
     case LayerNormImpl::Cudnn: return true;
-    case LayerNormImpl::Auto: return cudnn_measured_faster(rows, cols, dtype);
+    case LayerNormImpl::Auto: return cudnn_measured_faster(rows, cols, dtype, pass);
   }
   return false;
 }
@@ -96,6 +96,15 @@ bool cudnn_backward(LayerNormBackward args, const Tensor& weight, TensorList& ou
   return true;
 }
 
+// ember's backward kernels, with their column-sum scratch from the caching allocator (freed,
+// stream-ordered, on return). `statistic` is mean's dtype (the partial sums share it).
+void ember_backward(LayerNormBackward args, DType statistic, Device device) {
+  const int64_t chunks = layer_norm_partial_chunks(args.rows, args.cols);
+  const Tensor partials = make_tensor({2 * chunks * args.cols}, statistic, device);
+  args.partials = partials.raw_data_ptr();
+  launch_checked(launch_layer_norm_backward(args));
+}
+
 void layer_norm_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(outputs[0].device());
   const Tensor input = dense(call.input(0));
@@ -113,7 +122,8 @@ void layer_norm_cuda(const OpCall& call, TensorList& outputs) {
   args.cols = call.attrs.get<Dims>("normalized_shape").product();
   args.eps = call.attrs.get<double>("eps");
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_forward(args, weight, bias, outputs[0].device().index))
+  if (wants_cudnn(args.rows, args.cols, args.dtype, LayerNormPass::Forward) &&
+      cudnn_forward(args, weight, bias, outputs[0].device().index))
     return;
   launch_checked(launch_layer_norm_forward(args));
 }
@@ -138,12 +148,9 @@ void layer_norm_backward_cuda(const OpCall& call, TensorList& outputs) {
   args.rows = mean.numel();
   args.cols = outputs[1].numel();
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype) && cudnn_backward(args, weight, outputs)) return;
-  // Column-sum scratch from the caching allocator; freed (stream-ordered) when `partials` dies.
-  const int64_t chunks = layer_norm_partial_chunks(args.rows, args.cols);
-  const Tensor partials = make_tensor({2 * chunks * args.cols}, mean.dtype(), outputs[0].device());
-  args.partials = partials.raw_data_ptr();
-  launch_checked(launch_layer_norm_backward(args));
+  if (wants_cudnn(args.rows, args.cols, args.dtype, LayerNormPass::Backward) && cudnn_backward(args, weight, outputs))
+    return;
+  ember_backward(args, mean.dtype(), outputs[0].device());
 }
 
 void register_norm_cuda(OpRegistry& registry) {
@@ -165,7 +172,8 @@ LayerNormImpl layer_norm_impl_from_env() {
   return LayerNormImpl::Auto;
 }
 
-double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations) {
+double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations,
+                            LayerNormPass pass) {
   check(impl != LayerNormImpl::Auto, "benchmark_layer_norm: pick ember or cudnn, not auto");
   check(rows > 0 && cols > 0 && iterations > 0,
         "benchmark_layer_norm: rows {}, cols {} and iterations {} must be positive", rows, cols, iterations);
@@ -182,25 +190,47 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   const Tensor output = make_tensor({rows, cols}, dtype, device);
   const Tensor mean = make_tensor({rows}, statistic, device);
   const Tensor rstd = make_tensor({rows}, statistic, device);
-  LayerNormForward args;
-  args.dtype = dtype;
-  args.input = input.raw_data_ptr();
-  args.weight = weight.raw_data_ptr();
-  args.bias = bias.raw_data_ptr();
-  args.output = output.raw_data_ptr();
-  args.mean = mean.raw_data_ptr();
-  args.rstd = rstd.raw_data_ptr();
-  args.rows = rows;
-  args.cols = cols;
-  args.eps = 1e-5;
-  args.stream = stream_of(output);
+  LayerNormForward forward;
+  forward.dtype = dtype;
+  forward.input = input.raw_data_ptr();
+  forward.weight = weight.raw_data_ptr();
+  forward.bias = bias.raw_data_ptr();
+  forward.output = output.raw_data_ptr();
+  forward.mean = mean.raw_data_ptr();
+  forward.rstd = rstd.raw_data_ptr();
+  forward.rows = rows;
+  forward.cols = cols;
+  forward.eps = 1e-5;
+  forward.stream = stream_of(output);
+  // The backward pass reads the forward's statistics and the output as its incoming gradient.
+  TensorList gradients{make_tensor({rows, cols}, dtype, device), make_tensor({cols}, dtype, device),
+                       make_tensor({cols}, dtype, device)};
+  LayerNormBackward backward;
+  backward.dtype = dtype;
+  backward.grad_output = output.raw_data_ptr();
+  backward.input = input.raw_data_ptr();
+  backward.mean = mean.raw_data_ptr();
+  backward.rstd = rstd.raw_data_ptr();
+  backward.weight = weight.raw_data_ptr();
+  backward.grad_input = gradients[0].raw_data_ptr();
+  backward.grad_weight = gradients[1].raw_data_ptr();
+  backward.grad_bias = gradients[2].raw_data_ptr();
+  backward.rows = rows;
+  backward.cols = cols;
+  backward.stream = forward.stream;
+  if (pass == LayerNormPass::Backward) launch_checked(launch_layer_norm_forward(forward));
+  const bool is_backward = pass == LayerNormPass::Backward;
   const auto run_once = [&] {
-    if (impl == LayerNormImpl::Ember) return launch_checked(launch_layer_norm_forward(args));
-    if (cudnn_forward(args, weight, bias, device.index)) return;
+    if (impl == LayerNormImpl::Ember) {
+      if (is_backward) return ember_backward(backward, statistic, device);
+      return launch_checked(launch_layer_norm_forward(forward));
+    }
+    if (is_backward ? cudnn_backward(backward, weight, gradients) : cudnn_forward(forward, weight, bias, device.index))
+      return;
     std::string why_not = cudnn_unavailable_reason();
-    if (why_not.empty()) why_not = cudnn_layer_norm_refusal(false, device.index, dtype, rows, cols);
-    fail("benchmark_layer_norm: cuDNN cannot run layer_norm for [{}, {}] {}{}", rows, cols, dtype,
-         why_not.empty() ? " (no cuDNN engine for this shape and dtype)" : " (" + why_not + ")");
+    if (why_not.empty()) why_not = cudnn_layer_norm_refusal(is_backward, device.index, dtype, rows, cols);
+    fail("benchmark_layer_norm: cuDNN cannot run layer_norm{} for [{}, {}] {}{}", is_backward ? "_backward" : "",
+         rows, cols, dtype, why_not.empty() ? " (no cuDNN engine for this shape and dtype)" : " (" + why_not + ")");
   };
   run_once();  // warm-up: builds and caches cuDNN's plan, loads kernels
   const Stream stream = current_stream(device);
@@ -211,7 +241,7 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   stop.synchronize();  // the host reads the timing: the one place this waits for the GPU
   const double seconds = start.elapsed_milliseconds(stop) / 1000.0 / iterations;
   const std::lock_guard lock(measurements_mutex());
-  Measurements& seen = measurements()[{rows, cols, dtype}];
+  Measurements& seen = measurements()[{rows, cols, dtype, pass}];
   (impl == LayerNormImpl::Ember ? seen.ember : seen.cudnn) = seconds;
   return seconds;
 }

@@ -9,11 +9,13 @@
 
 namespace ember::cuda {
 
-// EMBER_LAYER_NORM=ember|cudnn|auto (default auto). auto uses cuDNN only for a shape and dtype
-// where benchmark_layer_norm measured it faster than ember's kernels; until both are measured it
-// uses ember's. cudnn uses cuDNN wherever cuDNN supports the call and ember's kernels elsewhere
+// EMBER_LAYER_NORM=ember|cudnn|auto (default auto). auto uses cuDNN only for a shape, dtype and
+// pass (forward or backward, each on its own: cuDNN may win one and lose the other) where
+// benchmark_layer_norm measured it faster than ember's kernels; until both are measured it uses
+// ember's. cudnn uses cuDNN wherever cuDNN supports the call and ember's kernels elsewhere
 // (float64, missing weight or bias, misaligned pointers, a build without cuDNN).
 enum class LayerNormImpl : uint8_t { Ember, Cudnn, Auto };
+enum class LayerNormPass : uint8_t { Forward, Backward };
 
 // The implementation EMBER_LAYER_NORM asks for, read at every call (cheap) so tests can change it.
 LayerNormImpl layer_norm_impl_from_env();
@@ -21,11 +23,14 @@ LayerNormImpl layer_norm_impl_from_env();
 // Empty when this build and machine can run cuDNN at all; otherwise the reason.
 std::string cudnn_unavailable_reason();
 
-// Seconds per call of layer_norm forward (with weight and bias, eps 1e-5) on a rows x cols input
-// of `dtype` on cuda:0 with implementation `impl` (Ember or Cudnn), averaged over `iterations`
-// calls after one warm-up call, timed with CUDA events. cuDNN's time includes what the op adds
-// around it (16-bit weight and bias converted to float32). Remembers the result for auto's choice.
-// Throws ember::Error when CUDA is unavailable, or for Cudnn when cuDNN cannot run this shape.
-double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations);
+// Seconds per call of layer_norm's `pass` (forward: layer_norm with weight and bias, eps 1e-5;
+// backward: layer_norm_backward with the weight, all three gradients) on a rows x cols input of
+// `dtype` on cuda:0 with implementation `impl` (Ember or Cudnn), averaged over `iterations` calls
+// after one warm-up call, timed with CUDA events. cuDNN's time includes what the op adds around
+// it (16-bit weight, bias and their gradients converted to and from float32). Remembers the
+// result for auto's choice of that pass. Throws ember::Error when CUDA is unavailable, or for
+// Cudnn when cuDNN cannot run this shape.
+double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations,
+                            LayerNormPass pass = LayerNormPass::Forward);
 
 }  // namespace ember::cuda

@@ -168,6 +168,35 @@ TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook tim
   }
 }
 
+TEST_CASE("cuda layer_norm: auto takes cuDNN for each pass only where the benchmark measured it faster") {
+  if (!gpu_or_skip()) return;
+  const std::string why_not = cuda::cudnn_unavailable_reason();
+  if (!why_not.empty()) {
+    MESSAGE("cuDNN unavailable: " << why_not << "; auto can only pick ember's kernels");
+    return;
+  }
+  const int64_t rows = 512, cols = 1024;  // float32, cols % 1024 == 0: cuDNN has engines for it
+  bool cudnn_faster[2] = {false, false};
+  for (const auto pass : {cuda::LayerNormPass::Forward, cuda::LayerNormPass::Backward}) {
+    const double ours = cuda::benchmark_layer_norm(rows, cols, kFloat32, cuda::LayerNormImpl::Ember, 5, pass);
+    const double theirs = cuda::benchmark_layer_norm(rows, cols, kFloat32, cuda::LayerNormImpl::Cudnn, 5, pass);
+    cudnn_faster[static_cast<int>(pass)] = theirs < ours;
+    MESSAGE("layer_norm [512, 1024] " << (pass == cuda::LayerNormPass::Forward ? "forward" : "backward")
+                                      << ": ember " << ours * 1e6 << " us, cuDNN " << theirs * 1e6 << " us");
+  }
+  const LayerNormChoice choice("auto");
+  const Tensor x = random_tensor({rows, cols}, 21, kFloat32).to(kCuda0);
+  const Tensor weight = random_tensor({cols}, 22, kFloat32).to(kCuda0);
+  const Tensor bias = random_tensor({cols}, 23, kFloat32).to(kCuda0);
+  const int64_t forward_before = cuda::cudnn_layer_norm_runs(false);
+  const int64_t backward_before = cuda::cudnn_layer_norm_runs(true);
+  const TensorList forward =
+      run_op("layer_norm", {x, weight, bias}, Attrs{{"normalized_shape", Dims{cols}}, {"eps", 1e-5}});
+  run_op("layer_norm_backward", {forward[0], x, forward[1], forward[2], weight}, Attrs{{"normalized_shape", Dims{cols}}});
+  CHECK((cuda::cudnn_layer_norm_runs(false) - forward_before == 1) == cudnn_faster[0]);
+  CHECK((cuda::cudnn_layer_norm_runs(true) - backward_before == 1) == cudnn_faster[1]);
+}
+
 TEST_CASE("cuda layer_norm_backward: ember's column sums are bit-identical across runs") {
   if (!gpu_or_skip()) return;
   const LayerNormChoice choice("ember");

@@ -60,20 +60,25 @@ nlohmann::json cuda_gemm_figures(Device device) {
           {"ember_fraction_of_raw", raw_seconds / ember_seconds}};
 }
 
-// layer_norm forward, ember's kernels vs cuDNN, on the shapes the models use.
+// layer_norm forward and backward, ember's kernels vs cuDNN, on the shapes the models use.
 nlohmann::json layer_norm_figures() {
   nlohmann::json rows_out = nlohmann::json::array();
   for (DType dtype : {kFloat32, kBFloat16}) {
     for (int64_t cols : {int64_t{1024}, int64_t{4096}}) {
-      constexpr int64_t kRows = 8192;
-      nlohmann::json row{{"dtype", fmt::format("{}", dtype)}, {"rows", kRows}, {"cols", cols}};
-      row["ember_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Ember, 20) * 1e6;
-      try {
-        row["cudnn_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Cudnn, 20) * 1e6;
-      } catch (const std::exception& error) {
-        row["cudnn_error"] = error.what();
+      for (const auto pass : {cuda::LayerNormPass::Forward, cuda::LayerNormPass::Backward}) {
+        constexpr int64_t kRows = 8192;
+        nlohmann::json row{{"dtype", fmt::format("{}", dtype)},
+                           {"rows", kRows},
+                           {"cols", cols},
+                           {"pass", pass == cuda::LayerNormPass::Forward ? "forward" : "backward"}};
+        row["ember_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Ember, 20, pass) * 1e6;
+        try {
+          row["cudnn_us"] = cuda::benchmark_layer_norm(kRows, cols, dtype, cuda::LayerNormImpl::Cudnn, 20, pass) * 1e6;
+        } catch (const std::exception& error) {
+          row["cudnn_error"] = error.what();
+        }
+        rows_out.push_back(row);
       }
-      rows_out.push_back(row);
     }
   }
   return rows_out;

@@ -2,7 +2,9 @@
 // Transposed views go to cuBLASLt as transposes; only operands with no unit stride (or broadcast
 // rows) are packed first. Batch dims that do not merge into one stride become a host loop of
 // strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue, and so are its ReLU
-// and tanh-GELU activations (the exact GELU runs as the gelu op's kernel after the GEMM).
+// and tanh-GELU activations (the exact GELU runs as the gelu op's kernel after the GEMM; with a
+// 16-bit output that rounds twice, as eager linear-then-gelu does, where the CPU kernel applies
+// the activation in fp32 and rounds once: at most about one bf16 ulp apart).
 #include "runtime/ops/matrix_dims.h"
 #include "kernels/gemm_activation.h"
 #include "runtime/cuda/cublaslt_gemm.h"

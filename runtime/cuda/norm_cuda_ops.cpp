@@ -190,34 +190,32 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   const Tensor output = make_tensor({rows, cols}, dtype, device);
   const Tensor mean = make_tensor({rows}, statistic, device);
   const Tensor rstd = make_tensor({rows}, statistic, device);
-  LayerNormForward forward;
-  forward.dtype = dtype;
-  forward.input = input.raw_data_ptr();
-  forward.weight = weight.raw_data_ptr();
-  forward.bias = bias.raw_data_ptr();
-  forward.output = output.raw_data_ptr();
-  forward.mean = mean.raw_data_ptr();
-  forward.rstd = rstd.raw_data_ptr();
-  forward.rows = rows;
-  forward.cols = cols;
-  forward.eps = 1e-5;
-  forward.stream = stream_of(output);
-  // The backward pass reads the forward's statistics and the output as its incoming gradient.
+  const LayerNormForward forward{.dtype = dtype,
+                                 .input = input.raw_data_ptr(),
+                                 .weight = weight.raw_data_ptr(),
+                                 .bias = bias.raw_data_ptr(),
+                                 .output = output.raw_data_ptr(),
+                                 .mean = mean.raw_data_ptr(),
+                                 .rstd = rstd.raw_data_ptr(),
+                                 .rows = rows,
+                                 .cols = cols,
+                                 .eps = 1e-5,
+                                 .stream = stream_of(output)};
+  // The backward pass reads the forward's statistics, and its output as the incoming gradient.
   TensorList gradients{make_tensor({rows, cols}, dtype, device), make_tensor({cols}, dtype, device),
                        make_tensor({cols}, dtype, device)};
-  LayerNormBackward backward;
-  backward.dtype = dtype;
-  backward.grad_output = output.raw_data_ptr();
-  backward.input = input.raw_data_ptr();
-  backward.mean = mean.raw_data_ptr();
-  backward.rstd = rstd.raw_data_ptr();
-  backward.weight = weight.raw_data_ptr();
-  backward.grad_input = gradients[0].raw_data_ptr();
-  backward.grad_weight = gradients[1].raw_data_ptr();
-  backward.grad_bias = gradients[2].raw_data_ptr();
-  backward.rows = rows;
-  backward.cols = cols;
-  backward.stream = forward.stream;
+  const LayerNormBackward backward{.dtype = dtype,
+                                   .grad_output = output.raw_data_ptr(),
+                                   .input = input.raw_data_ptr(),
+                                   .mean = mean.raw_data_ptr(),
+                                   .rstd = rstd.raw_data_ptr(),
+                                   .weight = weight.raw_data_ptr(),
+                                   .grad_input = gradients[0].raw_data_ptr(),
+                                   .grad_weight = gradients[1].raw_data_ptr(),
+                                   .grad_bias = gradients[2].raw_data_ptr(),
+                                   .rows = rows,
+                                   .cols = cols,
+                                   .stream = forward.stream};
   if (pass == LayerNormPass::Backward) launch_checked(launch_layer_norm_forward(forward));
   const bool is_backward = pass == LayerNormPass::Backward;
   const auto run_once = [&] {

@@ -10,14 +10,8 @@
 
 using namespace ember;
 using namespace ember::graph;
+using graph_test::kGpu;
 using graph_test::TypedGraph;
-
-namespace {
-
-const Device kGpu{DeviceType::CUDA, 0};
-
-
-}  // namespace
 
 TEST_CASE("reduce_overhead refuses a graph that updates an input in place, directly or through a view") {
   const TensorMeta meta{{4, 8}, kFloat32, kGpu};

@@ -13,13 +13,8 @@
 
 using namespace ember;
 using namespace ember::graph;
+using graph_test::kGpu;
 using graph_test::TypedGraph;
-
-namespace {
-
-const Device kGpu{DeviceType::CUDA, 0};
-
-}  // namespace
 
 TEST_CASE("fusion on CUDA: a relu_backward + bias-gradient group on cuda:0 compiles with NVRTC and gets the CUDA kernel") {
   TypedGraph typed;

@@ -10,6 +10,8 @@
 
 namespace ember::graph_test {
 
+inline const Device kGpu{DeviceType::CUDA, 0};
+
 struct TypedGraph {
   graph::Graph graph;
 

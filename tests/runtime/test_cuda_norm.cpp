@@ -48,6 +48,15 @@ bool gpu_or_skip() {
   return false;
 }
 
+// Whether cuDNN can run here; the cases that need it say why not and stop (ember's kernels are
+// checked by the other cases).
+bool cudnn_or_skip() {
+  const std::string why_not = cuda::cudnn_unavailable_reason();
+  if (why_not.empty()) return true;
+  MESSAGE("cuDNN unavailable: " << why_not << "; skipped");
+  return false;
+}
+
 TensorList run_op(const char* name, std::initializer_list<Tensor> inputs, const Attrs& attrs) {
   const std::vector<Tensor> list(inputs);
   return dispatch(OpCall{lookup_op(name), list, attrs});
@@ -141,12 +150,7 @@ TEST_CASE("cuda layer_norm: ember's kernels match the CPU op in every floating d
 }
 
 TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook times both") {
-  if (!gpu_or_skip()) return;
-  const std::string why_not = cuda::cudnn_unavailable_reason();
-  if (!why_not.empty()) {
-    MESSAGE("cuDNN unavailable: " << why_not << "; only ember's kernels were checked");
-    return;
-  }
+  if (!gpu_or_skip() || !cudnn_or_skip()) return;
   uint32_t seed = 100;
   for (DType dtype : kDtypes)  // float64 falls back to ember's kernels under EMBER_LAYER_NORM=cudnn
     for (Shape shape : kShapes) check_against_cpu("cudnn", dtype, shape, seed += 5);
@@ -169,12 +173,7 @@ TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook tim
 }
 
 TEST_CASE("cuda layer_norm: auto takes cuDNN for each pass only where the benchmark measured it faster") {
-  if (!gpu_or_skip()) return;
-  const std::string why_not = cuda::cudnn_unavailable_reason();
-  if (!why_not.empty()) {
-    MESSAGE("cuDNN unavailable: " << why_not << "; auto can only pick ember's kernels");
-    return;
-  }
+  if (!gpu_or_skip() || !cudnn_or_skip()) return;
   const int64_t rows = 512, cols = 1024;  // float32, cols % 1024 == 0: cuDNN has engines for it
   bool cudnn_faster[2] = {false, false};
   for (const auto pass : {cuda::LayerNormPass::Forward, cuda::LayerNormPass::Backward}) {

@@ -12,6 +12,7 @@
 #include "graph/executor.h"
 #include "graph/ir.h"
 #include "runtime/ember.h"
+#include "skip_case.h"
 
 namespace ember::graph_test {
 
@@ -76,7 +77,7 @@ inline double max_relative_error(const Tensor& actual, const Tensor& expected) {
 inline bool have_cuda_or_say_why() {
   std::string why;
   if (cuda_is_available(&why)) return true;
-  MESSAGE("CUDA unavailable: " << why << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why);
   return false;
 }
 

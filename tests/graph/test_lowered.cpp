@@ -7,6 +7,7 @@
 #include "graph/fusion.h"
 #include "fusion_test_util.h"
 #include "graph_test_util.h"
+#include "skip_case.h"
 
 using namespace ember;
 
@@ -193,7 +194,7 @@ TEST_CASE("lowered: a new input shape recompiles into a new lowered executor") {
 TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and batched Adam, and match eager on the seed MLP") {
   std::string why_not;
   if (!graph::CudaGraphReplay::available(&why_not)) {
-    MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+    ember::testing::skip_case("CUDA unavailable: " + why_not);
     return;
   }
   const Device cuda = Device::parse("cuda");
@@ -234,7 +235,7 @@ TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and
 TEST_CASE("cuda lowered: reduce_overhead runs host copies between graphs and does not capture in-place updates of inputs") {
   std::string why_not;
   if (!graph::CudaGraphReplay::available(&why_not)) {
-    MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+    ember::testing::skip_case("CUDA unavailable: " + why_not);
     return;
   }
   const Device cuda = Device::parse("cuda");

@@ -16,6 +16,7 @@
 #include "runtime/cuda/kernel_library.h"
 #include "runtime/ember.h"
 #include "scoped_cache_dir.h"
+#include "skip_case.h"
 
 using namespace ember;
 using namespace ember::graph::cuda;
@@ -185,7 +186,7 @@ TEST_CASE("nvrtc: the embedded kernels/*.h are the sources and the options keep 
 TEST_CASE("cuda nvrtc: loaded kernels compute the fused expression like a float64 reference") {
   std::string why_not;
   if (!cuda_is_available(&why_not)) {
-    MESSAGE("skipped: no usable CUDA device (" << why_not << ")");
+    ember::testing::skip_case("CUDA unavailable: " + why_not);
     return;
   }
   ScopedCacheDir scoped;

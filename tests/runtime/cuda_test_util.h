@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/ember.h"
+#include "skip_case.h"
 
 namespace ember::cuda_test {
 
@@ -16,7 +17,7 @@ inline const Device kCuda0{DeviceType::CUDA, 0};
 inline bool have_cuda() {
   std::string why;
   if (cuda_is_available(&why)) return true;
-  MESSAGE("CUDA unavailable: " << why << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why);
   return false;
 }
 

@@ -10,6 +10,7 @@
 
 #include "runtime/cuda_settings.h"
 #include "runtime/ember.h"
+#include "skip_case.h"
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
@@ -70,7 +71,7 @@ const Device kGpu{DeviceType::CUDA, 0};
 bool gpu_available() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return true;
-  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why_not);
   return false;
 }
 

@@ -5,6 +5,8 @@
 // rows, determinism). Without a GPU they say why and skip.
 #include <doctest/doctest.h>
 
+#include "skip_case.h"
+
 #ifdef EMBER_HAS_CUDA  // the CUDA op files and norm_cuda_ops.h exist only in CUDA builds
 
 #include <cstdlib>
@@ -44,7 +46,7 @@ class LayerNormChoice {
 bool gpu_or_skip() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return true;
-  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why_not);
   return false;
 }
 
@@ -53,7 +55,7 @@ bool gpu_or_skip() {
 bool cudnn_or_skip() {
   const std::string why_not = cuda::cudnn_unavailable_reason();
   if (why_not.empty()) return true;
-  MESSAGE("cuDNN unavailable: " << why_not << "; skipped");
+  ember::testing::skip_case("cuDNN unavailable: " + why_not);
   return false;
 }
 
@@ -252,6 +254,6 @@ TEST_CASE("cuda layer_norm: the column-sum chunks cover every row, and cuDNN say
 
 #else
 
-TEST_CASE("cuda layer_norm: not built") { MESSAGE("CUDA unavailable: ember was built without CUDA; skipped"); }
+TEST_CASE("cuda layer_norm: not built") { ember::testing::skip_case("CUDA unavailable: ember was built without CUDA"); }
 
 #endif  // EMBER_HAS_CUDA

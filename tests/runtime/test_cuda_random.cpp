@@ -10,6 +10,7 @@
 
 #include "runtime/ember.h"
 #include "runtime/ops/registry.h"
+#include "skip_case.h"
 
 using namespace ember;
 
@@ -20,7 +21,7 @@ const Device kCuda0{DeviceType::CUDA, 0};
 bool gpu_or_skip() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return true;
-  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why_not);
   return false;
 }
 
@@ -62,7 +63,7 @@ TEST_CASE("cuda pointwise, in-place, factory and random ops have CUDA kernels") 
     CHECK(static_cast<bool>(registry().get(name).kernel_for(kCuda0)));
   }
 #else
-  MESSAGE("CUDA unavailable: this build has no CUDA backend; skipped");
+  ember::testing::skip_case("CUDA unavailable: this build has no CUDA backend");
 #endif
 }
 

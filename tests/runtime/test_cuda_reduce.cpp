@@ -11,6 +11,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
 #include "runtime/ops/registry.h"
+#include "skip_case.h"
 
 using namespace ember;
 
@@ -21,7 +22,7 @@ const Device kCuda0{DeviceType::CUDA, 0};
 bool skip_without_cuda() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return false;
-  MESSAGE("CUDA unavailable: " << why_not << "; skipped");
+  ember::testing::skip_case("CUDA unavailable: " + why_not);
   return true;
 }
 

@@ -1,0 +1,25 @@
+// A test case that cannot run on this machine (no GPU, no cuDNN) says why and is reported as
+// skipped, never as passed. doctest has no "skipped at run time" result, so tests/main.cpp counts
+// the cases that called skip_case: when every case a run selected was skipped and nothing failed,
+// it prints kAllSkippedLine, which ctest's SKIP_REGULAR_EXPRESSION turns into "Skipped" (ctest
+// runs one case per process).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace ember::testing {
+
+inline constexpr const char* kAllSkippedLine = "ember: every selected test case was skipped, none passed";
+
+// Defined in tests/main.cpp: marks the running test case as skipped.
+void mark_case_skipped();
+
+// Call and return: `skip_case(why); return;` where a case cannot run here.
+inline void skip_case(const std::string& why) {
+  MESSAGE(why << "; skipped");
+  mark_case_skipped();
+}
+
+}  // namespace ember::testing

@@ -78,6 +78,14 @@ void train_side_by_side(const std::vector<int64_t>& widths, int64_t batch, int s
   check_same_state(eager, compiled);
 }
 
+// True when CUDA graphs can run here; otherwise the case is reported as skipped.
+bool cuda_graphs_or_skip() {
+  std::string why_not;
+  if (graph::CudaGraphReplay::available(&why_not)) return true;
+  ember::testing::skip_case("CUDA unavailable: " + why_not);
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("lowered: 200 seed-MLP steps equal eager bit for bit (losses, params, grads, Adam state)") {
@@ -192,11 +200,7 @@ TEST_CASE("lowered: a new input shape recompiles into a new lowered executor") {
 }
 
 TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and batched Adam, and match eager on the seed MLP") {
-  std::string why_not;
-  if (!graph::CudaGraphReplay::available(&why_not)) {
-    ember::testing::skip_case("CUDA unavailable: " + why_not);
-    return;
-  }
+  if (!cuda_graphs_or_skip()) return;
   const Device cuda = Device::parse("cuda");
   // reduce_overhead first: its capture must not depend on work an earlier compile did.
   for (const char* mode : {"reduce_overhead", "default"}) {
@@ -233,11 +237,7 @@ TEST_CASE("cuda lowered: default and reduce_overhead modes run fused kernels and
 }
 
 TEST_CASE("cuda lowered: reduce_overhead runs host copies between graphs and does not capture in-place updates of inputs") {
-  std::string why_not;
-  if (!graph::CudaGraphReplay::available(&why_not)) {
-    ember::testing::skip_case("CUDA unavailable: " + why_not);
-    return;
-  }
+  if (!cuda_graphs_or_skip()) return;
   const Device cuda = Device::parse("cuda");
   manual_seed(41);
   const Tensor weight = randn({8, 8}).to(cuda);

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "runtime/device.h"
+
 namespace ember::testing {
 
 inline constexpr const char* kAllSkippedLine = "ember: every selected test case was skipped, none passed";
@@ -20,6 +22,15 @@ void mark_case_skipped();
 inline void skip_case(const std::string& why) {
   MESSAGE(why << "; skipped");
   mark_case_skipped();
+}
+
+// True when CUDA can run here; otherwise marks the case skipped with the runtime's reason.
+// `if (!cuda_or_skip()) return;` opens every GPU-only case.
+inline bool cuda_or_skip() {
+  std::string why_not;
+  if (cuda_is_available(&why_not)) return true;
+  skip_case("CUDA unavailable: " + why_not);
+  return false;
 }
 
 }  // namespace ember::testing

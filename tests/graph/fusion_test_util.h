@@ -73,14 +73,6 @@ inline double max_relative_error(const Tensor& actual, const Tensor& expected) {
   return worst;
 }
 
-// True when CUDA can run here; otherwise prints why the case is skipped (never a silent pass).
-inline bool have_cuda_or_say_why() {
-  std::string why;
-  if (cuda_is_available(&why)) return true;
-  ember::testing::skip_case("CUDA unavailable: " + why);
-  return false;
-}
-
 inline bool bits_equal_or_nan(const Tensor& actual, const Tensor& expected) { return max_relative_error(actual, expected) == 0; }
 
 }  // namespace ember::graph_test

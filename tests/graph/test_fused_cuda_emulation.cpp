@@ -234,7 +234,7 @@ TEST_CASE("cuda emulation: the launch splits reduced elements over threads along
 }
 
 TEST_CASE("cuda fusion: the same graphs built on cuda:0 run their fused kernels there and equal eager") {
-  if (!graph_test::have_cuda_or_say_why()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   for (auto& [label, builder] : case_graphs(Device(DeviceType::CUDA, 0))) {
     INFO(label);
     Graph graph = builder.graph;

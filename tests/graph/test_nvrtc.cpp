@@ -184,11 +184,7 @@ TEST_CASE("nvrtc: the embedded kernels/*.h are the sources and the options keep 
 }
 
 TEST_CASE("cuda nvrtc: loaded kernels compute the fused expression like a float64 reference") {
-  std::string why_not;
-  if (!cuda_is_available(&why_not)) {
-    ember::testing::skip_case("CUDA unavailable: " + why_not);
-    return;
-  }
+  if (!ember::testing::cuda_or_skip()) return;
   ScopedCacheDir scoped;
   const Device gpu(DeviceType::CUDA, 0);
   CudaBinary binary = compile_cuda(fused_program());

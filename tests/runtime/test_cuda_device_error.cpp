@@ -21,7 +21,6 @@ using namespace ember;
 
 namespace {
 
-using cuda_test::have_cuda;
 using cuda_test::kCuda0;
 
 [[maybe_unused]] Tensor targets(std::vector<int64_t> values) {  // unused in builds without CUDA
@@ -33,7 +32,7 @@ using cuda_test::kCuda0;
 
 #ifdef EMBER_HAS_CUDA
 TEST_CASE("cuda cross_entropy with a bad target raises at the next sync, naming the op and values") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor logits = randn({6, 10});
   const Tensor good = targets({1, 2, 3, 4, 5, 9});
   const Tensor bad = targets({1, 2, 3, 4, 5, 12});
@@ -51,7 +50,7 @@ TEST_CASE("cuda cross_entropy with a bad target raises at the next sync, naming 
 }
 
 TEST_CASE("cuda nll_loss and the loss backward report bad targets at ember::synchronize") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor log_probs = log_softmax(randn({4, 3}), 1).to(kCuda0);
   const Tensor bad = targets({0, 1, -5, 2}).to(kCuda0);
   const Tensor loss = nll_loss(log_probs, bad, Reduction::Sum);
@@ -74,7 +73,7 @@ TEST_CASE("cuda nll_loss and the loss backward report bad targets at ember::sync
 }
 
 TEST_CASE("cuda device errors: the first one wins, and index ops report through the same record") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor values = randn({5, 4}).to(kCuda0);
   const Tensor gathered = gather(values, 1, from_vector<int64_t>({0, 7, 1, 2}, {1, 4}).to(kCuda0));
   const Tensor selected = index_select(values, 0, targets({8}).to(kCuda0));
@@ -93,7 +92,7 @@ TEST_CASE("cuda device errors: the first one wins, and index ops report through 
 }
 
 TEST_CASE("cuda EMBER_CUDA_CHECK_INDICES raises a bad target at the op, with the scores' shape") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   cuda::set_index_checking(true);
   const Tensor logits = randn({6, 10}).to(kCuda0);
   CHECK_THROWS_WITH_AS(cross_entropy(logits, targets({1, 2, 3, 4, 5, 12}).to(kCuda0)),
@@ -117,7 +116,7 @@ TEST_CASE("cuda device error tests run only with a CUDA build") {
 #ifndef EMBER_HAS_CUDA
   ember::testing::skip_case("CUDA unavailable: this build has no CUDA backend");
 #else
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   synchronize(kCuda0);  // nothing left over from the cases above
 #endif
 }

@@ -68,13 +68,6 @@ namespace {
 
 const Device kGpu{DeviceType::CUDA, 0};
 
-bool gpu_available() {
-  std::string why_not;
-  if (cuda_is_available(&why_not)) return true;
-  ember::testing::skip_case("CUDA unavailable: " + why_not);
-  return false;
-}
-
 // Deterministic values in [-1, 1) as a CPU tensor of `dtype` (rounded once, so the float64
 // reference sees exactly the values the GPU multiplies).
 Tensor values(const Dims& sizes, DType dtype, uint32_t seed) {
@@ -160,7 +153,7 @@ void check_epilogues(DType dtype, Tolerance tolerance, const std::string& label)
 }  // namespace
 
 TEST_CASE("cuda gemm: fused epilogues match linear then relu / gelu(tanh) on the CPU") {
-  if (!gpu_available()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   {
     const Tf32Scope scope(false);
     check_epilogues(kFloat32, {1e-4, 1e-4}, "float32");
@@ -172,7 +165,7 @@ TEST_CASE("cuda gemm: fused epilogues match linear then relu / gelu(tanh) on the
 }
 
 TEST_CASE("cuda gemm: TF32 changes float32 results only when allowed") {
-  if (!gpu_available()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor a = values({128, 512}, kFloat32, 5).to(kGpu);
   const Tensor b = values({512, 256}, kFloat32, 6).to(kGpu);
   const Tensor want = mm(a.to(kCPU).to(kFloat64), b.to(kCPU).to(kFloat64));
@@ -193,7 +186,7 @@ TEST_CASE("cuda gemm: TF32 changes float32 results only when allowed") {
 }
 
 TEST_CASE("cuda gemm: transposed operands are read in place and match the CPU") {
-  if (!gpu_available()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   for (const DType dtype : {kFloat32, kBFloat16, kFloat64}) {
     const Tolerance tolerance = dtype == kBFloat16 ? Tolerance{2e-2, 1e-2} : Tolerance{1e-4, 1e-4};
     const Tensor stored_a = values({40, 24}, dtype, 7);  // a = stored_a^T: [24, 40]
@@ -213,7 +206,7 @@ TEST_CASE("cuda gemm: transposed operands are read in place and match the CPU") 
 }
 
 TEST_CASE("cuda gemm: a repeated shape reuses its cached plan") {
-  if (!gpu_available()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor x = values({64, 32}, kFloat32, 1).to(kGpu);
   const Tensor weight = values({48, 32}, kFloat32, 2).to(kGpu);
   const Tensor bias = values({48}, kFloat32, 3).to(kGpu);
@@ -228,7 +221,7 @@ TEST_CASE("cuda gemm: a repeated shape reuses its cached plan") {
 TEST_CASE("cuda gemm: a NaN reaches the output through the fused ReLU, as through relu on the CPU") {
   // torch.relu and ember's fn::Relu pass NaN through; an epilogue built on max(x, 0) would turn it
   // into 0 and hide an overflow from the loss. The compile stage fuses linear -> relu into this op.
-  if (!gpu_available()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   Tensor x = values({4, 64}, kFloat32, 11);
   x.select(0, 2).select(0, 5).fill_(std::nan(""));
   const Tensor weight = values({32, 64}, kFloat32, 12);

@@ -21,7 +21,6 @@ using namespace ember;
 
 namespace {
 
-using cuda_test::have_cuda;
 using cuda_test::kCuda0;
 
 // Largest |a - b| over all elements, with b brought back from the device.
@@ -41,7 +40,7 @@ Tensor call_op(const char* name, std::initializer_list<Tensor> inputs, const Att
 }  // namespace
 
 TEST_CASE("cuda embedding_backward and index_add sum heavily repeated indices like the CPU") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor grad = randn({4096, 40});
   const Tensor indices = randint(0, 7, {4096});  // ~585 additions per row
   const Attrs attrs{{"num_weights", int64_t{7}}};
@@ -65,7 +64,7 @@ TEST_CASE("cuda embedding_backward and index_add sum heavily repeated indices li
 }
 
 TEST_CASE("cuda cat copies more inputs than one launch takes, mixed dtypes and offsets") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   std::vector<Tensor> parts;
   std::vector<Tensor> device_parts;
   for (int i = 0; i < 45; ++i) {
@@ -91,7 +90,7 @@ TEST_CASE("cuda cat copies more inputs than one launch takes, mixed dtypes and o
 }
 
 TEST_CASE("cuda index_select and embedding copy rows from offset sources and int32 indices") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor base = randn({1001, 33});
   const Tensor offset_rows = base.narrow(0, 1, 1000);  // storage offset 33 floats: 4-byte words only
   const Tensor index = randint(0, 1000, {777});
@@ -120,7 +119,7 @@ TEST_CASE("index, join and optimizer ops have CUDA kernels attached") {
 }
 
 TEST_CASE("cuda index checking reports out-of-range indices at the op when enabled, at the next sync when not") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor weight = randn({6, 3}).to(kCuda0);
   const Tensor bad = from_vector<int64_t>({1, 9, 2}, {3}).to(kCuda0);
   cuda::set_index_checking(true);
@@ -144,7 +143,7 @@ TEST_CASE("cuda index checking reports out-of-range indices at the op when enabl
 #endif
 
 TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, strided state included") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   NoGradGuard no_grad;
   const Tensor param = randn({37, 19});
   Tensor cpu_param = param.clone(), cpu_avg = zeros({37, 19}), cpu_sq = zeros({37, 19}), cpu_max = zeros({37, 19});
@@ -172,7 +171,7 @@ TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, stri
 // H200 run (bytes read + written per op over the time of 5 calls). Sizes stay near 16 MB so the
 // compute-sanitizer pass of gpu_check.sh stays short; the numbers are indicative only.
 TEST_CASE("cuda gathers and cat on large shapes are correct; bandwidth is reported") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor weight = randn({8192, 512});
   const Tensor ids = randint(0, 8192, {8192});
   const Tensor a = randn({2048, 2048});

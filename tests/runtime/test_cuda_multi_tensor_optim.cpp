@@ -15,7 +15,6 @@ using namespace ember;
 
 namespace {
 
-using cuda_test::have_cuda;
 using cuda_test::kCuda0;
 
 // 100 parameters: mostly small, some empty, every 10th non-contiguous, one over several chunks.
@@ -53,7 +52,7 @@ void check_identical(const std::vector<Tensor>& actual, const std::vector<Tensor
 }  // namespace
 
 TEST_CASE("cuda _multi_adam_step_ equals adam_step_ per parameter, bit for bit, over several launches") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   NoGradGuard no_grad;
   for (DType dtype : {kFloat32, kBFloat16})
     for (bool amsgrad : {false, true}) {
@@ -76,7 +75,7 @@ TEST_CASE("cuda _multi_adam_step_ equals adam_step_ per parameter, bit for bit, 
 }
 
 TEST_CASE("cuda _multi_sgd_step_ equals sgd_step_ per parameter, bit for bit, with and without momentum") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   NoGradGuard no_grad;
   for (double momentum : {0.0, 0.9})
     for (bool first_step : {false, true}) {
@@ -95,7 +94,7 @@ TEST_CASE("cuda _multi_sgd_step_ equals sgd_step_ per parameter, bit for bit, wi
 }
 
 TEST_CASE("cuda foreach AdamW steps allocate no device memory in the steady state") {
-  if (!have_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   std::vector<Tensor> params = make_list(kFloat32, 9);
   for (Tensor& param : params) param = param.contiguous().detach().requires_grad_();
   optim::AdamW optimizer(params, {.lr = 0.01});

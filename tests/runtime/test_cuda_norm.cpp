@@ -43,13 +43,6 @@ class LayerNormChoice {
   std::string old_;
 };
 
-bool gpu_or_skip() {
-  std::string why_not;
-  if (cuda_is_available(&why_not)) return true;
-  ember::testing::skip_case("CUDA unavailable: " + why_not);
-  return false;
-}
-
 // Whether cuDNN can run here; the cases that need it say why not and stop (ember's kernels are
 // checked by the other cases).
 bool cudnn_or_skip() {
@@ -145,14 +138,14 @@ void check_against_cpu(const char* implementation, DType dtype, Shape shape, uin
 }  // namespace
 
 TEST_CASE("cuda layer_norm: ember's kernels match the CPU op in every floating dtype") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   uint32_t seed = 10;
   for (DType dtype : kDtypes)
     for (Shape shape : kShapes) check_against_cpu("ember", dtype, shape, seed += 5);
 }
 
 TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook times both") {
-  if (!gpu_or_skip() || !cudnn_or_skip()) return;
+  if (!ember::testing::cuda_or_skip() || !cudnn_or_skip()) return;
   uint32_t seed = 100;
   for (DType dtype : kDtypes)  // float64 falls back to ember's kernels under EMBER_LAYER_NORM=cudnn
     for (Shape shape : kShapes) check_against_cpu("cudnn", dtype, shape, seed += 5);
@@ -175,7 +168,7 @@ TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook tim
 }
 
 TEST_CASE("cuda layer_norm: auto takes cuDNN for each pass only where the benchmark measured it faster") {
-  if (!gpu_or_skip() || !cudnn_or_skip()) return;
+  if (!ember::testing::cuda_or_skip() || !cudnn_or_skip()) return;
   const int64_t rows = 512, cols = 1024;  // float32, cols % 1024 == 0: cuDNN has engines for it
   bool cudnn_faster[2] = {false, false};
   for (const auto pass : {cuda::LayerNormPass::Forward, cuda::LayerNormPass::Backward}) {
@@ -199,7 +192,7 @@ TEST_CASE("cuda layer_norm: auto takes cuDNN for each pass only where the benchm
 }
 
 TEST_CASE("cuda layer_norm_backward: ember's column sums are bit-identical across runs") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const LayerNormChoice choice("ember");
   const int64_t rows = 3000, cols = 257;  // many row chunks, a partial column tile
   const Tensor x = random_tensor({rows, cols}, 7, kFloat32).to(kCuda0);

@@ -18,13 +18,6 @@ namespace {
 
 const Device kCuda0{DeviceType::CUDA, 0};
 
-bool gpu_or_skip() {
-  std::string why_not;
-  if (cuda_is_available(&why_not)) return true;
-  ember::testing::skip_case("CUDA unavailable: " + why_not);
-  return false;
-}
-
 // A factory op at an explicit stream position on `device`.
 Tensor random_op(const char* name, const Dims& sizes, DType dtype, Device device, int64_t offset,
                  Attrs extra = {}) {
@@ -68,7 +61,7 @@ TEST_CASE("cuda pointwise, in-place, factory and random ops have CUDA kernels") 
 }
 
 TEST_CASE("cuda dropout masks and values are bit-identical to the CPU") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor base = randn({37, 53}, {.device = kCPU});  // the default device is CUDA here
   for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
     for (int64_t offset : {int64_t{0}, int64_t{8}, int64_t{6}}) {  // 6: the first Philox block is shared
@@ -91,7 +84,7 @@ TEST_CASE("cuda dropout masks and values are bit-identical to the CPU") {
 }
 
 TEST_CASE("cuda rand and randint are bit-identical to the CPU") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   for (int64_t offset : {int64_t{0}, int64_t{6}, int64_t{1000}}) {
     CAPTURE(offset);
     for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
@@ -109,7 +102,7 @@ TEST_CASE("cuda rand and randint are bit-identical to the CPU") {
 }
 
 TEST_CASE("cuda randn matches the CPU to within an ulp or so") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   for (int64_t offset : {int64_t{0}, int64_t{6}}) {
     const Tensor cpu64 = random_op("randn", {4001}, kFloat64, kCPU, offset);
     const Tensor cuda64 = random_op("randn", {4001}, kFloat64, kCuda0, offset).to(kCPU);
@@ -134,7 +127,7 @@ TEST_CASE("cuda randn matches the CPU to within an ulp or so") {
 }
 
 TEST_CASE("cuda in-place ops write through a view's strides") {
-  if (!gpu_or_skip()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor values = randn({6, 8}, {.device = kCPU});
   const Tensor other = randn({8}, {.device = kCPU});
   for (const char* op : {"add_", "mul_", "copy_", "fill_", "mul_scalar_"}) {

@@ -19,13 +19,6 @@ namespace {
 
 const Device kCuda0{DeviceType::CUDA, 0};
 
-bool skip_without_cuda() {
-  std::string why_not;
-  if (cuda_is_available(&why_not)) return false;
-  ember::testing::skip_case("CUDA unavailable: " + why_not);
-  return true;
-}
-
 std::vector<double> host_values(const Tensor& tensor) { return tensor.to(kCPU).to(kFloat64).to_vector<double>(); }
 
 // The CUDA result equals the CPU result within rtol (exactly for rtol 0), element by element.
@@ -51,7 +44,7 @@ Tensor random_cpu(const Dims& sizes, DType dtype = kFloat32) { return randn(size
 }  // namespace
 
 TEST_CASE("cuda reductions: split, long, permuted and 16-bit reductions match the CPU") {
-  if (skip_without_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   struct Shape {
     Dims sizes;
     Dims dims;
@@ -82,7 +75,7 @@ TEST_CASE("cuda reductions: split, long, permuted and 16-bit reductions match th
 }
 
 TEST_CASE("cuda argmax and argmin: ties pick the first index, NaN wins, on long inputs") {
-  if (skip_without_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   // Few distinct values, so every group has many ties.
   const Tensor ties = randint(0, 4, {3, 70000}, {.dtype = kInt64, .device = kCPU}).to(kFloat32);
   const Tensor device_ties = ties.to(kCuda0);
@@ -100,7 +93,7 @@ TEST_CASE("cuda argmax and argmin: ties pick the first index, NaN wins, on long 
 }
 
 TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their backward") {
-  if (skip_without_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   static const OpDef& softmax_backward_op = lookup_op("softmax_backward");
   static const OpDef& log_softmax_backward_op = lookup_op("log_softmax_backward");
   for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 20000}, Dims{3, 2000, 3}}) {
@@ -121,7 +114,7 @@ TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their
 }
 
 TEST_CASE("cuda cross_entropy: many classes, smoothing, ignore_index, backward and bad targets") {
-  if (skip_without_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   static const OpDef& backward_op = lookup_op("cross_entropy_backward");
   const Tensor logits = random_cpu({9, 3000});
   Tensor target = randint(0, 3000, {9}, {.dtype = kInt64, .device = kCPU});
@@ -146,7 +139,7 @@ TEST_CASE("cuda cross_entropy: many classes, smoothing, ignore_index, backward a
 }
 
 TEST_CASE("cuda mse_loss: a long mean in two fixed-order passes") {
-  if (skip_without_cuda()) return;
+  if (!ember::testing::cuda_or_skip()) return;
   const Tensor input = random_cpu({1000, 1500});
   const Tensor target = random_cpu({1500});
   check_close(mse_loss(input.to(kCuda0), target.to(kCuda0)), mse_loss(input, target), 1e-6, "mse_loss mean");

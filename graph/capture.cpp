@@ -43,32 +43,71 @@ ValueId CaptureMode::find(const Tensor& tensor) const {
   return found->second.value;
 }
 
+void CaptureMode::on_alias(const Tensor& source, const Tensor& alias) {
+  const ValueId known = find(source);
+  if (known >= 0) {
+    bind(alias, known);
+    return;
+  }
+  pending_aliases_[alias.impl()] = {alias.impl_ptr(), source.impl_ptr()};
+}
+
 ValueId CaptureMode::value_of(const Tensor& tensor) {
   const ValueId known = find(tensor);
   if (known >= 0) return known;
+  ValueId value = pending_alias_value(tensor);
+  if (value < 0) value = same_buffer_value(tensor);
+  if (value < 0) value = graph_.add_state(tensor.impl_ptr());
+  bind(tensor, value);
+  return value;
+}
+
+ValueId CaptureMode::pending_alias_value(const Tensor& tensor) {
+  // A detach()ed parameter (say) is the parameter: lifting the alias itself as state would bind a
+  // temporary by identity and leave the parameter's own updates and .grad out of the graph.
+  auto pending = pending_aliases_.find(tensor.impl());
+  if (pending == pending_aliases_.end()) return -1;
+  const std::shared_ptr<TensorImpl> alias = pending->second.alias.lock();
+  const std::shared_ptr<TensorImpl> source = pending->second.source.lock();
+  pending_aliases_.erase(pending);
+  if (alias.get() != tensor.impl() || !source) return -1;  // a reused address, or a dead source
+  return value_of(Tensor(source));
+}
+
+ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
   // Autograd makes aliases outside the dispatcher (saved tensors without history, a stolen
   // .grad's detach()), often after the original handle died: an alias with the same storage and
-  // geometry holds the buffer's newest value. One with another geometry (a hand-built view)
-  // cannot be bound by identity: at replay it would hold the capture's data.
+  // geometry holds the newest value bound with that geometry. Other views of the storage are
+  // fine (a GEMM's saved operand shares its storage with the transpose backward takes of it)
+  // unless an in-place op wrote through one after that value was bound. And an alias matching
+  // no bound geometry (a hand-built view) cannot be bound by identity: at replay it would hold
+  // the capture's data.
   const TensorImpl& wanted = *tensor.impl();
   ValueId alias = -1;
+  ValueId other_view = -1;
+  ValueId write_through_other_view = -1;
   for (const BufferBinding& buffer : buffers_) {
     if (buffer.storage.lock() != wanted.storage) continue;
     if (buffer.sizes == wanted.sizes && buffer.strides == wanted.strides && buffer.offset == wanted.offset &&
         buffer.dtype == wanted.dtype) {
       alias = std::max(alias, buffer.value);
-    } else if (graph_.values[buffer.value].source == ValueSource::NodeOutput) {
-      graph_break(fmt::format("a tensor of shape {} shares storage with graph value %{} but was made "
-                              "outside the dispatcher", tensor.sizes(), buffer.value));
+      continue;
     }
+    const Value& other = graph_.values[buffer.value];
+    if (other.source != ValueSource::NodeOutput) continue;
+    other_view = std::max(other_view, buffer.value);
+    if (graph_.nodes[other.index].op->kind == OpKind::InPlace)
+      write_through_other_view = std::max(write_through_other_view, buffer.value);
   }
-  if (alias >= 0) {
-    bindings_[tensor.impl()] = {tensor.impl_ptr(), alias};
-    return alias;
+  const ValueId conflict = alias < 0 ? other_view : (write_through_other_view > alias ? write_through_other_view : -1);
+  if (conflict >= 0) {
+    const Value& other = graph_.values[conflict];
+    graph_break(fmt::format("a tensor of shape {} (strides {}) shares storage with graph value %{} ({} output, "
+                            "shape {}) but was made outside the dispatcher",
+                            tensor.sizes(), tensor.strides(), conflict, graph_.nodes[other.index].op->name,
+                            other.meta.sizes));
   }
-  const ValueId id = graph_.add_state(tensor.impl_ptr());
-  bind(tensor, id);
-  return id;
+  return alias;
 }
 
 void CaptureMode::graph_break(const std::string& reason) {

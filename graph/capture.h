@@ -31,6 +31,7 @@ class CaptureMode final : public DispatchMode {
 
   TensorList handle(const OpCall& call, const DispatchNext& next) override;
   void on_host_read(const char* what, const Tensor& tensor) override;
+  void on_alias(const Tensor& source, const Tensor& alias) override;
 
  private:
   struct Binding {
@@ -49,14 +50,24 @@ class CaptureMode final : public DispatchMode {
   void bind(const Tensor& tensor, ValueId value);
   // The value `tensor` currently holds, or -1 when it is not (or no longer) in the graph.
   ValueId find(const Tensor& tensor) const;
-  // find(), lifting an unknown tensor as a state input bound by identity.
+  // find(), or the value of the tensor a detach()ed alias came from, or of an alias with the
+  // same buffer; else lifts the tensor as a state input bound by identity.
   ValueId value_of(const Tensor& tensor);
+  ValueId pending_alias_value(const Tensor& tensor);  // -1 when `tensor` is no pending alias
+  ValueId same_buffer_value(const Tensor& tensor);    // -1 when no value has its buffer and geometry
   void graph_break(const std::string& reason);
 
   Graph& graph_;
   bool fullgraph_;
   std::string break_reason_;
   std::unordered_map<const TensorImpl*, Binding> bindings_;
+  // detach()ed aliases of tensors not in the graph yet: the alias's impl -> its source, resolved
+  // (the source lifted as state by identity) only if the alias reaches an op.
+  struct PendingAlias {
+    std::weak_ptr<TensorImpl> alias;
+    std::weak_ptr<TensorImpl> source;
+  };
+  std::unordered_map<const TensorImpl*, PendingAlias> pending_aliases_;
   std::vector<BufferBinding> buffers_;
 };
 

@@ -240,6 +240,11 @@ void notify_host_read(const char* what, const Tensor& tensor) {
   for (DispatchMode* mode : mode_stack) mode->on_host_read(what, tensor);
 }
 
+void notify_alias(const Tensor& source, const Tensor& alias) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_alias(source, alias);
+}
+
 bool dispatch_mode_active() { return !mode_stack.empty(); }
 void set_next_attr_refresh(AttrRefresh refresh) { pending_attr_refresh = std::move(refresh); }
 AttrRefresh take_attr_refresh() { return std::exchange(pending_attr_refresh, AttrRefresh()); }

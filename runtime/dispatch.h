@@ -34,10 +34,15 @@ class DispatchMode {
   // Called when code reads a tensor's values on the host (item(), to_vector()); a capture mode
   // throws a graph break here, because the value would be baked into the trace.
   virtual void on_host_read(const char* what, const Tensor& tensor) {}
+  // Called when `alias` was made from `source` outside the dispatcher with the same storage and
+  // geometry (detach()); a capture mode treats it as holding the same value as `source`.
+  virtual void on_alias(const Tensor& source, const Tensor& alias) {}
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
 void notify_host_read(const char* what, const Tensor& tensor);
+// Tells the installed modes that `alias` is `source` without its history (no-op without modes).
+void notify_alias(const Tensor& source, const Tensor& alias);
 
 // Host scalars that change from step to step (an optimizer's lr and step count) reach ops as
 // attributes. While a mode is installed, the code computing them may hand over a function that

@@ -145,7 +145,9 @@ Tensor Tensor::detach() const {
   impl->dtype = source.dtype;
   impl->device = source.device;
   impl->is_view = source.is_view;
-  return Tensor(std::move(impl));
+  Tensor alias(std::move(impl));
+  notify_alias(*this, alias);
+  return alias;
 }
 
 Tensor& Tensor::detach_() {

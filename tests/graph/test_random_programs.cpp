@@ -1,9 +1,9 @@
 // Random training steps through ember::compile against eager. A seeded generator writes small
 // programs over broadcasting shapes ([4,6], [1,6], [4,1], [6], [1]): pointwise chains, keepdim
 // reductions, GEMMs on transposed views, and in-place updates of intermediates; each step then
-// runs backward and an SGD-with-momentum update. Every pass, fusion, the memory plan and the
+// runs backward and an update by SGD with momentum or AdamW. Every pass, fusion, the memory plan and the
 // lowered executor see graphs nobody wrote by hand, and the results must equal eager's: the
-// loss at every call, the final parameters, their gradients and momentum buffers.
+// loss at every call, the final parameters, their gradients and the optimizer's state.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -21,13 +21,17 @@ namespace {
 
 enum class Kind { Add, Sub, Mul, Maximum, Where, SafeDiv, Tanh, Sigmoid, Relu, Gelu, Silu, ExpTanh,
                   SqrtAbs, Square, SumRows, MeanCols, AmaxRows, Gemm, InPlace, MutateBase, MutateView,
-                  MutateDetached };
-constexpr int kKinds = static_cast<int>(Kind::MutateDetached) + 1;
+                  MutateDetached, Softmax, LogSoftmax, LayerNorm, RowSlice, CatHalves, ReshapeRoundTrip,
+                  Clamp, VarRows, MseLoss };
+constexpr int kKinds = static_cast<int>(Kind::MseLoss) + 1;
 const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "where(gt)", "safe_div", "tanh",
   "sigmoid", "relu", "gelu", "silu", "exp(tanh)", "sqrt(|a|+1)", "square", "sum(dim 0)", "mean(dim 1)",
   "amax(dim 0)", "a @ (b^T @ c)", "t = a * 1.5; t.add_(mean(b))",
   "t = a * 1.5; v = t^T; t.add_(mean(b)); v^T", "t = a.detach() * 1.5; v = t^T; v.mul_(s); t",
-  "t = a * 1.5; t.detach().mul_(s); t"};
+  "t = a * 1.5; t.detach().mul_(s); t", "softmax(dim -1)", "log_softmax(dim -1)",
+  "layer_norm(a[4,6], [6], w = b, bias = c)", "a[4,6][1:2] (a view at an offset)",
+  "cat(a[0:2], b[2:4]) of [4,6]s", "a[4,6].reshape(24).reshape(4,6)", "clamp(a, -0.5, 0.8)",
+  "var(a, dim 1, keepdim)", "mse_loss(a, b) of [4,6]s"};
 
 // Value i of the pool is one of the step's tensors: 0 = x (the input), 1 = p [6], 2 = q [4,6]
 // (parameters), then one per instruction.
@@ -71,6 +75,9 @@ const Tensor& full_at_or_before(const std::vector<Tensor>& pool, int index) {
   while (!is_full(pool[index])) --index;
   return pool[index];
 }
+
+// `t` broadcast to [4,6] (through an op, so autograd sums the gradient back).
+Tensor expand_to_full(const Tensor& t) { return add(t, zeros({4, 6})); }
 
 Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, const Tensor& w) {
   const Tensor& a = pool[in.a];
@@ -125,22 +132,52 @@ Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, const Tenso
       t.detach().mul_(in.scalar);
       return t;
     }
+    case Kind::Softmax: return softmax(a, -1);
+    case Kind::LogSoftmax: return mul(log_softmax(a, -1), 0.25);
+    case Kind::LayerNorm: {
+      // The affine weight and bias are [6] slices of any two values broadcast to [4,6].
+      const Tensor& input = full_at_or_before(pool, in.a);
+      const Tensor weight = expand_to_full(pool[in.b]).select(0, 1);
+      const Tensor bias = expand_to_full(pool[in.c]).select(0, 2);
+      return layer_norm(input, {6}, weight, bias);
+    }
+    case Kind::RowSlice: return full_at_or_before(pool, in.a).slice(0, 1, 2);
+    case Kind::CatHalves:
+      return cat({full_at_or_before(pool, in.a).slice(0, 0, 2), full_at_or_before(pool, in.b).slice(0, 2, 4)}, 0);
+    case Kind::ReshapeRoundTrip: return mul(full_at_or_before(pool, in.a).reshape({24}), 0.5).reshape({4, 6});
+    case Kind::Clamp: return clamp(a, -0.5, 0.8);
+    case Kind::VarRows: return a.dim() == 2 ? var(a, {1}, 1, true) : var(a, {}, 1, false);
+    case Kind::MseLoss: return mse_loss(full_at_or_before(pool, in.a), full_at_or_before(pool, in.b));
   }
   throw std::logic_error("unknown instruction");
 }
 
-// One model: its parameters, optimizer and the program's training step.
+// One model: its parameters, optimizer (SGD with momentum, or AdamW) and the program's step.
 struct Model {
   Tensor p, q, w;
-  std::unique_ptr<optim::SGD> optimizer;
+  std::unique_ptr<optim::SGD> sgd;
+  std::unique_ptr<optim::AdamW> adamw;
+  optim::Optimizer* optimizer = nullptr;
 
-  Model() {
+  explicit Model(bool use_adamw) {
     manual_seed(7);
     p = randn({6}).requires_grad_();
     q = randn({4, 6}).requires_grad_();
     w = mul(randn({6, 6}), 0.4).detach().requires_grad_();
-    optimizer = std::make_unique<optim::SGD>(std::vector<Tensor>{p, q, w},
-                                             optim::SGDOptions{.lr = 0.05, .momentum = 0.9});
+    std::vector<Tensor> parameters{p, q, w};
+    if (use_adamw) {
+      adamw = std::make_unique<optim::AdamW>(parameters, optim::AdamWOptions{.lr = 0.01, .weight_decay = 0.1});
+      optimizer = adamw.get();
+    } else {
+      sgd = std::make_unique<optim::SGD>(parameters, optim::SGDOptions{.lr = 0.05, .momentum = 0.9});
+      optimizer = sgd.get();
+    }
+  }
+
+  // The optimizer's per-parameter state tensors (momentum buffer, or AdamW's two moments).
+  std::vector<Tensor> state_of(const Tensor& parameter) const {
+    if (sgd) return {sgd->state(parameter)->momentum_buffer};
+    return {adamw->state(parameter)->exp_avg, adamw->state(parameter)->exp_avg_sq};
   }
 
   Tensor step(const Program& program, const Tensor& x) {
@@ -174,8 +211,9 @@ void check_same_state(Model& compiled, Model& eager) {
     INFO("parameter ", names[i]);
     check_close(actual, expected, "value");
     check_close(actual.grad(), expected.grad(), "grad");
-    check_close(compiled.optimizer->state(actual)->momentum_buffer,
-                eager.optimizer->state(expected)->momentum_buffer, "momentum buffer");
+    const std::vector<Tensor> actual_state = compiled.state_of(actual);
+    const std::vector<Tensor> expected_state = eager.state_of(expected);
+    for (size_t k = 0; k < actual_state.size(); ++k) check_close(actual_state[k], expected_state[k], "optimizer state");
   }
 }
 
@@ -189,7 +227,9 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
   for (int index = 0; index < kPrograms; ++index) {
     const Program program = random_program(rng, 14);
     INFO("program ", index, ":\n", program.describe());
-    Model eager, fused, plain;
+    const bool use_adamw = index % 2 == 1;
+    INFO("optimizer ", use_adamw ? "AdamW" : "SGD with momentum");
+    Model eager(use_adamw), fused(use_adamw), plain(use_adamw);
     auto fused_step = ember::compile([&](const Tensor& x) { return fused.step(program, x); },
                                      {.fullgraph = true});
     auto plain_step = ember::compile([&](const Tensor& x) { return plain.step(program, x); },

@@ -147,6 +147,12 @@ void CaptureMode::on_host_read(const char* what, const Tensor& tensor) {
                           "into the graph", what, id, producer));
 }
 
+void CaptureMode::on_host_state_change(const std::string& what) {
+  graph_break(fmt::format("{} changes host state inside the compiled function, and replaying the graph "
+                          "would not change it again; call it between calls (each replay re-reads the "
+                          "learning rate)", what));
+}
+
 void CaptureMode::finish(std::span<const Tensor> outputs) {
   for (const Tensor& output : outputs) {
     check(output.defined(), "compile: the function returned an undefined tensor");

@@ -32,6 +32,7 @@ class CaptureMode final : public DispatchMode {
   TensorList handle(const OpCall& call, const DispatchNext& next) override;
   void on_host_read(const char* what, const Tensor& tensor) override;
   void on_alias(const Tensor& source, const Tensor& alias) override;
+  void on_host_state_change(const std::string& what) override;
 
  private:
   struct Binding {

@@ -245,6 +245,11 @@ void notify_alias(const Tensor& source, const Tensor& alias) {
   for (DispatchMode* mode : mode_stack) mode->on_alias(source, alias);
 }
 
+void notify_host_state_change(const std::string& what) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_host_state_change(what);
+}
+
 bool dispatch_mode_active() { return !mode_stack.empty(); }
 void set_next_attr_refresh(AttrRefresh refresh) { pending_attr_refresh = std::move(refresh); }
 AttrRefresh take_attr_refresh() { return std::exchange(pending_attr_refresh, AttrRefresh()); }

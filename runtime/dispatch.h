@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/ops/registry.h"
@@ -37,12 +38,17 @@ class DispatchMode {
   // Called when `alias` was made from `source` outside the dispatcher with the same storage and
   // geometry (detach()); a capture mode treats it as holding the same value as `source`.
   virtual void on_alias(const Tensor& source, const Tensor& alias) {}
+  // Called when code changes host state that replaying a captured graph would not change again
+  // (an optimizer's learning rate set inside the compiled function); a capture mode breaks here.
+  virtual void on_host_state_change(const std::string& what) {}
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
 void notify_host_read(const char* what, const Tensor& tensor);
 // Tells the installed modes that `alias` is `source` without its history (no-op without modes).
 void notify_alias(const Tensor& source, const Tensor& alias);
+// Tells the installed modes that `what` (e.g. "Adam.set_lr(0, 0.01)") changes host state.
+void notify_host_state_change(const std::string& what);
 
 // Host scalars that change from step to step (an optimizer's lr and step count) reach ops as
 // attributes. While a mode is installed, the code computing them may hand over a function that

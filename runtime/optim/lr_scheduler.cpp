@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "runtime/dispatch.h"
+
 namespace ember::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
@@ -12,6 +14,7 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
 }
 
 void LRScheduler::step() {
+  notify_host_state_change("an LR scheduler's step()");
   ++step_count_;
   ++last_epoch_;
   last_lr_ = compute_lr();

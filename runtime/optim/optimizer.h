@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/dispatch.h"
 #include "runtime/nn/ordered_dict.h"
 #include "runtime/tensor.h"
 
@@ -98,6 +99,7 @@ class OptimizerBase : public Optimizer {
   double get_lr(size_t group) const override { return group_at(group).options.lr; }
   void set_lr(size_t group, double lr) override {
     check(lr >= 0.0, "{}: learning rate must be non-negative, got {}", name_, lr);
+    if (dispatch_mode_active()) notify_host_state_change(fmt::format("{}.set_lr({}, {})", name_, group, lr));
     groups_[group_index(group)].options.lr = lr;
   }
   std::vector<Tensor> parameters() const override {

@@ -144,3 +144,28 @@ TEST_CASE("compile: fullgraph errors name the op and the reason") {
   CHECK(lenient.state().fell_back_to_eager());
   CHECK(lenient(x * 2.0).to_vector<float>() == std::vector<float>{40.0f, 80.0f});
 }
+
+TEST_CASE("compile: a learning rate set inside the compiled function is a graph break, not a frozen lr") {
+  // A replay runs the graph, not fn's host code, so an lr changed inside fn would stay at the
+  // captured value: silently different training. Between calls it is fine (the first test).
+  auto decaying_step = [](SeedMlp& mlp, const Tensor& x, const Tensor& y) {
+    mlp.optimizer->set_lr(0, 0.5 * mlp.optimizer->get_lr(0));
+    return mlp.step(x, y);
+  };
+  SeedMlp strict(3);
+  auto fullgraph = ember::compile([&](const Tensor& x, const Tensor& y) { return decaying_step(strict, x, y); },
+                                  {.fullgraph = true, .warmup_calls = 0});
+  auto [x, y] = graph_test::batch(0);
+  CHECK_THROWS_WITH_AS(fullgraph(x, y), doctest::Contains("Adam.set_lr(0, 0.0005) changes host state"),
+                       graph::GraphBreak);
+
+  SeedMlp eager(3), lenient(3);
+  auto fallback = ember::compile([&](const Tensor& x, const Tensor& y) { return decaying_step(lenient, x, y); });
+  for (int step = 0; step < 4; ++step) {
+    auto [xs, ys] = graph_test::batch(step);
+    CHECK(graph_test::bit_equal(fallback(xs, ys), decaying_step(eager, xs, ys)));
+  }
+  CHECK(fallback.state().fell_back_to_eager());
+  CHECK(lenient.optimizer->get_lr(0) == eager.optimizer->get_lr(0));
+  check_same_state(eager, lenient);
+}

@@ -14,7 +14,8 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
 }
 
 void LRScheduler::step() {
-  notify_host_state_change("an LR scheduler's step()");
+  // Guarded so that eager steps build no string (set_lr guards its own message the same way).
+  if (dispatch_mode_active()) notify_host_state_change("an LR scheduler's step()");
   ++step_count_;
   ++last_epoch_;
   last_lr_ = compute_lr();

@@ -8,6 +8,7 @@
 
 #include "runtime/autocast.h"
 #include "runtime/autograd/node.h"
+#include "runtime/autograd/view_history.h"
 #include "runtime/profiler/nvtx.h"
 
 namespace ember {
@@ -141,9 +142,12 @@ void check_inplace_allowed(const OpCall& call, bool recording) {
           "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; "
           "wrap the update in NoGradGuard",
           call.op.name, target.sizes());
-    check(!(target.impl()->is_view && target.requires_grad()),
-          "{}: in-place update of a view of a tensor that requires grad is not supported (shape {}); "
-          "use clone() first",
+    // Autograd would have to carry the update back to the view's base (PyTorch's CopySlices);
+    // ember does not, so the base's gradient would silently miss it.
+    check(!target.impl()->is_view,
+          "{}: in-place update of a view (shape {}) while recording gradients is not supported: the "
+          "update would not reach the gradient of the tensor it views; use clone() first, or update "
+          "the base tensor",
           call.op.name, target.sizes());
   }
 }
@@ -175,9 +179,13 @@ TensorList run_view(const OpCall& call) {
   impl->dtype = base.dtype();
   impl->device = base.device();
   impl->is_view = true;
+  const bool grad_mode = grad_mode_enabled();
+  if (grad_mode) {
+    impl->view_origin = std::make_shared<const ViewOrigin>(ViewOrigin{base.impl_ptr(), &call.op, call.attrs});
+    impl->view_version = base.version();
+  }
   TensorList outputs{Tensor(std::move(impl))};
-  if (call.op.backward && grad_mode_enabled() && any_input_requires_grad(call))
-    record_autograd(call, outputs);
+  if (call.op.backward && grad_mode && any_input_requires_grad(call)) record_autograd(call, outputs);
   return outputs;
 }
 

@@ -2,6 +2,7 @@
 #include "runtime/tensor.h"
 
 #include "runtime/autograd/node.h"
+#include "runtime/autograd/view_history.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 
@@ -101,9 +102,17 @@ template std::vector<bool> Tensor::to_vector(Where) const;
 
 // ---- autograd ----
 
+// Every reader of a view's history first catches up with in-place updates of its base.
 bool Tensor::requires_grad() const {
-  const TensorImpl& impl = checked_impl();
-  return impl.requires_grad || impl.grad_fn != nullptr;
+  checked_impl();
+  autograd::refresh_view_history(*impl_);
+  return impl_->requires_grad || impl_->grad_fn != nullptr;
+}
+
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  checked_impl();
+  autograd::refresh_view_history(*impl_);
+  return impl_->grad_fn;
 }
 
 Tensor& Tensor::requires_grad_(bool enabled, Where where) {
@@ -116,7 +125,7 @@ Tensor& Tensor::requires_grad_(bool enabled, Where where) {
   return *this;
 }
 
-bool Tensor::is_leaf() const { return checked_impl().grad_fn == nullptr; }
+bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
 
 Tensor Tensor::grad() const {
   const TensorImpl& impl = checked_impl();

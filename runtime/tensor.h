@@ -71,7 +71,7 @@ class Tensor {
   bool is_leaf() const;
   Tensor grad() const;              // undefined until a backward pass accumulates into it
   void set_grad(const Tensor& grad);  // undefined clears it (zero_grad(set_to_none))
-  const std::shared_ptr<autograd::Node>& grad_fn() const { return checked_impl().grad_fn; }
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
   void backward(const Tensor& gradient = {}, bool retain_graph = false,
                 Where where = Where::current()) const;
   Tensor detach() const;

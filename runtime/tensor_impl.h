@@ -13,6 +13,7 @@
 namespace ember {
 
 class Tensor;
+struct ViewOrigin;
 namespace autograd {
 class Node;
 }
@@ -37,6 +38,10 @@ struct TensorImpl {
 
   bool requires_grad = false;  // leaves only; a non-leaf requires grad iff it has a grad_fn
   bool is_view = false;        // aliases another tensor's storage
+  // A view made in grad mode: how to remake its history after an in-place update of its base
+  // (runtime/autograd/view_history.h), and the storage version its grad_fn reflects.
+  std::shared_ptr<const ViewOrigin> view_origin;
+  uint64_t view_version = 0;
   std::shared_ptr<autograd::Node> grad_fn;
   uint32_t output_nr = 0;      // which output of grad_fn this tensor is
   std::unique_ptr<AutogradMeta> autograd_meta;

@@ -1,6 +1,8 @@
 // OpNode and AccumulateGrad: running a registered backward rule, saving tensors, accumulating.
 #include "runtime/autograd/node.h"
 
+#include "runtime/autograd/view_history.h"
+
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 
@@ -33,7 +35,10 @@ OpNode::OpNode(const OpDef& op, const Attrs& attrs, int num_inputs)
       saved_outputs_(op.num_outputs) {}
 
 void OpNode::save_input(int i, const Tensor& input) {
-  saved_inputs_[i] = {input.grad_fn() ? alias_without_history(input) : input, input.version()};
+  // A view keeps its parent alive (view_origin); saving it as itself could close a cycle through
+  // the parent's grad_fn.
+  const bool alias = input.grad_fn() || input.impl()->view_origin;
+  saved_inputs_[i] = {alias ? alias_without_history(input) : input, input.version()};
 }
 
 void OpNode::save_output(int i, const Tensor& output) {
@@ -122,6 +127,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
 
 Edge gradient_edge(const Tensor& tensor) {
   TensorImpl& impl = *tensor.impl();
+  refresh_view_history(impl);
   if (impl.grad_fn) return {impl.grad_fn, impl.output_nr};
   if (!impl.requires_grad) return {};
   AutogradMeta& meta = impl.meta();

@@ -1,0 +1,37 @@
+// Views and in-place updates of their base. A view shares its base's storage, so after
+// `v = t.t(); t.add_(b)` the view's values already include b; its autograd history must too, or
+// gradients through `v` would skip the update (b would get none). As in PyTorch, a view made while
+// grad mode is on remembers how it was made (its parent and the view op with its attributes); when
+// its storage's version has moved since its history was last set, the next reader of that history
+// (requires_grad(), grad_fn(), a dispatched op, backward) remakes it by replaying the view op on the
+// parent, whose own history is brought up to date the same way. Views made under NoGradGuard and
+// detach()ed aliases have no origin and are never remade.
+#pragma once
+
+#include <memory>
+
+#include "runtime/ops/attrs.h"
+#include "runtime/tensor_impl.h"
+
+namespace ember {
+
+struct OpDef;
+
+struct ViewOrigin {
+  std::shared_ptr<TensorImpl> parent;  // the tensor the view op was applied to
+  const OpDef* op = nullptr;           // a registry op of kind View
+  Attrs attrs;
+};
+
+namespace autograd {
+
+// Replays the view op on the parent and takes the result's grad_fn (see above).
+void remake_view_history(TensorImpl& view);
+
+// The check every reader of autograd history makes first: one pointer test for non-views.
+inline void refresh_view_history(TensorImpl& impl) {
+  if (impl.view_origin && impl.view_version != impl.storage->version()) remake_view_history(impl);
+}
+
+}  // namespace autograd
+}  // namespace ember

@@ -1,0 +1,134 @@
+// Autograd through views whose base changes in place afterwards (the view must follow the base's
+// new history, as in PyTorch), and the in-place updates of views that ember refuses rather than
+// differentiate wrongly. Gradients are checked against hand-derived values and central differences.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "runtime/ember.h"
+#include "runtime/finite_difference.h"
+
+using namespace ember;
+
+namespace {
+
+const TensorOptions kDouble{.dtype = kFloat64, .device = kCPU};
+
+std::vector<double> grad_of(const Tensor& leaf) {
+  REQUIRE(leaf.grad().defined());
+  return testing::values_of(leaf.grad());
+}
+
+}  // namespace
+
+TEST_CASE("a view taken before its base changes in place carries the update's gradient") {
+  // t = 1.5 a; v = t^T (or a slice, or a view of a view); t += 2 mean(b); loss = sum(v^T)
+  // d loss / d b_i = 2 * (elements of the view) / 3, d loss / d a = 1.5 on the viewed elements.
+  struct Case {
+    const char* name;
+    Tensor (*make_view)(const Tensor&);
+    int viewed;  // elements of t the view sees
+  };
+  const Case cases[] = {
+      {"transpose", [](const Tensor& t) { return t.t(); }, 6},
+      {"slice", [](const Tensor& t) { return t.slice(0, 1, 2); }, 3},
+      {"view of a view", [](const Tensor& t) { return t.t().slice(0, 0, 2); }, 4},
+      {"reshape", [](const Tensor& t) { return t.reshape({6}); }, 6},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    Tensor a = ones({2, 3}, kDouble).requires_grad_();
+    Tensor b = ones({3}, kDouble).requires_grad_();
+    Tensor t = mul(a, 1.5);
+    const Tensor view = c.make_view(t);
+    t.add_(mean(b), 2.0);
+    CHECK(testing::values_of(view)[0] == 3.5);  // the values were always shared
+    sum(view).backward();
+    for (double g : grad_of(b)) CHECK(g == doctest::Approx(2.0 * c.viewed / 3.0));
+    double total = 0;
+    for (double g : grad_of(a)) total += g;
+    CHECK(total == doctest::Approx(1.5 * c.viewed));
+  }
+}
+
+TEST_CASE("a view of a tensor that gains a history in place then requires grad") {
+  // PyTorch: t = zeros(3); v = t[:2]; t.add_(b) makes v require grad through b.
+  Tensor b = from_vector<double>({1, 2, 3}, {3}, kDouble).requires_grad_();
+  Tensor t = zeros({3}, kDouble);
+  const Tensor view = t.slice(0, 0, 2);
+  CHECK(!view.requires_grad());
+  t.add_(b);
+  REQUIRE(view.requires_grad());
+  sum(mul(view, view)).backward();  // d/db = 2 b on the first two elements, 0 on the third
+  CHECK(grad_of(b) == std::vector<double>{2, 4, 0});
+}
+
+TEST_CASE("the history is remade once per update, and a view made without grad mode is left alone") {
+  Tensor a = ones({2, 2}, kDouble).requires_grad_();
+  Tensor t = mul(a, 1.0);
+  const Tensor view = t.t();
+  const auto first = view.grad_fn();
+  CHECK(view.grad_fn() == first);  // no update, no remake
+  t.mul_(3.0);
+  const auto remade = view.grad_fn();
+  CHECK(remade != first);
+  CHECK(view.grad_fn() == remade);
+  Tensor untracked;
+  {
+    NoGradGuard no_grad;
+    untracked = t.t();
+  }
+  t.mul_(2.0);
+  CHECK(!untracked.requires_grad());  // like PyTorch: made without grad mode, it stays outside autograd
+  sum(view).backward();
+  for (double g : grad_of(a)) CHECK(g == doctest::Approx(6.0));
+}
+
+TEST_CASE("an optimizer's in-place update of a leaf does not disturb gradients through its views") {
+  Tensor w = from_vector<double>({1, 2, 3, 4}, {2, 2}, kDouble).requires_grad_();
+  const Tensor w_t = w.t();
+  {
+    NoGradGuard no_grad;
+    w.add_(ones({2, 2}, kDouble), -0.5);  // what SGD does
+  }
+  sum(mul(w_t, w_t)).backward();  // d/dw = 2 w (after the update)
+  CHECK(grad_of(w) == std::vector<double>{1, 3, 5, 7});
+}
+
+TEST_CASE("gradients through views of an updated base equal central differences") {
+  const std::vector<Tensor> inputs{testing::leaf({3, 4}, 1), testing::leaf({4}, 2), testing::leaf({3, 4}, 3)};
+  testing::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor t = mul(tanh(in[0]), 2.0);  // not tanh's own output, which its backward saves
+        const Tensor columns = t.t();
+        const Tensor row = t.slice(0, 1, 2);
+        t.mul_(in[2]);      // a pointwise update with a second input
+        t.add_(in[1]);      // and a broadcast one
+        return add(mul(columns.t(), sigmoid(row)), exp(row));
+      },
+      inputs);
+}
+
+TEST_CASE("an in-place update of a view while recording gradients is refused, and changes nothing") {
+  Tensor b = ones({3}, kDouble).requires_grad_();
+  Tensor t = zeros({2, 3}, kDouble);
+  Tensor row = t.slice(0, 0, 1);
+  std::string message;
+  const int line = __LINE__ + 2;
+  try {
+    row.add_(b);
+  } catch (const Error& error) {
+    message = error.what();
+  }
+  CHECK(message.find("add_: in-place update of a view (shape [1, 3]) while recording gradients is not "
+                     "supported") != std::string::npos);
+  CHECK(message.find("test_autograd_views.cpp:" + std::to_string(line)) != std::string::npos);
+  CHECK(testing::values_of(t) == std::vector<double>(6, 0.0));
+  // Without gradients to record (no_grad, or no input that requires grad) it is an ordinary write.
+  row.add_(ones({3}, kDouble));
+  {
+    NoGradGuard no_grad;
+    row.add_(b);
+  }
+  CHECK(testing::values_of(t) == std::vector<double>{2, 2, 2, 0, 0, 0});
+}

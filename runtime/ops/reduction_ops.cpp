@@ -62,6 +62,8 @@ void extremum_backward_shape(const OpCall& call, OutputMetas& outputs) {
   check(call.input(0).dtype() == input.dtype() && call.input(2).dtype() == input.dtype(),
         "extremum_backward: grad ({}), input ({}) and result ({}) must share a dtype",
         call.input(0).dtype(), input.dtype(), call.input(2).dtype());
+  // A gradient is floating-point; the kernels would read any other dtype at the wrong width.
+  check(is_floating(input.dtype()), "extremum_backward: expected a floating-point dtype, got {}", input.dtype());
   const Dims expected = cpu::reduced_sizes(input.sizes(), cpu::reduce_mask(call.attrs.get<Dims>("dims"),
                                            input.dim(), "extremum_backward"), call.attrs.get<bool>("keepdim"));
   check(call.input(0).sizes() == expected && call.input(2).sizes() == expected,

@@ -135,6 +135,16 @@ TEST_CASE("in-place on a leaf that requires grad is refused and leaves it unchan
   CHECK(w.to_vector<float>() == std::vector<float>{1, 2});
 }
 
+TEST_CASE("extremum_backward refuses integer tensors instead of reading them at a float's width") {
+  const Tensor input = from_vector<int32_t>({1, 5, 2}, {3}, {.dtype = kInt32});
+  const Tensor reduced = from_vector<int32_t>({5}, {}, {.dtype = kInt32});
+  const std::string message = error_of([&] {
+    (void)dispatch_one(registry().get("extremum_backward"), {reduced, input, reduced},
+                       Attrs{{"dims", Dims{0}}, {"keepdim", false}});
+  });
+  CHECK(contains(message, "extremum_backward: expected a floating-point dtype, got int32"));
+}
+
 TEST_CASE("internal assertions say they are bugs") {
   const std::string message = error_of([] { internal_assert(false, "an invariant"); });
   CHECK(contains(message, "a bug in ember"));

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "runtime/device.h"
@@ -26,9 +27,14 @@ inline void skip_case(const std::string& why) {
 
 // True when CUDA can run here; otherwise marks the case skipped with the runtime's reason.
 // `if (!cuda_or_skip()) return;` opens every GPU-only case.
+// With EMBER_REQUIRE_CUDA=1 (tools/gpu_check.sh on a GPU machine) an unusable GPU fails the case
+// instead: a run meant to test CUDA must not pass by skipping everything.
 inline bool cuda_or_skip() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return true;
+  const char* required = std::getenv("EMBER_REQUIRE_CUDA");
+  if (required != nullptr && std::string(required) == "1")
+    FAIL("EMBER_REQUIRE_CUDA=1 but CUDA is unavailable: " << why_not);
   skip_case("CUDA unavailable: " + why_not);
   return false;
 }

@@ -25,7 +25,7 @@ using cuda_test::kCuda0;
 
 [[maybe_unused]] Tensor targets(std::vector<int64_t> values) {  // unused in builds without CUDA
   const auto count = static_cast<int64_t>(values.size());
-  return from_vector<int64_t>(std::move(values), {count});
+  return from_vector<int64_t>(std::move(values), {count}, {.dtype = kInt64, .device = kCPU});
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ using cuda_test::kCuda0;
 #ifdef EMBER_HAS_CUDA
 TEST_CASE("cuda cross_entropy with a bad target raises at the next sync, naming the op and values") {
   if (!ember::testing::cuda_or_skip()) return;
-  const Tensor logits = randn({6, 10});
+  const Tensor logits = randn({6, 10}, {.device = kCPU});  // the default device is CUDA on a GPU machine
   const Tensor good = targets({1, 2, 3, 4, 5, 9});
   const Tensor bad = targets({1, 2, 3, 4, 5, 12});
   const Tensor loss = cross_entropy(logits.to(kCuda0), bad.to(kCuda0));  // asynchronous: no error yet

@@ -23,6 +23,11 @@ namespace {
 
 using cuda_test::kCuda0;
 
+// The references are made on the CPU explicitly: on a GPU machine the default device is CUDA, and a
+// factory without a device would make every "CPU" reference a CUDA tensor.
+const TensorOptions kOnCpu{.device = kCPU};
+const TensorOptions kInt64OnCpu{.dtype = kInt64, .device = kCPU};
+
 // Largest |a - b| over all elements, with b brought back from the device.
 double max_difference(const Tensor& a, const Tensor& b) {
   CHECK(a.sizes() == b.sizes());
@@ -41,8 +46,8 @@ Tensor call_op(const char* name, std::initializer_list<Tensor> inputs, const Att
 
 TEST_CASE("cuda embedding_backward and index_add sum heavily repeated indices like the CPU") {
   if (!ember::testing::cuda_or_skip()) return;
-  const Tensor grad = randn({4096, 40});
-  const Tensor indices = randint(0, 7, {4096});  // ~585 additions per row
+  const Tensor grad = randn({4096, 40}, kOnCpu);
+  const Tensor indices = randint(0, 7, {4096}, kInt64OnCpu);  // ~585 additions per row
   const Attrs attrs{{"num_weights", int64_t{7}}};
   const Tensor expected = call_op("embedding_backward", {grad, indices}, attrs);
   const Tensor actual = call_op("embedding_backward", {grad.to(kCuda0), indices.to(kCuda0)}, attrs);
@@ -54,9 +59,9 @@ TEST_CASE("cuda embedding_backward and index_add sum heavily repeated indices li
   const Tensor half = call_op("embedding_backward", {grad.to(kBFloat16).to(kCuda0), indices.to(kCuda0)}, attrs);
   CHECK(max_difference(expected, half) < 0.5);
 
-  const Tensor self = randn({3, 7, 5});
-  const Tensor source = randn({3, 300, 5});
-  const Tensor index = randint(0, 7, {300});
+  const Tensor self = randn({3, 7, 5}, kOnCpu);
+  const Tensor source = randn({3, 300, 5}, kOnCpu);
+  const Tensor index = randint(0, 7, {300}, kInt64OnCpu);
   const Tensor expected_add = call_op("index_add", {self, index, source}, {{"dim", int64_t{1}}});
   const Tensor actual_add =
       call_op("index_add", {self.to(kCuda0), index.to(kCuda0), source.to(kCuda0)}, {{"dim", int64_t{1}}});
@@ -68,14 +73,14 @@ TEST_CASE("cuda cat copies more inputs than one launch takes, mixed dtypes and o
   std::vector<Tensor> parts;
   std::vector<Tensor> device_parts;
   for (int i = 0; i < 45; ++i) {
-    const Tensor part = randn({3, 1 + i % 4, 5});
+    const Tensor part = randn({3, 1 + i % 4, 5}, kOnCpu);
     parts.push_back(part);
     device_parts.push_back(part.to(kCuda0));
   }
   CHECK(max_difference(cat(parts, 1), cat(device_parts, 1)) == 0.0);
   // A float64 part promotes the result; a narrowed part starts at an odd offset (4-byte words).
-  const Tensor wide = randn({3, 2, 5}, {.dtype = kFloat64});
-  const Tensor base = randn({3, 7, 5});
+  const Tensor wide = randn({3, 2, 5}, {.dtype = kFloat64, .device = kCPU});
+  const Tensor base = randn({3, 7, 5}, kOnCpu);
   const Tensor narrowed = base.narrow(1, 1, 3);
   CHECK(max_difference(cat({parts[0], wide, narrowed}, 1),
                        cat({device_parts[0], wide.to(kCuda0), base.to(kCuda0).narrow(1, 1, 3)}, 1)) == 0.0);
@@ -83,7 +88,7 @@ TEST_CASE("cuda cat copies more inputs than one launch takes, mixed dtypes and o
   std::vector<Tensor> rows;
   std::vector<Tensor> device_rows;
   for (int i = 0; i < 40; ++i) {
-    rows.push_back(randn({1 + i % 3, 3}));
+    rows.push_back(randn({1 + i % 3, 3}, kOnCpu));
     device_rows.push_back(rows.back().to(kCuda0));
   }
   CHECK(max_difference(cat(rows, 0), cat(device_rows, 0)) == 0.0);
@@ -91,18 +96,18 @@ TEST_CASE("cuda cat copies more inputs than one launch takes, mixed dtypes and o
 
 TEST_CASE("cuda index_select and embedding copy rows from offset sources and int32 indices") {
   if (!ember::testing::cuda_or_skip()) return;
-  const Tensor base = randn({1001, 33});
+  const Tensor base = randn({1001, 33}, kOnCpu);
   const Tensor offset_rows = base.narrow(0, 1, 1000);  // storage offset 33 floats: 4-byte words only
-  const Tensor index = randint(0, 1000, {777});
+  const Tensor index = randint(0, 1000, {777}, kInt64OnCpu);
   CHECK(max_difference(index_select(offset_rows, 0, index),
                        index_select(base.to(kCuda0).narrow(0, 1, 1000), 0, index.to(kCuda0))) == 0.0);
-  const Tensor fives = full({9}, 5, {.dtype = kInt64});  // inner 1: one-word rows
+  const Tensor fives = full({9}, 5, kInt64OnCpu);  // inner 1: one-word rows
   CHECK(max_difference(index_select(base, 1, fives), index_select(base.to(kCuda0), 1, fives.to(kCuda0))) == 0.0);
-  const Tensor weight = randn({50, 64});
-  const Tensor ids = randint(0, 50, {6, 11});
+  const Tensor weight = randn({50, 64}, kOnCpu);
+  const Tensor ids = randint(0, 50, {6, 11}, kInt64OnCpu);
   CHECK(max_difference(embedding(weight, ids), embedding(weight.to(kCuda0), ids.to(kInt32).to(kCuda0))) == 0.0);
-  const Tensor a = randn({6, 9, 4});
-  const Tensor gather_index = randint(0, 9, {6, 20, 4});
+  const Tensor a = randn({6, 9, 4}, kOnCpu);
+  const Tensor gather_index = randint(0, 9, {6, 20, 4}, kInt64OnCpu);
   CHECK(max_difference(gather(a, 1, gather_index), gather(a.to(kCuda0), 1, gather_index.to(kCuda0))) == 0.0);
 }
 
@@ -120,16 +125,17 @@ TEST_CASE("index, join and optimizer ops have CUDA kernels attached") {
 
 TEST_CASE("cuda index checking reports out-of-range indices at the op when enabled, at the next sync when not") {
   if (!ember::testing::cuda_or_skip()) return;
-  const Tensor weight = randn({6, 3}).to(kCuda0);
-  const Tensor bad = from_vector<int64_t>({1, 9, 2}, {3}).to(kCuda0);
+  const Tensor weight = randn({6, 3}, kOnCpu).to(kCuda0);
+  const Tensor bad = from_vector<int64_t>({1, 9, 2}, {3}, kInt64OnCpu).to(kCuda0);
   cuda::set_index_checking(true);
   CHECK_THROWS_WITH_AS(embedding(weight, bad), doctest::Contains("embedding: index 9 is out of range"), Error);
   CHECK_THROWS_WITH_AS(index_select(weight, 1, bad), doctest::Contains("index_select: index 9"), Error);
   CHECK_THROWS_WITH_AS(one_hot(bad, 4), doctest::Contains("one_hot: class index 9"), Error);
-  CHECK_THROWS_WITH_AS(call_op("embedding_backward", {randn({3, 3}).to(kCuda0), bad}, {{"num_weights", int64_t{4}}}),
+  CHECK_THROWS_WITH_AS(call_op("embedding_backward", {randn({3, 3}, kOnCpu).to(kCuda0), bad},
+                               {{"num_weights", int64_t{4}}}),
                        doctest::Contains("embedding_backward: index 9"), Error);
-  CHECK(max_difference(embedding(weight.to(kCPU), from_vector<int64_t>({1, 5}, {2})),
-                       embedding(weight, from_vector<int64_t>({1, 5}, {2}).to(kCuda0))) == 0.0);
+  CHECK(max_difference(embedding(weight.to(kCPU), from_vector<int64_t>({1, 5}, {2}, kInt64OnCpu)),
+                       embedding(weight, from_vector<int64_t>({1, 5}, {2}, kInt64OnCpu).to(kCuda0))) == 0.0);
   cuda::set_index_checking(false);
   // Unchecked: the bad row reads as zeros, the good rows are right, and the error comes at the sync.
   const Tensor gathered = embedding(weight, bad);
@@ -145,13 +151,15 @@ TEST_CASE("cuda index checking reports out-of-range indices at the op when enabl
 TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, strided state included") {
   if (!ember::testing::cuda_or_skip()) return;
   NoGradGuard no_grad;
-  const Tensor param = randn({37, 19});
-  Tensor cpu_param = param.clone(), cpu_avg = zeros({37, 19}), cpu_sq = zeros({37, 19}), cpu_max = zeros({37, 19});
-  Tensor gpu_param = param.to(kCuda0), gpu_avg = zeros({37, 19}).to(kCuda0), gpu_max = zeros({37, 19}).to(kCuda0);
-  Tensor gpu_sq = zeros({19, 37}).to(kCuda0).transpose(0, 1);  // a strided state tensor
-  Tensor cpu_buffer = zeros({37, 19}), gpu_buffer = zeros({37, 19}).to(kCuda0);
+  const Tensor param = randn({37, 19}, kOnCpu);
+  Tensor cpu_param = param.clone(), cpu_avg = zeros({37, 19}, kOnCpu), cpu_sq = zeros({37, 19}, kOnCpu);
+  Tensor cpu_max = zeros({37, 19}, kOnCpu);
+  Tensor gpu_param = param.to(kCuda0), gpu_avg = zeros({37, 19}, kOnCpu).to(kCuda0);
+  Tensor gpu_max = zeros({37, 19}, kOnCpu).to(kCuda0);
+  Tensor gpu_sq = zeros({19, 37}, kOnCpu).to(kCuda0).transpose(0, 1);  // a strided state tensor
+  Tensor cpu_buffer = zeros({37, 19}, kOnCpu), gpu_buffer = zeros({37, 19}, kOnCpu).to(kCuda0);
   for (int64_t step = 1; step <= 5; ++step) {
-    const Tensor grad = randn({37, 19});
+    const Tensor grad = randn({37, 19}, kOnCpu);
     const optim::AdamStepArgs adam{.lr = 0.01, .weight_decay = 0.1, .step = step, .amsgrad = true, .decoupled = true};
     optim::adam_step_(cpu_param, grad, cpu_avg, cpu_sq, cpu_max, adam);
     optim::adam_step_(gpu_param, grad.to(kCuda0), gpu_avg, gpu_sq, gpu_max, adam);
@@ -172,17 +180,17 @@ TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, stri
 // compute-sanitizer pass of gpu_check.sh stays short; the numbers are indicative only.
 TEST_CASE("cuda gathers and cat on large shapes are correct; bandwidth is reported") {
   if (!ember::testing::cuda_or_skip()) return;
-  const Tensor weight = randn({8192, 512});
-  const Tensor ids = randint(0, 8192, {8192});
-  const Tensor a = randn({2048, 2048});
-  const Tensor b = randn({2048, 1024});
+  const Tensor weight = randn({8192, 512}, kOnCpu);
+  const Tensor ids = randint(0, 8192, {8192}, kInt64OnCpu);
+  const Tensor a = randn({2048, 2048}, kOnCpu);
+  const Tensor b = randn({2048, 1024}, kOnCpu);
   const Tensor gpu_weight = weight.to(kCuda0), gpu_ids = ids.to(kCuda0), gpu_a = a.to(kCuda0), gpu_b = b.to(kCuda0);
   CHECK(max_difference(embedding(weight, ids), embedding(gpu_weight, gpu_ids)) == 0.0);
   CHECK(max_difference(cat({a, b}, 1), cat({gpu_a, gpu_b}, 1)) == 0.0);
-  const Tensor gather_index = randint(0, 2048, {2048, 512});
+  const Tensor gather_index = randint(0, 2048, {2048, 512}, kInt64OnCpu);
   const Tensor gpu_gather_index = gather_index.to(kCuda0);
   CHECK(max_difference(gather(a, 1, gather_index), gather(gpu_a, 1, gpu_gather_index)) == 0.0);
-  const Tensor columns = randint(0, 2048, {512});
+  const Tensor columns = randint(0, 2048, {512}, kInt64OnCpu);
   const Tensor gpu_columns = columns.to(kCuda0);
   CHECK(max_difference(index_select(a, 1, columns), index_select(gpu_a, 1, gpu_columns)) == 0.0);
   const auto bandwidth = [&](const char* label, double bytes, auto&& body) {

@@ -22,13 +22,17 @@ std::vector<Tensor> make_list(DType dtype, uint64_t seed, bool positive = false)
   manual_seed(seed);
   std::vector<Tensor> tensors;
   for (int i = 0; i < 100; ++i) {
+    const TensorOptions options{.dtype = dtype, .device = kCPU};
     Tensor value;
-    if (i == 7) value = randn({0, 3}, {.dtype = dtype});
-    else if (i == 50) value = randn({40000}, {.dtype = dtype});
-    else if (i % 10 == 3) value = randn({5, 3 + i % 4}, {.dtype = dtype}).transpose(0, 1);
-    else value = randn({1 + (i * 37) % 300}, {.dtype = dtype});
+    if (i == 7) value = randn({0, 3}, options);
+    else if (i == 50) value = randn({40000}, options);
+    else if (i % 10 == 3) value = randn({5, 3 + i % 4}, options);
+    else value = randn({1 + (i * 37) % 300}, options);
     if (positive) value = value * value + 0.1;
-    tensors.push_back(value.to(kCuda0));
+    value = value.to(kCuda0);
+    // Transposed on the device: a copy to the device packs, so a CPU transpose would arrive contiguous.
+    if (i % 10 == 3) value = value.transpose(0, 1);
+    tensors.push_back(value);
   }
   return tensors;
 }
@@ -63,6 +67,7 @@ TEST_CASE("cuda _multi_adam_step_ equals adam_step_ per parameter, bit for bit, 
       std::vector<Tensor> sqs = make_list(dtype, 4, true), maxes = amsgrad ? make_list(dtype, 5, true) : std::vector<Tensor>{};
       std::vector<Tensor> single_params = clones(params), single_avgs = clones(avgs), single_sqs = clones(sqs);
       std::vector<Tensor> single_maxes = clones(maxes);
+      REQUIRE(!params[3].is_contiguous());  // the per-parameter fallback inside the batched call runs
       optim::multi_adam_step_(params, grads, avgs, sqs, maxes, args);
       for (size_t i = 0; i < params.size(); ++i)
         optim::adam_step_(single_params[i], grads[i], single_avgs[i], single_sqs[i],

@@ -96,7 +96,8 @@ TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their
   if (!ember::testing::cuda_or_skip()) return;
   static const OpDef& softmax_backward_op = lookup_op("softmax_backward");
   static const OpDef& log_softmax_backward_op = lookup_op("log_softmax_backward");
-  for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 20000}, Dims{3, 2000, 3}}) {
+  for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 12032}, Dims{2, 12288}, Dims{2, 20000},
+                            Dims{3, 2000, 3}}) {
     const int64_t dim = 1;
     const Tensor input = random_cpu(sizes);
     const Tensor grad = random_cpu(sizes);
@@ -131,11 +132,14 @@ TEST_CASE("cuda cross_entropy: many classes, smoothing, ignore_index, backward a
     check_close(dispatch_one(backward_op, {grad.to(kCuda0), logits.to(kCuda0), target.to(kCuda0)}, attrs),
                 dispatch_one(backward_op, {grad, logits, target}, attrs), 1e-4, "cross_entropy_backward");
   }
-  // The CPU throws for an out-of-range target; CUDA cannot without a host sync and gives NaN.
+  // The kernel records an out-of-range target on the device; the next sync (the copy to the host)
+  // raises it, naming the op, the target and its position.
   labels[2] = 3000;
   const Tensor bad = from_vector(labels, Dims{9}, {.dtype = kInt64, .device = kCPU}).to(kCuda0);
-  CHECK(std::isnan(cross_entropy(logits.to(kCuda0), bad).to(kCPU).item()));
-  CHECK(std::isnan(nll_loss(logits.to(kCuda0), bad).to(kCPU).item()));
+  CHECK_THROWS_WITH_AS(cross_entropy(logits.to(kCuda0), bad).to(kCPU),
+                       doctest::Contains("cross_entropy: target 3000 at index 2 is out of range [0, 3000)"), Error);
+  CHECK_THROWS_WITH_AS(nll_loss(logits.to(kCuda0), bad).to(kCPU),
+                       doctest::Contains("nll_loss: target 3000 at index 2 is out of range [0, 3000)"), Error);
 }
 
 TEST_CASE("cuda mse_loss: a long mean in two fixed-order passes") {

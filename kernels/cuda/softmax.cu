@@ -13,7 +13,9 @@ namespace detail {
 
 namespace {
 
-constexpr int64_t kSharedCacheBytes = 48 * 1024;  // the default dynamic shared memory limit
+// Without an opt-in a block may use 48 KiB of shared memory, static and dynamic together; the
+// block reductions' static arrays take up to 128 bytes, so the row cache stops 1 KiB short.
+constexpr int64_t kSharedCacheBytes = 47 * 1024;
 
 template <bool Log, typename C> __device__ __forceinline__ C softmax_value(C value, C maximum, C log_total, C inverse) {
   if constexpr (Log) {

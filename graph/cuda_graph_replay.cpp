@@ -2,6 +2,7 @@
 // through libember's CUDA graph API (runtime/cuda/cuda_graph.h; without CUDA it reports why not).
 #include "graph/cuda_graph_replay.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -61,6 +62,7 @@ struct CudaGraphReplay::State {
   cuda::Event after;
   std::vector<cuda::GraphExec> graphs;
   std::vector<int> runs;  // per segment: calls so far (the first one runs uncaptured, as a warm-up)
+  std::vector<bool> direct;  // per segment: capture failed once, so it runs without a graph
 };
 
 bool CudaGraphReplay::available(std::string* why_not) { return cuda::graphs_available(why_not); }
@@ -73,6 +75,7 @@ CudaGraphReplay::CudaGraphReplay(Device device, int segments) {
   state_->stream = capture_stream(device);
   state_->graphs.assign(static_cast<size_t>(segments), nullptr);
   state_->runs.assign(static_cast<size_t>(segments), 0);
+  state_->direct.assign(static_cast<size_t>(segments), false);
 }
 
 CudaGraphReplay::~CudaGraphReplay() { invalidate(); }
@@ -89,27 +92,31 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
   const cuda::Stream caller = cuda::current_stream(state_->device);
   const cuda::Stream& own = state_->stream;
   for_segment("ordering after the caller's work", index, [&] { cuda::wait_for(own, caller, state_->before); });
-  cuda::GraphExec& exec = state_->graphs.at(static_cast<size_t>(index));
-  if (exec == nullptr && state_->runs.at(static_cast<size_t>(index))++ == 0) {
+  const auto slot = static_cast<size_t>(index);
+  cuda::GraphExec& exec = state_->graphs.at(slot);
+  if (state_->direct.at(slot) || (exec == nullptr && state_->runs.at(slot)++ == 0)) {
     // Warm-up: the first call runs uncaptured on the replay's stream, so lazy initialisation
     // (library loads, cuBLASLt handle and this stream's workspace, cuDNN plans, cached blocks of
     // this stream's pool) happens outside the capture, which then needs no cudaMalloc.
     StreamSwitch on_own(own, caller);
     record();
   } else if (exec == nullptr) {
-    cuda::CapturedGraph graph = nullptr;
-    {
-      StreamSwitch on_own(own, caller);
-      for_segment("beginning capture", index, [&] { cuda::begin_capture(own); });
-      try {
-        record();
-      } catch (...) {
-        cuda::abandon_capture(own);  // leave the stream usable, then report the real error
-        throw;
-      }
-      graph = for_segment("ending capture", index, [&] { return cuda::end_capture(own); });
+    StreamSwitch on_own(own, caller);
+    for_segment("beginning capture", index, [&] { cuda::begin_capture(own); });
+    try {
+      record();
+      const cuda::CapturedGraph graph = for_segment("ending capture", index, [&] { return cuda::end_capture(own); });
+      exec = for_segment("instantiating the graph", index, [&] { return cuda::instantiate(graph); });
+    } catch (const Error& error) {
+      // Work that cannot be captured (a host sync in some op, say). Under capture nothing ran on
+      // the device, so the segment runs directly, now and from then on: correct, one launch per
+      // kernel instead of one per segment, and said once. An op's own error raises again here.
+      cuda::abandon_capture(own);
+      state_->direct[slot] = true;
+      std::fprintf(stderr, "ember: compile(mode=\"reduce_overhead\"): step segment %d runs without a CUDA graph: %s\n",
+                   index, error.what());
+      record();
     }
-    exec = for_segment("instantiating the graph", index, [&] { return cuda::instantiate(graph); });
   }
   if (exec != nullptr) for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });
   for_segment("ordering the caller's later work", index, [&] { cuda::wait_for(caller, own, state_->after); });

@@ -42,8 +42,9 @@ class CudaGraphReplay {
 
   // Runs segment `index`: the first time, `record` runs directly on the capture stream; the second
   // time it runs under stream capture and the graph is instantiated; from then on, the graph is
-  // launched. Work is ordered after
-  // what the current stream queued before, and the current stream waits for it afterwards.
+  // launched. A segment whose capture or instantiation fails runs `record` directly from then on
+  // (with a note on stderr). Work is ordered after what the current stream queued before, and the
+  // current stream waits for it afterwards.
   void run(int index, const std::function<void()>& record);
   // Drops every captured graph (the next run captures again).
   void invalidate();

@@ -25,8 +25,13 @@ std::string cuda_graph_blocker(const Graph& graph, const MemoryPlan& plan) {
 
 bool runs_outside_capture(const Graph& graph, const Node& node) {
   if (node.refresh) return true;
-  if (node.op->name != "to_device" || node.inputs.empty() || node.inputs[0] < 0) return false;
-  return graph.values[node.inputs[0]].meta.device.is_cpu() || graph.values[node.outputs[0]].meta.device.is_cpu();
+  // Host work (a CPU op, a copy to or from the host) is not recorded by a CUDA graph: inside a
+  // captured segment it would run at capture and never again, leaving its outputs stale.
+  for (ValueId output : node.outputs)
+    if (output >= 0 && graph.values[output].meta.device.is_cpu()) return true;
+  for (ValueId input : node.inputs)
+    if (input >= 0 && graph.values[input].meta.device.is_cpu()) return true;
+  return false;
 }
 
 void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {

@@ -1,7 +1,7 @@
 // What mode="reduce_overhead" may capture (graph/cuda_graph_plan.h), decided from graphs built
 // from types alone, so it is checked on machines without a GPU: a graph that updates one of its
 // inputs in place (directly or through a view) is refused with the node named; host<->device
-// copies and nodes with per-call host scalars run outside the captured segments.
+// copies, CPU ops and nodes with per-call host scalars run outside the captured segments.
 #include <doctest/doctest.h>
 
 #include "graph/cuda_graph_plan.h"
@@ -53,9 +53,13 @@ TEST_CASE("host<->device copies and nodes with per-call host scalars run outside
   const int on_device = typed.add("relu", {device}, TensorMeta{{4, 8}, kFloat32, kGpu});
   const int scaled = typed.add("mul_scalar", {device}, TensorMeta{{4, 8}, kFloat32, kGpu}, Attrs{{"value", 0.5}});
   typed.graph.nodes[scaled].refresh = [](Attrs& attrs) { attrs.set("value", 0.25); };
+  // CPU work in a CUDA step (a per-call CPU input prepared before its upload) would run only at
+  // capture and go stale on every replay after it.
+  const int on_host = typed.add("add_scalar", {host}, TensorMeta{{4, 8}, kFloat32, kCPU}, Attrs{{"value", -1.0}});
   const Graph& graph = typed.graph;
   CHECK(runs_outside_capture(graph, graph.nodes[upload]));
   CHECK(runs_outside_capture(graph, graph.nodes[download]));
   CHECK_FALSE(runs_outside_capture(graph, graph.nodes[on_device]));
   CHECK(runs_outside_capture(graph, graph.nodes[scaled]));
+  CHECK(runs_outside_capture(graph, graph.nodes[on_host]));
 }

@@ -46,6 +46,10 @@ class DeviceMemoryBackend final : public MemoryBackend {
   }
   void release(void* pointer, size_t) override {
     DeviceGuard guard(Device(DeviceType::CUDA, index_));
+    // A cached block returns to the pool when its tensor dies on the host, perhaps while kernels
+    // queued earlier still use it; cudaFree "may" synchronize (CUDA's words), so wait explicitly.
+    // Releasing is rare (empty_cache, an out-of-memory retry) and costs a sync anyway.
+    cuda_check(cudaDeviceSynchronize());
     cuda_check(cudaFree(pointer));
   }
   // cudaFree synchronizes the device: illegal while this thread captures a graph.

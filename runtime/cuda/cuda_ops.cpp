@@ -156,10 +156,18 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
     cuda_check(cudaStreamSynchronize(stream));  // the host reads the result right away
     raise_device_error(source.device());        // a bad target or index found since the last sync
   } else {
+    // A copy queued on the destination GPU's stream does not wait for the source GPU's stream, and
+    // `packed` may be a temporary freed on return: the source's pending work finishes first, the
+    // copy before returning. (Rare: data-parallel training moves tensors through NCCL instead.)
+    {
+      DeviceGuard guard(source.device());
+      cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(current_stream(source.device()).handle)));
+    }
     DeviceGuard guard(destination.device());
     const auto stream = static_cast<cudaStream_t>(current_stream(destination.device()).handle);
     cuda_check(cudaMemcpyPeerAsync(destination.raw_data_ptr(), destination.device().index,
                                    packed.raw_data_ptr(), source.device().index, bytes, stream));
+    cuda_check(cudaStreamSynchronize(stream));
   }
 }
 

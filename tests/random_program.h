@@ -2,7 +2,8 @@
 // list of instructions over a pool of tensors (x [4,6], parameters p [6] and q [4,6], then one value
 // per instruction) that mixes broadcasting pointwise chains, keepdim reductions, GEMMs on transposed
 // views, softmax/layer_norm/var/mse_loss, slices, cat, reshapes and in-place updates of
-// intermediates, of a view's base, through a view and through a detach()ed alias. The compile
+// intermediates, of a view's base (read through transpose, select, expand and permute views made
+// before the update), through a view and through a detach()ed alias. The compile
 // tests run the same program compiled and eager; the autograd tests check its gradient in float64
 // against central differences.
 #pragma once
@@ -20,16 +21,18 @@ namespace ember::testing {
 enum class Kind { Add, Sub, Mul, Maximum, Where, SafeDiv, Tanh, Sigmoid, Relu, Gelu, Silu, ExpTanh,
                   SqrtAbs, Square, SumRows, MeanCols, AmaxRows, Gemm, InPlace, MutateBase, MutateView,
                   MutateDetached, Softmax, LogSoftmax, LayerNorm, RowSlice, CatHalves, ReshapeRoundTrip,
-                  Clamp, VarRows, MseLoss };
-inline constexpr int kKinds = static_cast<int>(Kind::MseLoss) + 1;
-inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "where(gt)", "safe_div", "tanh",
+                  Clamp, VarRows, MseLoss, SelectAfterMutate, PermuteAfterMutate };
+inline constexpr int kKinds = static_cast<int>(Kind::PermuteAfterMutate) + 1;
+inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "where(a > b, a - b, s (b - a))", "safe_div", "tanh",
   "sigmoid", "relu", "gelu", "silu", "exp(tanh)", "sqrt(|a|+1)", "square", "sum(dim 0)", "mean(dim 1)",
   "amax(dim 0)", "a @ (b^T @ c)", "t = a * 1.5; t.add_(mean(b))",
   "t = a * 1.5; v = t^T; t.add_(mean(b)); v^T", "t = a.detach() * 1.5; v = t^T; v.mul_(s); t",
   "t = a * 1.5; t.detach().mul_(s); t", "softmax(dim -1)", "log_softmax(dim -1)",
   "layer_norm(a[4,6], [6], w = b, bias = c)", "a[4,6][1:2] (a view at an offset)",
   "cat(a[0:2], b[2:4]) of [4,6]s", "a[4,6].reshape(24).reshape(4,6)", "clamp(a, -0.5, 0.8)",
-  "var(a, dim 1, keepdim)", "mse_loss(a, b) of [4,6]s"};
+  "var(a, dim 1, keepdim)", "mse_loss(a, b) of [4,6]s",
+  "t = a[4,6] * 1.5; r = t.select(0, 2); t.mul_(b); r.unsqueeze(0).expand(4, 6)",
+  "t = a[4,6] * 1.5; v = t.reshape(2,2,6).permute(2,0,1); t.add_(mean(b)); v.permute(1,2,0).reshape(4,6)"};
 
 // Value i of the pool is one of the step's tensors: 0 = x (the input), 1 = p [6], 2 = q [4,6]
 // (parameters), then one per instruction.
@@ -96,7 +99,9 @@ inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, cons
     case Kind::Sub: return sub(a, b);
     case Kind::Mul: return mul(mul(a, b), in.scalar);
     case Kind::Maximum: return maximum(a, b);
-    case Kind::Where: return where(gt(a, b), a, mul(b, in.scalar));
+    // Both branches are 0 where a == b: values that tie by construction (a maximum broadcast
+    // everywhere, say) must not put a jump where central differences would straddle it.
+    case Kind::Where: return where(gt(a, b), sub(a, b), mul(sub(b, a), in.scalar));
     case Kind::SafeDiv: return div(a, add(abs(b), 1.0));
     case Kind::Tanh: return tanh(a);
     case Kind::Sigmoid: return sigmoid(a);
@@ -155,8 +160,26 @@ inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, cons
       return cat({full_at_or_before(pool, in.a).slice(0, 0, 2), full_at_or_before(pool, in.b).slice(0, 2, 4)}, 0);
     case Kind::ReshapeRoundTrip: return mul(full_at_or_before(pool, in.a).reshape({24}), 0.5).reshape({4, 6});
     case Kind::Clamp: return clamp(a, -0.5, 0.8);
-    case Kind::VarRows: return a.dim() == 2 ? var(a, {1}, 1, true) : var(a, {}, 1, false);
+    case Kind::VarRows: {
+      // Along a dim of more than one element (the unbiased variance of one element is NaN).
+      if (a.numel() == 1) return mul(a, in.scalar);
+      if (a.dim() == 2) return var(a, {a.size(1) > 1 ? 1 : 0}, 1, true);
+      return var(a, {}, 1, false);
+    }
     case Kind::MseLoss: return mse_loss(full_at_or_before(pool, in.a), full_at_or_before(pool, in.b));
+    // Views through select/unsqueeze/expand and permute, taken before their base changes in place.
+    case Kind::SelectAfterMutate: {
+      Tensor t = mul(full_at_or_before(pool, in.a), 1.5);
+      const Tensor row = t.select(0, 2);
+      t.mul_(expand_to_full(b));
+      return row.unsqueeze(0).expand({4, 6});
+    }
+    case Kind::PermuteAfterMutate: {
+      Tensor t = mul(full_at_or_before(pool, in.a), 1.5);
+      const Tensor view = t.reshape({2, 2, 6}).permute({2, 0, 1});  // a view of a view
+      t.add_(mean(b), in.scalar);
+      return view.permute({1, 2, 0}).reshape({4, 6});
+    }
   }
   throw std::logic_error("unknown instruction");
 }

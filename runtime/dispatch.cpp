@@ -1,12 +1,14 @@
 // The dispatcher's eager path and mode stack.
 #include "runtime/dispatch.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "runtime/autocast.h"
+#include "runtime/autograd/copy_slices.h"
 #include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
 #include "runtime/profiler/nvtx.h"
@@ -142,20 +144,48 @@ void check_inplace_allowed(const OpCall& call, bool recording) {
           "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; "
           "wrap the update in NoGradGuard",
           call.op.name, target.sizes());
-    // Autograd would have to carry the update back to the view's base (PyTorch's CopySlices);
-    // ember does not, so the base's gradient would silently miss it.
-    check(!target.impl()->is_view,
-          "{}: in-place update of a view (shape {}) while recording gradients is not supported: the "
-          "update would not reach the gradient of the tensor it views; use clone() first, or update "
-          "the base tensor",
-          call.op.name, target.sizes());
   }
+}
+
+// The input an in-place op writes, when it is a view and the op writes nothing else: autograd
+// then carries the update to the view's base (autograd/copy_slices.h). -1 when no input is a view.
+int updated_view(const OpCall& call) {
+  int found = -1;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!has_bit(call.op.mutated_inputs, i) || !call.inputs[i].defined() || !call.inputs[i].impl()->is_view)
+      continue;
+    check(std::popcount(call.op.mutated_inputs) == 1,
+          "{}: in-place update of a view (shape {}) by an op that writes several inputs is not supported "
+          "while recording gradients", call.op.name, call.inputs[i].sizes());
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+// The history an in-place update of view `call.inputs[mutated]` gives its root base: a CopySlices
+// node over `node`, the op's own node over the view. Built before the kernel runs (it needs the
+// base's history from before the update), installed after it succeeded.
+std::shared_ptr<autograd::CopySlices> through_view(const std::shared_ptr<autograd::OpNode>& node,
+                                                  const OpCall& call, int mutated, Tensor& root_out) {
+  const Tensor& view = call.inputs[static_cast<size_t>(mutated)];
+  autograd::ViewPath path = autograd::view_path(view);
+  check(path.why_not.empty(), "{}: in-place update of a view (shape {}) while recording gradients: {}; use "
+        "clone() first", call.op.name, view.sizes(), path.why_not);
+  node->output_metas = {{view.sizes(), view.dtype(), view.device()}};
+  root_out = path.root;
+  const TensorImpl& root = *path.root.impl();
+  return std::make_shared<autograd::CopySlices>(TensorMeta{root.sizes, root.dtype, root.device},
+                                                std::move(path.steps), node, mutated,
+                                                autograd::gradient_edge(path.root));
 }
 
 TensorList run_inplace(const OpCall& call, Kernel kernel) {
   const bool recording = grad_mode_enabled() && call.op.backward && any_input_requires_grad(call);
   check_inplace_allowed(call, recording);
   std::shared_ptr<autograd::OpNode> node = recording ? create_node(call) : nullptr;
+  const int view = node ? updated_view(call) : -1;
+  Tensor root;
+  std::shared_ptr<autograd::CopySlices> slices = view >= 0 ? through_view(node, call, view, root) : nullptr;
   TensorList outputs;
   for (size_t i = 0; i < call.inputs.size(); ++i)
     if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
@@ -164,7 +194,14 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   for (Tensor& output : outputs)
     if (output.defined()) output.impl()->storage->bump_version();
   // The written tensor now holds the op's result: its history continues through the new node.
-  if (node) attach_outputs(node, call, outputs);
+  // Through a view, the base's does; the version bump above makes every view of the base, the
+  // updated one included, remake its history from there when next read.
+  if (slices) {
+    root.impl()->grad_fn = std::move(slices);
+    root.impl()->output_nr = 0;
+  } else if (node) {
+    attach_outputs(node, call, outputs);
+  }
   return outputs;
 }
 

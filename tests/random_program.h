@@ -3,11 +3,13 @@
 // per instruction) that mixes broadcasting pointwise chains, keepdim reductions, GEMMs on transposed
 // views, softmax/layer_norm/var/mse_loss, slices, cat, reshapes and in-place updates of
 // intermediates, of a view's base (read through transpose, select, expand and permute views made
-// before the update), through a view and through a detach()ed alias. The compile
+// before the update), through a view (recorded, and through a detach()ed alias) and through a
+// detach()ed alias of the base. The compile
 // tests run the same program compiled and eager; the autograd tests check its gradient in float64
 // against central differences.
 #pragma once
 
+#include <functional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -21,8 +23,8 @@ namespace ember::testing {
 enum class Kind { Add, Sub, Mul, Maximum, Where, SafeDiv, Tanh, Sigmoid, Relu, Gelu, Silu, ExpTanh,
                   SqrtAbs, Square, SumRows, MeanCols, AmaxRows, Gemm, InPlace, MutateBase, MutateView,
                   MutateDetached, Softmax, LogSoftmax, LayerNorm, RowSlice, CatHalves, ReshapeRoundTrip,
-                  Clamp, VarRows, MseLoss, SelectAfterMutate, PermuteAfterMutate };
-inline constexpr int kKinds = static_cast<int>(Kind::PermuteAfterMutate) + 1;
+                  Clamp, VarRows, MseLoss, SelectAfterMutate, PermuteAfterMutate, MutateThroughView };
+inline constexpr int kKinds = static_cast<int>(Kind::MutateThroughView) + 1;
 inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "where(a > b, a - b, s (b - a))", "safe_div", "tanh",
   "sigmoid", "relu", "gelu", "silu", "exp(tanh)", "sqrt(|a|+1)", "square", "sum(dim 0)", "mean(dim 1)",
   "amax(dim 0)", "a @ (b^T @ c)", "t = a * 1.5; t.add_(mean(b))",
@@ -32,7 +34,8 @@ inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "
   "cat(a[0:2], b[2:4]) of [4,6]s", "a[4,6].reshape(24).reshape(4,6)", "clamp(a, -0.5, 0.8)",
   "var(a, dim 1, keepdim)", "mse_loss(a, b) of [4,6]s",
   "t = a[4,6] * 1.5; r = t.select(0, 2); t.mul_(b); r.unsqueeze(0).expand(4, 6)",
-  "t = a[4,6] * 1.5; v = t.reshape(2,2,6).permute(2,0,1); t.add_(mean(b)); v.permute(1,2,0).reshape(4,6)"};
+  "t = a[4,6] * 1.5; v = t.reshape(2,2,6).permute(2,0,1); t.add_(mean(b)); v.permute(1,2,0).reshape(4,6)",
+  "t = a[4,6] * 1.5; t^T[1:3].mul_(b[4,6]^T[1:3]); t"};
 
 // Value i of the pool is one of the step's tensors: 0 = x (the input), 1 = p [6], 2 = q [4,6]
 // (parameters), then one per instruction.
@@ -60,10 +63,11 @@ struct Program {
 inline bool is_full(const Tensor& t) { return t.sizes() == Dims{4, 6}; }
 
 // Updates through a detach()ed alias are invisible to autograd by design (as in PyTorch), so a
-// gradient check leaves them out (`differentiable_only`); the function they compute still changes.
-inline bool updates_through_detach(Kind kind) { return kind == Kind::MutateView || kind == Kind::MutateDetached; }
+// gradient check leaves them out; the function they compute still changes.
+inline bool differentiable(Kind kind) { return kind != Kind::MutateView && kind != Kind::MutateDetached; }
 
-inline Program random_program(std::mt19937& rng, int length, bool differentiable_only = false) {
+// Programs of `length` instructions whose kinds `allowed` accepts (all when empty).
+inline Program random_program(std::mt19937& rng, int length, const std::function<bool(Kind)>& allowed = {}) {
   Program program;
   for (int i = 0; i < length; ++i) {
     const int pool = 3 + i;
@@ -71,7 +75,7 @@ inline Program random_program(std::mt19937& rng, int length, bool differentiable
     // Later instructions lean on recent values, so programs are deep as well as wide.
     std::uniform_int_distribution<int> recent(std::max(0, pool - 4), pool - 1);
     Kind drawn = static_cast<Kind>(kind(rng));
-    while (differentiable_only && updates_through_detach(drawn)) drawn = static_cast<Kind>(kind(rng));
+    while (allowed && !allowed(drawn)) drawn = static_cast<Kind>(kind(rng));
     program.instructions.push_back({drawn, recent(rng), pick(rng), pick(rng),
                                     std::uniform_real_distribution<double>(0.25, 1.5)(rng)});
   }
@@ -173,6 +177,12 @@ inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, cons
       const Tensor row = t.select(0, 2);
       t.mul_(expand_to_full(b));
       return row.unsqueeze(0).expand({4, 6});
+    }
+    // An update through a view of a view while recording: the base's history follows it.
+    case Kind::MutateThroughView: {
+      Tensor t = mul(full_at_or_before(pool, in.a), 1.5);
+      t.t().slice(0, 1, 3).mul_(expand_to_full(b).t().slice(0, 1, 3));
+      return t;
     }
     case Kind::PermuteAfterMutate: {
       Tensor t = mul(full_at_or_before(pool, in.a), 1.5);

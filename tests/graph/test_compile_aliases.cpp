@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "fusion_test_util.h"
+#include "graph/capture.h"
 #include "graph/compile.h"
 
 using namespace ember;
@@ -105,4 +106,36 @@ TEST_CASE("compile: the backward of a GEMM with a transposed intermediate operan
     CHECK(graph_test::max_relative_error(compiled_grad, w.grad()) <= 1e-6);
   }
   CHECK(compiled.state().replays() == 1);
+}
+
+TEST_CASE("compile: an update through a view while recording falls back to eager; fullgraph names the break") {
+  // Autograd carries t[1:3] *= p[0:2] to t (CopySlices), but the capture cannot yet bind the
+  // aliases autograd saves of t after a write through its view: a graph break, not a wrong graph.
+  struct Step {
+    Tensor p;
+    Step() {
+      manual_seed(9);
+      p = randn({4, 6}).requires_grad_();
+    }
+    Tensor operator()(const Tensor& x) {
+      p.set_grad(Tensor());
+      Tensor t = mul(x, p);
+      t.slice(0, 1, 3).mul_(p.slice(0, 0, 2));
+      Tensor loss = sum(mul(t, t));
+      loss.backward();
+      return loss.detach();
+    }
+  };
+  Step eager, fallback, strict;
+  auto compiled = ember::compile([&](const Tensor& x) { return fallback(x); });
+  for (int call = 0; call < 3; ++call) {
+    manual_seed(60 + static_cast<uint64_t>(call));
+    const Tensor x = randn({4, 6});
+    CHECK(graph_test::max_relative_error(compiled(x), eager(x)) == 0);
+    CHECK(graph_test::max_relative_error(fallback.p.grad(), eager.p.grad()) == 0);
+  }
+  CHECK(compiled.state().fell_back_to_eager());
+  auto fullgraph = ember::compile([&](const Tensor& x) { return strict(x); }, {.fullgraph = true});
+  (void)fullgraph(randn({4, 6}));  // the first call runs eagerly, the second captures
+  CHECK_THROWS_WITH_AS(fullgraph(randn({4, 6})), doctest::Contains("graph break"), graph::GraphBreak);
 }

@@ -18,7 +18,7 @@ TEST_CASE("random programs: autograd gradients equal central differences (float6
   constexpr int kPrograms = 40;
   std::mt19937 rng(20261203);
   for (int index = 0; index < kPrograms; ++index) {
-    const testing::Program program = testing::random_program(rng, 14, /*differentiable_only=*/true);
+    const testing::Program program = testing::random_program(rng, 14, testing::differentiable);
     INFO("program ", index, ":\n", program.describe());
     const std::vector<Tensor> inputs{testing::leaf({4, 6}, 10 + index), testing::leaf({6}, 20 + index),
                                      testing::leaf({4, 6}, 30 + index), testing::leaf({6, 6}, 40 + index)};

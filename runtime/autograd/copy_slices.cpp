@@ -1,0 +1,70 @@
+// CopySlices: the base's history after an in-place update through one of its views.
+#include "runtime/autograd/copy_slices.h"
+
+#include <algorithm>
+
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+
+namespace ember::autograd {
+
+namespace {
+
+// `tensor` seen through the same view ops as the updated view saw its base.
+Tensor through_path(Tensor tensor, const std::vector<ViewStep>& path) {
+  for (const ViewStep& step : path) {
+    const Tensor inputs[] = {tensor};
+    tensor = dispatch(OpCall{*step.op, inputs, step.attrs})[0];
+  }
+  return tensor;
+}
+
+}  // namespace
+
+CopySlices::CopySlices(TensorMeta base, std::vector<ViewStep> path, std::shared_ptr<OpNode> fn, int mutated,
+                       Edge base_edge)
+    : Node(1), base_(std::move(base)), path_(std::move(path)), fn_(std::move(fn)), mutated_(mutated) {
+  next_edges = fn_->next_edges;
+  next_edges[static_cast<size_t>(mutated_)] = std::move(base_edge);
+}
+
+std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grad_outputs) {
+  // The base is contiguous (view_path checks), so the view ops replayed on a contiguous copy of
+  // its gradient select the same elements the update wrote.
+  Tensor result = grad_outputs[0].defined()
+                      ? grad_outputs[0].contiguous().clone()
+                      : zeros(base_.sizes, {.dtype = base_.dtype, .device = base_.device});
+  Tensor region = through_path(result, path_);
+  std::vector<Tensor> grads = fn_->apply({region.clone()});
+  // The view's old values reach the output only through the op: their gradient replaces the
+  // region's (zero when the op ignores them, as copy_ does).
+  const Tensor& through_op = grads[static_cast<size_t>(mutated_)];
+  if (through_op.defined()) {
+    region.copy_(through_op);
+  } else {
+    region.fill_(0.0);
+  }
+  grads[static_cast<size_t>(mutated_)] = result;
+  return grads;
+}
+
+ViewPath view_path(const Tensor& view) {
+  ViewPath path;
+  std::shared_ptr<TensorImpl> impl = view.impl_ptr();
+  while (impl->is_view) {
+    if (!impl->view_origin) {
+      path.why_not = "it was made without grad mode (or is a detach()ed alias), so autograd cannot follow it";
+      return path;
+    }
+    path.steps.push_back({impl->view_origin->op, impl->view_origin->attrs});
+    impl = impl->view_origin->parent;
+  }
+  std::reverse(path.steps.begin(), path.steps.end());
+  path.root = Tensor(impl);
+  if (!path.root.is_contiguous()) path.why_not = "the tensor it views is not contiguous";
+  if (path.root.is_leaf() && path.root.requires_grad())
+    path.why_not = "it views a leaf tensor that requires grad; wrap the update in NoGradGuard";
+  return path;
+}
+
+}  // namespace ember::autograd

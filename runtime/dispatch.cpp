@@ -197,6 +197,8 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   // Through a view, the base's does; the version bump above makes every view of the base, the
   // updated one included, remake its history from there when next read.
   if (slices) {
+    for (int i = 0; i < outputs.size(); ++i)
+      if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
     root.impl()->grad_fn = std::move(slices);
     root.impl()->output_nr = 0;
   } else if (node) {

@@ -133,6 +133,19 @@ TEST_CASE("in-place updates through views of views equal central differences") {
       inputs);
 }
 
+TEST_CASE("a tensor built piecewise by copy_ and fill_ through views has the gradient of its pieces") {
+  const std::vector<Tensor> inputs{testing::leaf({2, 3}, 7), testing::leaf({2, 3}, 8)};
+  testing::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor out = zeros({4, 3}, kDouble);
+        out.slice(0, 0, 2).copy_(in[0]);
+        out.slice(0, 2, 4).copy_(mul(in[1], 2.0));
+        out.select(1, 1).fill_(0.5);  // overwrites a column of both pieces: no gradient there
+        return mul(out, exp(out));
+      },
+      inputs);
+}
+
 TEST_CASE("in-place updates through views autograd cannot follow are refused, and change nothing") {
   Tensor b = ones({3}, kDouble).requires_grad_();
   Tensor t = zeros({2, 3}, kDouble);

@@ -36,10 +36,18 @@ while [[ $# -gt 0 ]]; do
 done
 out_dir=${OUT:-}
 python=${PYTHON:-python3}
+# The environment PyTorch was installed for: the ember steps below add library folders (the
+# toolkit's, the staged ones) that must not replace the libraries torch's own wheels pin.
+original_library_path=${LD_LIBRARY_PATH-}
+pytorch_ok=0
+pytorch_why="no torch in $python"
+if torch_error=$("$python" -c "import torch" 2>&1); then pytorch_ok=1; else pytorch_why="import torch failed: $(tail -n 1 <<<"$torch_error")"; fi
 results=()   # "step|status|seconds|detail"
 failures=0
 mkdir -p "$build_dir/gpu_check_logs"
 logs="$build_dir/gpu_check_logs"
+json_lines="$logs/gpu_check.jsonl"
+: >"$json_lines"
 
 # run_step NAME TIMEOUT_SECONDS COMMAND...: runs with a timeout (cut to the budget left), records
 # PASS/FAIL and the time, and keeps the log.
@@ -50,7 +58,8 @@ run_step() {
   ((limit > left)) && limit=$left
   local start=$SECONDS log="$logs/${name//[^a-zA-Z0-9]/_}.log"
   echo "== $name (limit ${limit} s): $*"
-  timeout "$limit" "$@" >"$log" 2>&1
+  # -k: a step stuck in the driver that ignores SIGTERM is killed 10 s later.
+  timeout -k 10 "$limit" "$@" >"$log" 2>&1
   local status=$?
   tail -n 4 "$log"
   if [[ $status -eq 0 ]]; then
@@ -61,9 +70,27 @@ run_step() {
     results+=("$name|FAIL|$((SECONDS - start))|$why, log $(basename "$log")")
     failures=$((failures + 1))
   fi
+  save_progress
   return $status
 }
-skip_step() { results+=("$1|SKIP|0|$2"); echo "== $1: SKIP ($2)"; }
+# The summary so far and the JSON lines go to $OUT after every step, so a run the lease cuts short
+# still brings back what it measured.
+save_progress() {
+  [[ -n "$out_dir" ]] || return 0
+  mkdir -p "$out_dir"
+  print_steps >"$out_dir/steps_so_far.txt"
+  [[ -f "${json_lines:-}" ]] && cp "$json_lines" "$out_dir/"
+  return 0
+}
+print_steps() {
+  printf '%-34s %-6s %7s  %s\n' step status seconds detail
+  local row name status seconds detail
+  for row in "${results[@]}"; do
+    IFS='|' read -r name status seconds detail <<<"$row"
+    printf '%-34s %-6s %7s  %s\n' "$name" "$status" "$seconds" "$detail"
+  done
+}
+skip_step() { results+=("$1|SKIP|0|$2"); echo "== $1: SKIP ($2)"; save_progress; }
 
 arch=""
 if [[ $rehearsal -eq 0 ]]; then
@@ -73,6 +100,8 @@ if [[ $rehearsal -eq 0 ]]; then
   fi
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/gpu.txt"
   arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
+  # A GPU case that finds CUDA unusable here fails instead of reporting itself skipped.
+  export EMBER_REQUIRE_CUDA=1
 fi
 
 configure=(cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_WITH_CUDA=ON
@@ -100,7 +129,13 @@ if [[ -z $prebuilt ]]; then
     --parallel "$jobs" --timeout 180
   cp "$build_dir/Testing/Temporary/LastTest.log" "$logs/ctest_LastTest.log" 2>/dev/null
 else
-  run_step unpack 30 tar -xJf "$prebuilt" -C "$build_dir"
+  # Python's tarfile when the machine has no xz binary for tar to call.
+  if command -v xz >/dev/null; then
+    run_step unpack 30 tar -xJf "$prebuilt" -C "$build_dir"
+  else
+    run_step unpack 60 "$python" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$prebuilt" "$build_dir"
+  fi
   # Libraries the packed binaries were linked against, found here: staged fmt/xxhash, the
   # toolkit's cuBLASLt and NVRTC, the wheels'.
   library_path="$build_dir/lib:$root/.deps/root/usr/lib/x86_64-linux-gnu"
@@ -126,8 +161,6 @@ run_step "op table $table_device" 150 bash "$root/tools/op_table.sh" "$build_dir
 
 device=cuda; steps=100; warmup=10
 if [[ $rehearsal -eq 1 ]]; then device=cpu; steps=3; warmup=1; fi
-json_lines="$logs/gpu_check.jsonl"
-: >"$json_lines"
 bench() {  # bench NAME TIMEOUT COMMAND...: a benchmark step whose stdout is one JSON line
   local name=$1 limit=$2; shift 2
   run_step "$name" "$limit" bash -c '"$@" > "$0.json" && cat "$0.json"' "$logs/${name//[^a-zA-Z0-9]/_}" "$@" &&
@@ -138,11 +171,10 @@ if [[ $rehearsal -eq 1 ]]; then
   skip_step "ember-bench micro cuda" "rehearsal: no GPU"
 else
   bench "ember-bench micro cuda" 60 "$build_dir/bin/ember-bench" --micro cuda --device cuda --json
-  bench "pytorch gemm bf16 8192" 30 "$python" "$root/tools/reference/pytorch_gemm.py"
+  bench "pytorch gemm bf16 8192" 30 env LD_LIBRARY_PATH="$original_library_path" "$python" \
+    "$root/tools/reference/pytorch_gemm.py"
 fi
 
-pytorch_ok=0
-"$python" -c "import torch" 2>/dev/null && pytorch_ok=1
 bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   local model=$1
   if [[ $model == large && $rehearsal -eq 1 ]]; then skip_step "large on cpu" "rehearsal: 3.3 TFLOP per step"; return; fi
@@ -156,9 +188,10 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
       --steps "$steps" --warmup "$((warmup > 2 ? warmup : 2))" --json
   done
   for mode in eager reduce-overhead; do
-    if [[ $pytorch_ok -eq 0 ]]; then skip_step "pytorch $model $mode" "no torch in $python"; continue; fi
+    if [[ $pytorch_ok -eq 0 ]]; then skip_step "pytorch $model $mode" "$pytorch_why"; continue; fi
     if [[ $rehearsal -eq 1 && $mode != eager ]]; then skip_step "pytorch $model $mode" "rehearsal: compiles for the GPU only"; continue; fi
-    bench "pytorch $model $mode $device" 120 "$python" "$root/tools/reference/pytorch_mlp.py" --model "$model" \
+    bench "pytorch $model $mode $device" 120 env LD_LIBRARY_PATH="$original_library_path" \
+      "$python" "$root/tools/reference/pytorch_mlp.py" --model "$model" \
       --mode "$mode" --device "$device" --steps "$steps" --warmup "$warmup" --json
   done
 }
@@ -167,29 +200,30 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
 # few conformance families under compute-sanitizer memcheck (slow, so a subset).
 sanitize() {
   if [[ $rehearsal -eq 1 ]]; then skip_step compute-sanitizer "rehearsal: no GPU"; return; fi
-  if ! command -v compute-sanitizer >/dev/null; then skip_step compute-sanitizer "not on PATH"; return; fi
-  run_step "compute-sanitizer cuda tests" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
-    env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
-  run_step "compute-sanitizer fused kernels" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+    /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
+  if [[ -z $sanitizer ]]; then skip_step compute-sanitizer "not on PATH nor under /usr/local/cuda"; return; fi
+  # The generated kernels first: nothing else checks their memory accesses on a GPU.
+  run_step "compute-sanitizer fused kernels" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
     env EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" \
     -tc='cuda fusion*,cuda nvrtc*'
-  run_step "compute-sanitizer conformance" 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
+  run_step "compute-sanitizer cuda tests" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
+    env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  run_step "compute-sanitizer conformance" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 EMBER_CONFORMANCE_DEVICES=cuda "$build_dir/bin/test_conformance" \
     -tc='*binary*,*reduction*,*index*,*norm*'
 }
 
-# Priority order: what the issue's targets are stated in first, the slow checks after.
+# Priority order: what the issue's targets are stated in first; memcheck before the large model,
+# whose torch.compile alone can take a minute; wide last.
 bench_model seed
-bench_model large
 sanitize
+bench_model large
 bench_model wide
 
 echo
-printf '%-34s %-6s %7s  %s\n' step status seconds detail | tee "$logs/summary.txt"
-for row in "${results[@]}"; do
-  IFS='|' read -r name status seconds detail <<<"$row"
-  printf '%-34s %-6s %7s  %s\n' "$name" "$status" "$seconds" "$detail"
-done | tee -a "$logs/summary.txt"
+print_steps | tee "$logs/summary.txt"
 echo
 "$python" - "$json_lines" <<'PY' | tee -a "$logs/summary.txt"
 import json, sys

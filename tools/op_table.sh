@@ -34,7 +34,12 @@ run_one() {
 export -f run_one
 export build_dir log_dir
 
-"$build_dir/bin/ember-ops" --names | xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} | sort >"$out_file"
+# An empty op list (ember-ops failing to start, say) must fail, not pass with nothing run.
+if ! names=$("$build_dir/bin/ember-ops" --names) || [[ -z $names ]]; then
+  echo "op table on $device: ember-ops --names listed no ops" | tee "$out_file"
+  exit 1
+fi
+xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} <<<"$names" | sort >"$out_file"
 pass=$(grep -c ' PASS' "$out_file")
 fail=$(grep -c ' FAIL' "$out_file")
 none=$(grep -c ' NO-CASES' "$out_file")

@@ -1,10 +1,17 @@
 // Tensor handle: metadata, data access, autograd entry points.
 #include "runtime/tensor.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/memory/storage.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ember {
 
@@ -157,6 +164,35 @@ Tensor Tensor::detach() const {
   Tensor alias(std::move(impl));
   notify_alias(*this, alias);
   return alias;
+}
+
+Tensor Tensor::pin_memory(Where where) const {
+  CallSiteScope site(where);
+  const TensorImpl& source = checked_impl();
+  check(source.device.is_cpu(), "pin_memory: only CPU tensors can be pinned, got a tensor on {}", source.device);
+  notify_host_read("pin_memory", *this);  // the copy is made on the host, outside any graph
+  std::string why_not;
+  check(cuda_is_available(&why_not), "pin_memory: pinned host memory needs a CUDA device: {}", why_not);
+  if (is_pinned()) return *this;
+  const Tensor dense = contiguous();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate_pinned(std::max<size_t>(dense.nbytes(), 1));
+  impl->sizes = dense.sizes();
+  impl->strides = contiguous_strides(dense.sizes());
+  impl->dtype = dense.dtype();
+  impl->device = kCPU;
+  if (dense.nbytes() > 0) std::memcpy(impl->storage->data(), dense.raw_data_ptr(), dense.nbytes());
+  return Tensor(std::move(impl));
+}
+
+bool Tensor::is_pinned() const {
+  const TensorImpl& impl = checked_impl();
+#ifdef EMBER_HAS_CUDA
+  return impl.device.is_cpu() && impl.storage->data() != nullptr && cuda::is_pinned(impl.storage->data());
+#else
+  (void)impl;
+  return false;
+#endif
 }
 
 Tensor& Tensor::detach_() {

@@ -100,6 +100,11 @@ class Tensor {
   Tensor clone(Where where = Where::current()) const;
   Tensor to(DType dtype, Where where = Where::current()) const;
   Tensor to(Device device, bool non_blocking = false, Where where = Where::current()) const;
+  // A copy of this CPU tensor in page-locked memory (itself when it already is), so that
+  // to(cuda, /*non_blocking=*/true) returns before the copy ends (libtorch's pin_memory). Needs a
+  // CUDA device. The copy has no autograd history.
+  Tensor pin_memory(Where where = Where::current()) const;
+  bool is_pinned() const;
 
   // ---- math (each is the function of the same name in runtime/functional.h) ----
   Tensor add(const Tensor& other, double alpha = 1.0, Where where = Where::current()) const;

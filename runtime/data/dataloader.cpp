@@ -12,11 +12,18 @@ namespace ember::data {
 namespace {
 
 // The samples of batch `batch_number` of an epoch visiting `order`.
+// With `pin`, in page-locked memory (made in the worker when there are workers, as PyTorch's
+// pinning thread does), so the training loop's to(cuda, true) overlaps the copy.
 Batch make_batch(const Dataset& dataset, const std::vector<int64_t>& order, int64_t batch_size,
-                 int64_t batch_number) {
+                 int64_t batch_number, bool pin) {
   const int64_t start = batch_number * batch_size;
   const int64_t count = std::min(batch_size, static_cast<int64_t>(order.size()) - start);
-  return dataset.get_batch(std::span<const int64_t>(order.data() + start, static_cast<size_t>(count)));
+  Batch batch = dataset.get_batch(std::span<const int64_t>(order.data() + start, static_cast<size_t>(count)));
+  if (pin) {
+    batch.data = batch.data.pin_memory();
+    batch.target = batch.target.pin_memory();
+  }
+  return batch;
 }
 
 uint64_t draw_seed() {
@@ -108,15 +115,15 @@ void DataLoader::advance() {
   if (order_ == nullptr) {
     order_ = std::make_shared<const std::vector<int64_t>>(sampler_->epoch_indices(epoch_));
     if (options_.num_workers > 0) {
-      auto job = [dataset = dataset_, order = order_, batch_size = options_.batch_size](int64_t number) {
-        return make_batch(*dataset, *order, batch_size, number);
-      };
+      auto job = [dataset = dataset_, order = order_, batch_size = options_.batch_size,
+                  pin = pins_batches()](int64_t number) { return make_batch(*dataset, *order, batch_size, number, pin); };
       prefetcher_ = std::make_unique<Prefetcher>(std::move(job), position_, batches, options_.num_workers,
                                                  int64_t{options_.num_workers} * options_.prefetch_factor);
     }
   }
   try {
-    current_ = prefetcher_ ? prefetcher_->next() : make_batch(*dataset_, *order_, options_.batch_size, position_);
+    current_ = prefetcher_ ? prefetcher_->next()
+                           : make_batch(*dataset_, *order_, options_.batch_size, position_, pins_batches());
   } catch (...) {
     // The failed batch stays unconsumed: state_dict() still points at it.
     stop_workers();

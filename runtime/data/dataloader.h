@@ -28,7 +28,8 @@ struct LoaderOptions {
   // 0: batches are made in the calling thread. N > 0: N threads make them ahead of time; batch k
   // is still delivered k-th.
   int num_workers = 0;
-  // Accepted for libtorch parity. A no-op on CPU: batches are ordinary host memory.
+  // Batches in page-locked host memory when a CUDA device is usable (so to(cuda, true) returns
+  // before the copy ends); without one, ordinary host memory.
   bool pin_memory = false;
   // Drop the last batch of an epoch when it has fewer than batch_size samples.
   bool drop_last = false;
@@ -117,6 +118,8 @@ class DataLoader {
  private:
   void advance();           // delivers batch position_ into current_, or ends the epoch
   void stop_workers();      // drops the prefetcher and the epoch's cached order
+  // pin_memory asked for and a CUDA device usable (without one there is nothing to overlap).
+  bool pins_batches() const { return options_.pin_memory && cuda_is_available(); }
 
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const Sampler> sampler_;

@@ -31,6 +31,17 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   return std::make_shared<Storage>(allocator.allocate(nbytes, stream), nbytes, device, &allocator, nullptr);
 }
 
+std::shared_ptr<Storage> Storage::allocate_pinned(size_t nbytes) {
+#ifdef EMBER_HAS_CUDA
+  CachingAllocator& allocator = cuda::pinned_allocator();
+  return std::make_shared<Storage>(allocator.allocate(nbytes, 0), nbytes, kCPU, &allocator, nullptr);
+#else
+  std::string why_not;
+  cuda_is_available(&why_not);
+  fail("pinned host memory needs a CUDA device: {}", why_not);
+#endif
+}
+
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter) {
   return std::make_shared<Storage>(CachingAllocator::Allocation{data, nullptr}, nbytes, device, nullptr,

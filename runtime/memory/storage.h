@@ -17,6 +17,9 @@ class Storage {
  public:
   // Memory from the device's caching allocator.
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Page-locked host memory from the pinned caching allocator (CUDA builds with a device; fails
+  // naming why otherwise): copies from it to a GPU can run asynchronously.
+  static std::shared_ptr<Storage> allocate_pinned(size_t nbytes);
   // Memory the caller owns; `deleter` (may be empty) runs when the last tensor lets go.
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter);

@@ -80,6 +80,11 @@ TEST_CASE("cuda unavailable: reason, default device and clear errors") {
   const std::string allocated = error_of([] { (void)empty({4}, {.device = Device(DeviceType::CUDA, 1)}); });
   CHECK(allocated.find("cuda:1") != std::string::npos);
   CHECK_THROWS_AS((void)memory_stats(kCuda0), Error);
+  // Pinned host memory needs the driver too; an ordinary tensor is not pinned.
+  CHECK_FALSE(host.is_pinned());
+  const std::string pinned = error_of([&] { (void)host.pin_memory(); });
+  CHECK(pinned.find("pin_memory") != std::string::npos);
+  CHECK(pinned.find(why_not) != std::string::npos);
   // The CPU keeps working after the failed CUDA requests.
   CHECK(host.to(kCPU).sum().item<double>() == doctest::Approx(15.0));
 }

@@ -179,10 +179,14 @@ TEST_CASE("a custom sampler sets the order and an empty dataset gives empty epoc
   CHECK(empty.epoch() == 1);
 }
 
-TEST_CASE("pin_memory is accepted and batches stay on the CPU") {
-  DataLoader loader(numbered_dataset(8), {.batch_size = 4, .pin_memory = true});
-  for (auto& [x, y] : loader) {
-    CHECK(x.device() == kCPU);
-    CHECK(y.device() == kCPU);
+TEST_CASE("pin_memory: batches stay on the CPU, page-locked when a CUDA device is usable") {
+  for (int workers : {0, 2}) {
+    DataLoader loader(numbered_dataset(8), {.batch_size = 4, .num_workers = workers, .pin_memory = true});
+    for (auto& [x, y] : loader) {
+      CHECK(x.device() == kCPU);
+      CHECK(y.device() == kCPU);
+      CHECK(x.is_pinned() == cuda_is_available());
+      CHECK(y.is_pinned() == cuda_is_available());
+    }
   }
 }

@@ -1,0 +1,43 @@
+// Host<->device copies on a GPU: non_blocking copies from pinned memory (the source must stay
+// alive until the copy has read it, even when the caller drops it at once) and pin_memory itself.
+#include <doctest/doctest.h>
+
+#include "cuda_test_util.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using cuda_test::kCuda0;
+
+namespace {
+
+double max_difference(const Tensor& a, const Tensor& b) {
+  return amax(abs(sub(a.to(kCPU).to(kFloat64), b.to(kCPU).to(kFloat64))), {}, false).item();
+}
+
+}  // namespace
+
+TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the source is dropped") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor host = randn({1024, 1024}, {.device = kCPU});
+  CHECK_FALSE(host.is_pinned());
+  Tensor pinned = host.pin_memory();
+  REQUIRE(pinned.is_pinned());
+  CHECK(pinned.pin_memory().is_same(pinned));  // already pinned: itself
+  CHECK(max_difference(pinned, host) == 0);
+
+  Tensor device = pinned.to(kCuda0, /*non_blocking=*/true);
+  pinned = Tensor();  // the copy may still be reading it
+  // The pinned pool hands the same bytes to the next request of that size only once the copy
+  // released them; writing into it now must not change what arrives.
+  const Tensor reused = full({1024, 1024}, 7.0, {.device = kCPU}).pin_memory();
+  CHECK(max_difference(device, host) == 0);
+  CHECK(max_difference(reused, full({1024, 1024}, 7.0, {.device = kCPU})) == 0);
+
+  // A non-contiguous source is packed into pinned memory first.
+  const Tensor transposed = host.t().pin_memory();
+  CHECK(transposed.is_contiguous());
+  CHECK(max_difference(transposed.to(kCuda0, /*non_blocking=*/true), host.t()) == 0);
+  // Pinning a device tensor is an error that names the device.
+  CHECK_THROWS_WITH_AS(device.pin_memory(), doctest::Contains("only CPU tensors can be pinned, got a tensor on cuda:0"),
+                       Error);
+}

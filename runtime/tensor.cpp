@@ -199,6 +199,7 @@ Tensor& Tensor::detach_() {
   checked_impl();
   impl_->grad_fn = nullptr;
   impl_->requires_grad = false;
+  impl_->view_origin = nullptr;  // or an update of its base would give it a history again
   return *this;
 }
 

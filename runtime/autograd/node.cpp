@@ -2,7 +2,6 @@
 #include "runtime/autograd/node.h"
 
 #include "runtime/autograd/view_history.h"
-
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 

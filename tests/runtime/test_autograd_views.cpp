@@ -78,8 +78,11 @@ TEST_CASE("the history is remade once per update, and a view made without grad m
     NoGradGuard no_grad;
     untracked = t.t();
   }
+  Tensor detached = t.t();
+  detached.detach_();
   t.mul_(2.0);
   CHECK(!untracked.requires_grad());  // like PyTorch: made without grad mode, it stays outside autograd
+  CHECK(!detached.requires_grad());   // and detach_() is for good
   sum(view).backward();
   for (double g : grad_of(a)) CHECK(g == doctest::Approx(6.0));
 }

@@ -30,9 +30,9 @@ CopySlices::CopySlices(TensorMeta base, std::vector<ViewStep> path, std::shared_
 
 std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grad_outputs) {
   // The base is contiguous (view_path checks), so the view ops replayed on a contiguous copy of
-  // its gradient select the same elements the update wrote.
+  // its gradient (clone allocates its output contiguous) select the same elements the update wrote.
   Tensor result = grad_outputs[0].defined()
-                      ? grad_outputs[0].contiguous().clone()
+                      ? grad_outputs[0].clone()
                       : zeros(base_.sizes, {.dtype = base_.dtype, .device = base_.device});
   Tensor region = through_path(result, path_);
   std::vector<Tensor> grads = fn_->apply({region.clone()});

@@ -76,35 +76,30 @@ ValueId CaptureMode::pending_alias_value(const Tensor& tensor) {
 
 ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
   // Autograd makes aliases outside the dispatcher (saved tensors without history, a stolen
-  // .grad's detach()), often after the original handle died: an alias with the same storage and
-  // geometry holds the newest value bound with that geometry. Other views of the storage are
-  // fine (a GEMM's saved operand shares its storage with the transpose backward takes of it)
-  // unless an in-place op wrote through one after that value was bound. And an alias matching
-  // no bound geometry (a hand-built view) cannot be bound by identity: at replay it would hold
-  // the capture's data.
+  // .grad's detach(), the base a CopySlices node saves), often after the original handle died:
+  // an alias with the same storage and geometry holds the newest value bound with that geometry.
+  // Writes through other views of the storage since then do not change that: the IR keeps views
+  // and in-place results as aliases of one buffer, so the value, read where the alias is read,
+  // holds what the alias held (eliminate_common_subexpressions keys reads by the writes their
+  // buffer had seen). An alias matching no bound geometry (a hand-built view) cannot be bound by
+  // identity: at replay it would hold the capture's data.
   const TensorImpl& wanted = *tensor.impl();
   ValueId alias = -1;
   ValueId other_view = -1;
-  ValueId write_through_other_view = -1;
   for (const BufferBinding& buffer : buffers_) {
     if (buffer.storage.lock() != wanted.storage) continue;
     if (buffer.sizes == wanted.sizes && buffer.strides == wanted.strides && buffer.offset == wanted.offset &&
         buffer.dtype == wanted.dtype) {
       alias = std::max(alias, buffer.value);
-      continue;
+    } else if (graph_.values[buffer.value].source == ValueSource::NodeOutput) {
+      other_view = std::max(other_view, buffer.value);
     }
-    const Value& other = graph_.values[buffer.value];
-    if (other.source != ValueSource::NodeOutput) continue;
-    other_view = std::max(other_view, buffer.value);
-    if (graph_.nodes[other.index].op->kind == OpKind::InPlace)
-      write_through_other_view = std::max(write_through_other_view, buffer.value);
   }
-  const ValueId conflict = alias < 0 ? other_view : (write_through_other_view > alias ? write_through_other_view : -1);
-  if (conflict >= 0) {
-    const Value& other = graph_.values[conflict];
+  if (alias < 0 && other_view >= 0) {
+    const Value& other = graph_.values[other_view];
     graph_break(fmt::format("a tensor of shape {} (strides {}) shares storage with graph value %{} ({} output, "
                             "shape {}) but was made outside the dispatcher",
-                            tensor.sizes(), tensor.strides(), conflict, graph_.nodes[other.index].op->name,
+                            tensor.sizes(), tensor.strides(), other_view, graph_.nodes[other.index].op->name,
                             other.meta.sizes));
   }
   return alias;

@@ -29,6 +29,47 @@ bool same_type(const TensorMeta& a, const TensorMeta& b) {
   return a.sizes == b.sizes && a.dtype == b.dtype && a.device == b.device;
 }
 
+const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
+
+// Which earlier graph input, or else which state tensor (numbered after the inputs), has input
+// i's storage, or -1. A graph captured with two arguments in one buffer treats a write into one
+// as a change of the other, and one captured with separate buffers does not: each aliasing
+// pattern is its own variant, as with PyTorch's duplicate-input guards.
+int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i) {
+  const Storage* storage = storage_of(*inputs[i].impl());
+  if (storage == nullptr) return -1;
+  for (size_t j = 0; j < i; ++j)
+    if (storage_of(*inputs[j].impl()) == storage) return static_cast<int>(j);
+  for (size_t k = 0; k < states.size(); ++k)
+    if (storage_of(*states[k]) == storage) return static_cast<int>(inputs.size() + k);
+  return -1;
+}
+
+std::string sharer_text(int twin, size_t inputs) {
+  if (twin < 0) return "no other input or state";
+  if (twin < static_cast<int>(inputs)) return fmt::format("input {}", twin);
+  return fmt::format("state %s{}", twin - static_cast<int>(inputs));
+}
+
+// Graph::shared_buffers from the captured tensors: state tensors that share a buffer with an
+// earlier one (a parameter and a view of it, both read by fn), then the inputs' twins.
+void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
+  for (size_t k = 0; k < graph.state_tensors.size(); ++k) {
+    const Storage* storage = storage_of(*graph.state_tensors[k]);
+    for (size_t j = 0; j < k && storage != nullptr; ++j)
+      if (storage_of(*graph.state_tensors[j]) == storage) {
+        graph.shared_buffers.push_back({graph.state_inputs[j], graph.state_inputs[k]});
+        break;
+      }
+  }
+  const int count = static_cast<int>(graph.inputs.size());
+  for (size_t i = 0; i < input_twins.size(); ++i) {
+    const int twin = input_twins[i];
+    if (twin >= 0)
+      graph.shared_buffers.push_back({twin < count ? graph.inputs[twin] : graph.state_inputs[twin - count], graph.inputs[i]});
+  }
+}
+
 }  // namespace
 
 void run_passes(Graph& graph) {
@@ -68,6 +109,10 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
                          actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
                          guards.inputs[i].device);
   }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
+      return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
+                         sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
   if (grad_mode_enabled() != guards.grad_mode)
     return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
                        guards.grad_mode ? "on" : "off");
@@ -135,6 +180,8 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
     return result;
   }
   mode.finish(std::span<const Tensor>(&result, 1));
+  for (size_t i = 0; i < inputs.size(); ++i) guards.input_twins.push_back(storage_twin(inputs, graph.state_tensors, i));
+  record_shared_buffers(graph, guards.input_twins);
   verify(graph);
   run_passes(graph);
   if (options_.fuse) {

@@ -36,6 +36,9 @@ namespace graph {
 // Everything the trace assumed; a call that disagrees recompiles.
 struct Guards {
   std::vector<TensorMeta> inputs;
+  // Per graph input: the first earlier graph input, else the first state tensor (numbered after
+  // the inputs), with the same storage, or -1 (see storage_twins in compile.cpp).
+  std::vector<int> input_twins;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
   bool grad_mode = true;
   bool autocast = false;  // autocast on, and its dtype: the graph holds the casts it made

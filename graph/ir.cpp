@@ -142,6 +142,8 @@ std::string to_text(const Graph& graph) {
     text += fmt::format("    {} = state()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
   for (ValueId id : graph.constants)
     text += fmt::format("    {} = constant()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
+  for (const auto& [first, twin] : graph.shared_buffers)
+    text += fmt::format("    # {} shares its buffer with {}\n", value_name(graph, twin), value_name(graph, first));
   for (const Node& node : graph.nodes) {
     std::string names, types;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -225,6 +227,11 @@ void verify(const Graph& graph) {
     check(tensor.defined() && same_type(meta_of(tensor), value.meta), "verify: constant %c{} holds no tensor of type {}",
           i, type_text(value.meta));
   }
+  for (const auto& [first, twin] : graph.shared_buffers)
+    for (ValueId id : {first, twin})
+      check(id >= 0 && id < count && graph.values[id].source != ValueSource::NodeOutput &&
+                graph.values[id].source != ValueSource::Constant,
+            "verify: shared buffer pair (%{}, %{}) names a value that is not a graph or state input", first, twin);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     const std::string where = fmt::format("node {} ({})", n, node.op->name);

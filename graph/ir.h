@@ -56,6 +56,10 @@ struct Graph {
   // Values computed once at compile time, held by the graph (never mutated, never returned).
   std::vector<ValueId> constants;
   std::vector<Tensor> constant_tensors;  // parallel to constants
+  // Graph and state inputs whose tensors shared a buffer when captured, each paired with an
+  // earlier one on that buffer (state pairs first); the guards make replays share the same way.
+  // A write into one changes what the other holds (see eliminate_common_subexpressions).
+  std::vector<std::pair<ValueId, ValueId>> shared_buffers;
   // OpDefs synthesized by passes (fused groups) that nodes point to; they live as long as the graph.
   std::vector<std::shared_ptr<const OpDef>> owned_ops;
 

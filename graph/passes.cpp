@@ -73,7 +73,15 @@ int eliminate_common_subexpressions(Graph& graph) {
   std::vector<ValueId> replacement(graph.values.size());
   for (size_t v = 0; v < replacement.size(); ++v) replacement[v] = static_cast<ValueId>(v);
   auto resolve = [&](ValueId id) { return id < 0 ? id : replacement[id]; };
-  // Candidates by (op, inputs); attributes are compared exactly among them.
+  // Views and in-place results stay aliases of their base's buffer in the IR, so one value id
+  // can hold different data before and after an in-place write into its buffer (through itself
+  // or through another view). Each input's key therefore carries how many writes its buffer
+  // family had seen: sum(t) before and after t.t().mul_(2) are not the same expression.
+  std::vector<ValueId> family(graph.values.size());
+  for (size_t v = 0; v < family.size(); ++v) family[v] = static_cast<ValueId>(v);
+  for (const auto& [first, twin] : graph.shared_buffers) family[twin] = family[first];
+  std::vector<int> writes(graph.values.size(), 0);
+  // Candidates by (op, inputs and their writes so far); attributes are compared exactly among them.
   std::map<std::pair<const OpDef*, std::vector<ValueId>>, std::vector<int>> seen;
   std::vector<Node> kept;
   int removed = 0;
@@ -82,7 +90,9 @@ int eliminate_common_subexpressions(Graph& graph) {
     bool eligible = node.op->kind != OpKind::InPlace && !node.refresh;
     for (ValueId output : node.outputs) eligible = eligible && !pinned[output];
     if (eligible) {
-      std::vector<int>& candidates = seen[{node.op, node.inputs}];
+      std::vector<ValueId> key = node.inputs;
+      for (ValueId input : node.inputs) key.push_back(input < 0 ? 0 : writes[family[input]]);
+      std::vector<int>& candidates = seen[{node.op, std::move(key)}];
       const Node* match = nullptr;
       for (int candidate : candidates)
         if (same_attrs(kept[candidate].attrs, node.attrs)) match = &kept[candidate];
@@ -92,6 +102,15 @@ int eliminate_common_subexpressions(Graph& graph) {
         continue;
       }
       candidates.push_back(static_cast<int>(kept.size()));
+    }
+    if (node.op->kind == OpKind::View && node.inputs[0] >= 0) family[node.outputs[0]] = family[node.inputs[0]];
+    size_t written = 0;
+    for (size_t i = 0; i < node.inputs.size() && written < node.outputs.size(); ++i) {
+      if (!is_mutated_input(*node.op, i)) continue;
+      const ValueId base = node.inputs[i], result = node.outputs[written++];
+      if (base < 0) continue;
+      family[result] = family[base];
+      ++writes[family[base]];
     }
     kept.push_back(std::move(node));
   }

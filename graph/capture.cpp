@@ -10,8 +10,9 @@ namespace ember::graph {
 
 namespace {
 
-// Ops that draw from the host-side generator: its offset advances per call, and lifting it into
-// the graph as a host scalar is not done yet, so replaying would repeat the same random numbers.
+// Ops that draw from the host-side generator: its offset advances per call. Called through
+// ember's API they come with a refresh that reserves a new range per replay
+// (runtime/random/random_attrs.h); without one, a replay would repeat the same numbers.
 bool draws_random_numbers(const OpDef& op) {
   return op.name == "rand" || op.name == "randn" || op.name == "randint" || op.name == "dropout";
 }
@@ -112,8 +113,9 @@ void CaptureMode::graph_break(const std::string& reason) {
 
 TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   AttrRefresh refresh = take_attr_refresh();
-  if (draws_random_numbers(call.op))
-    graph_break(fmt::format("{} draws random numbers; its generator offset is not a graph input yet",
+  if (draws_random_numbers(call.op) && !refresh)
+    graph_break(fmt::format("{} draws random numbers but was dispatched without a per-call refresh of its "
+                            "generator range (call it through ember's functions, which reserve one)",
                             call.op.name));
   std::vector<ValueId> inputs;
   inputs.reserve(call.inputs.size());
@@ -146,6 +148,10 @@ void CaptureMode::on_host_state_change(const std::string& what) {
   graph_break(fmt::format("{} changes host state inside the compiled function, and replaying the graph "
                           "would not change it again; call it between calls (each replay re-reads the "
                           "learning rate)", what));
+}
+
+void CaptureMode::on_host_guard(const std::string& what, const std::function<bool()>& holds) {
+  host_guards_.push_back({what, holds});
 }
 
 void CaptureMode::finish(std::span<const Tensor> outputs) {

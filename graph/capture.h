@@ -33,6 +33,10 @@ class CaptureMode final : public DispatchMode {
   void on_host_read(const char* what, const Tensor& tensor) override;
   void on_alias(const Tensor& source, const Tensor& alias) override;
   void on_host_state_change(const std::string& what) override;
+  void on_host_guard(const std::string& what, const std::function<bool()>& holds) override;
+
+  // The host-state guards the captured code asked for (on_host_guard), to check before replays.
+  std::vector<HostGuard> take_host_guards() { return std::move(host_guards_); }
 
  private:
   struct Binding {
@@ -70,6 +74,7 @@ class CaptureMode final : public DispatchMode {
   };
   std::unordered_map<const TensorImpl*, PendingAlias> pending_aliases_;
   std::vector<BufferBinding> buffers_;
+  std::vector<HostGuard> host_guards_;
 };
 
 }  // namespace ember::graph

@@ -113,6 +113,8 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
     if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
       return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
                          sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
+  for (const HostGuard& guard : guards.host)
+    if (!guard.holds()) return fmt::format("the graph was captured with {}, which no longer holds", guard.what);
   if (grad_mode_enabled() != guards.grad_mode)
     return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
                        guards.grad_mode ? "on" : "off");
@@ -180,6 +182,7 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
     return result;
   }
   mode.finish(std::span<const Tensor>(&result, 1));
+  guards.host = mode.take_host_guards();
   for (size_t i = 0; i < inputs.size(); ++i) guards.input_twins.push_back(storage_twin(inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);
   verify(graph);

@@ -39,6 +39,8 @@ struct Guards {
   // Per graph input: the first earlier graph input, else the first state tensor (numbered after
   // the inputs), with the same storage, or -1 (see storage_twins in compile.cpp).
   std::vector<int> input_twins;
+  // Host state the captured code branched on (a Dropout's training flag): each must still hold.
+  std::vector<HostGuard> host;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
   bool grad_mode = true;
   bool autocast = false;  // autocast on, and its dtype: the graph holds the casts it made

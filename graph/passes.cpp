@@ -52,7 +52,9 @@ int eliminate_dead_code(Graph& graph) {
   std::vector<bool> keep(graph.nodes.size(), false);
   for (size_t n = graph.nodes.size(); n-- > 0;) {
     const Node& node = graph.nodes[n];
-    bool needed = node.op->kind == OpKind::InPlace;
+    // In-place nodes change memory others may read; a refresh changes host state (the step
+    // count, the generator's offset), which must advance on every replay as eagerly.
+    bool needed = node.op->kind == OpKind::InPlace || node.refresh;
     for (ValueId output : node.outputs) needed = needed || live[output];
     if (!needed) continue;
     keep[n] = true;

@@ -292,6 +292,11 @@ void notify_alias(const Tensor& source, const Tensor& alias) {
   for (DispatchMode* mode : mode_stack) mode->on_alias(source, alias);
 }
 
+void notify_host_guard(const std::string& what, const std::function<bool()>& holds) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_host_guard(what, holds);
+}
+
 void notify_host_state_change(const std::string& what) {
   if (mode_stack.empty()) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_state_change(what);

@@ -41,12 +41,23 @@ class DispatchMode {
   // Called when code changes host state that replaying a captured graph would not change again
   // (an optimizer's learning rate set inside the compiled function); a capture mode breaks here.
   virtual void on_host_state_change(const std::string& what) {}
+  // Called when code takes a branch on host state the dispatcher cannot see (a Dropout module's
+  // training flag); a capture mode keeps `holds` as a guard, and a replay whose guard no longer
+  // holds recompiles instead of replaying the other branch.
+  virtual void on_host_guard(const std::string& what, const std::function<bool()>& holds) {}
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
 void notify_host_read(const char* what, const Tensor& tensor);
 // Tells the installed modes that `alias` is `source` without its history (no-op without modes).
 void notify_alias(const Tensor& source, const Tensor& alias);
+// Tells the installed modes that the code's path depends on `what` staying true (no-op without modes).
+void notify_host_guard(const std::string& what, const std::function<bool()>& holds);
+// One such condition, as a capture keeps it: a description and a check to run before replays.
+struct HostGuard {
+  std::string what;
+  std::function<bool()> holds;
+};
 // Tells the installed modes that `what` (e.g. "Adam.set_lr(0, 0.01)") changes host state.
 void notify_host_state_change(const std::string& what);
 

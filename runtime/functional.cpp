@@ -2,7 +2,7 @@
 // the caller's location, packs attributes and dispatches the registry op of the same name.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
-#include "runtime/random/generator.h"
+#include "runtime/random/random_attrs.h"
 
 namespace ember {
 
@@ -177,9 +177,9 @@ Tensor dropout(const Tensor& input, double p, bool train, Where where) {
   check(p >= 0.0 && p <= 1.0, "dropout: probability must be in [0, 1], got {}", p);
   if (!train || p == 0.0) return input;
   static const OpDef& op = lookup_op("dropout");
-  GeneratorState at = default_generator(input.device()).reserve(static_cast<uint64_t>(input.numel()));
-  return dispatch_one(op, {input}, {{"p", p}, {"seed", static_cast<int64_t>(at.seed)},
-                            {"offset", static_cast<int64_t>(at.offset)}});
+  Attrs attrs{{"p", p}};
+  reserve_random_attrs(attrs, input.device(), static_cast<uint64_t>(input.numel()));
+  return dispatch_one(op, {input}, attrs);
 }
 
 // ---- losses ----

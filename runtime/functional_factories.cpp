@@ -4,7 +4,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
-#include "runtime/random/generator.h"
+#include "runtime/random/random_attrs.h"
 
 namespace ember {
 
@@ -22,9 +22,7 @@ Tensor finish_factory(Tensor tensor, const TensorOptions& options) {
 // Reserves Philox words for a random factory: two words per element covers float64 draws.
 Attrs random_attrs(const Dims& sizes, const TensorOptions& options) {
   Attrs attrs = factory_attrs(sizes, options);
-  GeneratorState at = default_generator(options.resolved_device()).reserve(2 * static_cast<uint64_t>(sizes.product()));
-  attrs.set("seed", static_cast<int64_t>(at.seed));
-  attrs.set("offset", static_cast<int64_t>(at.offset));
+  reserve_random_attrs(attrs, options.resolved_device(), 2 * static_cast<uint64_t>(sizes.product()));
   return attrs;
 }
 

@@ -124,12 +124,19 @@ TEST_CASE("capture: without fullgraph a break is recorded and the function keeps
   CHECK(mode.break_reason().find("item() reads the values of %2 (from sum)") == 0);
 }
 
-TEST_CASE("capture: a random op is a graph break (its generator offset is not a graph input yet)") {
+TEST_CASE("capture: a random op is recorded with a refresh; one dispatched without it is a graph break") {
   Tensor a = from_vector<float>({1.5f, -2.0f, 0.25f, 3.0f});
   Graph graph;
   CaptureMode mode(graph, /*fullgraph=*/true);
   mode.add_input(a);
   DispatchModeGuard installed(mode);
-  CHECK_THROWS_WITH_AS(ember::dropout(a, 0.5, true), doctest::Contains("dropout draws random numbers"),
+  (void)ember::dropout(a, 0.5, true);
+  REQUIRE(graph.nodes.size() == 1);
+  CHECK(static_cast<bool>(graph.nodes[0].refresh));  // a new generator range per replay
+  // A direct dispatch hands no refresh over: a replay would repeat the capture's numbers.
+  const Attrs attrs{{"sizes", Dims{4}}, {"dtype", kFloat32}, {"device", kCPU}, {"seed", int64_t{1}},
+                    {"offset", int64_t{0}}};
+  CHECK_THROWS_WITH_AS(dispatch_one(lookup_op("randn"), {}, attrs),
+                       doctest::Contains("randn draws random numbers but was dispatched without a per-call refresh"),
                        GraphBreak);
 }

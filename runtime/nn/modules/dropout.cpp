@@ -1,6 +1,7 @@
 // nn::Dropout: the dropout op, gated on the module's training flag.
 #include "runtime/nn/modules/dropout.h"
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 
 namespace ember::nn {
@@ -10,7 +11,17 @@ DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p_(p) {
 }
 
 Tensor DropoutImpl::forward(const Tensor& input, Where where) {
-  return dropout(input, p_, is_training(), where);
+  const bool training = is_training();
+  if (dispatch_mode_active()) [[unlikely]] {
+    // A compiled step captured in one mode must not replay in the other (PyTorch guards on
+    // module.training too). Weak: the guard must not keep the module alive.
+    notify_host_guard(fmt::format("Dropout(p={}).training == {}", p_, training),
+                      [self = weak_from_this(), training] {
+                        const std::shared_ptr<Module> module = self.lock();
+                        return module != nullptr && module->is_training() == training;
+                      });
+  }
+  return dropout(input, p_, training, where);
 }
 
 std::string DropoutImpl::extra_repr() const { return fmt::format("p={}", p_); }

@@ -37,7 +37,7 @@ namespace graph {
 struct Guards {
   std::vector<TensorMeta> inputs;
   // Per graph input: the first earlier graph input, else the first state tensor (numbered after
-  // the inputs), with the same storage, or -1 (see storage_twins in compile.cpp).
+  // the inputs), with the same storage, or -1 (see storage_twin in compile.cpp).
   std::vector<int> input_twins;
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;

@@ -4,7 +4,7 @@
 // views, softmax/layer_norm/var/mse_loss, slices, cat, reshapes and in-place updates of
 // intermediates, of a view's base (read through transpose, select, expand and permute views made
 // before the update), through a view (recorded, and through a detach()ed alias) and through a
-// detach()ed alias of the base. The compile
+// detach()ed alias of the base, and dropout. The compile
 // tests run the same program compiled and eager; the autograd tests check its gradient in float64
 // against central differences.
 #pragma once
@@ -23,8 +23,8 @@ namespace ember::testing {
 enum class Kind { Add, Sub, Mul, Maximum, Where, SafeDiv, Tanh, Sigmoid, Relu, Gelu, Silu, ExpTanh,
                   SqrtAbs, Square, SumRows, MeanCols, AmaxRows, Gemm, InPlace, MutateBase, MutateView,
                   MutateDetached, Softmax, LogSoftmax, LayerNorm, RowSlice, CatHalves, ReshapeRoundTrip,
-                  Clamp, VarRows, MseLoss, SelectAfterMutate, PermuteAfterMutate, MutateThroughView };
-inline constexpr int kKinds = static_cast<int>(Kind::MutateThroughView) + 1;
+                  Clamp, VarRows, MseLoss, SelectAfterMutate, PermuteAfterMutate, MutateThroughView, Dropout };
+inline constexpr int kKinds = static_cast<int>(Kind::Dropout) + 1;
 inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "where(a > b, a - b, s (b - a))", "safe_div", "tanh",
   "sigmoid", "relu", "gelu", "silu", "exp(tanh)", "sqrt(|a|+1)", "square", "sum(dim 0)", "mean(dim 1)",
   "amax(dim 0)", "a @ (b^T @ c)", "t = a * 1.5; t.add_(mean(b))",
@@ -35,7 +35,7 @@ inline const char* const kKindNames[kKinds] = {"add", "sub", "mul", "maximum", "
   "var(a, dim 1, keepdim)", "mse_loss(a, b) of [4,6]s",
   "t = a[4,6] * 1.5; r = t.select(0, 2); t.mul_(b); r.unsqueeze(0).expand(4, 6)",
   "t = a[4,6] * 1.5; v = t.reshape(2,2,6).permute(2,0,1); t.add_(mean(b)); v.permute(1,2,0).reshape(4,6)",
-  "t = a[4,6] * 1.5; t^T[1:3].mul_(b[4,6]^T[1:3]); t"};
+  "t = a[4,6] * 1.5; t^T[1:3].mul_(b[4,6]^T[1:3]); t", "dropout(a, p = 0.25)"};
 
 // Value i of the pool is one of the step's tensors: 0 = x (the input), 1 = p [6], 2 = q [4,6]
 // (parameters), then one per instruction.
@@ -63,8 +63,11 @@ struct Program {
 inline bool is_full(const Tensor& t) { return t.sizes() == Dims{4, 6}; }
 
 // Updates through a detach()ed alias are invisible to autograd by design (as in PyTorch), so a
-// gradient check leaves them out; the function they compute still changes.
-inline bool differentiable(Kind kind) { return kind != Kind::MutateView && kind != Kind::MutateDetached; }
+// gradient check leaves them out; the function they compute still changes. Dropout draws a new
+// mask at every evaluation, which central differences cannot straddle.
+inline bool differentiable(Kind kind) {
+  return kind != Kind::MutateView && kind != Kind::MutateDetached && kind != Kind::Dropout;
+}
 
 // Programs of `length` instructions whose kinds `allowed` accepts (all when empty).
 inline Program random_program(std::mt19937& rng, int length, const std::function<bool(Kind)>& allowed = {}) {
@@ -184,6 +187,8 @@ inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, cons
       t.t().slice(0, 1, 3).mul_(expand_to_full(b).t().slice(0, 1, 3));
       return t;
     }
+    // Each run draws its own mask: callers comparing two runs start both from one generator state.
+    case Kind::Dropout: return dropout(a, 0.25, true);
     case Kind::PermuteAfterMutate: {
       Tensor t = mul(full_at_or_before(pool, in.a), 1.5);
       const Tensor view = t.reshape({2, 2, 6}).permute({2, 0, 1});  // a view of a view

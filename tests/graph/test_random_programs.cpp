@@ -1,6 +1,6 @@
 // Random training steps through ember::compile against eager. The generator (tests/random_program.h)
 // writes small programs over broadcasting shapes ([4,6], [1,6], [4,1], [6], [1]): pointwise chains,
-// keepdim reductions, GEMMs on transposed views, and in-place updates of intermediates; each step
+// keepdim reductions, GEMMs on transposed views, dropout, and in-place updates of intermediates; each step
 // then runs backward and an update by SGD with momentum or AdamW. Every pass, fusion, the memory plan and the
 // lowered executor see graphs nobody wrote by hand, and the results must equal eager's: the
 // loss at every call, the final parameters, their gradients and the optimizer's state.
@@ -104,8 +104,12 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
       manual_seed(300 + static_cast<uint64_t>(call));
       const Tensor x = randn({4, 6});
       INFO("call ", call);
+      // Dropout masks come from the generator: each run starts where the eager one did.
+      const GeneratorState start = default_generator().get_state();
       const Tensor expected = eager.step(program, x);
+      default_generator().set_state(start);
       check_close(fused_step(x), expected);
+      default_generator().set_state(start);
       check_close(plain_step(x), expected);
     }
     CHECK(fused_step.state().replays() == kCalls - 2);

@@ -1,5 +1,6 @@
-// clip_grad_norm_ and clip_grad_value_: per-gradient partial norms in float64 on the gradients'
-// device, summed there, one host read of the total.
+// clip_grad_norm_, its halves get_total_norm and clip_grads_with_norm_, and clip_grad_value_:
+// per-gradient partial norms in float64 on the gradients' device, summed there; only
+// clip_grad_norm_ (which returns a double, as libtorch's does) reads the total on the host.
 #include "runtime/optim/clip_grad.h"
 
 #include <cmath>
@@ -21,35 +22,75 @@ Tensor partial_norm(const Tensor& grad, double norm_type) {
   return sum(pow(abs(values), norm_type));
 }
 
-}  // namespace
+void check_norm_type(double norm_type, const char* function) {
+  check(norm_type > 0.0, "{}: norm_type must be positive or infinity, got {}", function, norm_type);
+}
 
-double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
-  check(norm_type > 0.0, "clip_grad_norm_: norm_type must be positive or infinity, got {}", norm_type);
-  check(max_norm >= 0.0, "clip_grad_norm_: max_norm must be non-negative, got {}", max_norm);
-  const bool infinity_norm = std::isinf(norm_type);
-  NoGradGuard no_grad;
-  std::vector<Tensor> grads;
-  Tensor total;
-  for (const Tensor& param : parameters) {
-    check(param.defined(), "clip_grad_norm_: a parameter is an undefined tensor");
-    Tensor grad = param.grad();
-    if (!grad.defined()) continue;
-    grads.push_back(grad);
-    if (grad.numel() == 0) continue;
-    Tensor part = partial_norm(grad, norm_type);
-    if (total.defined()) part = part.to(total.device());
-    total = !total.defined() ? part : infinity_norm ? maximum(total, part) : add(total, part);
-  }
-  if (!total.defined()) return 0.0;
-  const double accumulated = total.item();
-  const double norm = infinity_norm || norm_type == 1.0 ? accumulated
-                      : norm_type == 2.0               ? std::sqrt(accumulated)
-                                                       : std::pow(accumulated, 1.0 / norm_type);
-  check(!error_if_nonfinite || std::isfinite(norm),
+void check_finite(double norm, double norm_type) {
+  check(std::isfinite(norm),
         "clip_grad_norm_: the total norm of order {} of the gradients is non-finite ({}), so it cannot be clipped; "
         "pass error_if_nonfinite = false to scale by it anyway",
         norm_type, norm);
+}
+
+// sum(|t|^p) (or max |t|) over every tensor, accumulated on the first one's device; undefined
+// when no tensor has elements.
+Tensor accumulated_powers(const std::vector<Tensor>& tensors, double norm_type) {
+  Tensor total;
+  for (const Tensor& tensor : tensors) {
+    if (!tensor.defined() || tensor.numel() == 0) continue;
+    Tensor part = partial_norm(tensor, norm_type);
+    if (total.defined()) part = part.to(total.device());
+    total = !total.defined() ? part : std::isinf(norm_type) ? maximum(total, part) : add(total, part);
+  }
+  return total;
+}
+
+std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, const char* function) {
+  std::vector<Tensor> grads;
+  for (const Tensor& param : parameters) {
+    check(param.defined(), "{}: a parameter is an undefined tensor", function);
+    if (param.grad().defined()) grads.push_back(param.grad());
+  }
+  return grads;
+}
+
+}  // namespace
+
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
+  check_norm_type(norm_type, "get_total_norm");
+  NoGradGuard no_grad;
+  const Tensor total = accumulated_powers(tensors, norm_type);
+  if (!total.defined()) return zeros({}, {.dtype = kFloat64});
+  const Tensor norm = std::isinf(norm_type) || norm_type == 1.0 ? total
+                      : norm_type == 2.0                       ? sqrt(total)
+                                                               : pow(total, 1.0 / norm_type);
+  if (error_if_nonfinite) check_finite(norm.item(), norm_type);
+  return norm;
+}
+
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm) {
+  check(max_norm >= 0.0, "clip_grads_with_norm_: max_norm must be non-negative, got {}", max_norm);
+  check(total_norm.defined() && total_norm.numel() == 1,
+        "clip_grads_with_norm_: total_norm must hold one value (get_total_norm's result), got shape {}",
+        total_norm.defined() ? total_norm.sizes() : Dims{});
+  NoGradGuard no_grad;
+  // Multiplied unconditionally, as PyTorch does: a scale of 1 changes nothing, and a NaN norm
+  // makes every gradient NaN rather than leaving them silently unclipped.
+  const Tensor limit = full({}, max_norm, {.dtype = total_norm.dtype(), .device = total_norm.device()});
+  const Tensor scale = clamp(div(limit, add(total_norm, 1e-6)), std::nullopt, 1.0);
+  for (Tensor& grad : gradients_of(parameters, "clip_grads_with_norm_"))
+    mul_(grad, scale.to(grad.device()).to(grad.dtype()));
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  check_norm_type(norm_type, "clip_grad_norm_");
+  check(max_norm >= 0.0, "clip_grad_norm_: max_norm must be non-negative, got {}", max_norm);
+  NoGradGuard no_grad;
+  std::vector<Tensor> grads = gradients_of(parameters, "clip_grad_norm_");
+  const double norm = get_total_norm(grads, norm_type).item();  // libtorch returns a double too
+  if (error_if_nonfinite) check_finite(norm, norm_type);
   const double coefficient = max_norm / (norm + 1e-6);
   // Written so that a NaN coefficient scales too (PyTorch multiplies unconditionally).
   if (!(coefficient >= 1.0))

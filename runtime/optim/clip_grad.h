@@ -16,6 +16,14 @@ namespace ember::nn::utils {
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
 
+// The two halves of clip_grad_norm_ without its host read (torch.nn.utils.get_total_norm and
+// clip_grads_with_norm_), so a compiled step can clip: the norm stays a 0-d float64 tensor on the
+// first tensor's device, and the scale max_norm / (norm + 1e-6), clamped to at most 1, is applied
+// on the gradients' devices. Undefined tensors are skipped; none at all gives a norm of 0.
+// error_if_nonfinite needs the norm on the host (a sync, and a graph break under ember::compile).
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type = 2.0, bool error_if_nonfinite = false);
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm);
+
 // Clamps every gradient element to [-clip_value, clip_value] in place.
 void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
 
@@ -24,4 +32,6 @@ void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value);
 namespace ember::optim {
 using nn::utils::clip_grad_norm_;
 using nn::utils::clip_grad_value_;
+using nn::utils::clip_grads_with_norm_;
+using nn::utils::get_total_norm;
 }  // namespace ember::optim

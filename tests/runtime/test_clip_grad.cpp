@@ -96,3 +96,36 @@ TEST_CASE("clip_grad_value_ clamps every gradient element") {
   CHECK(grads.a.grad().to_vector<float>() == std::vector<float>{0.3f, -0.75f, 0.75f, -0.2f, 0.75f, -0.75f});
   CHECK(grads.b.grad().to_vector<float>() == std::vector<float>{-0.5f, 0.25f, 0.7f, 0.75f});
 }
+
+TEST_CASE("get_total_norm and clip_grads_with_norm_ are clip_grad_norm_ without the host read") {
+  const double infinity = std::numeric_limits<double>::infinity();
+  for (const double norm_type : {1.0, 2.0, 3.0, infinity}) {
+    INFO("norm_type ", norm_type);
+    Gradients split, whole;
+    const double max_norm = 0.75;
+    const Tensor norm = nn::utils::get_total_norm({split.a.grad(), split.b.grad(), split.c.grad()}, norm_type);
+    CHECK(norm.dim() == 0);
+    CHECK(norm.dtype() == kFloat64);
+    nn::utils::clip_grads_with_norm_(split.all(), max_norm, norm);
+    const double expected = optim::clip_grad_norm_(whole.all(), max_norm, norm_type);
+    CHECK(norm.item() == doctest::Approx(expected).epsilon(1e-12));
+    // The scale rounds to float before multiplying, as the double overload's scalar does.
+    CHECK(split.a.grad().to_vector<float>() == whole.a.grad().to_vector<float>());
+    CHECK(split.b.grad().to_vector<float>() == whole.b.grad().to_vector<float>());
+  }
+}
+
+TEST_CASE("clip_grads_with_norm_ leaves small gradients alone and spreads a NaN norm") {
+  Gradients grads;
+  nn::utils::clip_grads_with_norm_(grads.all(), 100.0, nn::utils::get_total_norm({grads.a.grad(), grads.b.grad()}));
+  CHECK(grads.b.grad().to_vector<float>() == std::vector<float>{-0.5f, 0.25f, 0.7f, 2.0f});
+  nn::utils::clip_grads_with_norm_(grads.all(), 1.0, full({}, std::nan(""), {.dtype = kFloat64}));
+  CHECK(std::isnan(grads.a.grad().to_vector<float>()[0]));  // as PyTorch: scaled by NaN, not skipped
+  CHECK(nn::utils::get_total_norm({Tensor(), zeros({0})}).item() == 0.0);
+  CHECK_THROWS_WITH_AS(nn::utils::clip_grads_with_norm_(grads.all(), 1.0, zeros({2}, {.dtype = kFloat64})),
+                       doctest::Contains("clip_grads_with_norm_: total_norm must hold one value"), Error);
+  CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({grads.a.grad()}, 0.0),
+                       doctest::Contains("get_total_norm: norm_type must be positive"), Error);
+  Tensor infinite = from_vector<float>({1.0f, std::numeric_limits<float>::infinity()});
+  CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({infinite}, 2.0, true), doctest::Contains("non-finite"), Error);
+}

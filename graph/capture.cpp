@@ -155,9 +155,10 @@ void CaptureMode::on_host_guard(const std::string& what, const std::function<boo
 }
 
 void CaptureMode::finish(std::span<const Tensor> outputs) {
-  for (const Tensor& output : outputs) {
-    check(output.defined(), "compile: the function returned an undefined tensor");
-    graph_.outputs.push_back(value_of(output));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check(outputs[i].defined(), "compile: the function returned an undefined tensor (result {} of {})", i,
+          outputs.size());
+    graph_.outputs.push_back(value_of(outputs[i]));
   }
   for (size_t i = 0; i < graph_.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph_.state_tensors[i];

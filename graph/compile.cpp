@@ -138,7 +138,7 @@ void CompiledFunction::fall_back(const std::string& reason) {
   if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] running eagerly from now on: {}\n", reason);
 }
 
-Tensor CompiledFunction::call(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager) {
+std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
   std::string reason;  // why the first (oldest) variant did not match
@@ -146,7 +146,7 @@ Tensor CompiledFunction::call(const std::vector<Tensor>& inputs, const std::func
     const std::string failure = guard_failure(entry.guards, entry.executor.graph(), inputs);
     if (failure.empty()) {
       ++replays_;
-      return entry.executor.run(inputs).at(0);
+      return entry.executor.run(inputs);
     }
     if (reason.empty()) reason = failure;
   }
@@ -161,7 +161,7 @@ Tensor CompiledFunction::call(const std::vector<Tensor>& inputs, const std::func
   return capture(inputs, run_eager);
 }
 
-Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager) {
+std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
   Graph graph;
   CaptureMode mode(graph, options_.fullgraph);
   Guards guards;
@@ -172,7 +172,7 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));
   }
-  Tensor result;
+  std::vector<Tensor> result;
   {
     DispatchModeGuard installed(mode);
     result = run_eager();
@@ -181,7 +181,7 @@ Tensor CompiledFunction::capture(const std::vector<Tensor>& inputs, const std::f
     fall_back("graph break: " + mode.break_reason());
     return result;
   }
-  mode.finish(std::span<const Tensor>(&result, 1));
+  mode.finish(result);
   guards.host = mode.take_host_guards();
   for (size_t i = 0; i < inputs.size(); ++i) guards.input_twins.push_back(storage_twin(inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);

@@ -5,9 +5,13 @@
 //   Tensor loss = train_step(x, y);
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "graph/executor.h"
@@ -52,8 +56,10 @@ class CompiledFunction {
  public:
   explicit CompiledFunction(CompileOptions options) : options_(options) {}
 
-  // `run_eager` runs fn on `inputs` (the same tensors, as fn's parameters).
-  Tensor call(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager);
+  // `run_eager` runs fn on `inputs` (the same tensors, as fn's parameters) and returns its
+  // results as a list; a replay returns the graph's outputs in that order.
+  using EagerRun = std::function<std::vector<Tensor>()>;
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
 
   int captures() const { return static_cast<int>(entries_.size()); }
   int replays() const { return replays_; }
@@ -69,7 +75,7 @@ class CompiledFunction {
     Guards guards;
     Executor executor;
   };
-  Tensor capture(const std::vector<Tensor>& inputs, const std::function<Tensor()>& run_eager);
+  std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
   void fall_back(const std::string& reason);
 
   CompileOptions options_;
@@ -89,7 +95,51 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
 
 }  // namespace graph
 
-// The callable compile() returns. fn takes tensors and returns one tensor.
+namespace graph {
+
+// What a compiled function may return, as the list of tensors the graph outputs: one Tensor, a
+// std::pair or std::tuple of Tensors (say the loss and the logits), or a std::vector<Tensor>.
+template <typename Result>
+struct CompiledResult;
+
+template <>
+struct CompiledResult<Tensor> {
+  static std::vector<Tensor> to_list(Tensor result) { return {std::move(result)}; }
+  static Tensor from_list(std::vector<Tensor> list) { return std::move(list.at(0)); }
+};
+
+template <>
+struct CompiledResult<std::vector<Tensor>> {
+  static std::vector<Tensor> to_list(std::vector<Tensor> result) { return result; }
+  static std::vector<Tensor> from_list(std::vector<Tensor> list) { return list; }
+};
+
+template <typename... Ts>
+  requires(std::same_as<Ts, Tensor> && ...)
+struct CompiledResult<std::tuple<Ts...>> {
+  static std::vector<Tensor> to_list(std::tuple<Ts...> result) {
+    return std::apply([](Ts&... tensors) { return std::vector<Tensor>{std::move(tensors)...}; }, result);
+  }
+  static std::tuple<Ts...> from_list(std::vector<Tensor> list) {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return std::tuple<Ts...>{std::move(list.at(I))...}; }(
+        std::index_sequence_for<Ts...>{});
+  }
+};
+
+template <>
+struct CompiledResult<std::pair<Tensor, Tensor>> {
+  static std::vector<Tensor> to_list(std::pair<Tensor, Tensor> result) {
+    return {std::move(result.first), std::move(result.second)};
+  }
+  static std::pair<Tensor, Tensor> from_list(std::vector<Tensor> list) {
+    return {std::move(list.at(0)), std::move(list.at(1))};
+  }
+};
+
+}  // namespace graph
+
+// The callable compile() returns. fn takes tensors and returns a Tensor, a pair or tuple of
+// Tensors, or a std::vector<Tensor>; the compiled call returns the same type.
 template <typename Fn>
 class Compiled {
  public:
@@ -97,8 +147,10 @@ class Compiled {
       : fn_(std::move(fn)), state_(std::make_shared<graph::CompiledFunction>(options)) {}
 
   template <typename... Args>
-  Tensor operator()(const Args&... args) {
-    return state_->call({args...}, [&] { return fn_(args...); });
+  auto operator()(const Args&... args) {
+    using Result = std::decay_t<std::invoke_result_t<Fn&, const Args&...>>;
+    using Convert = graph::CompiledResult<Result>;
+    return Convert::from_list(state_->call({args...}, [&] { return Convert::to_list(fn_(args...)); }));
   }
   const graph::CompiledFunction& state() const { return *state_; }
 

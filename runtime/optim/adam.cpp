@@ -69,6 +69,7 @@ template <bool Decoupled>
 void AdamFamily<Decoupled>::step_each(size_t group_index) {
   const auto& group = this->param_groups()[group_index];
   const Options& options = group.options;
+  this->guard_hyperparameters(group_index);
   for (const Tensor& param : group.params) {
     const Tensor grad = param.grad();
     if (!grad.defined()) continue;

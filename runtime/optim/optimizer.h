@@ -4,8 +4,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -173,6 +175,22 @@ class OptimizerBase : public Optimizer {
   // The state of `param`, default-constructed on first use.
   ParamState& state_for(const Tensor& param) { return state_[param.impl()]; }
 
+  // Under a compile capture every hyperparameter but lr (a per-call refresh) is baked into the
+  // graph: a guard makes a replay recompile once one of group `group`'s changed, as PyTorch's
+  // compile guards param_groups. The guard also fails once this optimizer is gone, before a
+  // replay's refreshes (which call into it) could run.
+  void guard_hyperparameters(size_t group) const {
+    if (!dispatch_mode_active()) return;
+    std::string values;
+    Options::fields(groups_[group].options, [&](const char* name, const auto& value) {
+      if (std::string_view(name) != "lr") values += fmt::format("{}{}={}", values.empty() ? "" : ", ", name, value);
+    });
+    notify_host_guard(fmt::format("{} param group {} at {}", name_, group, values),
+                      [alive = std::weak_ptr<const bool>(alive_), this, group, baked = baked_hyperparameters(group)] {
+                        return !alive.expired() && group < groups_.size() && baked_hyperparameters(group) == baked;
+                      });
+  }
+
   std::string name_;  // "Adam": names the optimizer in errors
 
  private:
@@ -194,6 +212,15 @@ class OptimizerBase : public Optimizer {
 
   void validate_state(const OptimizerState& state) const;
 
+  std::vector<double> baked_hyperparameters(size_t group) const {
+    std::vector<double> values;
+    Options::fields(groups_[group].options, [&](const char* name, const auto& value) {
+      if (std::string_view(name) != "lr") values.push_back(static_cast<double>(value));
+    });
+    return values;
+  }
+
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see guard_hyperparameters
   Options defaults_;
   std::vector<ParamGroup> groups_;
   std::unordered_map<const TensorImpl*, ParamState> state_;

@@ -44,6 +44,7 @@ Tensor SGD::ready_buffer(const Tensor& param, bool& first_step) {
 void SGD::step_each(size_t group_index) {
   const ParamGroup& group = param_groups()[group_index];
   const SGDOptions& options = group.options;
+  this->guard_hyperparameters(group_index);
   SgdStepArgs args{.lr = options.lr,
                    .momentum = options.momentum,
                    .dampening = options.dampening,

@@ -1,8 +1,9 @@
 // ember::compile with gradients that outlive one call: accumulation over micro-batches (backward
 // without zero_grad, the update every k-th call by a second compiled function), zero_grad that
 // keeps the tensors (set_to_none = false), and gradient clipping by norm inside the update (with
-// get_total_norm and clip_grads_with_norm_, which never read the norm on the host). Each compiled
-// result, gradient and parameter must equal eager's at every call.
+// get_total_norm and clip_grads_with_norm_, which never read the norm on the host), and a change
+// of a hyperparameter other than lr between calls (a recompile). Each compiled result, gradient
+// and parameter must equal eager's at every call.
 #include <doctest/doctest.h>
 
 #include "fusion_test_util.h"
@@ -97,4 +98,37 @@ TEST_CASE("compile: clip_grad_norm_ reads the norm on the host, a break that ful
   (void)model.accumulate(x, y);
   (void)update();  // the eager warm-up
   CHECK_THROWS_WITH_AS(update(), doctest::Contains("item() reads the values"), graph::GraphBreak);
+}
+
+TEST_CASE("compile: changing an optimizer hyperparameter other than lr recompiles") {
+  Mlp eager, compiled;
+  auto step = ember::compile(
+      [&](const Tensor& x, const Tensor& y) {
+        Tensor loss = compiled.accumulate(x, y);
+        compiled.optimizer->step();
+        compiled.optimizer->zero_grad();
+        return loss;
+      },
+      {.fullgraph = true});
+  auto eager_step = [&](const Tensor& x, const Tensor& y) {
+    Tensor loss = eager.accumulate(x, y);
+    eager.optimizer->step();
+    eager.optimizer->zero_grad();
+    return loss;
+  };
+  for (int call = 0; call < 6; ++call) {
+    INFO("call ", call);
+    if (call == 3)  // a weight-decay schedule, say: baked into the graph, so it must recompile
+      for (Mlp* model : {&eager, &compiled}) model->optimizer->param_groups()[0].options.weight_decay = 0.3;
+    if (call == 4)  // lr is read per call: no recompile
+      for (Mlp* model : {&eager, &compiled}) model->optimizer->set_lr(0, 0.005);
+    const auto [x, y] = micro_batch(call);
+    CHECK(graph_test::max_relative_error(step(x, y), eager_step(x, y)) <= 1e-5);
+    check_same(compiled, eager, "after the step");
+  }
+  REQUIRE(step.state().recompile_reasons().size() == 1);
+  CHECK(step.state().recompile_reasons()[0] ==
+        "the graph was captured with AdamW param group 0 at beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, "
+        "amsgrad=false, which no longer holds");
+  CHECK(step.state().captures() == 2);
 }

@@ -100,7 +100,13 @@ namespace graph {
 // What a compiled function may return, as the list of tensors the graph outputs: one Tensor, a
 // std::pair or std::tuple of Tensors (say the loss and the logits), or a std::vector<Tensor>.
 template <typename Result>
-struct CompiledResult;
+inline constexpr bool kUnsupportedResult = false;
+
+template <typename Result>
+struct CompiledResult {
+  static_assert(kUnsupportedResult<Result>,
+                "ember::compile: fn must return a Tensor, a std::pair or std::tuple of Tensors, or a std::vector<Tensor>");
+};
 
 template <>
 struct CompiledResult<Tensor> {

@@ -186,7 +186,7 @@ class OptimizerBase : public Optimizer {
       if (std::string_view(name) != "lr") values += fmt::format("{}{}={}", values.empty() ? "" : ", ", name, value);
     });
     notify_host_guard(fmt::format("{} param group {} at {}", name_, group, values),
-                      [alive = std::weak_ptr<const bool>(alive_), this, group, baked = baked_hyperparameters(group)] {
+                      [alive = std::weak_ptr<const bool>(lifetime_.alive), this, group, baked = baked_hyperparameters(group)] {
                         return !alive.expired() && group < groups_.size() && baked_hyperparameters(group) == baked;
                       });
   }
@@ -220,7 +220,15 @@ class OptimizerBase : public Optimizer {
     return values;
   }
 
-  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see guard_hyperparameters
+  // Expires with this object (see guard_hyperparameters); a copy or a move target gets its own,
+  // since the guards and refreshes a capture keeps point at the object they were made by.
+  struct LifetimeToken {
+    std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
+    LifetimeToken() = default;
+    LifetimeToken(const LifetimeToken&) : LifetimeToken() {}
+    LifetimeToken& operator=(const LifetimeToken&) { return *this; }
+  };
+  LifetimeToken lifetime_;
   Options defaults_;
   std::vector<ParamGroup> groups_;
   std::unordered_map<const TensorImpl*, ParamState> state_;

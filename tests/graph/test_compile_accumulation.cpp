@@ -132,3 +132,26 @@ TEST_CASE("compile: changing an optimizer hyperparameter other than lr recompile
         "amsgrad=false, which no longer holds");
   CHECK(step.state().captures() == 2);
 }
+
+TEST_CASE("compile: an optimizer's guard fails once it is changed or destroyed, whatever its copies do") {
+  Tensor p = randn({3}).requires_grad_();
+  p.set_grad(ones({3}));
+  auto optimizer = std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+  graph::Graph graph;
+  graph::CaptureMode mode(graph, /*fullgraph=*/true);
+  {
+    DispatchModeGuard installed(mode);
+    optimizer->step();
+  }
+  const std::vector<HostGuard> guards = mode.take_host_guards();
+  REQUIRE(guards.size() == 1);
+  CHECK(guards[0].holds());
+  optimizer->param_groups()[0].options.momentum = 0.5;
+  CHECK_FALSE(guards[0].holds());
+  optimizer->param_groups()[0].options.momentum = 0.9;
+  CHECK(guards[0].holds());
+  const optim::SGD copy = *optimizer;  // a copy has a lifetime of its own
+  optimizer.reset();
+  CHECK_FALSE(guards[0].holds());  // never a read of the destroyed optimizer
+  CHECK(copy.param_groups()[0].options.momentum == 0.9);
+}

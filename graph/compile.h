@@ -93,15 +93,11 @@ void run_passes(Graph& graph);
 // Why `inputs` and the current state fail `guards`, or "" when they pass.
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs);
 
-}  // namespace graph
-
-namespace graph {
-
-// What a compiled function may return, as the list of tensors the graph outputs: one Tensor, a
-// std::pair or std::tuple of Tensors (say the loss and the logits), or a std::vector<Tensor>.
 template <typename Result>
 inline constexpr bool kUnsupportedResult = false;
 
+// What a compiled function may return, as the list of tensors the graph outputs: one Tensor, a
+// std::pair or std::tuple of Tensors (say the loss and the logits), or a std::vector<Tensor>.
 template <typename Result>
 struct CompiledResult {
   static_assert(kUnsupportedResult<Result>,

@@ -11,7 +11,8 @@
 
 namespace ember::graph {
 
-// Capture met something the graph cannot express (a host read of a graph value, a random op).
+// Capture met something the graph cannot express (a host read of a graph value, a random op
+// dispatched without a per-call refresh of its generator range, a hand-built view).
 class GraphBreak : public Error {
  public:
   using Error::Error;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace ember::graph {
 
@@ -113,6 +114,9 @@ void CaptureMode::graph_break(const std::string& reason) {
 
 TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   AttrRefresh refresh = take_attr_refresh();
+  // A replay repeats a host effect by calling it again: an op inside it would run twice.
+  if (HostEffectScope::active())
+    graph_break(fmt::format("{} was dispatched inside a host effect (an LR scheduler's step())", call.op.name));
   if (draws_random_numbers(call.op) && !refresh)
     graph_break(fmt::format("{} draws random numbers but was dispatched without a per-call refresh of its "
                             "generator range (call it through ember's functions, which reserve one)",
@@ -126,6 +130,7 @@ TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   const int index = graph_.add_node(call.op, call.attrs, std::move(inputs), metas);
   Node& node = graph_.nodes[index];
   node.refresh = std::move(refresh);
+  if (node.refresh) node.effects = std::exchange(pending_effects_, {});
   // In-place outputs are the mutated inputs themselves: rebinding them to the node's new values
   // is the functionalization, later readers see the updated value.
   for (int i = 0; i < outputs.size(); ++i)
@@ -150,11 +155,19 @@ void CaptureMode::on_host_state_change(const std::string& what) {
                           "learning rate)", what));
 }
 
+void CaptureMode::on_host_effect(const std::string& what, const std::function<void()>& replay) {
+  // Only refreshes read host state during a replay (the guards are checked before it starts), so
+  // an effect needs replaying in order with the refreshes alone: before the next refreshed node,
+  // or after the graph when none follows.
+  pending_effects_.push_back({what, replay});
+}
+
 void CaptureMode::on_host_guard(const std::string& what, const std::function<bool()>& holds) {
   host_guards_.push_back({what, holds});
 }
 
 void CaptureMode::finish(std::span<const Tensor> outputs) {
+  graph_.final_effects = std::exchange(pending_effects_, {});
   for (size_t i = 0; i < outputs.size(); ++i) {
     check(outputs[i].defined(), "compile: the function returned an undefined tensor (result {} of {})", i,
           outputs.size());

@@ -35,6 +35,7 @@ class CaptureMode final : public DispatchMode {
   void on_alias(const Tensor& source, const Tensor& alias) override;
   void on_host_state_change(const std::string& what) override;
   void on_host_guard(const std::string& what, const std::function<bool()>& holds) override;
+  void on_host_effect(const std::string& what, const std::function<void()>& replay) override;
 
   // The host-state guards the captured code asked for (on_host_guard), to check before replays.
   std::vector<HostGuard> take_host_guards() { return std::move(host_guards_); }
@@ -76,6 +77,8 @@ class CaptureMode final : public DispatchMode {
   std::unordered_map<const TensorImpl*, PendingAlias> pending_aliases_;
   std::vector<BufferBinding> buffers_;
   std::vector<HostGuard> host_guards_;
+  // Host effects since the last node with a refresh: the next such node replays them first.
+  std::vector<HostEffect> pending_effects_;
 };
 
 }  // namespace ember::graph

@@ -39,8 +39,9 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
   // The graph holds autocast's casts as to_dtype nodes already; they must not be applied twice
   // (the lowered path calls kernels directly, but its write-back copies are dispatched).
   AutocastGuard no_autocast(autocast_dtype(), false);
-  if (lowered_) return lowered_->run(graph_, inputs);
-  return run_dispatching(inputs);
+  std::vector<Tensor> results = lowered_ ? lowered_->run(graph_, inputs) : run_dispatching(inputs);
+  for (HostEffect& effect : graph_.final_effects) effect.replay();
+  return results;
 }
 
 std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
@@ -53,7 +54,7 @@ std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
   for (size_t i = 0; i < graph_.constants.size(); ++i) slots_[graph_.constants[i]] = graph_.constant_tensors[i];
   std::vector<Tensor> call_inputs;
   for (Node& node : graph_.nodes) {
-    if (node.refresh) node.refresh(node.attrs);
+    refresh_host_state(node);
     call_inputs.clear();
     for (ValueId input : node.inputs) call_inputs.push_back(input < 0 ? Tensor() : slots_[input]);
     TensorList outputs = dispatch(OpCall{*node.op, call_inputs, node.attrs});

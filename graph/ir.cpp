@@ -145,6 +145,7 @@ std::string to_text(const Graph& graph) {
   for (const auto& [first, twin] : graph.shared_buffers)
     text += fmt::format("    # {} shares its buffer with {}\n", value_name(graph, twin), value_name(graph, first));
   for (const Node& node : graph.nodes) {
+    for (const HostEffect& effect : node.effects) text += fmt::format("    host_effect({})\n", effect.what);
     std::string names, types;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       names += (i ? ", " : "") + value_name(graph, node.outputs[i]);
@@ -153,6 +154,7 @@ std::string to_text(const Graph& graph) {
     text += fmt::format("    {} = {}  # {}{}{}\n", names, node_call_text(graph, node), types,
                         node.refresh ? " (host scalars read per call)" : "", owned_op_summary(graph, node));
   }
+  for (const HostEffect& effect : graph.final_effects) text += fmt::format("    host_effect({})\n", effect.what);
   for (const WriteBack& write : graph.write_backs)
     text += fmt::format("    write_back({}, {})\n", value_name(graph, graph.state_inputs[write.state]),
                         value_name(graph, write.value));
@@ -236,6 +238,10 @@ void verify(const Graph& graph) {
     const Node& node = graph.nodes[n];
     const std::string where = fmt::format("node {} ({})", n, node.op->name);
     for (ValueId input : node.inputs) use(input, where);
+    // An effect must replay before a refresh: a node that reads no host state may be moved,
+    // fused or removed by a pass, and its effects with it.
+    check(node.effects.empty() || node.refresh, "verify: {} replays {} host effects but reads no host state", where,
+          node.effects.size());
     check(node.outputs.size() == static_cast<size_t>(node.op->kind == OpKind::InPlace
                                                          ? std::popcount(node.op->mutated_inputs)
                                                          : node.op->num_outputs),

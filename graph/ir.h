@@ -30,7 +30,17 @@ struct Node {
   std::vector<ValueId> outputs;
   // Host scalars read per call (lr, step): recomputes attrs before each replay; empty when none.
   AttrRefresh refresh;
+  // Host effects fn ran after the previous refreshed node and before this one (an LR scheduler's
+  // step() between two optimizers' steps): replayed just before `refresh`, so every refresh reads
+  // the host state eager execution would have read. Only refreshed nodes carry effects.
+  std::vector<HostEffect> effects;
 };
+
+// What a replay does for `node` before running it: its host effects, then its refresh.
+inline void refresh_host_state(Node& node) {
+  for (HostEffect& effect : node.effects) effect.replay();
+  if (node.refresh) node.refresh(node.attrs);
+}
 
 // A state tensor whose final value is produced in the graph: copied back after a replay.
 struct WriteBack {
@@ -60,6 +70,8 @@ struct Graph {
   // earlier one on that buffer (state pairs first); the guards make replays share the same way.
   // A write into one changes what the other holds (see eliminate_common_subexpressions).
   std::vector<std::pair<ValueId, ValueId>> shared_buffers;
+  // Host effects fn ran after its last refreshed node: replayed once the graph has run.
+  std::vector<HostEffect> final_effects;
   // OpDefs synthesized by passes (fused groups) that nodes point to; they live as long as the graph.
   std::vector<std::shared_ptr<const OpDef>> owned_ops;
 

@@ -205,7 +205,7 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
       view.storage = step.inputs[0].impl()->storage;
       continue;
     }
-    if (node.refresh) node.refresh(node.attrs);
+    refresh_host_state(node);
     if (poison_ && step.kind == StepKind::Compute)
       for (const Tensor& output : step.outputs) poison(output);
     step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);

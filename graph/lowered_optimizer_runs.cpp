@@ -75,7 +75,7 @@ void LoweredExecutor::run_optimizer_run(Graph& graph, size_t first) {
   const size_t end = first + static_cast<size_t>(leader.run_length);
   for (size_t k = first; k < end; ++k) {
     Node& node = graph.nodes[steps_[k].node];
-    if (node.refresh) node.refresh(node.attrs);
+    refresh_host_state(node);
   }
   TensorList none;
   for (size_t k = first; k < end;) {

@@ -20,6 +20,7 @@ namespace {
 thread_local std::vector<DispatchMode*> mode_stack;
 thread_local bool grad_enabled = true;
 thread_local AttrRefresh pending_attr_refresh;
+thread_local int host_effect_depth = 0;  // open HostEffectScopes
 
 // EMBER_POISON_OUTPUTS=1 fills every freshly allocated output with NaN (floats) or 0xA5 bytes
 // before its kernel runs, so tests catch kernels that leave elements unwritten.
@@ -298,9 +299,18 @@ void notify_host_guard(const std::string& what, const std::function<bool()>& hol
 }
 
 void notify_host_state_change(const std::string& what) {
-  if (mode_stack.empty()) [[likely]] return;
+  if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_state_change(what);
 }
+
+void notify_host_effect(const std::string& what, const std::function<void()>& replay) {
+  if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_host_effect(what, replay);
+}
+
+HostEffectScope::HostEffectScope() { ++host_effect_depth; }
+HostEffectScope::~HostEffectScope() { --host_effect_depth; }
+bool HostEffectScope::active() { return host_effect_depth > 0; }
 
 bool dispatch_mode_active() { return !mode_stack.empty(); }
 void set_next_attr_refresh(AttrRefresh refresh) { pending_attr_refresh = std::move(refresh); }

@@ -45,6 +45,9 @@ class DispatchMode {
   // training flag); a capture mode keeps `holds` as a guard, and a replay whose guard no longer
   // holds recompiles instead of replaying the other branch.
   virtual void on_host_guard(const std::string& what, const std::function<bool()>& holds) {}
+  // Called when code changes host state in a way it can repeat by itself (an LR scheduler's
+  // step()); a capture mode keeps `replay` and calls it at the same point of every replay.
+  virtual void on_host_effect(const std::string& what, const std::function<void()>& replay) {}
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
@@ -60,6 +63,24 @@ struct HostGuard {
 };
 // Tells the installed modes that `what` (e.g. "Adam.set_lr(0, 0.01)") changes host state.
 void notify_host_state_change(const std::string& what);
+// Tells the installed modes that `what` (e.g. "StepLR.step()") changes host state and that
+// `replay` makes the same change again; ignored inside a HostEffectScope.
+void notify_host_effect(const std::string& what, const std::function<void()>& replay);
+// A host effect as a capture keeps it.
+struct HostEffect {
+  std::string what;
+  std::function<void()> replay;
+};
+// While one is alive (around an effect's own code, when first run and when replayed), the host
+// state changes and nested effects it makes are part of that effect: nothing is notified.
+class HostEffectScope {
+ public:
+  static bool active();
+  HostEffectScope();
+  ~HostEffectScope();
+  HostEffectScope(const HostEffectScope&) = delete;
+  HostEffectScope& operator=(const HostEffectScope&) = delete;
+};
 
 // Host scalars that change from step to step (an optimizer's lr and step count) reach ops as
 // attributes. While a mode is installed, the code computing them may hand over a function that

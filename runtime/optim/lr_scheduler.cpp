@@ -9,13 +9,22 @@
 
 namespace ember::optim {
 
-LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
+LRScheduler::LRScheduler(Optimizer& optimizer, const char* name) : optimizer_(optimizer), name_(name) {
   for (size_t g = 0; g < optimizer.num_param_groups(); ++g) base_lrs_.push_back(optimizer.get_lr(g));
 }
 
 void LRScheduler::step() {
-  // Guarded so that eager steps build no string (set_lr guards its own message the same way).
-  if (dispatch_mode_active()) notify_host_state_change("an LR scheduler's step()");
+  // Guarded so that eager steps build no string. A compiled replay calls advance() where this
+  // call was captured; the guard keeps it from calling a scheduler that no longer exists.
+  if (dispatch_mode_active()) {
+    notify_host_guard(fmt::format("{} alive", name_), [alive = std::weak_ptr<const bool>(alive_)] { return !alive.expired(); });
+    notify_host_effect(fmt::format("{}.step()", name_), [this] { advance(); });
+  }
+  advance();
+}
+
+void LRScheduler::advance() {
+  HostEffectScope effect;  // the optimizer's set_lr() below is part of this step, not a change of its own
   ++step_count_;
   ++last_epoch_;
   last_lr_ = compute_lr();
@@ -58,7 +67,7 @@ void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
 }
 
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
-    : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
+    : LRScheduler(optimizer, "StepLR"), step_size_(step_size), gamma_(gamma) {
   check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
   step();
 }
@@ -73,7 +82,7 @@ std::vector<double> StepLR::compute_lr() const {
 }
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
-    : LRScheduler(optimizer), T_max_(T_max), eta_min_(eta_min) {
+    : LRScheduler(optimizer, "CosineAnnealingLR"), T_max_(T_max), eta_min_(eta_min) {
   check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
   step();
 }
@@ -103,7 +112,7 @@ LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lambda)
     : LambdaLR(optimizer, std::vector<Lambda>(optimizer.num_param_groups(), lambda)) {}
 
 LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
-    : LRScheduler(optimizer), lambdas_(std::move(lambdas)) {
+    : LRScheduler(optimizer, "LambdaLR"), lambdas_(std::move(lambdas)) {
   check(lambdas_.size() == optimizer.num_param_groups(), "LambdaLR: got {} lambdas for {} parameter groups",
         lambdas_.size(), optimizer.num_param_groups());
   for (const Lambda& lambda : lambdas_) check(static_cast<bool>(lambda), "LambdaLR: a lambda is empty");
@@ -117,7 +126,7 @@ std::vector<double> LambdaLR::compute_lr() const {
 }
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
-    : LRScheduler(optimizer), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
+    : LRScheduler(optimizer, "LinearLR"), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
   check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
   check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
   check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);

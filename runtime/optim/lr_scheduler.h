@@ -5,9 +5,14 @@
 //
 //   optim::StepLR scheduler(opt, /*step_size=*/30, /*gamma=*/0.1);
 //   for (epoch ...) { train(); scheduler.step(); }
+//
+// step() may also run inside an ember::compile'd training step: it is a host effect that every
+// replay repeats at the same point (before the next optimizer step reads the rate), so a
+// per-iteration schedule neither breaks the graph nor recompiles it.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "runtime/nn/ordered_dict.h"
@@ -38,7 +43,8 @@ class LRScheduler {
  protected:
   // Records the groups' current learning rates as the base rates. Subclasses call step() at the end
   // of their constructor (PyTorch's initial step), once their settings are in place.
-  explicit LRScheduler(Optimizer& optimizer);
+  // `name` ("StepLR") names the scheduler in compile dumps and guards.
+  LRScheduler(Optimizer& optimizer, const char* name);
   // The learning rates for last_epoch() (already advanced), given the optimizer's current ones.
   virtual std::vector<double> compute_lr() const = 0;
   double current_lr(size_t group) const { return optimizer_.get_lr(group); }
@@ -46,6 +52,12 @@ class LRScheduler {
   Optimizer& optimizer_;
 
  private:
+  void advance();  // step()'s work: the epoch, the new rates, set into the optimizer
+
+  const char* name_;
+  // Expires with this scheduler: a compiled step's guard then recompiles instead of replaying
+  // step() on a dead object.
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
   std::vector<double> base_lrs_;
   std::vector<double> last_lr_;
   int64_t last_epoch_ = -1;

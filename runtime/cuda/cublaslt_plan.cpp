@@ -17,8 +17,6 @@ namespace ember::cuda::detail {
 
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 cudaDataType_t data_type_of(DType dtype) {
   switch (dtype) {
     case kFloat32: return CUDA_R_32F;

@@ -15,8 +15,6 @@ namespace ember::cuda {
 
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 class DeviceMemoryBackend final : public MemoryBackend {
  public:
   explicit DeviceMemoryBackend(int index) : index_(index) {}

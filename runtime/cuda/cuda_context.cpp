@@ -8,6 +8,7 @@
 #include <array>
 #include <mutex>
 
+#include "runtime/cuda/copy_source_holds.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/device_error_report.h"
 #include "runtime/error.h"
@@ -28,8 +29,6 @@ void cublas_check(cublasStatus_t status, std::source_location where) {
 }
 
 namespace {
-
-constexpr int kMaxDevices = 64;
 
 struct Discovery {
   int count = 0;
@@ -111,6 +110,7 @@ void synchronize(Device device) {
   DeviceGuard guard(device);
   cuda_check(cudaDeviceSynchronize());
   raise_device_error(device);  // a bad target or index a kernel found since the last sync
+  release_copied_sources();    // every copy on this device has read its source now
 }
 
 Event::Event(bool enable_timing) {

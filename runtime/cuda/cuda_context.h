@@ -11,6 +11,9 @@
 
 namespace ember::cuda {
 
+// Device indices ember keeps per-device state (streams, pools, handles) for.
+constexpr int kMaxDevices = 64;
+
 // Number of usable CUDA devices; 0 with `why_not` set to the CUDA runtime's reason (e.g. no driver,
 // no device). Asks the runtime once per process and remembers the answer.
 int device_count(std::string* why_not = nullptr);

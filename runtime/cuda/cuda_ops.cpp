@@ -9,7 +9,9 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/random.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/copy_source_holds.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/cuda/device_error_report.h"
 #include "runtime/dtype.h"
@@ -123,9 +125,6 @@ void linspace_cuda(const OpCall& call, TensorList& outputs) {
                                  call.attrs.get<double>("end"), call.attrs.get<int64_t>("steps"), shape_of(outputs[0])));
 }
 
-// Keeps a pinned source alive until an asynchronous host-to-device copy has read it.
-void release_after_copy(void* held) { delete static_cast<Tensor*>(held); }
-
 // Host<->device and device<->device copies. Registered for both CPU and CUDA inputs because the
 // dispatcher picks the kernel by the input's device. Copies from pageable memory and every copy
 // into host memory finish before returning; non_blocking copies from pinned memory do not.
@@ -143,7 +142,11 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
     cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
                                cudaMemcpyHostToDevice, stream));
     if (non_blocking && is_pinned(packed.raw_data_ptr())) {
-      cuda_check(cudaLaunchHostFunc(stream, release_after_copy, new Tensor(packed)));
+      // A graph would read the source again at every replay, long after any hold ended.
+      check(!capturing_on_this_thread(),
+            "to_device: a non_blocking copy from host memory cannot be captured into a CUDA graph; copy_ "
+            "into a device tensor made before the capture instead");
+      hold_until_copied(packed, current_stream(destination.device()));
     } else {
       cuda_check(cudaStreamSynchronize(stream));
       raise_device_error(destination.device());  // a sync point like any other

@@ -19,8 +19,6 @@ namespace ember::cuda {
 
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 struct Record {
   DeviceErrorRecord* host = nullptr;    // the host's view
   DeviceErrorRecord* device = nullptr;  // what kernels are given

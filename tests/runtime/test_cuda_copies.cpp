@@ -4,6 +4,9 @@
 
 #include "cuda_test_util.h"
 #include "runtime/ember.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/copy_source_holds.h"
+#endif
 
 using namespace ember;
 using cuda_test::kCuda0;
@@ -26,6 +29,9 @@ TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the s
   CHECK(max_difference(pinned, host) == 0);
 
   Tensor device = pinned.to(kCuda0, /*non_blocking=*/true);
+#ifdef EMBER_HAS_CUDA
+  CHECK(cuda::held_copy_sources() >= 1);  // released at a later copy or synchronize, not by the stream
+#endif
   pinned = Tensor();  // the copy may still be reading it
   // The pinned pool hands the same bytes to the next request of that size only once the copy
   // released them; writing into it now must not change what arrives.
@@ -37,6 +43,10 @@ TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the s
   const Tensor transposed = host.t().pin_memory();
   CHECK(transposed.is_contiguous());
   CHECK(max_difference(transposed.to(kCuda0, /*non_blocking=*/true), host.t()) == 0);
+#ifdef EMBER_HAS_CUDA
+  synchronize(kCuda0);
+  CHECK(cuda::held_copy_sources() == 0);
+#endif
   // Pinning a device tensor is an error that names the device.
   CHECK_THROWS_WITH_AS(device.pin_memory(), doctest::Contains("only CPU tensors can be pinned, got a tensor on cuda:0"),
                        Error);

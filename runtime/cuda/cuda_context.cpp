@@ -113,12 +113,9 @@ void synchronize(Device device) {
   release_copied_sources();    // every copy on this device has read its source now
 }
 
-Event::Event(bool enable_timing) {
+Event::Event(bool enable_timing) : enable_timing_(enable_timing) {
   std::string why_not;
   check(device_count(&why_not) > 0, "cuda: cannot create an event: {}", why_not);
-  cudaEvent_t event = nullptr;
-  cuda_check(cudaEventCreateWithFlags(&event, enable_timing ? cudaEventDefault : cudaEventDisableTiming));
-  handle_ = event;
 }
 
 Event::~Event() {
@@ -127,15 +124,26 @@ Event::~Event() {
 
 void Event::record(const Stream& stream) {
   DeviceGuard guard(stream.device);
+  if (handle_ == nullptr) {
+    cudaEvent_t event = nullptr;
+    cuda_check(cudaEventCreateWithFlags(&event, enable_timing_ ? cudaEventDefault : cudaEventDisableTiming));
+    handle_ = event;
+    device_ = stream.device.index;
+  }
+  check(stream.device.index == device_, "cuda event: recorded on cuda:{} before, cannot be recorded on a stream of cuda:{}",
+        device_, stream.device.index);
   cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(handle_), static_cast<cudaStream_t>(stream.handle)));
 }
 
 // Not a device-error check point: events time ember's own benchmarks inside ops (layer_norm's
 // auto choice), where an earlier op's error would surface in the wrong place. The error stays
 // recorded for the next synchronize() or copy to the host.
-void Event::synchronize() const { cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_))); }
+void Event::synchronize() const {
+  if (handle_ != nullptr) cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_)));
+}
 
 bool Event::query() const {
+  if (handle_ == nullptr) return true;
   const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(handle_));
   if (status == cudaErrorNotReady) {
     cudaGetLastError();
@@ -146,6 +154,7 @@ bool Event::query() const {
 }
 
 float Event::elapsed_milliseconds(const Event& later) const {
+  check(handle_ != nullptr && later.handle_ != nullptr, "cuda event: elapsed time between events not both recorded");
   float milliseconds = 0.0f;
   cuda_check(cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(handle_),
                                   static_cast<cudaEvent_t>(later.handle_)));

@@ -54,6 +54,9 @@ void copy_on_device(void* destination, const void* source, size_t bytes, const S
 void synchronize(Device device);
 
 // A CUDA event: record it on a stream, wait for it from the host, or time between two events.
+// It is made on the device of the first stream it is recorded on (as CUDA requires of every later
+// record too), not on whichever device was current when the Event was constructed. Before its
+// first record it counts as finished.
 class Event {
  public:
   explicit Event(bool enable_timing = false);
@@ -65,9 +68,11 @@ class Event {
   void synchronize() const;
   bool query() const;  // true when the recorded work has finished
   float elapsed_milliseconds(const Event& later) const;
-  void* handle() const { return handle_; }  // cudaEvent_t
+  void* handle() const { return handle_; }  // cudaEvent_t; null before the first record
 
  private:
+  bool enable_timing_ = false;
+  int device_ = -1;         // the device of its streams, once recorded
   void* handle_ = nullptr;  // cudaEvent_t
 };
 

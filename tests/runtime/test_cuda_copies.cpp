@@ -51,3 +51,22 @@ TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the s
   CHECK_THROWS_WITH_AS(device.pin_memory(), doctest::Contains("only CPU tensors can be pinned, got a tensor on cuda:0"),
                        Error);
 }
+
+#ifdef EMBER_HAS_CUDA
+TEST_CASE("cuda events: made on their first stream's device, finished before their first record") {
+  if (!ember::testing::cuda_or_skip()) return;
+  cuda::Event start(true), stop(true);
+  CHECK(start.handle() == nullptr);
+  CHECK(start.query());  // nothing recorded: nothing to wait for
+  start.synchronize();
+  CHECK_THROWS_WITH_AS(start.elapsed_milliseconds(stop), doctest::Contains("not both recorded"), Error);
+  const cuda::Stream stream = cuda::current_stream(kCuda0);
+  start.record(stream);
+  const Tensor product = matmul(randn({512, 512}, {.device = kCuda0}), randn({512, 512}, {.device = kCuda0}));
+  stop.record(stream);
+  stop.synchronize();
+  CHECK(stop.query());
+  CHECK(start.elapsed_milliseconds(stop) >= 0.0f);
+  CHECK(product.sizes() == Dims{512, 512});
+}
+#endif

@@ -152,7 +152,8 @@ void CaptureMode::on_host_read(const char* what, const Tensor& tensor) {
 void CaptureMode::on_host_state_change(const std::string& what) {
   graph_break(fmt::format("{} changes host state inside the compiled function, and replaying the graph "
                           "would not change it again; call it between calls (each replay re-reads the "
-                          "learning rate)", what));
+                          "learning rate), or step an LR scheduler inside instead (a replay repeats its step())",
+                          what));
 }
 
 void CaptureMode::on_host_effect(const std::string& what, const std::function<void()>& replay) {

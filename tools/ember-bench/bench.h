@@ -19,6 +19,9 @@ struct RunOptions {
   int threads = 1;
   int steps = 200;
   int warmup = 20;
+  // "none", or "cosine": a CosineAnnealingLR over the run, stepped inside the training step (and so
+  // inside the compiled function, where each replay repeats it without recompiling).
+  std::string lr_schedule = "none";
   bool json = false;
 };
 

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
   app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch, gemm, pointwise (CPU) or cuda")
       ->check(CLI::IsMember({"dispatch", "gemm", "pointwise", "cuda"}));
+  app.add_option("--lr-schedule", options.lr_schedule,
+                 "none, or cosine: a CosineAnnealingLR stepped inside the training step")
+      ->check(CLI::IsMember({"none", "cosine"}));
   app.add_flag("--json", options.json, "print one JSON line per run");
   CLI11_PARSE(app, argc, argv);
 

@@ -89,12 +89,17 @@ nlohmann::json run_model(const RunOptions& options) {
   if (spec.adamw) optimizer = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamWOptions{.lr = 1e-3});
   else optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
 
+  std::unique_ptr<optim::LRScheduler> scheduler;
+  if (options.lr_schedule == "cosine")
+    scheduler = std::make_unique<optim::CosineAnnealingLR>(*optimizer, options.warmup + options.steps, 1e-5);
+
   const int64_t batches = spec.samples / spec.batch;
   auto train_step = [&](const Tensor& x, const Tensor& y) {
     optimizer->zero_grad();
     Tensor loss = forward_loss(model, x, y, spec.autocast);
     loss.backward();
     optimizer->step();
+    if (scheduler) scheduler->step();
     return loss;
   };
   // --mode compiled: the same step through ember::compile. Call 1 runs eagerly (warm-up: Adam
@@ -185,7 +190,9 @@ nlohmann::json run_model(const RunOptions& options) {
           {"reserved_bytes", memory_stats(device).reserved_bytes},
           // Device (e.g. cudaMalloc) allocations during the measured steps: 0 is the goal.
           {"backend_allocations_in_steps", memory_stats(device).num_backend_allocations - backend_allocations_at_start},
-          {"final_loss", loss.item()}};
+          {"final_loss", loss.item()},
+          {"lr_schedule", options.lr_schedule},
+          {"final_lr", optimizer->get_lr(0)}};
   if (compiled) result.update(compiled_fields);
   return result;
 }

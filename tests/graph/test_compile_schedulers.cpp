@@ -164,3 +164,45 @@ TEST_CASE("compile: set_lr called directly inside the compiled function still br
   CHECK_THROWS_WITH_AS(train_step(x, y), doctest::Contains("Adam.set_lr(0, 0.0001) changes host state"),
                        graph::GraphBreak);
 }
+
+TEST_CASE("compile: a scheduler stepped between two optimizers' steps replays between them") {
+  // The effect is replayed inside the batched run of the two optimizers' Adam steps: before the
+  // second optimizer's first refresh, after the first one's.
+  struct TwoOptimizers {
+    nn::Sequential model;
+    std::unique_ptr<optim::Adam> first, second;
+    std::unique_ptr<optim::StepLR> scheduler;
+    TwoOptimizers() {
+      manual_seed(11);
+      model = nn::Sequential(nn::Linear(100, 64), nn::ReLU(), nn::Linear(64, 10));
+      const std::vector<Tensor> params = model->parameters();
+      first = std::make_unique<optim::Adam>(std::vector<Tensor>{params[0], params[1]}, optim::AdamOptions{.lr = 2e-3});
+      second = std::make_unique<optim::Adam>(std::vector<Tensor>{params[2], params[3]}, optim::AdamOptions{.lr = 2e-3});
+      scheduler = std::make_unique<optim::StepLR>(*second, 2, 0.5);
+    }
+    Tensor step(const Tensor& x, const Tensor& y) {
+      first->zero_grad();
+      second->zero_grad();
+      Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
+      loss.backward();
+      first->step();
+      scheduler->step();
+      second->step();
+      return loss;
+    }
+  };
+  TwoOptimizers eager, compiled;
+  auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },
+                                   {.fullgraph = true});
+  for (int step = 0; step < 10; ++step) {
+    auto [x, y] = graph_test::batch(step);
+    INFO("step ", step);
+    CHECK(graph_test::bit_equal(eager.step(x, y), train_step(x, y)));
+    CHECK(compiled.second->get_lr(0) == eager.second->get_lr(0));
+  }
+  CHECK(train_step.state().captures() == 1);
+  CHECK(compiled.first->get_lr(0) == 2e-3);  // the scheduler touches the second optimizer only
+  CHECK(eager.second->get_lr(0) < 2e-3 / 8);
+  const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(graph_test::bit_equal(expected[i], actual[i]));
+}

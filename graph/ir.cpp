@@ -182,13 +182,22 @@ std::string to_dot(const Graph& graph) {
   for (ValueId id : graph.constants)
     text += fmt::format("  v{} [label=\"{}\\n{}\", shape=ellipse, style=dotted];\n", id,
                         value_name(graph, id), type_text(graph.values[id].meta));
+  // Host effects become notes: before the node whose refresh they precede, or after the graph.
+  auto effect_note = [&](const std::string& id, const HostEffect& effect) {
+    text += fmt::format("  {} [label=\"host_effect({})\", shape=note];\n", id, effect.what);
+  };
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
+    for (size_t e = 0; e < node.effects.size(); ++e) {
+      effect_note(fmt::format("e{}_{}", n, e), node.effects[e]);
+      text += fmt::format("  e{}_{} -> n{} [style=dotted];\n", n, e, n);
+    }
     text += fmt::format("  n{} [label=\"{}\\n{}\"];\n", n, node.op->name,
                         node.outputs.empty() ? "" : type_text(graph.values[node.outputs[0]].meta));
     for (ValueId input : node.inputs)
       if (input >= 0) text += fmt::format("  {} -> n{};\n", producer(input), n);
   }
+  for (size_t e = 0; e < graph.final_effects.size(); ++e) effect_note(fmt::format("final{}", e), graph.final_effects[e]);
   for (const WriteBack& write : graph.write_backs)
     text += fmt::format("  {} -> v{} [style=dashed, label=\"write back\"];\n", producer(write.value),
                         graph.state_inputs[write.state]);

@@ -113,6 +113,7 @@ TEST_CASE("compile: the graph dump shows where a replay repeats the scheduler's 
     REQUIRE(adam != std::string::npos);
     CHECK((effect < adam) == first);
     CHECK(graph->final_effects.size() == (first ? 0u : 1u));
+    CHECK(graph::to_dot(*graph).find("host_effect(StepLR.step())\", shape=note") != std::string::npos);
   }
 }
 

@@ -58,8 +58,9 @@ void release_copied_sources() {
   std::vector<Tensor> released;  // dropped after unlocking: freeing takes the pool's own lock
   {
     std::lock_guard lock(state.mutex);
-    auto done = std::stable_partition(state.held.begin(), state.held.end(),
-                                      [](const Held& held) { return !held.copied->query(); });
+    // Order does not matter, and std::partition needs no buffer (stable_partition allocates one).
+    auto done = std::partition(state.held.begin(), state.held.end(),
+                               [](const Held& held) { return !held.copied->query(); });
     for (auto it = done; it != state.held.end(); ++it) {
       released.push_back(std::move(it->source));
       state.spare_events[it->device].push_back(std::move(it->copied));

@@ -174,22 +174,42 @@ void CaptureMode::finish(std::span<const Tensor> outputs) {
           outputs.size());
     graph_.outputs.push_back(value_of(outputs[i]));
   }
+  // A parameter whose .grad fn cleared but never read (an unused layer's, by zero_grad) is state
+  // too: each replay clears its .grad again.
+  for (const std::weak_ptr<TensorImpl>& weak : grads_set_)
+    if (const std::shared_ptr<TensorImpl> leaf = weak.lock(); leaf && find(Tensor(leaf)) < 0) value_of(Tensor(leaf));
   for (size_t i = 0; i < graph_.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph_.state_tensors[i];
     const ValueId current = find(Tensor(impl));
     if (current >= 0 && current != graph_.state_inputs[i])
       graph_.write_backs.push_back({static_cast<int>(i), current});
     if (!impl->requires_grad || impl->grad_fn) continue;  // only leaves own a .grad
+    const bool set_by_code = grad_set_by_code(*impl);
     const bool has_grad = impl->autograd_meta && impl->autograd_meta->grad && impl->autograd_meta->grad->defined();
     if (!has_grad) {
-      graph_.grad_write_backs.push_back({static_cast<int>(i), -1});
+      // Cleared by the code (zero_grad): cleared by every replay. Never touched: left alone.
+      if (set_by_code) graph_.grad_write_backs.push_back({static_cast<int>(i), -1});
       continue;
     }
-    const ValueId grad = find(*impl->autograd_meta->grad);
+    const Tensor& grad_tensor = *impl->autograd_meta->grad;
+    ValueId grad = find(grad_tensor);
+    // Set by the code to a tensor made outside the graph: each replay sets that same tensor.
+    if (grad < 0 && set_by_code) grad = value_of(grad_tensor);
     // A .grad the graph never touched, or one that is itself a state input (bound by identity,
-    // its updates are write-backs), needs no grad write-back.
-    if (grad >= 0 && graph_.values[grad].source != ValueSource::StateInput) graph_.grad_write_backs.push_back({static_cast<int>(i), grad});
+    // its updates are write-backs), needs no grad write-back unless the code set it.
+    if (grad >= 0 && (set_by_code || graph_.values[grad].source != ValueSource::StateInput))
+      graph_.grad_write_backs.push_back({static_cast<int>(i), grad});
   }
+}
+
+void CaptureMode::on_grad_set(const Tensor& leaf) {
+  if (!grad_set_by_code(*leaf.impl())) grads_set_.push_back(leaf.impl_ptr());
+}
+
+bool CaptureMode::grad_set_by_code(const TensorImpl& leaf) const {
+  for (const std::weak_ptr<TensorImpl>& weak : grads_set_)
+    if (weak.lock().get() == &leaf) return true;
+  return false;
 }
 
 }  // namespace ember::graph

@@ -29,6 +29,11 @@ class CaptureMode final : public DispatchMode {
   // final .grad. Call after fn returned, outside the mode's guard.
   void finish(std::span<const Tensor> outputs);
   const std::string& break_reason() const { return break_reason_; }
+  // The value `tensor` holds in the graph (an alias of one resolves to it); a tensor the graph
+  // never saw is lifted as a state input bound by identity.
+  ValueId value_for(const Tensor& tensor) { return value_of(tensor); }
+  // Records a graph break (fullgraph: throws GraphBreak naming `reason` and the call site).
+  void graph_break(const std::string& reason);
 
   TensorList handle(const OpCall& call, const DispatchNext& next) override;
   void on_host_read(const char* what, const Tensor& tensor) override;
@@ -36,6 +41,7 @@ class CaptureMode final : public DispatchMode {
   void on_host_state_change(const std::string& what) override;
   void on_host_guard(const std::string& what, const std::function<bool()>& holds) override;
   void on_host_effect(const std::string& what, const std::function<void()>& replay) override;
+  void on_grad_set(const Tensor& leaf) override;
 
   // The host-state guards the captured code asked for (on_host_guard), to check before replays.
   std::vector<HostGuard> take_host_guards() { return std::move(host_guards_); }
@@ -62,7 +68,6 @@ class CaptureMode final : public DispatchMode {
   ValueId value_of(const Tensor& tensor);
   ValueId pending_alias_value(const Tensor& tensor);  // -1 when `tensor` is no pending alias
   ValueId same_buffer_value(const Tensor& tensor);    // -1 when no value has its buffer and geometry
-  void graph_break(const std::string& reason);
 
   Graph& graph_;
   bool fullgraph_;
@@ -77,6 +82,10 @@ class CaptureMode final : public DispatchMode {
   std::unordered_map<const TensorImpl*, PendingAlias> pending_aliases_;
   std::vector<BufferBinding> buffers_;
   std::vector<HostGuard> host_guards_;
+  // Leaves whose .grad the code set or cleared directly: only those, and leaves whose .grad is a
+  // graph value, get a grad write-back (a compiled forward must not clear other .grads).
+  std::vector<std::weak_ptr<TensorImpl>> grads_set_;  // in the order the code set them
+  bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.
   std::vector<HostEffect> pending_effects_;
 };

@@ -298,6 +298,11 @@ void notify_host_guard(const std::string& what, const std::function<bool()>& hol
   for (DispatchMode* mode : mode_stack) mode->on_host_guard(what, holds);
 }
 
+void notify_grad_set(const Tensor& leaf) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_grad_set(leaf);
+}
+
 void notify_host_state_change(const std::string& what) {
   if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_state_change(what);

@@ -48,6 +48,9 @@ class DispatchMode {
   // Called when code changes host state in a way it can repeat by itself (an LR scheduler's
   // step()); a capture mode keeps `replay` and calls it at the same point of every replay.
   virtual void on_host_effect(const std::string& what, const std::function<void()>& replay) {}
+  // Called when code sets or clears `leaf`'s .grad directly (zero_grad, set_grad); a capture mode
+  // replays that change, and leaves alone the .grad of leaves the code never touched.
+  virtual void on_grad_set(const Tensor& leaf) {}
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
@@ -61,6 +64,8 @@ struct HostGuard {
   std::string what;
   std::function<bool()> holds;
 };
+// Tells the installed modes that `leaf`'s .grad was set or cleared (no-op without modes).
+void notify_grad_set(const Tensor& leaf);
 // Tells the installed modes that `what` (e.g. "Adam.set_lr(0, 0.01)") changes host state.
 void notify_host_state_change(const std::string& what);
 // Tells the installed modes that `what` (e.g. "StepLR.step()") changes host state and that

@@ -142,6 +142,7 @@ Tensor Tensor::grad() const {
 
 void Tensor::set_grad(const Tensor& grad) {
   checked_impl();
+  notify_grad_set(*this);
   if (!grad.defined() && !impl_->autograd_meta) return;
   impl_->meta().grad = grad.defined() ? std::make_shared<Tensor>(grad) : nullptr;
 }

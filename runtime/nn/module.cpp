@@ -151,13 +151,12 @@ void Module::to(DType dtype) {
 void Module::zero_grad(bool set_to_none) {
   NoGradGuard no_grad;
   for (Tensor& parameter : parameters()) {
-    Tensor grad = parameter.grad();
-    if (!grad.defined()) continue;
+    // Cleared even when unset: a compiled step then clears, on every replay, what eager would.
     if (set_to_none) {
       parameter.set_grad({});
-    } else {
-      grad.zero_();
+      continue;
     }
+    if (Tensor grad = parameter.grad(); grad.defined()) grad.zero_();
   }
 }
 

@@ -11,13 +11,12 @@ namespace ember::optim {
 void Optimizer::zero_grad(bool set_to_none) {
   NoGradGuard no_grad;
   for (Tensor& param : parameters()) {
-    Tensor grad = param.grad();
-    if (!grad.defined()) continue;
+    // Cleared even when unset: a compiled step then clears, on every replay, what eager would.
     if (set_to_none) {
       param.set_grad({});
-    } else {
-      grad.zero_();
+      continue;
     }
+    if (Tensor grad = param.grad(); grad.defined()) grad.zero_();
   }
 }
 

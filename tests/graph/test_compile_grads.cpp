@@ -1,0 +1,87 @@
+// ember::compile and the .grad of parameters the compiled code never touches: a replay writes a
+// parameter's .grad only where eager execution of fn would have (fn's zero_grad, or a gradient
+// the graph computes). A compiled evaluation run between backward() and step() must leave the
+// gradients alone, and a step's zero_grad must clear a .grad that was unset when it was captured.
+#include <doctest/doctest.h>
+
+#include "fusion_test_util.h"
+#include "graph/compile.h"
+#include "runtime/nn/nn.h"
+#include "runtime/optim/sgd.h"
+
+using namespace ember;
+
+namespace {
+
+nn::Sequential small_model() {
+  manual_seed(51);
+  return nn::Sequential(nn::Linear(6, 10), nn::Tanh(), nn::Linear(10, 3));
+}
+
+Tensor batch(int call) {
+  manual_seed(900 + static_cast<uint64_t>(call));
+  return randn({4, 6});
+}
+
+}  // namespace
+
+TEST_CASE("compile: an evaluation compiled without grad leaves the parameters' gradients alone") {
+  nn::Sequential model = small_model();
+  auto evaluate = ember::compile([&](const Tensor& x) {
+    NoGradGuard no_grad;
+    return model->forward(x);
+  }, {.fullgraph = true});
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    model->zero_grad();
+    // The first two calls (the eager warm-up and the capture) see no gradients; the replays do.
+    if (call >= 2) sum(model->forward(batch(call))).backward();
+    std::vector<Tensor> before;
+    for (const Tensor& parameter : model->parameters())
+      before.push_back(parameter.grad().defined() ? parameter.grad().clone() : Tensor());
+    const Tensor out = evaluate(batch(100 + call));
+    CHECK(out.sizes() == Dims{4, 3});
+    const std::vector<Tensor> parameters = model->parameters();
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      INFO("parameter ", i);
+      REQUIRE(parameters[i].grad().defined() == before[i].defined());
+      if (before[i].defined()) CHECK(graph_test::max_relative_error(parameters[i].grad(), before[i]) == 0.0);
+    }
+  }
+  CHECK(evaluate.state().replays() == 3);
+}
+
+TEST_CASE("compile: a step's zero_grad clears a gradient that was unset when the step was captured") {
+  // The second layer is unused by the step, so eager's zero_grad is what clears its .grad: a
+  // gradient set between calls (by an eager backward, say) must be gone after every call.
+  nn::Sequential compiled_model = small_model(), eager_model = small_model();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1});
+  auto first_layer_step = [](nn::Sequential& model, optim::SGD& optimizer, const Tensor& x) {
+    optimizer.zero_grad();
+    Tensor loss = sum(tanh(model->at<nn::LinearImpl>(0)->forward(x)));
+    loss.backward();
+    optimizer.step();
+    return loss.detach();
+  };
+  auto step = ember::compile(
+      [&](const Tensor& x) { return first_layer_step(compiled_model, compiled_optimizer, x); }, {.fullgraph = true});
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    if (call >= 2) {  // unset at the warm-up and the capture, set before each replay
+      const Tensor ones_grad = ones({3, 10});
+      compiled_model->at<nn::LinearImpl>(2)->weight.set_grad(ones_grad);
+      eager_model->at<nn::LinearImpl>(2)->weight.set_grad(ones_grad.clone());
+    }
+    const Tensor x = batch(call);
+    CHECK(graph_test::max_relative_error(step(x), first_layer_step(eager_model, eager_optimizer, x)) <= 1e-6);
+    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      INFO("parameter ", i);
+      REQUIRE(compiled[i].grad().defined() == eager[i].grad().defined());
+      if (eager[i].grad().defined()) CHECK(graph_test::max_relative_error(compiled[i].grad(), eager[i].grad()) <= 1e-6);
+      CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
+    }
+  }
+  CHECK(step.state().replays() == 3);
+}

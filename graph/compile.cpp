@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include "graph/capture.h"
+#include "graph/compiled_autograd.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
 #include "runtime/autocast.h"
+#include "runtime/autograd/node.h"
 
 namespace ember::graph {
 
@@ -30,6 +32,9 @@ bool same_type(const TensorMeta& a, const TensorMeta& b) {
 }
 
 const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
+
+// Tensor::requires_grad without a handle (no reference count traffic per state per call).
+bool requires_grad(const TensorImpl& impl) { return impl.requires_grad || impl.grad_fn != nullptr; }
 
 // Which earlier graph input, or else which state tensor (numbered after the inputs), has input
 // i's storage, or -1. A graph captured with two arguments in one buffer treats a write into one
@@ -110,6 +115,11 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
                          guards.inputs[i].device);
   }
   for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].requires_grad() != guards.inputs_require_grad[i])
+      return fmt::format("input {} {} grad, the graph was captured with it {}", i,
+                         inputs[i].requires_grad() ? "requires" : "does not require",
+                         guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
+  for (size_t i = 0; i < inputs.size(); ++i)
     if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
       return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
                          sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
@@ -129,6 +139,9 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
     if (!same_type(actual, guards.states[i]))
       return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
                          guards.states[i].sizes, guards.states[i].dtype);
+    if (const bool needs = requires_grad(*impl); needs != guards.states_require_grad[i])
+      return fmt::format("state %s{} (shape {}) {} grad now, it {} when captured", i, actual.sizes,
+                         needs ? "requires" : "does not require", needs ? "did not" : "did");
   }
   return "";
 }
@@ -139,6 +152,8 @@ void CompiledFunction::fall_back(const std::string& reason) {
 }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
+  // Called while another function is being captured: fn's ops go into that capture, inline.
+  if (dispatch_mode_active()) return run_eager();
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
   std::string reason;  // why the first (oldest) variant did not match
@@ -146,7 +161,9 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     const std::string failure = guard_failure(entry.guards, entry.executor.graph(), inputs);
     if (failure.empty()) {
       ++replays_;
-      return entry.executor.run(inputs);
+      std::vector<Tensor> outputs = entry.executor.run(inputs);
+      if (entry.backward) attach_compiled_backward(entry.backward, inputs, entry.executor.graph(), outputs);
+      return outputs;
     }
     if (reason.empty()) reason = failure;
   }
@@ -171,7 +188,9 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   for (const Tensor& input : inputs) {
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));
+    guards.inputs_require_grad.push_back(input.requires_grad());
   }
+  const uint64_t first_node = autograd::next_sequence_nr();
   std::vector<Tensor> result;
   {
     DispatchModeGuard installed(mode);
@@ -182,6 +201,14 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     return result;
   }
   mode.finish(result);
+  std::optional<CapturedBackward> backward;
+  if (results_need_backward(result)) {
+    backward = capture_backward(mode, graph, inputs, result, first_node);
+    if (!mode.break_reason().empty()) {
+      fall_back("graph break: " + mode.break_reason());
+      return result;
+    }
+  }
   guards.host = mode.take_host_guards();
   for (size_t i = 0; i < inputs.size(); ++i) guards.input_twins.push_back(storage_twin(inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);
@@ -191,12 +218,15 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     fuse_pointwise(graph, {.log = log_enabled("fusion")});
     verify(graph);
   }
-  for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors)
+  for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
+    guards.states_require_grad.push_back(requires_grad(*impl));
+  }
   if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
   check(options_.mode == "default" || options_.mode == "reduce_overhead",
         "compile: mode must be \"default\" or \"reduce_overhead\", got \"{}\"", options_.mode);
-  Executor executor(std::move(graph), {.lowered = options_.lowered, .cuda_graphs = options_.mode == "reduce_overhead"});
+  const ExecutorOptions executor_options{.lowered = options_.lowered, .cuda_graphs = options_.mode == "reduce_overhead"};
+  Executor executor(std::move(graph), executor_options);
   if (log_enabled("executor")) {
     if (const MemoryPlan* plan = executor.memory_plan())
       fmt::print(stderr, "[ember compile] lowered executor: {} nodes, arena {} bytes ({} without reuse){}\n",
@@ -205,7 +235,25 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     else
       fmt::print(stderr, "[ember compile] dispatching executor: {}\n", executor.why_not_lowered());
   }
-  entries_.push_back({std::move(guards), std::move(executor)});
+  std::shared_ptr<BackwardProgram> program;
+  if (backward) {
+    Graph& backward_graph = backward->graph;
+    verify(backward_graph);
+    run_passes(backward_graph);
+    if (options_.fuse) {
+      fuse_pointwise(backward_graph, {.log = log_enabled("fusion")});
+      verify(backward_graph);
+    }
+    if (log_enabled("graph"))
+      fmt::print(stderr, "[ember compile] captured backward graph:\n{}", to_text(backward_graph));
+    program = std::make_shared<BackwardProgram>(BackwardProgram{
+        .executor = Executor(std::move(backward_graph), executor_options),
+        .differentiable = std::move(backward->differentiable),
+        .gradient_metas = std::move(backward->gradient_metas),
+        .boundaries = std::move(backward->boundaries),
+        .saved_count = backward->saved_count});
+  }
+  entries_.push_back({std::move(guards), std::move(executor), std::move(program)});
   return result;
 }
 

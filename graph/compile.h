@@ -37,9 +37,15 @@ struct CompileOptions {
 
 namespace graph {
 
+struct BackwardProgram;
+
 // Everything the trace assumed; a call that disagrees recompiles.
 struct Guards {
   std::vector<TensorMeta> inputs;
+  // Which inputs and state tensors require grad: it decides which gradients the graph computes
+  // (a parameter frozen after the capture must not receive one).
+  std::vector<bool> inputs_require_grad;
+  std::vector<bool> states_require_grad;
   // Per graph input: the first earlier graph input, else the first state tensor (numbered after
   // the inputs), with the same storage, or -1 (see storage_twin in compile.cpp).
   std::vector<int> input_twins;
@@ -74,6 +80,8 @@ class CompiledFunction {
   struct Entry {
     Guards guards;
     Executor executor;
+    // The backward of fn's differentiable results (graph/compiled_autograd.h); null when none.
+    std::shared_ptr<BackwardProgram> backward;
   };
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
   void fall_back(const std::string& reason);

@@ -30,6 +30,7 @@ class CopySlices final : public Node {
   std::string name() const override { return "CopySlices(" + fn_->name() + ")"; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
   void release_saved() override { fn_->release_saved(); }
+  bool saved_released() const override { return fn_->saved_released(); }
 
  private:
   TensorMeta base_;

@@ -16,8 +16,8 @@ struct LaterFirst {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
-// How many edges point at each node reachable from the roots.
-std::unordered_map<Node*, int> count_dependencies(const std::vector<Node*>& roots) {
+// How many edges point at each node reachable from the roots (not beyond a stop node).
+std::unordered_map<Node*, int> count_dependencies(const std::vector<Node*>& roots, const StopAt& stop) {
   std::unordered_map<Node*, int> dependencies;
   std::vector<Node*> stack = roots;
   std::unordered_map<Node*, bool> seen;
@@ -25,6 +25,7 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Node*>& root
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
+    if (stop && stop(*node)) continue;
     for (const Edge& edge : node->next_edges) {
       if (!edge.node) continue;
       ++dependencies[edge.node.get()];
@@ -43,10 +44,9 @@ void accumulate(std::vector<Tensor>& buffer, uint32_t slot, Tensor gradient) {
   current = current.defined() ? add(current, gradient) : std::move(gradient);
 }
 
-}  // namespace
-
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
-                  bool retain_graph) {
+// The engine: without `stop`, every reachable node runs; with it, see run_backward_until.
+void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph,
+             const StopAt& stop, const GradientArrived& arrived) {
   NoGradGuard no_grad;  // backward math is not itself recorded
   // Backward ops run in the dtypes their forward ops chose; autocast would recast them.
   AutocastGuard no_autocast(autocast_dtype(), false);
@@ -62,7 +62,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     keep_alive.push_back(edge.node);
   }
 
-  std::unordered_map<Node*, int> dependencies = count_dependencies(root_nodes);
+  std::unordered_map<Node*, int> dependencies = count_dependencies(root_nodes, stop);
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
   for (Node* root : root_nodes)
     if (dependencies[root] == 0) ready.push(root);
@@ -72,6 +72,11 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     ready.pop();
     std::vector<Tensor> grads = std::move(buffers[node]);
     buffers.erase(node);
+    if (stop && stop(*node)) {
+      for (int output = 0; output < node->num_outputs(); ++output)
+        if (grads[output].defined()) arrived(*node, static_cast<uint32_t>(output), grads[output]);
+      continue;
+    }
     for (int output = 0; output < node->num_outputs(); ++output) {
       for (const GradHook& hook : node->output_hooks[output]) {
         if (!grads[output].defined()) continue;
@@ -93,6 +98,18 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (--dependencies[edge.node.get()] == 0) ready.push(edge.node.get());
     }
   }
+}
+
+}  // namespace
+
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                  bool retain_graph) {
+  execute(roots, grad_roots, retain_graph, nullptr, nullptr);
+}
+
+void run_backward_until(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                        const StopAt& stop, const GradientArrived& arrived) {
+  execute(roots, grad_roots, /*retain_graph=*/true, stop, arrived);
 }
 
 }  // namespace ember::autograd

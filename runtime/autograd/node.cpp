@@ -8,7 +8,7 @@
 namespace ember::autograd {
 
 namespace {
-std::atomic<uint64_t> next_sequence_nr{0};
+std::atomic<uint64_t> sequence_counter{0};
 
 // A tensor that aliases `tensor` without its autograd history, so a node can keep its own output
 // without a reference cycle (output -> grad_fn -> saved output).
@@ -27,7 +27,9 @@ Tensor alias_without_history(const Tensor& tensor) {
 }  // namespace
 
 Node::Node(int num_outputs)
-    : output_hooks(num_outputs), num_outputs_(num_outputs), sequence_nr_(next_sequence_nr++) {}
+    : output_hooks(num_outputs), num_outputs_(num_outputs), sequence_nr_(sequence_counter++) {}
+
+uint64_t next_sequence_nr() { return sequence_counter.load(); }
 
 OpNode::OpNode(const OpDef& op, const Attrs& attrs, int num_inputs)
     : Node(op.num_outputs), op_(op), attrs_(attrs), saved_inputs_(num_inputs),

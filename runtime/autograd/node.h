@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ class Node {
   virtual std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) = 0;
   // Frees saved tensors after a backward pass without retain_graph.
   virtual void release_saved() {}
+  // Whether release_saved() ran: applying the node again would fail.
+  virtual bool saved_released() const { return false; }
 
   int num_outputs() const { return num_outputs_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
@@ -57,6 +60,7 @@ class OpNode final : public Node {
   std::string name() const override { return op_.name + "_backward"; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
   void release_saved() override;
+  bool saved_released() const override { return released_; }
 
   void save_input(int i, const Tensor& input);
   void save_output(int i, const Tensor& output);
@@ -91,5 +95,17 @@ Edge gradient_edge(const Tensor& tensor);
 // Runs backward from `roots` seeded with `grad_roots` (same length).
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
                   bool retain_graph);
+
+// The sequence number the next node will get: every node made later has one at least as large.
+uint64_t next_sequence_nr();
+
+// run_backward with retain_graph, except at the nodes `stop` selects: such a node is not run (nor
+// its hooks), nothing beyond it is visited, and the gradient summed for each of its outputs is
+// handed to `arrived` instead. compile uses it to record a backward pass up to where the
+// gradients leave the compiled function, without touching any .grad.
+using StopAt = std::function<bool(const Node& node)>;
+using GradientArrived = std::function<void(const Node& node, uint32_t output, const Tensor& gradient)>;
+void run_backward_until(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                        const StopAt& stop, const GradientArrived& arrived);
 
 }  // namespace ember::autograd

@@ -1,0 +1,231 @@
+// ember::compile of a forward whose results require grad (graph/compiled_autograd.h): the
+// caller's own backward() must produce the gradients eager execution produces, through the
+// parameters, the inputs and their earlier history, over several results and several calls,
+// with eager's rules for retain_graph and in-place changes. Every case runs the same code twice,
+// compiled and eager, from the same seed, and compares at each call.
+#include <doctest/doctest.h>
+
+#include "fusion_test_util.h"
+#include "graph/capture.h"
+#include "graph/compile.h"
+#include "runtime/nn/nn.h"
+#include "runtime/optim/sgd.h"
+
+using namespace ember;
+
+namespace {
+
+nn::Sequential mlp(bool dropout = false) {
+  manual_seed(61);
+  nn::Sequential layers(nn::Linear(6, 12), nn::ReLU(), nn::Linear(12, 4));
+  if (dropout) layers->push_back(nn::Dropout(0.3));
+  return layers;
+}
+
+Tensor batch(int call, Dims sizes = {5, 6}) {
+  manual_seed(1300 + static_cast<uint64_t>(call));
+  return randn(sizes);
+}
+
+void check_grads(nn::Sequential& compiled, nn::Sequential& eager) {
+  const std::vector<Tensor> a = compiled->parameters(), e = eager->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("parameter ", i);
+    REQUIRE(a[i].grad().defined() == e[i].grad().defined());
+    if (e[i].grad().defined()) CHECK(graph_test::max_relative_error(a[i].grad(), e[i].grad()) <= 1e-5);
+    CHECK(graph_test::max_relative_error(a[i], e[i]) <= 1e-5);
+  }
+}
+
+// The caller's side of a training step around a (compiled or eager) forward: a loss with an
+// eager term on the parameters too, backward, an SGD step, and the loss.
+template <typename Forward>
+Tensor train(Forward& forward, nn::Sequential& model, optim::SGD& optimizer, const Tensor& x, const Tensor& target) {
+  optimizer.zero_grad();
+  const Tensor out = forward(x);
+  const Tensor weight = model->parameters()[0];
+  Tensor loss = add(mse_loss(out, target), mul(sum(mul(weight, weight)), 1e-3));
+  loss.backward();
+  optimizer.step();
+  return loss.detach();
+}
+
+}  // namespace
+
+TEST_CASE("compile: backward through a compiled forward trains as eager does") {
+  for (const bool dropout : {false, true}) {
+    INFO("dropout ", dropout);
+    nn::Sequential compiled_model = mlp(dropout), eager_model = mlp(dropout);
+    optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    auto compiled_forward =
+        ember::compile([&](const Tensor& x) { return compiled_model->forward(x); }, {.fullgraph = true});
+    auto eager_forward = [&](const Tensor& x) { return eager_model->forward(x); };
+    for (int call = 0; call < 6; ++call) {
+      INFO("call ", call);
+      const Tensor x = batch(call), target = batch(500 + call, {5, 4});
+      manual_seed(77 + static_cast<uint64_t>(call));  // the same dropout masks in both runs
+      const Tensor compiled_loss = train(compiled_forward, compiled_model, compiled_optimizer, x, target);
+      manual_seed(77 + static_cast<uint64_t>(call));
+      const Tensor eager_loss = train(eager_forward, eager_model, eager_optimizer, x, target);
+      CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+      check_grads(compiled_model, eager_model);
+    }
+    CHECK(compiled_forward.state().captures() == 1);
+    CHECK(compiled_forward.state().replays() == 4);
+    CHECK_FALSE(compiled_forward.state().fell_back_to_eager());
+  }
+}
+
+TEST_CASE("compile: gradients reach the inputs, their earlier history, and several results") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  // Two results (the hidden layer and the output); the second input is multiplied in.
+  auto body = [](nn::Sequential& model, const Tensor& x, const Tensor& scale) {
+    const Tensor hidden = relu(model->at<nn::LinearImpl>(0)->forward(mul(x, scale)));
+    return std::pair<Tensor, Tensor>{hidden, model->at<nn::LinearImpl>(2)->forward(hidden)};
+  };
+  auto compiled = ember::compile([&](const Tensor& x, const Tensor& scale) { return body(compiled_model, x, scale); });
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    compiled_model->zero_grad();
+    eager_model->zero_grad();
+    // x is a leaf; scale has history made before the call (from a leaf `base`).
+    Tensor x = batch(call).requires_grad_(), base = batch(40 + call, {1, 6}).requires_grad_();
+    Tensor x2 = x.detach().requires_grad_(), base2 = base.detach().requires_grad_();
+    const auto [hidden, out] = compiled(x, mul(base, 2.0));
+    const auto [hidden2, out2] = body(eager_model, x2, mul(base2, 2.0));
+    REQUIRE(out.requires_grad());
+    CHECK(graph_test::max_relative_error(out, out2) <= 1e-6);
+    // Only the output's sum at odd calls: the hidden result then receives no gradient at all.
+    Tensor loss = call % 2 == 0 ? add(sum(mul(out, out)), sum(hidden)) : sum(mul(out, out));
+    Tensor loss2 = call % 2 == 0 ? add(sum(mul(out2, out2)), sum(hidden2)) : sum(mul(out2, out2));
+    loss.backward();
+    loss2.backward();
+    CHECK(graph_test::max_relative_error(x.grad(), x2.grad()) <= 1e-5);
+    CHECK(graph_test::max_relative_error(base.grad(), base2.grad()) <= 1e-5);
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(compiled.state().replays() == 3);
+}
+
+TEST_CASE("compile: two compiled forwards before one backward, and retain_graph, as eager") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  auto forward = ember::compile([&](const Tensor& x) { return compiled_model->forward(x); });
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    compiled_model->zero_grad();
+    eager_model->zero_grad();
+    Tensor loss = add(sum(forward(batch(call))), sum(mul(forward(batch(call + 10)), 3.0)));
+    Tensor loss2 = add(sum(eager_model->forward(batch(call))), sum(mul(eager_model->forward(batch(call + 10)), 3.0)));
+    loss.backward({}, /*retain_graph=*/true);
+    loss2.backward({}, /*retain_graph=*/true);
+    loss.backward();  // twice: the gradients add up
+    loss2.backward();
+    check_grads(compiled_model, eager_model);
+    // A third time, the saved tensors are gone in both.
+    CHECK_THROWS_WITH_AS(loss2.backward(), doctest::Contains("a second time"), Error);
+    CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("a second time"), Error);
+  }
+  CHECK(forward.state().replays() == 6);  // two calls per round, less the warm-up and the capture
+}
+
+TEST_CASE("compile: a weight changed in place between forward and backward is an error, as in eager") {
+  nn::Sequential model = mlp();
+  auto forward = ember::compile([&](const Tensor& x) { return model->forward(x); });
+  for (int call = 0; call < 3; ++call) {
+    Tensor loss = sum(forward(batch(call)));
+    {
+      NoGradGuard no_grad;
+      model->at<nn::LinearImpl>(2)->weight.mul_(0.5);
+    }
+    INFO("call ", call);
+    CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("modified by an in-place operation"), Error);
+  }
+  CHECK(forward.state().replays() == 1);
+}
+
+TEST_CASE("compile: freezing a parameter after the capture recompiles; it gets no gradient") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  auto forward = ember::compile([&](const Tensor& x) { return compiled_model->forward(x); });
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    if (call == 3) {
+      compiled_model->at<nn::LinearImpl>(0)->weight.requires_grad_(false);
+      eager_model->at<nn::LinearImpl>(0)->weight.requires_grad_(false);
+    }
+    compiled_model->zero_grad();
+    eager_model->zero_grad();
+    sum(forward(batch(call))).backward();
+    sum(eager_model->forward(batch(call))).backward();
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(forward.state().captures() == 2);
+  REQUIRE(forward.state().recompile_reasons().size() == 1);
+  CHECK(forward.state().recompile_reasons()[0].find("does not require grad now") != std::string::npos);
+}
+
+TEST_CASE("compile: a training step that returns its loss undetached replays without capturing a backward") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1});
+  auto step_of = [](nn::Sequential& model, optim::SGD& optimizer, const Tensor& x) {
+    optimizer.zero_grad();
+    Tensor loss = sum(mul(model->forward(x), model->forward(x)));
+    loss.backward();
+    optimizer.step();
+    return loss;  // its history was freed by backward()
+  };
+  auto step = ember::compile([&](const Tensor& x) { return step_of(compiled_model, compiled_optimizer, x); },
+                             {.fullgraph = true});
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    CHECK(graph_test::max_relative_error(step(batch(call)), step_of(eager_model, eager_optimizer, batch(call))) <= 1e-5);
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(step.state().replays() == 2);
+}
+
+TEST_CASE("compile: a gradient hook inside a compiled forward is a graph break") {
+  nn::Sequential model = mlp();
+  const auto body = [&](const Tensor& x) {
+    Tensor hidden = model->at<nn::LinearImpl>(0)->forward(x);
+    hidden.register_hook([](const Tensor& grad) { return mul(grad, 2.0); });
+    return model->at<nn::LinearImpl>(2)->forward(relu(hidden));
+  };
+  auto full = ember::compile(body, {.fullgraph = true});
+  full(batch(0));
+  CHECK_THROWS_WITH_AS(full(batch(1)), doctest::Contains("gradient hook"), graph::GraphBreak);
+
+  // Without fullgraph the function runs eagerly, hook included.
+  nn::Sequential reference = mlp();
+  auto relaxed = ember::compile(body);
+  for (int call = 0; call < 3; ++call) {
+    model->zero_grad();
+    reference->zero_grad();
+    sum(relaxed(batch(call))).backward();
+    Tensor hidden = reference->at<nn::LinearImpl>(0)->forward(batch(call));
+    hidden.register_hook([](const Tensor& grad) { return mul(grad, 2.0); });
+    sum(reference->at<nn::LinearImpl>(2)->forward(relu(hidden))).backward();
+    check_grads(model, reference);
+  }
+  CHECK(relaxed.state().fell_back_to_eager());
+}
+
+TEST_CASE("compile: a compiled forward called inside a compiled step is captured inline") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1});
+  auto forward = ember::compile([&](const Tensor& x) { return compiled_model->forward(x); });
+  auto step = ember::compile(
+      [&](const Tensor& x, const Tensor& target) { return train(forward, compiled_model, compiled_optimizer, x, target); },
+      {.fullgraph = true});
+  auto eager_forward = [&](const Tensor& x) { return eager_model->forward(x); };
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    const Tensor x = batch(call), target = batch(500 + call, {5, 4});
+    CHECK(graph_test::max_relative_error(step(x, target), train(eager_forward, eager_model, eager_optimizer, x, target)) <= 1e-5);
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(step.state().replays() == 2);
+  CHECK(forward.state().captures() == 0);  // every call it saw was inside the step's capture or warm-up
+}

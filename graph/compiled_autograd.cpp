@@ -64,6 +64,7 @@ class CompiledBackward final : public autograd::Node {
  public:
   CompiledBackward(std::shared_ptr<BackwardProgram> program, std::vector<Tensor> saved)
       : Node(static_cast<int>(program->differentiable.size())), program_(std::move(program)), saved_(std::move(saved)) {
+    for (const Tensor& tensor : saved_) saved_versions_.push_back(tensor.version());
     for (const std::shared_ptr<TensorImpl>& state : program_->executor.graph().state_tensors)
       state_versions_.push_back(Tensor(state).version());
   }
@@ -73,7 +74,7 @@ class CompiledBackward final : public autograd::Node {
     check(!released_,
           "autograd: trying to backward through the graph a second time (through a compiled function's results); "
           "its saved tensors were freed after the first backward. Pass retain_graph=true to the first call");
-    check_state_versions();
+    check_versions();
     std::vector<Tensor> inputs;
     inputs.reserve(grad_outputs.size() + saved_.size());
     for (size_t k = 0; k < grad_outputs.size(); ++k) inputs.push_back(as_expected(std::move(grad_outputs[k]), k));
@@ -97,9 +98,16 @@ class CompiledBackward final : public autograd::Node {
       gradient = gradient.to(meta.device).to(meta.dtype);
     return gradient;
   }
-  // Eager autograd refuses a backward whose saved tensors changed in place since the forward; the
-  // backward graph reads state (a weight) directly, so it checks the same thing on its state.
-  void check_state_versions() const {
+  // Eager autograd refuses a backward whose saved tensors changed in place since the forward: so
+  // does this one, for the saved values (a result sharing a saved value's buffer, modified by the
+  // caller) and for the state the backward graph reads directly (a weight).
+  void check_versions() const {
+    for (size_t i = 0; i < saved_versions_.size(); ++i)
+      check(saved_[i].version() == saved_versions_[i],
+            "autograd: a tensor the compiled function's backward needs was modified by an in-place operation: "
+            "saved value {} (shape {}) is at version {}, the forward saved version {}. Use clone() before "
+            "modifying a result in place",
+            i, saved_[i].sizes(), saved_[i].version(), saved_versions_[i]);
     const Graph& graph = program_->executor.graph();
     for (size_t s = 0; s < state_versions_.size(); ++s) {
       const Tensor state(graph.state_tensors[s]);
@@ -113,6 +121,7 @@ class CompiledBackward final : public autograd::Node {
 
   std::shared_ptr<BackwardProgram> program_;
   std::vector<Tensor> saved_;
+  std::vector<uint64_t> saved_versions_;
   std::vector<uint64_t> state_versions_;
   bool released_ = false;
 };

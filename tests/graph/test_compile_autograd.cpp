@@ -265,3 +265,22 @@ TEST_CASE("compile: gradients through a compiled float64 function match central 
     CHECK(w_grad.view({-1}).select(0, i).item() == doctest::Approx(numeric(w, i)).epsilon(1e-7));
   }
 }
+
+TEST_CASE("compile: a result the backward needs, changed in place before backward, is an error as in eager") {
+  nn::Sequential model = mlp();
+  const auto body = [&](const Tensor& x) {
+    const Tensor hidden = relu(model->at<nn::LinearImpl>(0)->forward(x));  // saved by the next layer
+    return std::pair<Tensor, Tensor>{hidden, model->at<nn::LinearImpl>(2)->forward(hidden)};
+  };
+  auto forward = ember::compile(body);
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    auto [hidden, out] = forward(batch(call));
+    hidden.mul_(2.0);
+    CHECK_THROWS_WITH_AS(sum(out).backward(), doctest::Contains("modified by an in-place operation"), Error);
+    auto [clean_hidden, clean_out] = forward(batch(call));  // untouched results: backward works
+    sum(clean_out).backward();
+    CHECK(model->parameters()[0].grad().defined());
+  }
+  CHECK(forward.state().replays() == 6);
+}

@@ -284,3 +284,23 @@ TEST_CASE("compile: a result the backward needs, changed in place before backwar
   }
   CHECK(forward.state().replays() == 6);
 }
+
+TEST_CASE("compile: a compiled forward under bf16 autocast gives eager's gradients") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  const auto body = [](nn::Sequential& model, const Tensor& x) {
+    const AutocastGuard autocast(kBFloat16, true);  // GEMMs in bf16, the rest as autocast decides
+    return mse_loss(model->forward(x), zeros({5, 4}));
+  };
+  auto forward = ember::compile([&](const Tensor& x) { return body(compiled_model, x); }, {.fullgraph = true});
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    compiled_model->zero_grad();
+    eager_model->zero_grad();
+    const Tensor loss = forward(batch(call)), expected = body(eager_model, batch(call));
+    CHECK(graph_test::max_relative_error(loss, expected) <= 1e-6);
+    loss.backward();
+    expected.backward();
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(forward.state().replays() == 2);
+}

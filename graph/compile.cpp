@@ -133,8 +133,10 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
                        autocast_description(guards.autocast, guards.autocast_dtype));
   for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];
-    // Only the graph still holds it: its owner (a module, an optimizer) replaced or dropped it.
-    if (impl.use_count() == 1) return fmt::format("state %s{} is no longer referenced outside the graph", i);
+    // Only the compiled entry still holds it: its owner (a module, an optimizer, a parameter's
+    // .grad) replaced or dropped it.
+    if (impl.use_count() <= guards.states_entry_refs[i])
+      return fmt::format("state %s{} is no longer referenced outside the graph", i);
     const TensorMeta actual{impl->sizes, impl->dtype, impl->device};
     if (!same_type(actual, guards.states[i]))
       return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
@@ -144,6 +146,10 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
                          needs ? "requires" : "does not require", needs ? "did not" : "did");
   }
   return "";
+}
+
+const Executor* CompiledFunction::backward_executor() const {
+  return entries_.empty() || !entries_.back().backward ? nullptr : &entries_.back().backward->executor;
 }
 
 void CompiledFunction::fall_back(const std::string& reason) {
@@ -226,6 +232,9 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   check(options_.mode == "default" || options_.mode == "reduce_overhead",
         "compile: mode must be \"default\" or \"reduce_overhead\", got \"{}\"", options_.mode);
   const ExecutorOptions executor_options{.lowered = options_.lowered, .cuda_graphs = options_.mode == "reduce_overhead"};
+  // The graph holds one reference to each state tensor; the executors built below add their own.
+  std::vector<long> references_before;
+  for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) references_before.push_back(impl.use_count());
   Executor executor(std::move(graph), executor_options);
   if (log_enabled("executor")) {
     if (const MemoryPlan* plan = executor.memory_plan())
@@ -253,6 +262,8 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
         .boundaries = std::move(backward->boundaries),
         .saved_count = backward->saved_count});
   }
+  for (size_t i = 0; i < references_before.size(); ++i)
+    guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);
   entries_.push_back({std::move(guards), std::move(executor), std::move(program)});
   return result;
 }

@@ -52,6 +52,10 @@ struct Guards {
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
+  // References to each state tensor held by the compiled entry itself (its graphs and executors):
+  // a state with no more than these is no longer held by its owner (a .grad replaced by a new
+  // tensor, a parameter swapped out of its module), and replaying would read a stale tensor.
+  std::vector<long> states_entry_refs;
   bool grad_mode = true;
   bool autocast = false;  // autocast on, and its dtype: the graph holds the casts it made
   DType autocast_dtype = kBFloat16;
@@ -75,6 +79,9 @@ class CompiledFunction {
   const Graph* graph() const { return entries_.empty() ? nullptr : &entries_.back().executor.graph(); }
   // The executor of the newest entry (its memory plan, or why it dispatches); null before capture.
   const Executor* executor() const { return entries_.empty() ? nullptr : &entries_.back().executor; }
+  // The newest entry's backward of fn's differentiable results (graph/compiled_autograd.h); null
+  // when it has none.
+  const Executor* backward_executor() const;
 
  private:
   struct Entry {

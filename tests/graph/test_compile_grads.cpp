@@ -85,3 +85,30 @@ TEST_CASE("compile: a step's zero_grad clears a gradient that was unset when the
   }
   CHECK(step.state().replays() == 3);
 }
+
+TEST_CASE("compile: an optimizer step compiled alone reads each call's new gradients") {
+  // backward() outside makes new .grad tensors each call (the step's zero_grad drops them): a
+  // replay must never read the gradient tensor it was captured with.
+  nn::Sequential compiled_model = small_model(), eager_model = small_model();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  auto update = ember::compile([&] {
+    compiled_optimizer.step();
+    compiled_optimizer.zero_grad();
+    return compiled_model->parameters()[0].detach();
+  });
+  for (int call = 0; call < 6; ++call) {
+    INFO("call ", call);
+    sum(tanh(compiled_model->forward(batch(call)))).backward();
+    sum(tanh(eager_model->forward(batch(call)))).backward();
+    update();
+    eager_optimizer.step();
+    eager_optimizer.zero_grad();
+    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      INFO("parameter ", i);
+      CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
+      CHECK_FALSE(compiled[i].grad().defined());
+    }
+  }
+}

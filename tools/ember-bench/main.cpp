@@ -1,5 +1,5 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
-//   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead --device cpu --threads 1 --steps 200 --warmup 20 --json
+//   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
 //   ember-bench --micro dispatch|gemm|pointwise --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
@@ -14,9 +14,10 @@ int main(int argc, char** argv) {
   app.add_option("--model", options.model, "reference model: seed, wide or large")
       ->check(CLI::IsMember({"seed", "wide", "large"}));
   app.add_option("--mode", options.mode,
-                 "eager, compiled (ember::compile; JSON adds compile_ms, planned_bytes) or reduce_overhead "
-                 "(compiled, replayed as CUDA graphs: CUDA only)")
-      ->check(CLI::IsMember({"eager", "compiled", "reduce_overhead"}));
+                 "eager, compiled (ember::compile; JSON adds compile_ms, planned_bytes), reduce_overhead "
+                 "(compiled, replayed as CUDA graphs: CUDA only) or compiled_forward (only the forward and loss "
+                 "compiled; backward() runs its compiled backward, the optimizer step is eager)")
+      ->check(CLI::IsMember({"eager", "compiled", "reduce_overhead", "compiled_forward"}));
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
   app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
   app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);

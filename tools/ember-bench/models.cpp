@@ -106,21 +106,37 @@ nlohmann::json run_model(const RunOptions& options) {
   // creates its moments), call 2 captures, runs the passes and lowers the graph (compile_ms),
   // later calls replay. --mode reduce_overhead also records the lowered steps as CUDA graphs on
   // call 2 (inside compile_ms) and relaunches them.
-  const bool compiled = options.mode == "compiled" || options.mode == "reduce_overhead";
+  // --mode compiled_forward compiles only the forward and the loss, as torch.compile(model) is
+  // used: the loss it returns carries the compiled backward, which loss.backward() runs; the
+  // optimizer step stays eager.
+  const bool forward_only = options.mode == "compiled_forward";
+  const bool compiled = options.mode != "eager";
   check(options.mode != "reduce_overhead" || device.is_cuda(),
         "--mode reduce_overhead replays CUDA graphs; {} is not a CUDA device", device);
   auto compiled_step = ember::compile(train_step, {.fullgraph = true, .mode = options.mode == "reduce_overhead"
                                                                                 ? "reduce_overhead"
                                                                                 : "default"});
+  auto compiled_forward = ember::compile(
+      [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); }, {.fullgraph = true});
+  const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
   double compile_ms = 0.0;
   auto step = [&](int64_t index) {
     const int64_t row = (index % batches) * spec.batch;
     Tensor x = x_all.slice(0, row, row + spec.batch);
     Tensor y = y_all.slice(0, row, row + spec.batch);
     if (!compiled) return train_step(x, y);
-    const bool capturing = compiled_step.state().captures() == 0 && index == 1;
+    const bool capturing = compiled_state.captures() == 0 && index == 1;
     const Clock::time_point start = Clock::now();
-    Tensor loss = compiled_step(x, y);
+    Tensor loss;
+    if (forward_only) {
+      optimizer->zero_grad();
+      loss = compiled_forward(x, y);
+      loss.backward();
+      optimizer->step();
+      if (scheduler) scheduler->step();
+    } else {
+      loss = compiled_step(x, y);
+    }
     if (capturing) {
       synchronize(device);
       compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -161,9 +177,9 @@ nlohmann::json run_model(const RunOptions& options) {
   const double flops = step_flops(spec);
   nlohmann::json compiled_fields;
   if (compiled) {
-    check(total >= 3 && compiled_step.state().captures() == 1 && !compiled_step.state().fell_back_to_eager(),
+    check(total >= 3 && compiled_state.captures() == 1 && !compiled_state.fell_back_to_eager(),
           "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
-    const graph::Executor& executor = *compiled_step.state().executor();
+    const graph::Executor& executor = *compiled_state.executor();
     const graph::MemoryPlan* plan = executor.memory_plan();
     compiled_fields = {{"compile_ms", compile_ms},
                        {"executor", plan ? "lowered" : "dispatching"},
@@ -172,6 +188,8 @@ nlohmann::json run_model(const RunOptions& options) {
                        {"graph_nodes", executor.graph().nodes.size()},
                        {"planned_bytes", plan ? plan->arena_bytes : 0},
                        {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};
+    if (const graph::Executor* backward = compiled_state.backward_executor())
+      compiled_fields["backward_graph_nodes"] = backward->graph().nodes.size();
   }
   nlohmann::json result = {{"model", options.model},
           {"mode", options.mode},

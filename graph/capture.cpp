@@ -59,9 +59,56 @@ ValueId CaptureMode::value_of(const Tensor& tensor) {
   if (known >= 0) return known;
   ValueId value = pending_alias_value(tensor);
   if (value < 0) value = same_buffer_value(tensor);
-  if (value < 0) value = graph_.add_state(tensor.impl_ptr());
+  if (value < 0) value = lift(tensor);
   bind(tensor, value);
   return value;
+}
+
+namespace {
+
+const TensorImpl* grad_impl(const TensorImpl& leaf) {
+  return leaf.autograd_meta && leaf.autograd_meta->grad && leaf.autograd_meta->grad->defined()
+             ? leaf.autograd_meta->grad->impl()
+             : nullptr;
+}
+
+}  // namespace
+
+ValueId CaptureMode::lift(const Tensor& tensor) {
+  // A parameter's .grad is read through the parameter at each call (a GradInput), whichever of
+  // the two fn reads first: gradients made outside fn are new tensors every call.
+  for (size_t s = 0; s < graph_.state_tensors.size(); ++s)
+    if (grad_impl(*graph_.state_tensors[s]) == tensor.impl()) {
+      const ValueId input = graph_.add_input(meta_of(tensor));
+      graph_.grad_inputs.push_back({static_cast<int>(graph_.inputs.size()) - 1, static_cast<int>(s)});
+      grad_input_tensors_.push_back(tensor);
+      return input;
+    }
+  const ValueId value = graph_.add_state(tensor.impl_ptr());
+  if (const TensorImpl* grad = grad_impl(*tensor.impl()); grad != nullptr)
+    for (size_t s = 0; s + 1 < graph_.state_tensors.size(); ++s)
+      if (graph_.state_tensors[s].get() == grad) {
+        make_grad_input(static_cast<int>(s), static_cast<int>(graph_.state_tensors.size()) - 1);
+        break;
+      }
+  return value;
+}
+
+void CaptureMode::make_grad_input(int state, int leaf) {
+  // The .grad was read (lifted as state `state`) before its parameter: the same value becomes
+  // the next graph input, and the later states move down by one.
+  const ValueId value = graph_.state_inputs[state];
+  grad_input_tensors_.push_back(Tensor(graph_.state_tensors[state]));
+  graph_.state_inputs.erase(graph_.state_inputs.begin() + state);
+  graph_.state_tensors.erase(graph_.state_tensors.begin() + state);
+  for (ValueId later : graph_.state_inputs)
+    if (graph_.values[later].index > state) --graph_.values[later].index;
+  for (GradInput& grad : graph_.grad_inputs)
+    if (grad.leaf > state) --grad.leaf;
+  graph_.values[value].source = ValueSource::GraphInput;
+  graph_.values[value].index = static_cast<int>(graph_.inputs.size());
+  graph_.inputs.push_back(value);
+  graph_.grad_inputs.push_back({graph_.values[value].index, leaf > state ? leaf - 1 : leaf});
 }
 
 ValueId CaptureMode::pending_alias_value(const Tensor& tensor) {

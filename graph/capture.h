@@ -43,6 +43,9 @@ class CaptureMode final : public DispatchMode {
   void on_host_effect(const std::string& what, const std::function<void()>& replay) override;
   void on_grad_set(const Tensor& leaf) override;
 
+  // The .grad tensors lifted as GradInputs, in graph input order (the capture's own call feeds
+  // the guards with them).
+  const std::vector<Tensor>& grad_input_tensors() const { return grad_input_tensors_; }
   // The host-state guards the captured code asked for (on_host_guard), to check before replays.
   std::vector<HostGuard> take_host_guards() { return std::move(host_guards_); }
 
@@ -66,6 +69,8 @@ class CaptureMode final : public DispatchMode {
   // find(), or the value of the tensor a detach()ed alias came from, or of an alias with the
   // same buffer; else lifts the tensor as a state input bound by identity.
   ValueId value_of(const Tensor& tensor);
+  ValueId lift(const Tensor& tensor);  // a new state input, or a parameter's .grad as a GradInput
+  void make_grad_input(int state, int leaf);
   ValueId pending_alias_value(const Tensor& tensor);  // -1 when `tensor` is no pending alias
   ValueId same_buffer_value(const Tensor& tensor);    // -1 when no value has its buffer and geometry
 
@@ -85,6 +90,7 @@ class CaptureMode final : public DispatchMode {
   // Leaves whose .grad the code set or cleared directly: only those, and leaves whose .grad is a
   // graph value, get a grad write-back (a compiled forward must not clear other .grads).
   std::vector<std::weak_ptr<TensorImpl>> grads_set_;  // in the order the code set them
+  std::vector<Tensor> grad_input_tensors_;
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.
   std::vector<HostEffect> pending_effects_;

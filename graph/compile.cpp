@@ -103,9 +103,25 @@ void run_passes(Graph& graph) {
                graph.constants.size());
 }
 
+namespace {
+
+// The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
+std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> all = inputs;
+  for (const GradInput& grad : graph.grad_inputs) all.push_back(Tensor(graph.state_tensors[grad.leaf]).grad());
+  return all;
+}
+
+}  // namespace
+
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs) {
   if (inputs.size() != guards.inputs.size())
     return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size());
+  const size_t callers = inputs.size() - graph.grad_inputs.size();
+  for (size_t i = callers; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      return fmt::format("the .grad of state %s{} is unset, the graph was captured reading it",
+                         graph.grad_inputs[i - callers].leaf);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) return fmt::format("input {} is undefined", i);
     const TensorMeta actual = meta_of(inputs[i]);
@@ -164,11 +180,16 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
   std::string reason;  // why the first (oldest) variant did not match
   for (Entry& entry : entries_) {
-    const std::string failure = guard_failure(entry.guards, entry.executor.graph(), inputs);
+    const Graph& graph = entry.executor.graph();
+    // A graph reading parameters' .grad tensors takes them as inputs after the caller's.
+    std::vector<Tensor> extended;
+    if (!graph.grad_inputs.empty()) extended = with_grad_inputs(graph, inputs);
+    const std::vector<Tensor>& all = graph.grad_inputs.empty() ? inputs : extended;
+    const std::string failure = guard_failure(entry.guards, graph, all);
     if (failure.empty()) {
       ++replays_;
-      std::vector<Tensor> outputs = entry.executor.run(inputs);
-      if (entry.backward) attach_compiled_backward(entry.backward, inputs, entry.executor.graph(), outputs);
+      std::vector<Tensor> outputs = entry.executor.run(all);
+      if (entry.backward) attach_compiled_backward(entry.backward, all, graph, outputs);
       return outputs;
     }
     if (reason.empty()) reason = failure;
@@ -216,7 +237,14 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     }
   }
   guards.host = mode.take_host_guards();
-  for (size_t i = 0; i < inputs.size(); ++i) guards.input_twins.push_back(storage_twin(inputs, graph.state_tensors, i));
+  std::vector<Tensor> all_inputs = inputs;  // the caller's, then the .grad tensors read as inputs
+  for (const Tensor& grad : mode.grad_input_tensors()) {
+    all_inputs.push_back(grad);
+    guards.inputs.push_back(meta_of(grad));
+    guards.inputs_require_grad.push_back(grad.requires_grad());
+  }
+  for (size_t i = 0; i < all_inputs.size(); ++i)
+    guards.input_twins.push_back(storage_twin(all_inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);
   verify(graph);
   run_passes(graph);

@@ -138,6 +138,9 @@ std::string to_text(const Graph& graph) {
     text += fmt::format("{}{}: {}", i ? ", " : "", value_name(graph, graph.inputs[i]),
                         type_text(graph.values[graph.inputs[i]].meta));
   text += "):\n";
+  for (const GradInput& grad : graph.grad_inputs)
+    text += fmt::format("    # {} is the .grad of {}, read per call\n", value_name(graph, graph.inputs[grad.input]),
+                        value_name(graph, graph.state_inputs[grad.leaf]));
   for (ValueId id : graph.state_inputs)
     text += fmt::format("    {} = state()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
   for (ValueId id : graph.constants)
@@ -226,6 +229,14 @@ void verify(const Graph& graph) {
   for (size_t i = 0; i < graph.state_inputs.size(); ++i) {
     define(graph.state_inputs[i], fmt::format("state input {}", i));
     check(graph.state_tensors[i] != nullptr, "verify: state input {} is bound to no tensor", i);
+  }
+  for (size_t g = 0; g < graph.grad_inputs.size(); ++g) {
+    const GradInput& grad = graph.grad_inputs[g];
+    const size_t first = graph.inputs.size() - graph.grad_inputs.size();
+    check(grad.input == static_cast<int>(first + g) && grad.leaf >= 0 &&
+              grad.leaf < static_cast<int>(graph.state_inputs.size()),
+          "verify: .grad input {} is graph input {} of state {}, expected input {} of a state", g, grad.input,
+          grad.leaf, first + g);
   }
   check(graph.constants.size() == graph.constant_tensors.size(), "verify: {} constants but {} tensors",
         graph.constants.size(), graph.constant_tensors.size());

@@ -48,6 +48,14 @@ struct WriteBack {
   ValueId value = 0;
 };
 
+// A graph input the caller does not pass: each call feeds it the current .grad of state tensor
+// `leaf` (a parameter). Gradients made outside fn (backward() before a compiled optimizer step)
+// are new tensors each call; binding them through their parameter keeps one graph for all calls.
+struct GradInput {
+  int input = 0;
+  int leaf = 0;
+};
+
 // The final .grad of a state tensor (a parameter): set to `value`, or cleared when value is -1.
 struct GradWriteBack {
   int state = 0;
@@ -63,6 +71,7 @@ struct Graph {
   std::vector<ValueId> outputs;
   std::vector<WriteBack> write_backs;
   std::vector<GradWriteBack> grad_write_backs;
+  std::vector<GradInput> grad_inputs;  // the last graph inputs, after the caller's
   // Values computed once at compile time, held by the graph (never mutated, never returned).
   std::vector<ValueId> constants;
   std::vector<Tensor> constant_tensors;  // parallel to constants

@@ -7,6 +7,8 @@
 #include "fusion_test_util.h"
 #include "graph/compile.h"
 #include "runtime/nn/nn.h"
+#include "runtime/optim/adam.h"
+#include "runtime/optim/clip_grad.h"
 #include "runtime/optim/sgd.h"
 
 using namespace ember;
@@ -86,29 +88,68 @@ TEST_CASE("compile: a step's zero_grad clears a gradient that was unset when the
   CHECK(step.state().replays() == 3);
 }
 
+// The update half of a training step, compiled alone: optionally clipping (which reads the
+// gradients before any parameter), then the optimizer step and zero_grad.
+template <typename Optimizer>
+Tensor clip_and_step(nn::Sequential& model, Optimizer& optimizer, bool clip) {
+  Tensor norm = zeros({});
+  if (clip) {
+    std::vector<Tensor> grads;
+    for (const Tensor& parameter : model->parameters()) grads.push_back(parameter.grad());
+    norm = nn::utils::get_total_norm(grads);
+    nn::utils::clip_grads_with_norm_(model->parameters(), 0.5, norm);
+  }
+  optimizer.step();
+  optimizer.zero_grad();
+  return norm;
+}
+
 TEST_CASE("compile: an optimizer step compiled alone reads each call's new gradients") {
   // backward() outside makes new .grad tensors each call (the step's zero_grad drops them): a
-  // replay must never read the gradient tensor it was captured with.
-  nn::Sequential compiled_model = small_model(), eager_model = small_model();
-  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1, .momentum = 0.9});
-  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1, .momentum = 0.9});
-  auto update = ember::compile([&] {
-    compiled_optimizer.step();
-    compiled_optimizer.zero_grad();
-    return compiled_model->parameters()[0].detach();
-  });
-  for (int call = 0; call < 6; ++call) {
-    INFO("call ", call);
-    sum(tanh(compiled_model->forward(batch(call)))).backward();
-    sum(tanh(eager_model->forward(batch(call)))).backward();
-    update();
-    eager_optimizer.step();
-    eager_optimizer.zero_grad();
-    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
-    for (size_t i = 0; i < compiled.size(); ++i) {
-      INFO("parameter ", i);
-      CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
-      CHECK_FALSE(compiled[i].grad().defined());
+  // replay must read the current ones, bound through their parameters (GradInput), and never the
+  // tensors it was captured with.
+  for (const bool clip : {false, true}) {
+    INFO("clip ", clip);
+    nn::Sequential compiled_model = small_model(), eager_model = small_model();
+    optim::AdamW compiled_optimizer(compiled_model->parameters(), {.lr = 0.05});
+    optim::AdamW eager_optimizer(eager_model->parameters(), {.lr = 0.05});
+    auto update = ember::compile([&] { return clip_and_step(compiled_model, compiled_optimizer, clip); },
+                                 {.fullgraph = true});
+    for (int call = 0; call < 6; ++call) {
+      INFO("call ", call);
+      sum(mul(tanh(compiled_model->forward(batch(call))), 3.0)).backward();
+      sum(mul(tanh(eager_model->forward(batch(call))), 3.0)).backward();
+      const Tensor norm = update(), expected_norm = clip_and_step(eager_model, eager_optimizer, clip);
+      CHECK(graph_test::max_relative_error(norm, expected_norm) <= 1e-6);
+      const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
+      for (size_t i = 0; i < compiled.size(); ++i) {
+        INFO("parameter ", i);
+        CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
+        CHECK_FALSE(compiled[i].grad().defined());
+      }
     }
+    CHECK(update.state().captures() == 1);
+    CHECK(update.state().replays() == 4);
+    const std::string dump = graph::to_text(*update.state().graph());
+    CHECK(dump.find("is the .grad of %s") != std::string::npos);
   }
+}
+
+TEST_CASE("compile: a step reading a .grad that is unset at a later call recompiles") {
+  nn::Sequential model = small_model();
+  optim::SGD optimizer(model->parameters(), {.lr = 0.1});
+  auto update = ember::compile([&] { return clip_and_step(model, optimizer, true); });
+  for (int call = 0; call < 4; ++call) {
+    sum(model->forward(batch(call))).backward();
+    update();
+  }
+  // No backward before this call: eager skips the unset gradients (a zero norm, no update); the
+  // compiled function must not replay with stale ones, it recompiles.
+  const std::vector<Tensor> before = model->parameters();
+  std::vector<Tensor> kept;
+  for (const Tensor& parameter : before) kept.push_back(parameter.clone());
+  CHECK(update().item() == 0.0);
+  for (size_t i = 0; i < kept.size(); ++i) CHECK(graph_test::max_relative_error(before[i], kept[i]) == 0.0);
+  REQUIRE_FALSE(update.state().recompile_reasons().empty());
+  CHECK(update.state().recompile_reasons().back().find(".grad of state") != std::string::npos);
 }

@@ -87,6 +87,9 @@ void LoweredExecutor::run_optimizer_run(Graph& graph, size_t first) {
     leader.multi_kernel(OpCall{*leader.multi_op, run_inputs_, attrs}, none);
     k = same;
   }
+  // Keeps its capacity, not the handles: a state tensor's references between calls are counted
+  // by compile's guard (a tensor only the compiled entry holds was dropped by its owner).
+  run_inputs_.clear();
 }
 
 std::vector<int> LoweredExecutor::optimizer_runs() const {

@@ -1,0 +1,65 @@
+// ember::compile when the owner of a state tensor replaces it between calls: the graph binds
+// state by identity, so a replay must notice and recompile rather than read the old tensor.
+// Loading an optimizer's state (resuming from a checkpoint with the step already compiled)
+// replaces every moment buffer; loading a module's state copies into the parameters instead.
+#include <doctest/doctest.h>
+
+#include "fusion_test_util.h"
+#include "graph/compile.h"
+#include "runtime/nn/nn.h"
+#include "runtime/optim/adam.h"
+
+using namespace ember;
+
+namespace {
+
+struct Trainer {
+  nn::Sequential model;
+  std::unique_ptr<optim::Adam> optimizer;
+  Trainer() {
+    manual_seed(71);
+    model = nn::Sequential(nn::Linear(5, 9), nn::Tanh(), nn::Linear(9, 2));
+    optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 0.03});
+  }
+  Tensor step(const Tensor& x) {
+    optimizer->zero_grad();
+    Tensor loss = sum(mul(model->forward(x), model->forward(x)));
+    loss.backward();
+    optimizer->step();
+    return loss.detach();
+  }
+};
+
+Tensor batch(int call) {
+  manual_seed(1700 + static_cast<uint64_t>(call));
+  return randn({3, 5});
+}
+
+}  // namespace
+
+TEST_CASE("compile: loading an optimizer's state between calls recompiles, and training goes on as eager") {
+  Trainer compiled, eager, other;
+  auto step = ember::compile([&](const Tensor& x) { return compiled.step(x); }, {.fullgraph = true});
+  for (int call = 0; call < 8; ++call) {
+    INFO("call ", call);
+    if (call == 5) {
+      // Resume from another run's optimizer state (new moment tensors) and its parameters.
+      for (int k = 0; k < 3; ++k) other.step(batch(100 + k));
+      const optim::OptimizerState state = other.optimizer->state_dict();
+      compiled.optimizer->load_state_dict(state);
+      eager.optimizer->load_state_dict(state);
+      compiled.model->load_state_dict(other.model->state_dict());
+      eager.model->load_state_dict(other.model->state_dict());
+    }
+    CHECK(graph_test::max_relative_error(step(batch(call)), eager.step(batch(call))) <= 1e-6);
+    const std::vector<Tensor> a = compiled.model->parameters(), e = eager.model->parameters();
+    for (size_t i = 0; i < a.size(); ++i) {
+      INFO("parameter ", i);
+      CHECK(graph_test::max_relative_error(a[i], e[i]) <= 1e-6);
+      CHECK(graph_test::max_relative_error(compiled.optimizer->state(a[i])->exp_avg_sq,
+                                           eager.optimizer->state(e[i])->exp_avg_sq) <= 1e-6);
+    }
+  }
+  CHECK(step.state().captures() == 2);  // the loaded moments are new tensors
+  CHECK(step.state().recompile_reasons().at(0).find("no longer referenced") != std::string::npos);
+}

@@ -304,3 +304,28 @@ TEST_CASE("compile: a compiled forward under bf16 autocast gives eager's gradien
   }
   CHECK(forward.state().replays() == 2);
 }
+
+TEST_CASE("compile: results that are views, a view of an input, or the same tensor twice carry gradients") {
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  const auto body = [](nn::Sequential& model, const Tensor& x) {
+    const Tensor out = model->forward(x);
+    return std::vector<Tensor>{out.t(), out, out, x.t(), sum(out, {1})};
+  };
+  auto compiled = ember::compile([&](const Tensor& x) { return body(compiled_model, x); });
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    compiled_model->zero_grad();
+    eager_model->zero_grad();
+    Tensor x = batch(call).requires_grad_(), x2 = batch(call).requires_grad_();
+    const std::vector<Tensor> r = compiled(x), e = body(eager_model, x2);
+    const auto loss_of = [](const std::vector<Tensor>& v) {
+      return add(add(sum(mul(v[0], v[0])), sum(mul(v[1], 2.0))),
+                 add(sum(mul(v[2], v[2])), add(sum(mul(v[3], v[3])), sum(exp(mul(v[4], 0.1))))));
+    };
+    loss_of(r).backward();
+    loss_of(e).backward();
+    CHECK(graph_test::max_relative_error(x.grad(), x2.grad()) <= 1e-5);
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(compiled.state().replays() == 2);
+}

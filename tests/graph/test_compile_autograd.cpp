@@ -8,6 +8,7 @@
 #include "fusion_test_util.h"
 #include "graph/capture.h"
 #include "graph/compile.h"
+#include "runtime/amp/grad_scaler.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
@@ -328,4 +329,43 @@ TEST_CASE("compile: results that are views, a view of an input, or the same tens
     check_grads(compiled_model, eager_model);
   }
   CHECK(compiled.state().replays() == 2);
+}
+
+TEST_CASE("compile: a compiled fp16 forward with GradScaler outside trains as eager (no graph break)") {
+  // GradScaler::step reads found_inf on the host, a break inside a compiled step; with only the
+  // forward compiled, scaling, the skip and the update stay eager around it.
+  nn::Sequential compiled_model = mlp(), eager_model = mlp();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.05});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.05});
+  // Far too high at first: the fp16 backward overflows, steps are skipped and the scale backs off.
+  amp::GradScaler compiled_scaler({.init_scale = 268435456.0, .growth_interval = 2});
+  amp::GradScaler eager_scaler({.init_scale = 268435456.0, .growth_interval = 2});
+  const auto loss_of = [](nn::Sequential& model, const Tensor& x, const Tensor& target) {
+    const AutocastGuard autocast(kFloat16, true);
+    return mse_loss(model->forward(x), target);
+  };
+  auto forward = ember::compile([&](const Tensor& x, const Tensor& target) { return loss_of(compiled_model, x, target); },
+                                {.fullgraph = true});
+  const auto train = [](auto& loss_fn, optim::SGD& optimizer, amp::GradScaler& scaler, const Tensor& x,
+                        const Tensor& target) {
+    optimizer.zero_grad();
+    Tensor loss = loss_fn(x, target);
+    scaler.scale(loss).backward();
+    scaler.step(optimizer);
+    scaler.update();
+    return loss.detach();
+  };
+  auto eager_loss = [&](const Tensor& x, const Tensor& target) { return loss_of(eager_model, x, target); };
+  for (int call = 0; call < 6; ++call) {
+    INFO("call ", call);
+    const Tensor x = batch(call), target = batch(600 + call, {5, 4});
+    const Tensor a = train(forward, compiled_optimizer, compiled_scaler, x, target);
+    const Tensor e = train(eager_loss, eager_optimizer, eager_scaler, x, target);
+    CHECK(graph_test::max_relative_error(a, e) <= 1e-6);
+    CHECK(compiled_scaler.get_scale() == eager_scaler.get_scale());
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK(forward.state().replays() == 4);
+  CHECK_FALSE(forward.state().fell_back_to_eager());
+  CHECK(compiled_scaler.get_scale() < 268435456.0);  // it did back off
 }

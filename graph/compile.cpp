@@ -36,6 +36,13 @@ const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
 // Tensor::requires_grad without a handle (no reference count traffic per state per call).
 bool requires_grad(const TensorImpl& impl) { return impl.requires_grad || impl.grad_fn != nullptr; }
 
+// The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
+std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> all = inputs;
+  for (const GradInput& grad : graph.grad_inputs) all.push_back(Tensor(graph.state_tensors[grad.leaf]).grad());
+  return all;
+}
+
 // Which earlier graph input, or else which state tensor (numbered after the inputs), has input
 // i's storage, or -1. A graph captured with two arguments in one buffer treats a write into one
 // as a change of the other, and one captured with separate buffers does not: each aliasing
@@ -102,17 +109,6 @@ void run_passes(Graph& graph) {
     fmt::print(stderr, "[ember compile] after passes: {} nodes, {} constants\n", graph.nodes.size(),
                graph.constants.size());
 }
-
-namespace {
-
-// The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
-std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> all = inputs;
-  for (const GradInput& grad : graph.grad_inputs) all.push_back(Tensor(graph.state_tensors[grad.leaf]).grad());
-  return all;
-}
-
-}  // namespace
 
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs) {
   if (inputs.size() != guards.inputs.size())

@@ -116,7 +116,8 @@ inline constexpr bool kUnsupportedResult = false;
 template <typename Result>
 struct CompiledResult {
   static_assert(kUnsupportedResult<Result>,
-                "ember::compile: fn must return a Tensor, a std::pair or std::tuple of Tensors, or a std::vector<Tensor>");
+                "ember::compile: fn must return a Tensor, a std::pair or std::tuple of Tensors, a std::vector<Tensor> "
+                "or void");
 };
 
 template <>
@@ -156,7 +157,7 @@ struct CompiledResult<std::pair<Tensor, Tensor>> {
 }  // namespace graph
 
 // The callable compile() returns. fn takes tensors and returns a Tensor, a pair or tuple of
-// Tensors, or a std::vector<Tensor>; the compiled call returns the same type.
+// Tensors, a std::vector<Tensor>, or nothing; the compiled call returns the same type.
 template <typename Fn>
 class Compiled {
  public:
@@ -166,8 +167,16 @@ class Compiled {
   template <typename... Args>
   auto operator()(const Args&... args) {
     using Result = std::decay_t<std::invoke_result_t<Fn&, const Args&...>>;
-    using Convert = graph::CompiledResult<Result>;
-    return Convert::from_list(state_->call({args...}, [&] { return Convert::to_list(fn_(args...)); }));
+    if constexpr (std::is_void_v<Result>) {
+      // A step with effects only (an optimizer step compiled alone): a graph without outputs.
+      state_->call({args...}, [&] {
+        fn_(args...);
+        return std::vector<Tensor>{};
+      });
+    } else {
+      using Convert = graph::CompiledResult<Result>;
+      return Convert::from_list(state_->call({args...}, [&] { return Convert::to_list(fn_(args...)); }));
+    }
   }
   const graph::CompiledFunction& state() const { return *state_; }
 

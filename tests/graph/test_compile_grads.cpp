@@ -153,3 +153,24 @@ TEST_CASE("compile: a step reading a .grad that is unset at a later call recompi
   REQUIRE_FALSE(update.state().recompile_reasons().empty());
   CHECK(update.state().recompile_reasons().back().find(".grad of state") != std::string::npos);
 }
+
+TEST_CASE("compile: a function returning nothing (an optimizer step compiled alone) replays its effects") {
+  nn::Sequential compiled_model = small_model(), eager_model = small_model();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  auto step = ember::compile([&] { compiled_optimizer.step(); }, {.fullgraph = true});
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    compiled_optimizer.zero_grad();
+    eager_optimizer.zero_grad();
+    sum(tanh(compiled_model->forward(batch(call)))).backward();
+    sum(tanh(eager_model->forward(batch(call)))).backward();
+    step();
+    eager_optimizer.step();
+    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
+    for (size_t i = 0; i < compiled.size(); ++i) CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
+  }
+  CHECK(step.state().captures() == 1);
+  CHECK(step.state().replays() == 3);
+  CHECK(step.state().graph()->outputs.empty());
+}

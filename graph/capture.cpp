@@ -76,16 +76,18 @@ const TensorImpl* grad_impl(const TensorImpl& leaf) {
 
 ValueId CaptureMode::lift(const Tensor& tensor) {
   // A parameter's .grad is read through the parameter at each call (a GradInput), whichever of
-  // the two fn reads first: gradients made outside fn are new tensors every call.
+  // the two fn reads first: gradients made outside fn are new tensors every call. Not one that fn
+  // placed there itself (set_grad): that tensor is bound by identity, as any other.
+  const auto read_per_call = [&](const TensorImpl& leaf) { return !grad_set_by_code(leaf); };
   for (size_t s = 0; s < graph_.state_tensors.size(); ++s)
-    if (grad_impl(*graph_.state_tensors[s]) == tensor.impl()) {
+    if (grad_impl(*graph_.state_tensors[s]) == tensor.impl() && read_per_call(*graph_.state_tensors[s])) {
       const ValueId input = graph_.add_input(meta_of(tensor));
       graph_.grad_inputs.push_back({static_cast<int>(graph_.inputs.size()) - 1, static_cast<int>(s)});
       grad_input_tensors_.push_back(tensor);
       return input;
     }
   const ValueId value = graph_.add_state(tensor.impl_ptr());
-  if (const TensorImpl* grad = grad_impl(*tensor.impl()); grad != nullptr)
+  if (const TensorImpl* grad = grad_impl(*tensor.impl()); grad != nullptr && read_per_call(*tensor.impl()))
     for (size_t s = 0; s + 1 < graph_.state_tensors.size(); ++s)
       if (graph_.state_tensors[s].get() == grad) {
         make_grad_input(static_cast<int>(s), static_cast<int>(graph_.state_tensors.size()) - 1);
@@ -240,8 +242,12 @@ void CaptureMode::finish(std::span<const Tensor> outputs) {
     }
     const Tensor& grad_tensor = *impl->autograd_meta->grad;
     ValueId grad = find(grad_tensor);
-    // Set by the code to a tensor made outside the graph: each replay sets that same tensor.
-    if (grad < 0 && set_by_code) grad = value_of(grad_tensor);
+    // Set by the code to a tensor made outside the graph: each replay sets that same tensor
+    // (bound by identity, not read per call as the parameter's .grad).
+    if (grad < 0 && set_by_code) {
+      grad = graph_.add_state(grad_tensor.impl_ptr());
+      bind(grad_tensor, grad);
+    }
     // A .grad the graph never touched, or one that is itself a state input (bound by identity,
     // its updates are write-backs), needs no grad write-back unless the code set it.
     if (grad >= 0 && (set_by_code || graph_.values[grad].source != ValueSource::StateInput))

@@ -174,3 +174,37 @@ TEST_CASE("compile: a function returning nothing (an optimizer step compiled alo
   CHECK(step.state().replays() == 3);
   CHECK(step.state().graph()->outputs.empty());
 }
+
+TEST_CASE("compile: fn setting a .grad to a tensor of its own sets that tensor at every replay") {
+  // A hand-made gradient for the first weight, changed in place between calls; the other
+  // parameters get gradients between calls that the step's zero_grad must clear.
+  nn::Sequential compiled_model = small_model(), eager_model = small_model();
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.1});
+  Tensor compiled_direction = ones({10, 6}), eager_direction = ones({10, 6});
+  const auto step_of = [](nn::Sequential& model, optim::SGD& optimizer, const Tensor& direction) {
+    optimizer.zero_grad();
+    model->at<nn::LinearImpl>(0)->weight.set_grad(direction);
+    optimizer.step();
+  };
+  auto step = ember::compile([&] { step_of(compiled_model, compiled_optimizer, compiled_direction); },
+                             {.fullgraph = true});
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    compiled_direction.mul_(0.5);
+    eager_direction.mul_(0.5);
+    for (nn::Sequential* model : {&compiled_model, &eager_model})
+      for (Tensor parameter : (*model)->parameters()) parameter.set_grad(full(parameter.sizes(), 3.0));
+    step();
+    step_of(eager_model, eager_optimizer, eager_direction);
+    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      INFO("parameter ", i);
+      CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
+      REQUIRE(compiled[i].grad().defined() == eager[i].grad().defined());
+    }
+    CHECK(compiled_model->at<nn::LinearImpl>(0)->weight.grad().is_same(compiled_direction));
+  }
+  CHECK(step.state().replays() == 3);
+  CHECK(graph::to_text(*step.state().graph()).find(".grad of") == std::string::npos);
+}

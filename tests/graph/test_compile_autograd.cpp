@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "fusion_test_util.h"
+#include "skip_case.h"
 #include "graph/capture.h"
 #include "graph/compile.h"
 #include "runtime/amp/grad_scaler.h"
@@ -368,4 +369,29 @@ TEST_CASE("compile: a compiled fp16 forward with GradScaler outside trains as ea
   CHECK(forward.state().replays() == 4);
   CHECK_FALSE(forward.state().fell_back_to_eager());
   CHECK(compiled_scaler.get_scale() < 268435456.0);  // it did back off
+}
+
+TEST_CASE("cuda compile: backward through a compiled forward, default and reduce_overhead, equals eager on cuda") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Device cuda = Device::parse("cuda");
+  for (const char* mode : {"default", "reduce_overhead"}) {
+    INFO("mode ", mode);
+    nn::Sequential compiled_model = mlp(), eager_model = mlp();
+    compiled_model->to(cuda);
+    eager_model->to(cuda);
+    auto forward = ember::compile([&](const Tensor& x) { return compiled_model->forward(x); },
+                                  {.fullgraph = true, .mode = mode});
+    for (int call = 0; call < 5; ++call) {
+      INFO("call ", call);
+      compiled_model->zero_grad();
+      eager_model->zero_grad();
+      const Tensor x = batch(call).to(cuda);
+      sum(mul(forward(x), forward(x))).backward();
+      sum(mul(eager_model->forward(x), eager_model->forward(x))).backward();
+      const std::vector<Tensor> a = compiled_model->parameters(), e = eager_model->parameters();
+      for (size_t i = 0; i < a.size(); ++i)
+        CHECK(graph_test::max_relative_error(a[i].grad().to(kCPU), e[i].grad().to(kCPU)) <= 1e-5);
+    }
+    CHECK(forward.state().replays() == 8);  // two calls per round, less the warm-up and the capture
+  }
 }

@@ -281,10 +281,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
       fmt::print(stderr, "[ember compile] captured backward graph:\n{}", to_text(backward_graph));
     program = std::make_shared<BackwardProgram>(BackwardProgram{
         .executor = Executor(std::move(backward_graph), executor_options),
-        .differentiable = std::move(backward->differentiable),
-        .gradient_metas = std::move(backward->gradient_metas),
-        .boundaries = std::move(backward->boundaries),
-        .saved_count = backward->saved_count});
+        .interface = std::move(backward->interface)});
   }
   for (size_t i = 0; i < references_before.size(); ++i)
     guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);

@@ -63,7 +63,9 @@ std::optional<GradientBoundary> find_boundary(const autograd::Node& node, uint32
 class CompiledBackward final : public autograd::Node {
  public:
   CompiledBackward(std::shared_ptr<BackwardProgram> program, std::vector<Tensor> saved)
-      : Node(static_cast<int>(program->differentiable.size())), program_(std::move(program)), saved_(std::move(saved)) {
+      : Node(static_cast<int>(program->interface.differentiable.size())),
+        program_(std::move(program)),
+        saved_(std::move(saved)) {
     for (const Tensor& tensor : saved_) saved_versions_.push_back(tensor.version());
     for (const std::shared_ptr<TensorImpl>& state : program_->executor.graph().state_tensors)
       state_versions_.push_back(Tensor(state).version());
@@ -90,10 +92,10 @@ class CompiledBackward final : public autograd::Node {
  private:
   // The gradient of result k in the type the backward graph was captured for; none: zeros.
   Tensor as_expected(Tensor gradient, size_t k) const {
-    const TensorMeta& meta = program_->gradient_metas[k];
+    const TensorMeta& meta = program_->interface.gradient_metas[k];
     if (!gradient.defined()) return zeros(meta.sizes, {.dtype = meta.dtype, .device = meta.device});
     check(gradient.sizes() == meta.sizes, "compiled backward: the gradient of result {} has shape {}, expected {}",
-          program_->differentiable[k], gradient.sizes(), meta.sizes);
+          program_->interface.differentiable[k], gradient.sizes(), meta.sizes);
     if (gradient.dtype() != meta.dtype || gradient.device() != meta.device)
       gradient = gradient.to(meta.device).to(meta.dtype);
     return gradient;
@@ -150,21 +152,21 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
                                      "inside the compiled function",
                                      r));
         return std::nullopt;
-      case History::Usable: captured.differentiable.push_back(static_cast<int>(r));
+      case History::Usable: captured.interface.differentiable.push_back(static_cast<int>(r));
     }
   }
-  if (captured.differentiable.empty()) return std::nullopt;
+  if (captured.interface.differentiable.empty()) return std::nullopt;
 
   const size_t values_before = graph.values.size(), nodes_before = graph.nodes.size();
   const size_t inputs_before = graph.inputs.size(), states_before = graph.state_inputs.size();
   std::vector<Tensor> roots, seeds;
   std::vector<ValueId> seed_values;
-  for (int r : captured.differentiable) {
+  for (int r : captured.interface.differentiable) {
     const Tensor& result = results[r];
     roots.push_back(result);
     seeds.push_back(ones(result.sizes(), {.dtype = result.dtype(), .device = result.device()}));
     seed_values.push_back(mode.add_input(seeds.back()));
-    captured.gradient_metas.push_back(meta_of(result));
+    captured.interface.gradient_metas.push_back(meta_of(result));
   }
   std::vector<ValueId> arrivals;
   {
@@ -179,7 +181,7 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
                                          node.name(), gradient.sizes()));
                                      return;
                                    }
-                                   captured.boundaries.push_back(*found);
+                                   captured.interface.boundaries.push_back(*found);
                                    arrivals.push_back(mode.value_for(gradient));
                                  });
   }
@@ -230,26 +232,26 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
   graph.state_inputs.resize(states_before);
   graph.state_tensors.resize(states_before);
   graph.outputs.insert(graph.outputs.end(), saved.begin(), saved.end());
-  captured.saved_count = static_cast<int>(saved.size());
+  captured.interface.saved_count = static_cast<int>(saved.size());
   return captured;
 }
 
 void attach_compiled_backward(const std::shared_ptr<BackwardProgram>& program, const std::vector<Tensor>& inputs,
                               const Graph& forward, std::vector<Tensor>& outputs) {
-  const size_t results = outputs.size() - static_cast<size_t>(program->saved_count);
+  const size_t results = outputs.size() - static_cast<size_t>(program->interface.saved_count);
   std::vector<Tensor> saved(outputs.begin() + static_cast<std::ptrdiff_t>(results), outputs.end());
   outputs.resize(results);
   auto node = std::make_shared<CompiledBackward>(program, std::move(saved));
-  for (const GradientBoundary& boundary : program->boundaries) {
+  for (const GradientBoundary& boundary : program->interface.boundaries) {
     const Tensor target = boundary.is_input ? inputs[boundary.index] : Tensor(forward.state_tensors[boundary.index]);
     node->next_edges.push_back(autograd::gradient_edge(target));
   }
-  for (size_t k = 0; k < program->differentiable.size(); ++k) {
+  for (size_t k = 0; k < program->interface.differentiable.size(); ++k) {
     // A handle of its own: the executor may return one tensor for two results.
-    Tensor result = outputs[program->differentiable[k]].detach();
+    Tensor result = outputs[program->interface.differentiable[k]].detach();
     result.impl()->grad_fn = node;
     result.impl()->output_nr = static_cast<uint32_t>(k);
-    outputs[program->differentiable[k]] = std::move(result);
+    outputs[program->interface.differentiable[k]] = std::move(result);
   }
 }
 

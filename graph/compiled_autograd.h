@@ -31,13 +31,18 @@ struct GradientBoundary {
   int index = 0;
 };
 
-// The backward half of a captured function, shared by every replay's CompiledBackward node.
-struct BackwardProgram {
-  Executor executor;
+// How the backward graph meets the forward and the autograd graph around it.
+struct BackwardInterface {
   std::vector<int> differentiable;  // which of fn's results get gradients (one graph input each)
   std::vector<TensorMeta> gradient_metas;  // those results' types: an arriving gradient must match
   std::vector<GradientBoundary> boundaries;  // one per backward output
   int saved_count = 0;  // the forward graph's last outputs, read by the backward graph
+};
+
+// The backward half of a captured function, shared by every replay's CompiledBackward node.
+struct BackwardProgram {
+  Executor executor;
+  BackwardInterface interface;
 };
 
 // Does a capture whose fn returned `results` need its backward? (grad mode on and a result with
@@ -53,10 +58,7 @@ bool results_need_backward(const std::vector<Tensor>& results);
 // through `mode` (fullgraph throws) and the result is empty.
 struct CapturedBackward {
   Graph graph;
-  std::vector<int> differentiable;
-  std::vector<TensorMeta> gradient_metas;
-  std::vector<GradientBoundary> boundaries;
-  int saved_count = 0;
+  BackwardInterface interface;
 };
 std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph, const std::vector<Tensor>& inputs,
                                                  const std::vector<Tensor>& results, uint64_t first_node);

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "runtime/dispatch.h"
+#include "runtime/zero_grad.h"
 #include "runtime/functional.h"
 
 namespace ember::nn {
@@ -149,15 +150,7 @@ void Module::to(DType dtype) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-  NoGradGuard no_grad;
-  for (Tensor& parameter : parameters()) {
-    // Cleared even when unset: a compiled step then clears, on every replay, what eager would.
-    if (set_to_none) {
-      parameter.set_grad({});
-      continue;
-    }
-    if (Tensor grad = parameter.grad(); grad.defined()) grad.zero_();
-  }
+  zero_grads(parameters(), set_to_none);
 }
 
 StateDict Module::state_dict() const {

@@ -5,19 +5,12 @@
 #include <unordered_set>
 
 #include "runtime/dispatch.h"
+#include "runtime/zero_grad.h"
 
 namespace ember::optim {
 
 void Optimizer::zero_grad(bool set_to_none) {
-  NoGradGuard no_grad;
-  for (Tensor& param : parameters()) {
-    // Cleared even when unset: a compiled step then clears, on every replay, what eager would.
-    if (set_to_none) {
-      param.set_grad({});
-      continue;
-    }
-    if (Tensor grad = param.grad(); grad.defined()) grad.zero_();
-  }
+  zero_grads(parameters(), set_to_none);
 }
 
 namespace detail {

@@ -106,12 +106,15 @@ using namespace codegen;
 std::string emit_cpu_pointwise(const FusedGroup& group) {
   const int operands = static_cast<int>(group.inputs.size()) + 1;
   // Elementwise results do not depend on the split, so big flat loops use the threads like the
-  // eager kernels do (kParallelGrain, runtime/parallel.h).
+  // eager kernels do (kParallelGrain, runtime/parallel.h). The group's shape is fixed, so the
+  // choice is made here: a small group gets no OpenMP region at all, as even one with a false
+  // `if` costs a system call (kernels/cpu/parallel_for.h).
+  const bool parallel = group.shape.product() >= kParallelGrain;
   std::string text = fmt::format(
-      "  if (contiguous) {{\n"
-      "#pragma omp parallel for schedule(static) if (numel >= {})\n"
+      "  if (contiguous) {{\n{}"
       "    for (int64_t i = 0; i < numel; ++i) {{\n{}    }}\n    return;\n  }}\n",
-      kParallelGrain, element(group, loads(group, [](size_t) { return std::string("i"); }), "out[i]", "i", "      "));
+      parallel ? "#pragma omp parallel for schedule(static)\n" : "",
+      element(group, loads(group, [](size_t) { return std::string("i"); }), "out[i]", "i", "      "));
   // Broadcast or strided operands: rows of the last dim with per-operand strides (a broadcast
   // bias row has stride 1, a broadcast column 0), the outer dims walked by the odometer.
   std::string row_strides;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/functors.h"
 #include "kernels/philox.h"
@@ -15,8 +16,8 @@ template <typename T, typename Generate>
 void generate(const Tensor& out, Generate generate_element) {
   T* data = out.data_ptr<T>();
   const int64_t numel = out.numel();
-#pragma omp parallel for schedule(static) if (numel >= kParallelGrain)
-  for (int64_t i = 0; i < numel; ++i) data[i] = static_cast<T>(generate_element(i));
+  parallel_for(numel, numel >= kParallelGrain,
+               [&](int64_t i) { data[i] = static_cast<T>(generate_element(i)); });
 }
 
 }  // namespace

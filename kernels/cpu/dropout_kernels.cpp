@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/dropout.h"
 
@@ -34,9 +35,9 @@ void dropout_kernel(const OpCall& call, TensorList& outputs) {
   const int64_t numel = mask.numel();
   // Chunks have a fixed size, so the words each element sees never depend on the thread count.
   const int64_t chunks = (numel + kParallelGrain - 1) / kParallelGrain;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk)
+  parallel_for(chunks, chunks > 1, [&](int64_t chunk) {
     fill_mask(keep, chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain), seed, offset, p);
+  });
 
   dispatch_floating(input.dtype(), "dropout", [&](auto zero) {
     using T = decltype(zero);

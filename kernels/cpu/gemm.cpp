@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/gemm_library.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/small_gemm.h"
 #include "kernels/functors.h"
 #include "runtime/parallel.h"
@@ -85,8 +86,7 @@ void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, A
   const int64_t tasks = batches * tiles;
   const bool parallel = tasks > 1 && batches * m * n * k >= kParallelWork && get_num_threads() > 1;
 
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t task = 0; task < tasks; ++task) {
+  parallel_for(tasks, parallel, [&](int64_t task) {
     const int64_t batch = task / tiles;
     const int64_t first_row = (task % tiles) / col_tiles * tile_rows;
     const int64_t first_col = (task % tiles) % col_tiles * tile_cols;
@@ -111,7 +111,7 @@ void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, A
       library_tile<T>(tile_a, tile_b, tile_c, n, rows, cols, k, tile_bias);
     }
     apply_activation(tile_c, rows, cols, n, activation);
-  }
+  });
 }
 
 template void gemm<float>(const float*, const float*, float*, const GemmShape&, const float*, Activation);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/copy_kernels.h"
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/dispatch.h"
 #include "runtime/parallel.h"
 
@@ -60,12 +61,11 @@ void select_slices(const Tensor& out, const Tensor& source, const int64_t* indic
   const char* from = static_cast<const char*>(source.raw_data_ptr());
   const size_t row_bytes = static_cast<size_t>(split.inner) * source.element_size();
   const int64_t rows = split.outer * count;
-#pragma omp parallel for schedule(static) if (rows * split.inner >= kParallelGrain)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallel_for(rows, rows * split.inner >= kParallelGrain, [&](int64_t row) {
     const int64_t o = row / count;
     const int64_t source_row = o * split.size + indices[row % count];
     std::memcpy(to + row * row_bytes, from + source_row * row_bytes, row_bytes);
-  }
+  });
 }
 
 // out[o, indices[k], i] += source[o, k, i]. A work item is one o and a fixed chunk of i, so a
@@ -76,8 +76,8 @@ void add_slices(T* out, const T* source, const int64_t* indices, int64_t count, 
   constexpr int64_t kChunk = 256;
   const int64_t chunks = (split.inner + kChunk - 1) / kChunk;
   const int64_t items = split.outer * chunks;
-#pragma omp parallel for schedule(static) if (items > 1 && split.outer * count * split.inner >= kParallelGrain)
-  for (int64_t item = 0; item < items; ++item) {
+  const bool parallel = items > 1 && split.outer * count * split.inner >= kParallelGrain;
+  parallel_for(items, parallel, [&](int64_t item) {
     const int64_t o = item / chunks;
     const int64_t begin = (item % chunks) * kChunk;
     const int64_t end = std::min(split.inner, begin + kChunk);
@@ -87,7 +87,7 @@ void add_slices(T* out, const T* source, const int64_t* indices, int64_t count, 
       for (int64_t i = begin; i < end; ++i)
         target[i] = static_cast<T>(static_cast<C>(target[i]) + static_cast<C>(from[i]));
     }
-  }
+  });
 }
 
 // The lines of a shape along `dim`: one per combination of the other dims' coordinates.
@@ -212,12 +212,11 @@ void gather_kernel(const OpCall& call, TensorList& outputs) {
     using T = decltype(zero);
     T* to = out.data_ptr<T>();
     const T* from = a.data_ptr<T>();
-#pragma omp parallel for schedule(static) if (out.numel() >= kParallelGrain)
-    for (int64_t line = 0; line < lines.count; ++line) {
+    parallel_for(lines.count, out.numel() >= kParallelGrain, [&](int64_t line) {
       const std::array<int64_t, 3> first = lines.start(line);
       for (int64_t j = 0; j < length; ++j)
         to[first[0] + j * out_step] = from[first[2] + indices[first[1] + j * index_step] * a_step];
-    }
+    });
   });
 }
 
@@ -241,14 +240,13 @@ void scatter_add_kernel(const OpCall& call, TensorList& outputs) {
     T* to = out.data_ptr<T>();
     const T* from = source.data_ptr<T>();
     // Lines differ in their non-dim coordinates, so two lines never write one output element.
-#pragma omp parallel for schedule(static) if (index.numel() >= kParallelGrain)
-    for (int64_t line = 0; line < lines.count; ++line) {
+    parallel_for(lines.count, index.numel() >= kParallelGrain, [&](int64_t line) {
       const std::array<int64_t, 3> first = lines.start(line);
       for (int64_t j = 0; j < length; ++j) {
         T& target = to[first[0] + indices[first[1] + j * index_step] * out_step];
         target = static_cast<T>(static_cast<C>(target) + static_cast<C>(from[first[2] + j * source_step]));
       }
-    }
+    });
   });
 }
 

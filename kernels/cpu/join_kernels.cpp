@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/copy_kernels.h"
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/parallel.h"
 
 namespace ember::cpu {
@@ -36,9 +37,9 @@ void copy_rows(const Tensor& out, const Tensor& input, int dim, int64_t start) {
   const size_t offset_bytes = static_cast<size_t>(start * out.strides()[dim]) * element;
   char* to = static_cast<char*>(out.raw_data_ptr()) + offset_bytes;
   const char* from = static_cast<const char*>(input.raw_data_ptr());
-#pragma omp parallel for schedule(static) if (input.numel() >= kParallelGrain && outer > 1)
-  for (int64_t o = 0; o < outer; ++o)
+  parallel_for(outer, input.numel() >= kParallelGrain && outer > 1, [&](int64_t o) {
     std::memcpy(to + o * out_row * element, from + o * inner * element, static_cast<size_t>(inner) * element);
+  });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/pointwise_loop.h"
 
 namespace ember::cpu {
@@ -79,8 +80,7 @@ void write_loss(const Tensor& output, const ClassLoss& loss, RowLoss&& row_loss)
   T* out = output.data_ptr<T>();
   if (loss.reduction == kNone) {
     const bool parallel = loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t row = 0; row < loss.rows; ++row) out[row] = static_cast<T>(row_loss(row));
+    parallel_for(loss.rows, parallel, [&](int64_t row) { out[row] = static_cast<T>(row_loss(row)); });
     return;
   }
   const double total = total_loss(loss, row_loss);
@@ -146,12 +146,11 @@ void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad,
   const C keep = static_cast<C>(1.0 - loss.smoothing);
   const C spread = static_cast<C>(loss.smoothing / static_cast<double>(loss.classes));
   const bool parallel = loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t i = 0; i < loss.rows; ++i) {
+  parallel_for(loss.rows, parallel, [&](int64_t i) {
     T* out_row = out + i * loss.classes;
     if (loss.ignored(i)) {
       for (int64_t c = 0; c < loss.classes; ++c) out_row[c] = static_cast<T>(C(0));
-      continue;
+      return;
     }
     const T* row = data + i * loss.row_stride;
     C maximum = -std::numeric_limits<C>::infinity();
@@ -177,7 +176,7 @@ void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad,
       const C hot = c == target ? keep : C(0);
       out_row[c] = static_cast<T>(scale * (exponential * inverse_total - spread - hot));
     }
-  }
+  });
 }
 
 template <typename T>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/dispatch.h"
 #include "runtime/parallel.h"
 
@@ -31,8 +32,7 @@ template <typename T>
 void layer_norm_rows(const T* x, const T* weight, const T* bias, T* y, stat_t<T>* mean_out,
                      stat_t<T>* rstd_out, int64_t rows, int64_t n, double eps) {
   using C = compute_t<T>;
-#pragma omp parallel for schedule(static) if (rows * n >= kParallelGrain && rows > 1)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * n >= kParallelGrain && rows > 1, [&](int64_t r) {
     const T* row = x + r * n;
     // Two passes in double: the centred second pass avoids E[x^2] - E[x]^2 cancellation.
     double sum = 0.0;
@@ -55,7 +55,7 @@ void layer_norm_rows(const T* x, const T* weight, const T* bias, T* y, stat_t<T>
       const C shift = bias ? static_cast<C>(bias[j]) : C(0);
       out[j] = static_cast<T>((static_cast<C>(row[j]) - mean_c) * rstd_c * scale + shift);
     }
-  }
+  });
 }
 
 // Backward over fixed blocks of rows. Each block writes its rows' grad_x and its own partial
@@ -71,8 +71,7 @@ void layer_norm_backward_rows(const T* grad_y, const T* x, const stat_t<T>* mean
   double* partials = partial.data_ptr<double>();
   const double inverse_n = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
 
-#pragma omp parallel for schedule(static) if (blocks > 1)
-  for (int64_t block = 0; block < blocks; ++block) {
+  parallel_for(blocks, blocks > 1, [&](int64_t block) {
     double* partial_w = partials + block * 2 * n;
     double* partial_b = partial_w + n;
     std::fill(partial_w, partial_w + 2 * n, 0.0);
@@ -102,10 +101,9 @@ void layer_norm_backward_rows(const T* grad_y, const T* x, const stat_t<T>* mean
         partial_b[j] += static_cast<double>(dy_j);
       }
     }
-  }
+  });
 
-#pragma omp parallel for schedule(static) if (blocks * n >= kParallelGrain)
-  for (int64_t j = 0; j < n; ++j) {
+  parallel_for(n, blocks * n >= kParallelGrain, [&](int64_t j) {
     double total_w = 0.0;
     double total_b = 0.0;
     for (int64_t block = 0; block < blocks; ++block) {
@@ -114,7 +112,7 @@ void layer_norm_backward_rows(const T* grad_y, const T* x, const stat_t<T>* mean
     }
     grad_w[j] = static_cast<T>(static_cast<C>(total_w));
     grad_b[j] = static_cast<T>(static_cast<C>(total_b));
-  }
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/optim_functors.h"
 
@@ -29,9 +30,9 @@ void for_each_element(const std::array<const Tensor*, N>& tensors, Flat&& flat, 
     std::array<T*, N> base;
     for (int k = 0; k < N; ++k) base[k] = reinterpret_cast<T*>(geometry.base[k]);
     const int64_t chunks = (numel + kParallelGrain - 1) / kParallelGrain;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+    parallel_for(chunks, parallel, [&](int64_t chunk) {
       flat(base, chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
+    });
     return;
   }
 
@@ -46,8 +47,9 @@ void for_each_element(const std::array<const Tensor*, N>& tensors, Flat&& flat, 
   };
   const int rank = geometry.sizes.size();
   const int64_t runs = rank <= 1 ? 1 : numel / geometry.sizes[rank - 1];
-#pragma omp parallel for schedule(static) if (parallel && runs > 1)
-  for (int64_t run = 0; run < runs; ++run) for_each_run<N>(geometry, element_sizes, run, run + 1, run_body);
+  parallel_for(runs, parallel && runs > 1, [&](int64_t run) {
+    for_each_run<N>(geometry, element_sizes, run, run + 1, run_body);
+  });
 }
 
 // One element of SGD: load, update in the compute type C, store.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/dims.h"
 #include "runtime/parallel.h"
 
@@ -121,8 +122,8 @@ void for_each_slice(const Dims& sizes, const std::array<Dims, K>& strides, int d
     for (int k = 0; k < K; ++k) steps[k] = geometry.inner_strides[k][0];
   const bool parallel = geometry.num_outputs > 1 && geometry.num_outputs * length >= kParallelGrain &&
                         get_num_threads() > 1;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t row = 0; row < geometry.num_outputs; ++row) slice(geometry.outer_offsets(row), length, steps);
+  parallel_for(geometry.num_outputs, parallel,
+               [&](int64_t row) { slice(geometry.outer_offsets(row), length, steps); });
 }
 
 }  // namespace ember::cpu

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/reduce_geometry.h"
 #include "kernels/cpu/reduce_kernels.h"
 #include "kernels/reduce_functors.h"
@@ -103,8 +104,7 @@ void reduce_columns(Out* out, const T* data, const ReduceGeometry<1>& geometry, 
     for (int64_t j = 0; j < width; ++j)
       destination[j] = static_cast<Out>(reduce.finish(accumulators[j], geometry.reduce_count));
   };
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t item = 0; item < prefixes * blocks; ++item) block_body(item);
+  parallel_for(prefixes * blocks, parallel, [&](int64_t item) { block_body(item); });
 }
 
 template <typename Out, typename Acc, typename T, typename Reduce>
@@ -128,22 +128,20 @@ void reduce_typed(const Tensor& output, const Tensor& input, uint32_t mask, cons
       out[0] = static_cast<Out>(reduce.finish(reduce_contiguous<Acc>(data, count, reduce, parallel), count));
       return;
     }
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < outputs; ++o) {
+    parallel_for(outputs, parallel, [&](int64_t o) {
       const T* row = data + geometry.outer_offsets(o)[0];
       out[o] = static_cast<Out>(reduce.finish(reduce_contiguous<Acc>(row, count, reduce, false), count));
-    }
+    });
     return;
   }
   if (outer_rank > 0 && geometry.outer_strides[0][outer_rank - 1] == 1) {
     reduce_columns<Out, Acc>(out, data, geometry, reduce, parallel);
     return;
   }
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t o = 0; o < outputs; ++o) {
+  parallel_for(outputs, parallel, [&](int64_t o) {
     const Acc value = reduce_general<Acc>(data, geometry, geometry.outer_offsets(o)[0], reduce);
     out[o] = static_cast<Out>(reduce.finish(value, geometry.reduce_count));
-  }
+  });
 }
 
 uint32_t mask_of(const OpCall& call) {

@@ -3,6 +3,7 @@
 // elements in logical order, so argmax's "first index on ties" is the row-major first.
 #include <algorithm>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/reduce_geometry.h"
 #include "kernels/cpu/reduce_kernels.h"
 #include "kernels/reduce_functors.h"
@@ -26,8 +27,8 @@ void var_typed(const Tensor& output, const Tensor& input, uint32_t mask, int64_t
   const ReduceGeometry<1> geometry = make_reduce_geometry<1>(input.sizes(), {input.strides()}, mask);
   const int64_t count = geometry.reduce_count;
   const double divisor = static_cast<double>(std::max<int64_t>(0, count - correction));
-#pragma omp parallel for schedule(static) if (run_parallel(geometry.num_outputs, count))
-  for (int64_t o = 0; o < geometry.num_outputs; ++o) {
+  const bool parallel = run_parallel(geometry.num_outputs, count);
+  parallel_for(geometry.num_outputs, parallel, [&](int64_t o) {
     const std::array<int64_t, 1> base = geometry.outer_offsets(o);
     double total = 0.0;
     for_each_inner_run<1>(geometry, base, [&](std::array<int64_t, 1> at, int64_t run, std::array<int64_t, 1> step) {
@@ -42,7 +43,7 @@ void var_typed(const Tensor& output, const Tensor& input, uint32_t mask, int64_t
       }
     });
     out[o] = static_cast<T>(squares / divisor);
-  }
+  });
 }
 
 // The reduced dims of argmax/argmin: one dim, or all of them (the flattened tensor).
@@ -59,8 +60,8 @@ void arg_typed(const Tensor& output, const Tensor& input, uint32_t mask) {
   const T* data = input.data_ptr<T>();
   const ReduceGeometry<1> geometry = make_reduce_geometry<1>(input.sizes(), {input.strides()}, mask);
   const Better better;
-#pragma omp parallel for schedule(static) if (run_parallel(geometry.num_outputs, geometry.reduce_count))
-  for (int64_t o = 0; o < geometry.num_outputs; ++o) {
+  const bool parallel = run_parallel(geometry.num_outputs, geometry.reduce_count);
+  parallel_for(geometry.num_outputs, parallel, [&](int64_t o) {
     compute_t<T> best{};
     int64_t best_index = 0;
     int64_t index = 0;
@@ -75,7 +76,7 @@ void arg_typed(const Tensor& output, const Tensor& input, uint32_t mask) {
       }
     });
     out[o] = best_index;
-  }
+  });
 }
 
 // Strides that walk a reduction result (shape reduced_sizes(sizes, mask, keepdim)) as if it were
@@ -105,8 +106,8 @@ void extremum_backward_typed(const Tensor& grad_input, const Tensor& grad, const
   T* out = grad_input.data_ptr<T>();
   const T* grad_data = grad.data_ptr<T>();
   const T* result_data = result.data_ptr<T>();
-#pragma omp parallel for schedule(static) if (run_parallel(geometry.num_outputs, geometry.reduce_count))
-  for (int64_t o = 0; o < geometry.num_outputs; ++o) {
+  const bool parallel = run_parallel(geometry.num_outputs, geometry.reduce_count);
+  parallel_for(geometry.num_outputs, parallel, [&](int64_t o) {
     const std::array<int64_t, 4> base = geometry.outer_offsets(o);
     const C target = static_cast<C>(result_data[base[3]]);
     const bool target_nan = fn::is_nan(target);
@@ -120,7 +121,7 @@ void extremum_backward_typed(const Tensor& grad_input, const Tensor& grad, const
       for (int64_t i = 0; i < run; ++i)
         out[at[1] + i * step[1]] = static_cast<T>(is_tie(static_cast<C>(in[at[0] + i * step[0]])) ? share : C(0));
     });
-  }
+  });
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace ember::cpu {
 // inline on the calling thread otherwise. Why not `#pragma omp parallel for if (parallel)`:
 // libgomp still opens and closes a one-thread team for a false `if`, and closing it wakes the
 // team's barrier with a futex system call (0.4-0.7 µs on the dev VM). A seed training step runs
-// a dozen small kernels, so that was ~6% of it, in eager and compiled mode alike.
+// a dozen small kernels, so that was 8-11% of it (docs/PERFORMANCE.md).
 template <typename Body>
 inline void parallel_for(int64_t count, bool parallel, Body&& body) {
   if (!parallel) {

@@ -75,7 +75,13 @@ function(ember_add_cuda_to target)
       -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter,-Wno-missing-field-initializers>)
   # cudart_static loads the driver with dlopen at first use, so binaries start on machines
   # without one; libcuda is never linked.
-  target_link_libraries(${target} PRIVATE CUDA::cudart_static CUDA::cublasLt)
+  target_link_libraries(${target} PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
+  # cuBLASLt is loaded with dlopen on first use (runtime/cuda/cublaslt_library.h: linked, its
+  # initializers cost every process 0.12 s before main), so only its headers and where it is.
+  target_include_directories(${target} PRIVATE $<TARGET_PROPERTY:CUDA::cublasLt,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${target} PRIVATE
+    EMBER_CUBLASLT_SONAME="libcublasLt.so.${CUDAToolkit_VERSION_MAJOR}"
+    EMBER_CUBLASLT_PATH="$<TARGET_FILE:CUDA::cublasLt>")
   # cuDNN (an optional layer_norm implementation, runtime/cuda/cudnn_*.cpp) only where it was
   # found; its libcudnn loads its engine libraries lazily and, like cudart_static, not libcuda.
   if(EMBER_CUDNN_FOUND)

@@ -8,6 +8,7 @@
 
 #include "kernels/half_types.h"
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cublaslt_plan.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
@@ -85,7 +86,7 @@ double benchmark_raw_gemm(int64_t m, int64_t n, int64_t k, DType dtype, int iter
   const void* alpha = plan.double_scale ? static_cast<const void*>(&alpha_double) : &alpha_float;
   const void* beta = plan.double_scale ? static_cast<const void*>(&beta_double) : &beta_float;
   auto run_once = [&] {
-    cublas_check(cublasLtMatmul(handle, plan.operation, alpha, problem.b.data, plan.a_layout, problem.a.data,
+    cublas_check(cublaslt().Matmul(handle, plan.operation, alpha, problem.b.data, plan.a_layout, problem.a.data,
                                 plan.b_layout, beta, problem.out, plan.out_layout, problem.out, plan.out_layout,
                                 &plan.algorithm, workspace, plan.workspace_bytes, cuda_stream));
   };

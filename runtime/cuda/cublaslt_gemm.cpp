@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "kernels/cuda/elementwise.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cublaslt_plan.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda_settings.h"
@@ -151,7 +152,7 @@ bool gemm(const GemmProblem& p) {
     bias_in_out = true;
     broadcast_bias(p);
   } else if (has_bias(p.epilogue)) {
-    cublas_check(cublasLtMatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
+    cublas_check(cublaslt().MatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
                                                 sizeof p.bias));
   }
   void* workspace = workspace_for(p.device, p.stream);
@@ -160,7 +161,7 @@ bool gemm(const GemmProblem& p) {
   const void* alpha = plan->double_scale ? static_cast<const void*>(&alpha_double) : &alpha_float;
   const void* beta = plan->double_scale ? static_cast<const void*>(&beta_double) : &beta_float;
   // cuBLASLt's A is our b and its B our a (cublaslt_plan.cpp); C and D are both out.
-  cublas_check(cublasLtMatmul(detail::handle_for(p.device), plan->operation, alpha, p.b.data, plan->a_layout,
+  cublas_check(cublaslt().Matmul(detail::handle_for(p.device), plan->operation, alpha, p.b.data, plan->a_layout,
                               p.a.data, plan->b_layout, beta, p.out, plan->out_layout, p.out, plan->out_layout,
                               &plan->algorithm, workspace, plan->workspace_bytes, stream));
   return true;

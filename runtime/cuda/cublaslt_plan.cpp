@@ -9,6 +9,7 @@
 #include <mutex>
 #include <utility>
 
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/error.h"
@@ -53,20 +54,20 @@ uint32_t alignment_of(const void* pointer, int64_t batch_stride_bytes, int64_t b
 
 template <typename Value>
 void set_attribute(cublasLtMatmulDesc_t operation, cublasLtMatmulDescAttributes_t attribute, const Value& value) {
-  cublas_check(cublasLtMatmulDescSetAttribute(operation, attribute, &value, sizeof value));
+  cublas_check(cublaslt().MatmulDescSetAttribute(operation, attribute, &value, sizeof value));
 }
 
 // A column-major rows x cols layout with `batch` matrices `stride` elements apart.
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t leading,
                                    int64_t batch, int64_t stride) {
   cublasLtMatrixLayout_t layout = nullptr;
-  cublas_check(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols),
-                                          leading));
+  const CublasLt& lt = cublaslt();
+  cublas_check(lt.MatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), leading));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    cublas_check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+    cublas_check(lt.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
     cublas_check(
-        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+        lt.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
   }
   return layout;
 }
@@ -89,10 +90,10 @@ size_t PlanKeyHash::operator()(const PlanKey& key) const {
 
 Plan::~Plan() {
   // Host-side objects only: safe even after the device is gone at process exit.
-  if (operation) cublasLtMatmulDescDestroy(operation);
-  if (a_layout) cublasLtMatrixLayoutDestroy(a_layout);
-  if (b_layout) cublasLtMatrixLayoutDestroy(b_layout);
-  if (out_layout) cublasLtMatrixLayoutDestroy(out_layout);
+  if (operation) cublaslt().MatmulDescDestroy(operation);
+  if (a_layout) cublaslt().MatrixLayoutDestroy(a_layout);
+  if (b_layout) cublaslt().MatrixLayoutDestroy(b_layout);
+  if (out_layout) cublaslt().MatrixLayoutDestroy(out_layout);
 }
 
 PlanKey key_of(const GemmProblem& problem, bool tf32) {
@@ -136,7 +137,7 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
   plan.double_scale = key.dtype == kFloat64;
-  cublas_check(cublasLtMatmulDescCreate(&plan.operation, compute, scale));
+  cublas_check(cublaslt().MatmulDescCreate(&plan.operation, compute, scale));
   const int32_t transpose_a = key.transposed_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t transpose_b = key.transposed_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   set_attribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSA, transpose_a);
@@ -156,10 +157,10 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
   plan.out_layout = make_layout(type, key.n, key.m, key.leading_out, key.batch, key.stride_out);
 
   cublasLtMatmulPreference_t preference = nullptr;
-  cublas_check(cublasLtMatmulPreferenceCreate(&preference));
+  cublas_check(cublaslt().MatmulPreferenceCreate(&preference));
   const uint64_t workspace = kWorkspaceBytes;
   const auto set_preference = [&](cublasLtMatmulPreferenceAttributes_t attribute, const auto& value) {
-    cublas_check(cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value));
+    cublas_check(cublaslt().MatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value));
   };
   set_preference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
   // cuBLASLt's A/B are our b/a; C and D are both `out`.
@@ -170,9 +171,9 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_for(key.device), plan.operation, plan.a_layout, plan.b_layout,
+      cublaslt().MatmulAlgoGetHeuristic(handle_for(key.device), plan.operation, plan.a_layout, plan.b_layout,
                                      plan.out_layout, plan.out_layout, preference, 1, &result, &returned);
-  cublasLtMatmulPreferenceDestroy(preference);
+  cublaslt().MatmulPreferenceDestroy(preference);
   // A failed query is "no algorithm for this configuration" (e.g. an epilogue float64 lacks is
   // NOT_SUPPORTED or INVALID_VALUE depending on the version): gemm() falls back or reports it.
   plan.heuristic_status = status;
@@ -189,7 +190,7 @@ cublasLtHandle_t handle_for(int device) {
   check(device >= 0 && device < kMaxDevices, "cublaslt gemm: device index {} out of range", device);
   if (handles[device] == nullptr) {
     DeviceGuard guard(Device(DeviceType::CUDA, device));
-    cublas_check(cublasLtCreate(&handles[device]));
+    cublas_check(cublaslt().Create(&handles[device]));
   }
   return handles[device];
 }

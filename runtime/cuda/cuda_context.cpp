@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "runtime/cuda/copy_source_holds.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/device_error_report.h"
 #include "runtime/error.h"
@@ -25,7 +26,7 @@ void cuda_check(cudaError_t status, std::source_location where) {
 void cublas_check(cublasStatus_t status, std::source_location where) {
   if (status == CUBLAS_STATUS_SUCCESS) [[likely]] return;
   fail("cuBLAS error at {}:{}: {} (status {})", where.file_name(), where.line(),
-       cublasLtGetStatusString(status), static_cast<int>(status));
+       cublaslt().GetStatusString(status), static_cast<int>(status));
 }
 
 namespace {

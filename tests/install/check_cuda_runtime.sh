@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One CUDA runtime per process: only libember may carry cudart (statically linked), and no binary
-# may link libcuda.so (the driver is loaded at run time, so binaries start without one).
+# may link libcuda.so (the driver is loaded at run time, so binaries start without one). Nor may
+# any link libcublasLt: it is loaded on first use (runtime/cuda/cublaslt_library.h), as linking it
+# costs every process 0.12 s of start-up.
 # Usage: check_cuda_runtime.sh BUILD_DIR
 set -euo pipefail
 build_dir=$1
@@ -12,6 +14,10 @@ for file in "$build_dir"/lib/*.so "$build_dir"/bin/*; do
     echo "FAIL: $file links libcuda.so directly"
     status=1
   fi
+  if readelf -d "$file" | grep -q 'NEEDED.*\[libcublasLt\.so'; then
+    echo "FAIL: $file links libcublasLt (it is loaded on first use)"
+    status=1
+  fi
   [[ $(basename "$file") == libember.so ]] && continue
   # cudart_static brings its libcudart_static_<hash> symbols; any of them means a second runtime.
   if nm "$file" 2>/dev/null | grep -q 'libcudart_static_'; then
@@ -19,5 +25,5 @@ for file in "$build_dir"/lib/*.so "$build_dir"/bin/*; do
     status=1
   fi
 done
-[[ $status == 0 ]] && echo "one CUDA runtime: only libember carries cudart; nothing links libcuda.so"
+[[ $status == 0 ]] && echo "one CUDA runtime: only libember carries cudart; nothing links libcuda.so or libcublasLt"
 exit $status

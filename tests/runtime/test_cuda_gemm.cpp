@@ -12,7 +12,11 @@
 #include "runtime/ember.h"
 #include "skip_case.h"
 #ifdef EMBER_HAS_CUDA
+#include <fstream>
+#include <sstream>
+
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_context.h"
 #endif
 
@@ -40,6 +44,38 @@ TEST_CASE("tf32 switch: off unless asked, and set_allow_tf32 round-trips") {
 }
 
 #ifdef EMBER_HAS_CUDA
+
+// libember does not link cuBLASLt (tests/install/check_cuda_runtime.sh); this loads it as the first
+// GEMM would, and needs no GPU: loading and the status strings do not touch the driver.
+TEST_CASE("cublaslt library: loads on first use, every entry point resolves and calls through") {
+  const cuda::CublasLt& lt = cuda::cublaslt();
+  CHECK(&cuda::cublaslt() == &lt);  // loaded once
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream mapped;
+  mapped << maps.rdbuf();
+  CHECK(mapped.str().find("libcublasLt.so") != std::string::npos);
+  for (const void* function :
+       {reinterpret_cast<const void*>(lt.Create), reinterpret_cast<const void*>(lt.GetStatusString),
+        reinterpret_cast<const void*>(lt.Matmul), reinterpret_cast<const void*>(lt.MatmulAlgoGetHeuristic),
+        reinterpret_cast<const void*>(lt.MatmulDescCreate), reinterpret_cast<const void*>(lt.MatmulDescDestroy),
+        reinterpret_cast<const void*>(lt.MatmulDescSetAttribute),
+        reinterpret_cast<const void*>(lt.MatmulPreferenceCreate),
+        reinterpret_cast<const void*>(lt.MatmulPreferenceDestroy),
+        reinterpret_cast<const void*>(lt.MatmulPreferenceSetAttribute),
+        reinterpret_cast<const void*>(lt.MatrixLayoutCreate), reinterpret_cast<const void*>(lt.MatrixLayoutDestroy),
+        reinterpret_cast<const void*>(lt.MatrixLayoutSetAttribute)})
+    CHECK(function != nullptr);
+  const std::string not_supported = lt.GetStatusString(CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(not_supported.find("not supported") != std::string::npos);  // CUDA 13's wording
+  CHECK(not_supported != lt.GetStatusString(CUBLAS_STATUS_SUCCESS));
+  // A layout descriptor is host state: create, set and destroy it through the loaded library.
+  cublasLtMatrixLayout_t layout = nullptr;
+  REQUIRE(lt.MatrixLayoutCreate(&layout, CUDA_R_32F, 3, 4, 3) == CUBLAS_STATUS_SUCCESS);
+  const int32_t batch = 2;
+  CHECK(lt.MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch) ==
+        CUBLAS_STATUS_SUCCESS);
+  CHECK(lt.MatrixLayoutDestroy(layout) == CUBLAS_STATUS_SUCCESS);
+}
 
 TEST_CASE("cublaslt describe_matrix: unit-stride layouts in place, others rejected") {
   cuda::GemmMatrix matrix;

@@ -2,12 +2,11 @@
 // and the results published to the disk kernel cache.
 #include "graph/cuda/nvrtc_program.h"
 
-#include <nvrtc.h>
-
 #include <atomic>
 #include <cstring>
 
 #include "graph/cuda/embedded_headers.h"
+#include "graph/cuda/nvrtc_library.h"
 #include "graph/kernel_cache.h"
 #include "runtime/error.h"
 
@@ -17,7 +16,7 @@ namespace {
 std::atomic<uint64_t> compile_counter{0};
 
 void nvrtc_check(nvrtcResult result, const char* call) {
-  if (result != NVRTC_SUCCESS) fail("NVRTC: {} failed: {}", call, nvrtcGetErrorString(result));
+  if (result != NVRTC_SUCCESS) fail("NVRTC: {} failed: {}", call, nvrtc().GetErrorString(result));
 }
 
 // Destroys the program on every path out, including a failed compile.
@@ -26,10 +25,10 @@ class ProgramHandle {
   ProgramHandle(std::string_view source, const std::string& name, int header_count,
                 const char* const* texts, const char* const* names) {
     std::string text(source);  // NVRTC wants a NUL-terminated string
-    nvrtc_check(nvrtcCreateProgram(&handle_, text.c_str(), name.c_str(), header_count, texts, names),
+    nvrtc_check(nvrtc().CreateProgram(&handle_, text.c_str(), name.c_str(), header_count, texts, names),
                 "nvrtcCreateProgram");
   }
-  ~ProgramHandle() { nvrtcDestroyProgram(&handle_); }
+  ~ProgramHandle() { nvrtc().DestroyProgram(&handle_); }
   ProgramHandle(const ProgramHandle&) = delete;
   ProgramHandle& operator=(const ProgramHandle&) = delete;
   nvrtcProgram get() const { return handle_; }
@@ -72,9 +71,9 @@ const HeaderSet& header_set() {
 
 std::string program_log(nvrtcProgram program) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size == 0) return "";
+  if (nvrtc().GetProgramLogSize(program, &size) != NVRTC_SUCCESS || size == 0) return "";
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return "";
+  if (nvrtc().GetProgramLog(program, log.data()) != NVRTC_SUCCESS) return "";
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
 }
@@ -102,21 +101,21 @@ CudaBinary run_nvrtc(std::string_view source, const CudaTarget& target,
   std::vector<const char*> option_pointers;
   for (const std::string& option : options) option_pointers.push_back(option.c_str());
   compile_counter.fetch_add(1, std::memory_order_relaxed);
-  nvrtcResult result = nvrtcCompileProgram(program.get(), static_cast<int>(option_pointers.size()),
-                                           option_pointers.data());
+  nvrtcResult result = nvrtc().CompileProgram(program.get(), static_cast<int>(option_pointers.size()),
+                                              option_pointers.data());
   if (result != NVRTC_SUCCESS) {
     fail("NVRTC: cannot compile {} for sm_{} ({}):\n{}\nsource:\n{}", program_name, target.sm,
-         nvrtcGetErrorString(result), program_log(program.get()), numbered(source));
+         nvrtc().GetErrorString(result), program_log(program.get()), numbered(source));
   }
   CudaBinary binary;
   binary.sm = target.sm;
   size_t size = 0;
-  nvrtc_check(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize");
+  nvrtc_check(nvrtc().GetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize");
   binary.cubin.resize(size);
-  nvrtc_check(nvrtcGetCUBIN(program.get(), binary.cubin.data()), "nvrtcGetCUBIN");
-  nvrtc_check(nvrtcGetPTXSize(program.get(), &size), "nvrtcGetPTXSize");
+  nvrtc_check(nvrtc().GetCUBIN(program.get(), binary.cubin.data()), "nvrtcGetCUBIN");
+  nvrtc_check(nvrtc().GetPTXSize(program.get(), &size), "nvrtcGetPTXSize");
   binary.ptx.resize(size);
-  nvrtc_check(nvrtcGetPTX(program.get(), binary.ptx.data()), "nvrtcGetPTX");
+  nvrtc_check(nvrtc().GetPTX(program.get(), binary.ptx.data()), "nvrtcGetPTX");
   while (!binary.ptx.empty() && binary.ptx.back() == '\0') binary.ptx.pop_back();
   internal_assert(!binary.cubin.empty() && !binary.ptx.empty(), "NVRTC returned an empty image");
   return binary;
@@ -143,7 +142,7 @@ std::vector<std::string> nvrtc_options(const CudaTarget& target) {
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  nvrtc_check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  nvrtc_check(nvrtc().Version(&major, &minor), "nvrtcVersion");
   return fmt::format("{}.{}", major, minor);
 }
 

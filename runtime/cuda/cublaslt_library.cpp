@@ -1,54 +1,33 @@
 // Loading cuBLASLt at first use; see cublaslt_library.h for why it is not linked.
 #include "runtime/cuda/cublaslt_library.h"
 
-#include <dlfcn.h>
-
-#include <string>
-
-#include "runtime/error.h"
+#include "runtime/shared_library.h"
 
 namespace ember::cuda {
 
 namespace {
 
 // Set by cmake/EmberCuda.cmake: the soname of the toolkit's major version, and the file the
-// build linked against before (a fallback for machines whose loader path lacks the toolkit).
+// build found (for a machine whose loader path lacks the toolkit).
 constexpr const char* kSoname = EMBER_CUBLASLT_SONAME;
-constexpr const char* kBuildPath = EMBER_CUBLASLT_PATH;
-
-void* open_library() {
-  std::string reasons;
-  for (const char* name : {kSoname, kBuildPath}) {
-    // RTLD_LOCAL: nothing else in the process should bind to cuBLASLt's symbols by accident.
-    if (void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return handle;
-    reasons += fmt::format("\n  {}: {}", name, dlerror());
-  }
-  fail("cuBLASLt: cannot load the library, which CUDA matrix products need; tried:{}", reasons);
-}
-
-template <typename Function>
-void resolve(void* handle, const char* name, Function& slot) {
-  slot = reinterpret_cast<Function>(dlsym(handle, name));
-  check(slot != nullptr, "cuBLASLt: the loaded library has no {} ({})", name, kSoname);
-}
 
 CublasLt load() {
-  void* handle = open_library();  // never closed: the functions serve the process's life
-  CublasLt library{};
-  resolve(handle, "cublasLtCreate", library.Create);
-  resolve(handle, "cublasLtGetStatusString", library.GetStatusString);
-  resolve(handle, "cublasLtMatmul", library.Matmul);
-  resolve(handle, "cublasLtMatmulAlgoGetHeuristic", library.MatmulAlgoGetHeuristic);
-  resolve(handle, "cublasLtMatmulDescCreate", library.MatmulDescCreate);
-  resolve(handle, "cublasLtMatmulDescDestroy", library.MatmulDescDestroy);
-  resolve(handle, "cublasLtMatmulDescSetAttribute", library.MatmulDescSetAttribute);
-  resolve(handle, "cublasLtMatmulPreferenceCreate", library.MatmulPreferenceCreate);
-  resolve(handle, "cublasLtMatmulPreferenceDestroy", library.MatmulPreferenceDestroy);
-  resolve(handle, "cublasLtMatmulPreferenceSetAttribute", library.MatmulPreferenceSetAttribute);
-  resolve(handle, "cublasLtMatrixLayoutCreate", library.MatrixLayoutCreate);
-  resolve(handle, "cublasLtMatrixLayoutDestroy", library.MatrixLayoutDestroy);
-  resolve(handle, "cublasLtMatrixLayoutSetAttribute", library.MatrixLayoutSetAttribute);
-  return library;
+  void* handle = open_shared_library({kSoname, EMBER_CUBLASLT_PATH}, "cuBLASLt, which CUDA matrix products need");
+  CublasLt lt{};
+  resolve_function(handle, "cublasLtCreate", kSoname, lt.Create);
+  resolve_function(handle, "cublasLtGetStatusString", kSoname, lt.GetStatusString);
+  resolve_function(handle, "cublasLtMatmul", kSoname, lt.Matmul);
+  resolve_function(handle, "cublasLtMatmulAlgoGetHeuristic", kSoname, lt.MatmulAlgoGetHeuristic);
+  resolve_function(handle, "cublasLtMatmulDescCreate", kSoname, lt.MatmulDescCreate);
+  resolve_function(handle, "cublasLtMatmulDescDestroy", kSoname, lt.MatmulDescDestroy);
+  resolve_function(handle, "cublasLtMatmulDescSetAttribute", kSoname, lt.MatmulDescSetAttribute);
+  resolve_function(handle, "cublasLtMatmulPreferenceCreate", kSoname, lt.MatmulPreferenceCreate);
+  resolve_function(handle, "cublasLtMatmulPreferenceDestroy", kSoname, lt.MatmulPreferenceDestroy);
+  resolve_function(handle, "cublasLtMatmulPreferenceSetAttribute", kSoname, lt.MatmulPreferenceSetAttribute);
+  resolve_function(handle, "cublasLtMatrixLayoutCreate", kSoname, lt.MatrixLayoutCreate);
+  resolve_function(handle, "cublasLtMatrixLayoutDestroy", kSoname, lt.MatrixLayoutDestroy);
+  resolve_function(handle, "cublasLtMatrixLayoutSetAttribute", kSoname, lt.MatrixLayoutSetAttribute);
+  return lt;
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "error_of.h"
 #include "runtime/ember.h"
 #include "runtime/memory/storage.h"
 #include "runtime/ops/registry.h"
 
 using namespace ember;
+using ember::testing::error_of;
 
 namespace {
 
@@ -29,15 +31,6 @@ template <typename Body> void with_ember_device(const char* value, Body body) {
     throw;
   }
   old ? setenv("EMBER_DEVICE", saved.c_str(), 1) : unsetenv("EMBER_DEVICE");
-}
-
-std::string error_of(auto&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

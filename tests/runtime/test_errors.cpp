@@ -4,25 +4,15 @@
 
 #include <string>
 
+#include "error_of.h"
 #include "runtime/ember.h"
 #include "runtime/dispatch.h"
 #include "runtime/ops/registry.h"
 
 using namespace ember;
+using ember::testing::error_of;
 
 namespace {
-
-// Runs `body`, expects an ember::Error, and returns its message.
-template <typename Body>
-std::string error_of(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  FAIL("expected ember::Error");
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

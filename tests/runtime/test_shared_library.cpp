@@ -4,23 +4,12 @@
 
 #include <string>
 
+#include "error_of.h"
 #include "runtime/error.h"
 #include "runtime/shared_library.h"
 
 using namespace ember;
-
-namespace {
-
-std::string error_of(auto&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
+using ember::testing::error_of;
 
 TEST_CASE("shared library: the first candidate that loads is used and its functions resolve") {
   void* libm = open_shared_library({"libember-no-such-library.so.1", "libm.so.6"}, "the C math library");

@@ -46,8 +46,10 @@ TEST_CASE("tf32 switch: off unless asked, and set_allow_tf32 round-trips") {
 #ifdef EMBER_HAS_CUDA
 
 // libember does not link cuBLASLt (tests/install/check_cuda_runtime.sh); this loads it as the first
-// GEMM would, and needs no GPU: loading and the status strings do not touch the driver.
-TEST_CASE("cublaslt library: loads on first use, every entry point resolves and calls through") {
+// GEMM would, and needs no GPU: loading and the status strings do not touch the driver. Named
+// "cuda ..." so gpu_check.sh --prebuilt (which runs test_runtime -tc='cuda*') checks the loading
+// with the GPU machine's library path too.
+TEST_CASE("cuda library loading: cuBLASLt loads on first use, every entry point resolves and calls through") {
   const cuda::CublasLt& lt = cuda::cublaslt();
   CHECK(&cuda::cublaslt() == &lt);  // loaded once
   std::ifstream maps("/proc/self/maps");

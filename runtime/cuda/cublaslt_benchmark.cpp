@@ -87,8 +87,8 @@ double benchmark_raw_gemm(int64_t m, int64_t n, int64_t k, DType dtype, int iter
   const void* beta = plan.double_scale ? static_cast<const void*>(&beta_double) : &beta_float;
   auto run_once = [&] {
     cublas_check(cublaslt().Matmul(handle, plan.operation, alpha, problem.b.data, plan.a_layout, problem.a.data,
-                                plan.b_layout, beta, problem.out, plan.out_layout, problem.out, plan.out_layout,
-                                &plan.algorithm, workspace, plan.workspace_bytes, cuda_stream));
+                                   plan.b_layout, beta, problem.out, plan.out_layout, problem.out, plan.out_layout,
+                                   &plan.algorithm, workspace, plan.workspace_bytes, cuda_stream));
   };
   const int warmup = iterations < 3 ? iterations : 3;  // clocks up, kernels loaded
   for (int i = 0; i < warmup; ++i) run_once();

@@ -153,7 +153,7 @@ bool gemm(const GemmProblem& p) {
     broadcast_bias(p);
   } else if (has_bias(p.epilogue)) {
     cublas_check(cublaslt().MatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
-                                                sizeof p.bias));
+                                                   sizeof p.bias));
   }
   void* workspace = workspace_for(p.device, p.stream);
   const double alpha_double = 1.0, beta_double = bias_in_out ? 1.0 : 0.0;
@@ -162,8 +162,8 @@ bool gemm(const GemmProblem& p) {
   const void* beta = plan->double_scale ? static_cast<const void*>(&beta_double) : &beta_float;
   // cuBLASLt's A is our b and its B our a (cublaslt_plan.cpp); C and D are both out.
   cublas_check(cublaslt().Matmul(detail::handle_for(p.device), plan->operation, alpha, p.b.data, plan->a_layout,
-                              p.a.data, plan->b_layout, beta, p.out, plan->out_layout, p.out, plan->out_layout,
-                              &plan->algorithm, workspace, plan->workspace_bytes, stream));
+                                 p.a.data, plan->b_layout, beta, p.out, plan->out_layout, p.out, plan->out_layout,
+                                 &plan->algorithm, workspace, plan->workspace_bytes, stream));
   return true;
 }
 

@@ -172,7 +172,7 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
   int returned = 0;
   const cublasStatus_t status =
       cublaslt().MatmulAlgoGetHeuristic(handle_for(key.device), plan.operation, plan.a_layout, plan.b_layout,
-                                     plan.out_layout, plan.out_layout, preference, 1, &result, &returned);
+                                        plan.out_layout, plan.out_layout, preference, 1, &result, &returned);
   cublaslt().MatmulPreferenceDestroy(preference);
   // A failed query is "no algorithm for this configuration" (e.g. an epilogue float64 lacks is
   // NOT_SUPPORTED or INVALID_VALUE depending on the version): gemm() falls back or reports it.

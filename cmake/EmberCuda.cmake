@@ -79,9 +79,9 @@ function(ember_add_cuda_to target)
   # cuBLASLt is loaded with dlopen on first use (runtime/cuda/cublaslt_library.h: linked, its
   # initializers cost every process 0.12 s before main), so only its headers and where it is.
   target_include_directories(${target} PRIVATE $<TARGET_PROPERTY:CUDA::cublasLt,INTERFACE_INCLUDE_DIRECTORIES>)
-  target_compile_definitions(${target} PRIVATE
-    EMBER_CUBLASLT_SONAME="libcublasLt.so.${CUDAToolkit_VERSION_MAJOR}"
-    EMBER_CUBLASLT_PATH="$<TARGET_FILE:CUDA::cublasLt>")
+  # Only the loader reads where the library is: a changed path recompiles that one file.
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/cuda/cublaslt_library.cpp PROPERTIES COMPILE_DEFINITIONS
+    "EMBER_CUBLASLT_SONAME=\"libcublasLt.so.${CUDAToolkit_VERSION_MAJOR}\";EMBER_CUBLASLT_PATH=\"$<TARGET_FILE:CUDA::cublasLt>\"")
   # cuDNN (an optional layer_norm implementation, runtime/cuda/cudnn_*.cpp) only where it was
   # found; its libcudnn loads its engine libraries lazily and, like cudart_static, not libcuda.
   if(EMBER_CUDNN_FOUND)

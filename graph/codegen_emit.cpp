@@ -26,6 +26,28 @@ const char* storage_type(DType dtype) {
 // 16-bit floats compute in float, like the CPU kernels (compute_t in runtime/dtype.h).
 const char* compute_type(DType dtype) { return dtype == DType::Float64 ? "double" : "float"; }
 
+std::string extent_text(const FusedGroup& group, bool reduced) {
+  int64_t fixed = 1;
+  std::string text;
+  for (int d = 0; d < group.shape.size(); ++d) {
+    const bool is_reduced = group.root != FusedRoot::None && ((group.reduced_dims >> d) & 1u) != 0;
+    if (is_reduced != reduced) continue;
+    if (((group.dynamic_dims >> d) & 1u) != 0)
+      text += fmt::format("{}sizes[{}]", text.empty() ? "" : " * ", d);
+    else
+      fixed *= group.shape[d];
+  }
+  if (text.empty()) return std::to_string(fixed);
+  return fixed == 1 ? fmt::format("({})", text) : fmt::format("({} * {})", text, fixed);
+}
+
+std::string shape_text(const Dims& shape, uint32_t dynamic_dims) {
+  std::string text;
+  for (int d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + (((dynamic_dims >> d) & 1u) != 0 ? std::string("?") : std::to_string(shape[d]));
+  return "[" + text + "]";
+}
+
 static std::string operand_name(const FusedGroup& group, int operand) {
   const int inputs = static_cast<int>(group.inputs.size());
   return operand < inputs ? fmt::format("x{}", operand) : fmt::format("t{}", operand - inputs);
@@ -109,12 +131,22 @@ std::string emit_cpu_pointwise(const FusedGroup& group) {
   // eager kernels do (kParallelGrain, runtime/parallel.h). The group's shape is fixed, so the
   // choice is made here: a small group gets no OpenMP region at all, as even one with a false
   // `if` costs a system call (kernels/cpu/parallel_for.h).
-  const bool parallel = group.shape.product() >= kParallelGrain;
-  std::string text = fmt::format(
-      "  if (contiguous) {{\n{}"
-      "    for (int64_t i = 0; i < numel; ++i) {{\n{}    }}\n    return;\n  }}\n",
-      parallel ? "#pragma omp parallel for schedule(static)\n" : "",
-      element(group, loads(group, [](size_t) { return std::string("i"); }), "out[i]", "i", "      "));
+  // With a dynamic dim the size is known only at run time, and so is the choice.
+  auto flat = [&](const char* indent) {
+    return element(group, loads(group, [](size_t) { return std::string("i"); }), "out[i]", "i", indent);
+  };
+  const char* pragma = "#pragma omp parallel for schedule(static)\n";
+  std::string text;
+  if (group.dynamic_dims != 0)
+    text = fmt::format(
+        "  if (contiguous) {{\n"
+        "    if (numel >= {}) {{  // enough elements for the threads\n{}"
+        "      for (int64_t i = 0; i < numel; ++i) {{\n{}      }}\n      return;\n    }}\n"
+        "    for (int64_t i = 0; i < numel; ++i) {{\n{}    }}\n    return;\n  }}\n",
+        kParallelGrain, pragma, flat("        "), flat("      "));
+  else
+    text = fmt::format("  if (contiguous) {{\n{}    for (int64_t i = 0; i < numel; ++i) {{\n{}    }}\n    return;\n  }}\n",
+                       group.shape.product() >= kParallelGrain ? pragma : "", flat("      "));
   // Broadcast or strided operands: rows of the last dim with per-operand strides (a broadcast
   // bias row has stride 1, a broadcast column 0), the outer dims walked by the odometer.
   std::string row_strides;
@@ -139,30 +171,34 @@ std::string emit_cpu_pointwise(const FusedGroup& group) {
 std::string emit_cpu_reduction(const FusedGroup& group) {
   const int rank = group.shape.size();
   const uint32_t mask = group.reduced_dims;
-  int64_t outputs = 1, count = 1;
+  int64_t outputs = 1;
   int reduced = 0;
   for (int d = 0; d < rank; ++d) {
     const bool is_reduced = ((mask >> d) & 1u) != 0;
-    (is_reduced ? count : outputs) *= group.shape[d];
+    if (!is_reduced) outputs *= group.shape[d];
     reduced += is_reduced ? 1 : 0;
   }
+  // Literals, or expressions over `sizes` where a dim is dynamic.
+  const std::string kept = extent_text(group, false), count = extent_text(group, true);
+  const bool dynamic_outputs = (group.dynamic_dims & ~mask) != 0;
   const uint32_t all = rank == 0 ? 0u : (1u << rank) - 1u;
   const bool leading = mask == (1u << reduced) - 1u;
   const bool trailing = mask == (all & ~((1u << (rank - reduced)) - 1u));
-  // Up to 4096 sums (32 KiB) live on the stack; more are allocated per call.
-  const int64_t slots = std::max<int64_t>(outputs, 1);
-  std::string text = slots <= 4096 ? fmt::format("  double sums[{}] = {{}};\n", slots)
-                                   : fmt::format("  double* sums = new double[{}]();\n", slots);
+  // Up to 4096 sums (32 KiB) live on the stack; more, or a number known only at run time, are
+  // allocated per call.
+  const bool on_stack = !dynamic_outputs && outputs <= 4096;
+  std::string text = on_stack ? fmt::format("  double sums[{}] = {{}};\n", std::max<int64_t>(outputs, 1))
+                              : fmt::format("  double* sums = new double[{}]();\n", kept);
   const std::string flat_arguments = loads(group, [](size_t) { return std::string("i"); });
   if (leading || trailing) {
-    const std::string index = leading ? fmt::format("r * {} + o", outputs) : fmt::format("o * {} + r", count);
+    const std::string index = leading ? fmt::format("r * {} + o", kept) : fmt::format("o * {} + r", count);
     text += fmt::format(
         "  if (contiguous) {{\n"
         "    for (int64_t {0} = 0; {0} < {2}; ++{0})\n"
         "      for (int64_t {1} = 0; {1} < {3}; ++{1}) {{\n"
         "        const int64_t i = {4};\n{5}      }}\n"
         "  }} else {{\n",
-        leading ? "r" : "o", leading ? "o" : "r", leading ? count : outputs, leading ? outputs : count, index,
+        leading ? "r" : "o", leading ? "o" : "r", leading ? count : kept, leading ? kept : count, index,
         element(group, flat_arguments, "sums[o]", "i", "        "));
   } else {
     text += "  {\n";
@@ -173,10 +209,27 @@ std::string emit_cpu_reduction(const FusedGroup& group) {
       "    ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n"
       "    for (int64_t i = 0; i < numel; ++i, at.next()) {{\n{}    }}\n  }}\n",
       group.inputs.size() + 1, element(group, strided_arguments, "sums[at.offset[0]]", "i", "      "));
-  text += fmt::format("  for (int64_t o = 0; o < {}; ++o) out[o] = {};\n", outputs,
-                      store(group, group.root == FusedRoot::Mean ? fmt::format("sums[o] / {}.0", count) : "sums[o]"));
-  if (slots > 4096) text += "  delete[] sums;\n";
+  const std::string mean = group.dynamic_dims & mask ? fmt::format("sums[o] / static_cast<double>{}", count)
+                                                     : fmt::format("sums[o] / {}.0", count);
+  text += fmt::format("  for (int64_t o = 0; o < {}; ++o) out[o] = {};\n", kept,
+                      store(group, group.root == FusedRoot::Mean ? mean : "sums[o]"));
+  if (!on_stack) text += "  delete[] sums;\n";
   return text + "}\n";
+}
+
+// FusedGroup::dynamic_dims for the dims of the group's output (the shape without the reduced dims,
+// or with them as 1 when the reduction keeps them).
+uint32_t output_dynamic_dims(const FusedGroup& group) {
+  if (group.root == FusedRoot::None || group.output.sizes.size() == group.shape.size())
+    return group.dynamic_dims & ~group.reduced_dims;
+  uint32_t mask = 0;
+  int out = 0;
+  for (int d = 0; d < group.shape.size(); ++d) {
+    if (((group.reduced_dims >> d) & 1u) != 0) continue;
+    if (((group.dynamic_dims >> d) & 1u) != 0) mask |= 1u << out;
+    ++out;
+  }
+  return mask;
 }
 
 std::string emit_cpu_entry(const FusedGroup& group) {
@@ -227,8 +280,9 @@ const char* kCudaPreamble = R"(// Generated by ember's fusion pass (graph/codege
 }  // namespace
 
 std::string emit_group_source(const FusedGroup& group, Target target) {
-  std::string text = fmt::format("\n// {}: {}, {} {} -> {}\n", group.name, group.summary(), group.shape,
-                                 group.dtype, group.output.sizes);
+  std::string text = fmt::format("\n// {}: {}, {} {} -> {}\n", group.name, group.summary(),
+                                 shape_text(group.shape, group.dynamic_dims), group.dtype,
+                                 shape_text(group.output.sizes, output_dynamic_dims(group)));
   text += emit_body(group);
   text += target == Target::Cpu ? emit_cpu_entry(group) : codegen::emit_cuda_entry(group);
   return text;

@@ -1,7 +1,8 @@
 // The CUDA target of the code generator: one `extern "C" __global__` kernel per fused group,
 // around the same body function as the CPU entry. Shapes are compile-time constants (the fused
-// node is specialized for them), so index arithmetic divides by constants; the per-call part is
-// one by-value argument block whose layout graph/fused_launch.h packs on the host.
+// node is specialized for them), so index arithmetic divides by constants, except dynamic dims
+// (FusedGroup::dynamic_dims), which the argument block carries; the per-call part is that one
+// by-value argument block, whose layout graph/fused_launch.h packs on the host.
 #include <fmt/format.h>
 
 #include "graph/codegen_emit_parts.h"
@@ -17,16 +18,24 @@ std::string argument_struct(const FusedGroup& group) {
       "struct {0}_args {{\n"
       "  char* data[{1}];  // output 0, the inputs, then the exports\n"
       "  int64_t strides[{2}];  // each input's element strides over the shape (0: broadcast)\n"
+      "{4}"
       "  int64_t contiguous;  // 1: every input is flat over the shape\n"
       "}};\n"
       "static_assert(sizeof({0}_args) == {3} * 8, \"the layout graph/fused_launch.h packs\");\n",
-      group.name, pointers, fused_cuda_stride_words(group), fused_cuda_argument_words(group));
+      group.name, pointers, fused_cuda_stride_words(group), fused_cuda_argument_words(group),
+      group.dynamic_dims == 0 ? ""
+                              : fmt::format("  int64_t sizes[{}];  // the shape: its dynamic dims are read here\n",
+                                            group.shape.size()));
 }
 
+// The shape as constants, except the dynamic dims, which the argument block carries.
 std::string constant_sizes(const FusedGroup& group) {
   std::string list;
-  for (int d = 0; d < group.shape.size(); ++d) list += fmt::format("{}{}", d ? ", " : "", group.shape[d]);
-  return fmt::format("  constexpr int64_t sizes[{}] = {{{}}};\n", group.shape.size(), list);
+  for (int d = 0; d < group.shape.size(); ++d)
+    list += (d ? ", " : "") + (((group.dynamic_dims >> d) & 1u) != 0 ? fmt::format("args.sizes[{}]", d)
+                                                                     : std::to_string(group.shape[d]));
+  return fmt::format("  {} int64_t sizes[{}] = {{{}}};\n", group.dynamic_dims == 0 ? "constexpr" : "const",
+                     group.shape.size(), list);
 }
 
 // Statements that fill `offset[k]` (input k's element offset) from the element's index over the
@@ -66,20 +75,20 @@ std::string strided_loads(const FusedGroup& group) {
 // A reduction element's row-major number from (o, r) when the reduced dims are all leading (a
 // bias gradient) or all trailing (a row sum), else "" (the dim walk computes it).
 std::string closed_form_flat(const FusedGroup& group) {
-  const FusedExtent extent = fused_extent(group);
   const int rank = group.shape.size();
   const uint32_t mask = group.reduced_dims & ((rank == 0 ? 0u : (1u << rank) - 1u));
   int reduced = 0;
   for (int d = 0; d < rank; ++d) reduced += (mask >> d) & 1u;
-  if (mask == (1u << reduced) - 1u) return fmt::format("r * {} + o", extent.outputs);
-  if (mask == (((1u << rank) - 1u) & ~((1u << (rank - reduced)) - 1u))) return fmt::format("o * {} + r", extent.count);
+  if (mask == (1u << reduced) - 1u) return fmt::format("r * {} + o", extent_text(group, false));
+  if (mask == (((1u << rank) - 1u) & ~((1u << (rank - reduced)) - 1u)))
+    return fmt::format("o * {} + r", extent_text(group, true));
   return "";
 }
 
 std::string pointwise_loop(const FusedGroup& group) {
   const std::string loop = fmt::format(
       "  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < {}; i += step) {{\n",
-      fused_extent(group).outputs);
+      extent_text(group, false));
   return fmt::format(
       "  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;\n"
       "  if (args.contiguous) {{  // every input is read at the element's own number\n"
@@ -108,7 +117,11 @@ std::string reduction_loop(const FusedGroup& group) {
   const FusedExtent extent = fused_extent(group);
   const char* split_axis = extent.inner_reduced ? "x" : "y";
   const char* across_axis = extent.inner_reduced ? "y" : "x";
-  const std::string total = group.root == FusedRoot::Mean ? fmt::format("total / {}.0", extent.count) : "total";
+  const std::string count = extent_text(group, true);
+  const bool dynamic_count = (group.dynamic_dims & group.reduced_dims) != 0;
+  const std::string total = group.root != FusedRoot::Mean ? "total"
+                            : dynamic_count               ? fmt::format("total / static_cast<double>{}", count)
+                                                          : fmt::format("total / {}.0", count);
   return fmt::format(
       "  __shared__ double partial[{0}];\n"
       "  const unsigned part = threadIdx.{1}, split = blockDim.{1};\n"
@@ -132,7 +145,7 @@ std::string reduction_loop(const FusedGroup& group) {
       "    }}\n"
       "    __syncthreads();  // partial is rewritten by the next iteration\n"
       "  }}\n",
-      kFusedCudaMaxBlock, split_axis, across_axis, extent.outputs, extent.count,
+      kFusedCudaMaxBlock, split_axis, across_axis, extent_text(group, false), count,
       reduction_element(group, "        "),
       extent.inner_reduced ? "slot * blockDim.x + p" : "p * blockDim.x + slot", store(group, total));
 }

@@ -13,6 +13,15 @@ namespace ember::graph::codegen {
 const char* storage_type(DType dtype);  // "float", "ember::BFloat16", ...
 const char* compute_type(DType dtype);  // what the body computes in: float, or double for double
 
+// The product of the group's kept dims (the elements the root writes), or of its reduced dims
+// (`reduced`: the count summed into each), as source text: a literal when none of those dims is
+// dynamic (FusedGroup::dynamic_dims), else the literal part times `sizes[d]` per dynamic dim.
+std::string extent_text(const FusedGroup& group, bool reduced);
+
+// `shape` for a comment of generated source, each dynamic dim shown as `?`: "[?, 256]". The text
+// must not name a dynamic size, or the source would differ per size.
+std::string shape_text(const Dims& shape, uint32_t dynamic_dims);
+
 // `EMBER_FORCE_INLINE EMBER_HOST_DEVICE float fused_3_body(float x0, float x1, float& e0) {...}`:
 // returns the last step's value and sets e<j> to export j's.
 std::string emit_body(const FusedGroup& group);

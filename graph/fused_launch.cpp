@@ -53,7 +53,8 @@ int64_t fused_cuda_stride_words(const FusedGroup& group) {
 
 int64_t fused_cuda_argument_words(const FusedGroup& group) {
   const int64_t pointers = 1 + static_cast<int64_t>(group.inputs.size() + group.exports.size());
-  return pointers + fused_cuda_stride_words(group) + 1;
+  const int64_t sizes = group.dynamic_dims == 0 ? 0 : group.shape.size();
+  return pointers + fused_cuda_stride_words(group) + sizes + 1;
 }
 
 std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands) {
@@ -64,6 +65,8 @@ std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedO
   const size_t output_strides = group.shape.size();  // the kernel indexes outputs by element number
   for (size_t i = output_strides; i < operands.strides.size(); ++i) words.push_back(static_cast<uint64_t>(operands.strides[i]));
   if (operands.strides.size() == output_strides) words.push_back(0);
+  if (group.dynamic_dims != 0)
+    for (int d = 0; d < group.shape.size(); ++d) words.push_back(static_cast<uint64_t>(group.shape[d]));
   words.push_back(operands.contiguous ? 1 : 0);
   internal_assert(static_cast<int64_t>(words.size()) == fused_cuda_argument_words(group),
                   "fused CUDA arguments: the operands do not match the group");

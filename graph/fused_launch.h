@@ -26,8 +26,8 @@ struct FusedOperands {
 FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs);
 
 // The CUDA kernel's one by-value parameter, as 8-byte words: the data pointers, then the input
-// strides (at least one word, so an input-less rank-0 group still has the array), then 1 or 0
-// for `contiguous`.
+// strides (at least one word, so an input-less rank-0 group still has the array), the shape when
+// the group has dynamic dims, then 1 or 0 for `contiguous`.
 std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands);
 int64_t fused_cuda_stride_words(const FusedGroup& group);
 int64_t fused_cuda_argument_words(const FusedGroup& group);

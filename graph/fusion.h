@@ -38,6 +38,9 @@ struct FusedGroup {
   std::vector<FusedStep> steps;    // the last step's value is the result (or the reduced one)
   FusedRoot root = FusedRoot::None;
   uint32_t reduced_dims = 0;       // bit d: dim d of `shape` is reduced (root Sum/Mean)
+  // Bit d: dim d of `shape` is a dynamic size (FusionOptions::dynamic_sizes). The generated code
+  // reads it at run time instead of baking it in, so captures at other sizes share the kernel.
+  uint32_t dynamic_dims = 0;
   TensorMeta output;               // the node's output 0 type
   std::vector<int> exports;        // steps whose values are outputs 1.. ({shape, dtype} each)
 
@@ -81,6 +84,12 @@ constexpr int kMaxFusedOutputs = TensorList::kCapacity;
 
 struct FusionOptions {
   bool log = false;  // print each group and every rejected neighbour with the reason (EMBER_LOGS=fusion)
+  // The sizes of the input dims compile() treats as dynamic, in this capture. A group dim of one
+  // of these sizes becomes a run-time parameter of the generated code; every other size stays a
+  // constant (a size derived from a dynamic one, like a flattened [s * 100], is not recognized
+  // and makes the code differ per size). A fixed dim that happens to have the same size is read
+  // at run time too: slower by a little, never wrong, since the code reads the actual sizes.
+  std::vector<int64_t> dynamic_sizes;
 };
 
 // Why `node` cannot be part of any group, or "" when it can. Groups form on the CPU and, in

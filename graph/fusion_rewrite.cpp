@@ -108,6 +108,14 @@ std::vector<Node> schedule(const Graph& graph, std::vector<Node> nodes) {
   return order;
 }
 
+// Bit d set where shape[d] is one of `dynamic_sizes`.
+uint32_t dynamic_dims(const Dims& shape, const std::vector<int64_t>& dynamic_sizes) {
+  uint32_t mask = 0;
+  for (int d = 0; d < shape.size(); ++d)
+    if (std::find(dynamic_sizes.begin(), dynamic_sizes.end(), shape[d]) != dynamic_sizes.end()) mask |= 1u << d;
+  return mask;
+}
+
 }  // namespace
 
 int fuse_pointwise(Graph& graph, const FusionOptions& options) {
@@ -118,6 +126,7 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
             [](const Grouping& a, const Grouping& b) { return a.members.back() < b.members.back(); });
   const int first = static_cast<int>(graph.owned_ops.size());
   for (size_t g = 0; g < groups.size(); ++g) groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
+  for (Grouping& grouping : groups) grouping.group.dynamic_dims = dynamic_dims(grouping.group.shape, options.dynamic_sizes);
   std::vector<std::shared_ptr<FusedOpDef>> defs(groups.size());
   compile_groups(groups, DeviceType::CPU, defs);
   compile_groups(groups, DeviceType::CUDA, defs);

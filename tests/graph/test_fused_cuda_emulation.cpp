@@ -6,6 +6,7 @@
 // last case runs the same graphs on cuda:0 when a GPU is usable (tools/gpu_check.sh).
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <random>
 
 #include "cuda_emulation.h"
@@ -231,6 +232,59 @@ TEST_CASE("cuda emulation: the launch splits reduced elements over threads along
   CHECK(fused_cuda_launch(fuse_one("empty", empty_rows).group).grid == 1);  // 3 zero sums
   // The argument block: pointers to output 0, 2 inputs and 1 export; 2 x 2 strides; the flag.
   CHECK(fused_cuda_argument_words(leading) == 4 + 4 + 1);
+}
+
+// tanh(x * row) over an [n, 6] input: a pointwise group whose leading dim is `n`.
+GraphBuilder rows_pointwise(int64_t n) {
+  GraphBuilder builder;
+  const ValueId x = builder.input(values({n, 6}, 12));
+  const ValueId row = builder.input(values({6}, 13));
+  builder.graph.outputs = {builder.node("tanh", {builder.node("mul", {x, row})})};
+  return builder;
+}
+
+TEST_CASE("cuda emulation: a group with a dynamic dim is emitted once and its kernel runs at other sizes") {
+  // Each graph at two sizes of one dim; the other dims (6, 5, 3, 50) never take those sizes.
+  const std::vector<std::pair<std::string, std::function<GraphBuilder(int64_t)>>> graphs = {
+      {"pointwise", [](int64_t n) { return rows_pointwise(n); }},
+      {"leading sum", [](int64_t n) { return reduction({n, 5}, Dims{0}, false); }},
+      {"trailing mean", [](int64_t n) { return reduction({n, 50}, Dims{1}, true); }},
+      {"middle kept, mean of the rest", [](int64_t n) { return reduction({3, n, 5}, Dims{0, 2}, true); }},
+      {"every dim, mean", [](int64_t n) { return reduction({n, 5}, Dims{}, true); }},
+  };
+  std::vector<Case> compiled, other;
+  for (const auto& [label, build] : graphs) {
+    for (const int64_t n : {int64_t{37}, int64_t{4}}) {
+      GraphBuilder builder = build(n);
+      Case test = fuse_one("dynamic " + label, builder);
+      for (int d = 0; d < test.group.shape.size(); ++d)
+        if (test.group.shape[d] == n) test.group.dynamic_dims |= 1u << d;
+      (n == 37 ? compiled : other).push_back(std::move(test));
+    }
+  }
+  std::vector<const FusedGroup*> groups;
+  for (const Case& test : compiled) groups.push_back(&test.group);
+  const auto module = graph_test::compile_emulated(groups);
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    INFO(compiled[i].label);
+    REQUIRE(compiled[i].group.dynamic_dims != 0);
+    // The text names no size of the dynamic dim: the size-4 group runs the size-37 kernel.
+    CHECK(emit_group_source(compiled[i].group, Target::Cuda) == emit_group_source(other[i].group, Target::Cuda));
+    for (const Case* test : {&compiled[i], &other[i]}) {
+      for (const FusedCudaLaunch& launch : {fused_cuda_launch(test->group), FusedCudaLaunch{2, 2, 3}}) {
+        const bool reduction = test->group.root != FusedRoot::None;
+        const FusedCudaLaunch used = reduction ? launch : FusedCudaLaunch{launch.grid, launch.block_x, 1};
+        CAPTURE(test->group.shape);
+        const double error = graph_test::max_relative_error(
+            graph_test::run_emulated(*module, test->group, test->inputs, used).at(0), test->expected.at(0));
+        CHECK(error >= 0);
+        CHECK(error <= 1e-6);
+      }
+    }
+  }
+  // The shape travels in the argument block: pointers, strides, 2 sizes, the flag.
+  const FusedGroup& pointwise = compiled[0].group;
+  CHECK(fused_cuda_argument_words(pointwise) == 3 + 2 * 2 + 2 + 1);
 }
 
 TEST_CASE("cuda fusion: the same graphs built on cuda:0 run their fused kernels there and equal eager") {

@@ -2,6 +2,7 @@
 // EMBER_LOGS=recompiles,graph,passes,fusion,output_code diagnostics on stderr.
 #include "graph/compile.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -29,6 +30,15 @@ std::string autocast_description(bool enabled = autocast_enabled(), DType dtype 
 
 bool same_type(const TensorMeta& a, const TensorMeta& b) {
   return a.sizes == b.sizes && a.dtype == b.dtype && a.device == b.device;
+}
+
+// same_type, except that the dims `free` marks may differ in size.
+bool same_type(const TensorMeta& a, const TensorMeta& b, uint32_t free) {
+  if (free == 0) return same_type(a, b);
+  if (a.dtype != b.dtype || a.device != b.device || a.sizes.size() != b.sizes.size()) return false;
+  for (int d = 0; d < a.sizes.size(); ++d)
+    if (((free >> d) & 1u) == 0 && a.sizes[d] != b.sizes[d]) return false;
+  return true;
 }
 
 const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
@@ -110,7 +120,8 @@ void run_passes(Graph& graph) {
                graph.constants.size());
 }
 
-std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs) {
+std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                          std::span<const uint32_t> free_dims) {
   if (inputs.size() != guards.inputs.size())
     return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size());
   const size_t callers = inputs.size() - graph.grad_inputs.size();
@@ -121,7 +132,7 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) return fmt::format("input {} is undefined", i);
     const TensorMeta actual = meta_of(inputs[i]);
-    if (!same_type(actual, guards.inputs[i]))
+    if (!same_type(actual, guards.inputs[i], i < free_dims.size() ? free_dims[i] : 0u))
       return fmt::format("input {} is {} {} on {}, the graph was captured for {} {} on {}", i, actual.sizes,
                          actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
                          guards.inputs[i].device);
@@ -190,18 +201,67 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     }
     if (reason.empty()) reason = failure;
   }
-  if (!entries_.empty()) {
+  // Only sizes changed: in dims already dynamic, this is the same variant at new sizes; in others,
+  // auto mode makes them dynamic (a recompile, whose kernels then serve every later size).
+  bool new_sizes = false;
+  if (options_.dynamic != false && !entries_.empty()) {
+    if (const SizeChange change = size_change(inputs); change.entry >= 0) {
+      std::vector<uint32_t> fresh = change.dims;
+      for (size_t i = 0; i < fresh.size() && i < dynamic_dims_.size(); ++i) fresh[i] &= ~dynamic_dims_[i];
+      const std::span<const TensorMeta> captured = entries_[change.entry].guards.inputs;
+      if (std::ranges::all_of(fresh, [](uint32_t dims) { return dims == 0; })) {
+        new_sizes = true;
+        if (log_enabled("recompiles"))
+          fmt::print(stderr, "[ember compile] new sizes of dynamic dims: {}: capturing again, kernels shared\n",
+                     describe_dims(change.dims, captured, inputs));
+      } else if (!options_.dynamic.has_value()) {
+        reason = fmt::format("{} changed size: dynamic from now on", describe_dims(fresh, captured, inputs));
+        dynamic_dims_.resize(std::max(dynamic_dims_.size(), fresh.size()), 0u);
+        for (size_t i = 0; i < fresh.size(); ++i) dynamic_dims_[i] |= fresh[i];
+      }
+    }
+  }
+  if (!entries_.empty() && !new_sizes) {
     recompile_reasons_.push_back(reason);
     if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] recompiling: {}\n", reason);
   }
-  if (static_cast<int>(entries_.size()) >= options_.cache_limit) {
+  if (!new_sizes && variants() >= options_.cache_limit) {
     fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason));
     return run_eager();
   }
-  return capture(inputs, run_eager);
+  return capture(inputs, run_eager, new_sizes);
 }
 
-std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
+int CompiledFunction::variants() const {
+  return static_cast<int>(std::ranges::count_if(entries_, [](const Entry& entry) { return !entry.size_specialization; }));
+}
+
+CompiledFunction::SizeChange CompiledFunction::size_change(const std::vector<Tensor>& inputs) const {
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
+    const Graph& graph = entry.executor.graph();
+    std::vector<uint32_t> changed = changed_dims(entry.guards.inputs, inputs);
+    if (std::ranges::all_of(changed, [](uint32_t dims) { return dims == 0; })) continue;
+    const std::vector<Tensor> all = graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs);
+    if (guard_failure(entry.guards, graph, all, changed).empty()) return {static_cast<int>(e), std::move(changed)};
+  }
+  return {};
+}
+
+void CompiledFunction::add_dynamic_dims(const std::vector<Tensor>& inputs) {
+  if (options_.dynamic == false) return;
+  dynamic_dims_.resize(std::max(dynamic_dims_.size(), inputs.size()), 0u);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    if (options_.dynamic == true) dynamic_dims_[i] |= all_dims(inputs[i].dim());
+    dynamic_dims_[i] |= marked_dynamic_dims(inputs[i]);
+  }
+}
+
+std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager,
+                                              bool size_specialization) {
+  add_dynamic_dims(inputs);
+  const FusionOptions fusion{.log = log_enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
   Graph graph;
   CaptureMode mode(graph, options_.fullgraph);
   Guards guards;
@@ -245,7 +305,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   verify(graph);
   run_passes(graph);
   if (options_.fuse) {
-    fuse_pointwise(graph, {.log = log_enabled("fusion")});
+    fuse_pointwise(graph, fusion);
     verify(graph);
   }
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {
@@ -274,7 +334,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     verify(backward_graph);
     run_passes(backward_graph);
     if (options_.fuse) {
-      fuse_pointwise(backward_graph, {.log = log_enabled("fusion")});
+      fuse_pointwise(backward_graph, fusion);
       verify(backward_graph);
     }
     if (log_enabled("graph"))
@@ -285,7 +345,14 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   }
   for (size_t i = 0; i < references_before.size(); ++i)
     guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);
-  entries_.push_back({std::move(guards), std::move(executor), std::move(program)});
+  if (size_specialization) {
+    ++specializations_;
+    // Past the limit the oldest size goes (captured again if it comes back).
+    auto specialized = [](const Entry& entry) { return entry.size_specialization; };
+    if (std::ranges::count_if(entries_, specialized) >= kMaxSizeSpecializations)
+      entries_.erase(std::ranges::find_if(entries_, specialized));
+  }
+  entries_.push_back({std::move(guards), std::move(executor), std::move(program), size_specialization});
   return result;
 }
 

@@ -8,12 +8,14 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "graph/dynamic_shapes.h"
 #include "graph/executor.h"
 
 namespace ember {
@@ -33,7 +35,19 @@ struct CompileOptions {
   // "default", or "reduce_overhead": on CUDA, the lowered steps are captured once into CUDA graphs
   // and replayed each call (see LoweredExecutor); on the CPU it changes nothing.
   std::string mode = "default";
+  // Dynamic shapes (graph/dynamic_shapes.h), as torch.compile's `dynamic`. Unset (auto): the first
+  // capture is specialized to its sizes; an input dim whose size then changes becomes dynamic.
+  // true: every dim of every input is dynamic from the first capture. false: every size is
+  // specialized, and a new size is a recompile like any other. Dims marked with mark_dynamic are
+  // dynamic from the first capture unless this is false. A call whose sizes differ from an entry
+  // only in dynamic dims is captured again with kernels that read those sizes at run time (no
+  // compiler run); such entries do not count against cache_limit (the newest
+  // kMaxSizeSpecializations are kept).
+  std::optional<bool> dynamic;
 };
+
+// How many captures for new sizes of dynamic dims a compiled function keeps (the oldest goes).
+constexpr int kMaxSizeSpecializations = 32;
 
 namespace graph {
 
@@ -71,7 +85,11 @@ class CompiledFunction {
   using EagerRun = std::function<std::vector<Tensor>()>;
   std::vector<Tensor> call(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
 
-  int captures() const { return static_cast<int>(entries_.size()); }
+  int captures() const { return static_cast<int>(entries_.size()); }  // the entries held now
+  // Captures made for new sizes of dynamic dims (each one also counts in captures() while held).
+  int specializations() const { return specializations_; }
+  // Per caller input, bit d: dim d is dynamic (CompileOptions::dynamic, mark_dynamic).
+  const std::vector<uint32_t>& dynamic_dims() const { return dynamic_dims_; }
   int replays() const { return replays_; }
   bool fell_back_to_eager() const { return fell_back_; }
   const std::vector<std::string>& recompile_reasons() const { return recompile_reasons_; }
@@ -89,13 +107,27 @@ class CompiledFunction {
     Executor executor;
     // The backward of fn's differentiable results (graph/compiled_autograd.h); null when none.
     std::shared_ptr<BackwardProgram> backward;
+    // Captured for new sizes of dynamic dims of an earlier entry: not a variant of its own.
+    bool size_specialization = false;
   };
-  std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
+  // Captures fn for `inputs`; `size_specialization` says it only gives new sizes to dynamic dims.
+  std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager, bool size_specialization);
   void fall_back(const std::string& reason);
+  // The first entry that `inputs` match in everything but sizes, and the dims whose sizes differ.
+  struct SizeChange {
+    int entry = -1;  // -1: no entry
+    std::vector<uint32_t> dims;
+  };
+  SizeChange size_change(const std::vector<Tensor>& inputs) const;
+  // Adds the dims CompileOptions::dynamic and mark_dynamic make dynamic for `inputs`.
+  void add_dynamic_dims(const std::vector<Tensor>& inputs);
+  int variants() const;  // the entries that count against cache_limit
 
   CompileOptions options_;
   std::vector<Entry> entries_;
   std::vector<std::string> recompile_reasons_;
+  std::vector<uint32_t> dynamic_dims_;
+  int specializations_ = 0;
   int calls_ = 0;
   int replays_ = 0;
   bool fell_back_ = false;
@@ -105,8 +137,10 @@ class CompiledFunction {
 // constant folding, algebraic simplification, DCE, unused constants, CSE, GEMM epilogues.
 void run_passes(Graph& graph);
 
-// Why `inputs` and the current state fail `guards`, or "" when they pass.
-std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs);
+// Why `inputs` and the current state fail `guards`, or "" when they pass. `free_dims[i]` marks
+// dims of input i whose size may differ (same rank).
+std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                          std::span<const uint32_t> free_dims = {});
 
 template <typename Result>
 inline constexpr bool kUnsupportedResult = false;

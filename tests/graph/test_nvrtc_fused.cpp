@@ -102,4 +102,29 @@ TEST_CASE("nvrtc: the seed and wide MLP steps' multi-output groups compile to an
     check_compiles(graph, "fused_mlp.cu");
   }
 }
+
+TEST_CASE("nvrtc: a training step with a dynamic batch dim compiles, its kernels reading the size from their arguments") {
+  manual_seed(6);
+  nn::Sequential model(nn::Linear(12, 24), nn::ReLU(), nn::Linear(24, 3));
+  optim::Adam optimizer(model->parameters(), {.lr = 1e-3});
+  auto step = ember::compile(
+      [&](const Tensor& x, const Tensor& y) {
+        optimizer.zero_grad();
+        Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
+        loss.backward();
+        optimizer.step();
+        return loss;
+      },
+      {.fullgraph = true, .warmup_calls = 0});
+  Tensor x = randn({10, 12});
+  mark_dynamic(x, 0);
+  (void)step(x, randint(0, 3, {10}));
+  REQUIRE(step.state().graph() != nullptr);
+  const graph::Graph& graph = *step.state().graph();
+  const std::vector<const graph::FusedGroup*> groups = fused_groups(graph);
+  REQUIRE(!groups.empty());
+  for (const graph::FusedGroup* group : groups) CHECK(group->dynamic_dims == 1u);
+  CHECK(graph::emit_module_source(groups, graph::Target::Cuda).find("args.sizes[0]") != std::string::npos);
+  check_compiles(graph, "fused_dynamic_mlp.cu");
+}
 #endif

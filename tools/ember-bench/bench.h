@@ -22,6 +22,10 @@ struct RunOptions {
   // "none", or "cosine": a CosineAnnealingLR over the run, stepped inside the training step (and so
   // inside the compiled function, where each replay repeats it without recompiling).
   std::string lr_schedule = "none";
+  // Batch sizes the steps cycle through (step i takes batch_sizes[i % n]); empty: the model's own.
+  std::vector<int64_t> batch_sizes;
+  // ember::compile's `dynamic` option (CompileOptions::dynamic): "auto", "true" or "false".
+  std::string dynamic = "auto";
   bool json = false;
 };
 

@@ -1,5 +1,6 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
 //   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
+//   ember-bench --model seed --mode compiled --batch-sizes 32,16,8 --dynamic auto|true|false --json
 //   ember-bench --micro dispatch|gemm|pointwise --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
@@ -27,6 +28,15 @@ int main(int argc, char** argv) {
   app.add_option("--lr-schedule", options.lr_schedule,
                  "none, or cosine: a CosineAnnealingLR stepped inside the training step")
       ->check(CLI::IsMember({"none", "cosine"}));
+  app.add_option("--batch-sizes", options.batch_sizes,
+                 "batch sizes the steps cycle through, e.g. 32,16,8 (default: the model's batch); with a compiled "
+                 "mode the JSON adds each capture's size and time")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dynamic", options.dynamic,
+                 "compiled modes: auto (a dim becomes dynamic when its size changes), true or false (every size "
+                 "compiled on its own)")
+      ->check(CLI::IsMember({"auto", "true", "false"}));
   app.add_flag("--json", options.json, "print one JSON line per run");
   CLI11_PARSE(app, argc, argv);
 

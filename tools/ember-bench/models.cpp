@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "graph/compile.h"
 #include "graph/fusion.h"
@@ -93,7 +94,9 @@ nlohmann::json run_model(const RunOptions& options) {
   if (options.lr_schedule == "cosine")
     scheduler = std::make_unique<optim::CosineAnnealingLR>(*optimizer, options.warmup + options.steps, 1e-5);
 
-  const int64_t batches = spec.samples / spec.batch;
+  const std::vector<int64_t> sizes = options.batch_sizes.empty() ? std::vector<int64_t>{spec.batch} : options.batch_sizes;
+  for (int64_t size : sizes)
+    check(size >= 1 && size <= spec.samples, "ember-bench: batch size {} is not in [1, {}]", size, spec.samples);
   auto train_step = [&](const Tensor& x, const Tensor& y) {
     optimizer->zero_grad();
     Tensor loss = forward_loss(model, x, y, spec.autocast);
@@ -113,19 +116,30 @@ nlohmann::json run_model(const RunOptions& options) {
   const bool compiled = options.mode != "eager";
   check(options.mode != "reduce_overhead" || device.is_cuda(),
         "--mode reduce_overhead replays CUDA graphs; {} is not a CUDA device", device);
-  auto compiled_step = ember::compile(train_step, {.fullgraph = true, .mode = options.mode == "reduce_overhead"
-                                                                                ? "reduce_overhead"
-                                                                                : "default"});
+  std::optional<bool> dynamic;
+  if (options.dynamic != "auto") dynamic = options.dynamic == "true";
+  auto compiled_step = ember::compile(
+      train_step,
+      {.fullgraph = true, .mode = options.mode == "reduce_overhead" ? "reduce_overhead" : "default", .dynamic = dynamic});
   auto compiled_forward = ember::compile(
-      [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); }, {.fullgraph = true});
+      [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); },
+      {.fullgraph = true, .dynamic = dynamic});
   const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
-  double compile_ms = 0.0;
+  // Every capture so far: the first, the recompiles and the captures for new sizes.
+  auto captures_made = [&] {
+    return compiled_state.captures() == 0 ? 0
+                                          : 1 + static_cast<int>(compiled_state.recompile_reasons().size()) +
+                                                compiled_state.specializations();
+  };
+  double compile_ms = 0.0;  // the first capture's call
+  nlohmann::json capture_calls = nlohmann::json::array();
   auto step = [&](int64_t index) {
-    const int64_t row = (index % batches) * spec.batch;
-    Tensor x = x_all.slice(0, row, row + spec.batch);
-    Tensor y = y_all.slice(0, row, row + spec.batch);
+    const int64_t size = sizes[index % sizes.size()];
+    const int64_t row = (index / static_cast<int64_t>(sizes.size()) % (spec.samples / size)) * size;
+    Tensor x = x_all.slice(0, row, row + size);
+    Tensor y = y_all.slice(0, row, row + size);
     if (!compiled) return train_step(x, y);
-    const bool capturing = compiled_state.captures() == 0 && index == 1;
+    const int captures_before = captures_made();
     const Clock::time_point start = Clock::now();
     Tensor loss;
     if (forward_only) {
@@ -137,9 +151,11 @@ nlohmann::json run_model(const RunOptions& options) {
     } else {
       loss = compiled_step(x, y);
     }
-    if (capturing) {
+    if (captures_made() != captures_before) {
       synchronize(device);
-      compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      if (capture_calls.empty()) compile_ms = ms;
+      capture_calls.push_back({{"batch", size}, {"ms", ms}});
     }
     return loss;
   };
@@ -176,14 +192,21 @@ nlohmann::json run_model(const RunOptions& options) {
   }
 
   const double median_us = times.median();
-  const double flops = step_flops(spec);
+  double mean_batch = 0.0;
+  for (int64_t size : sizes) mean_batch += static_cast<double>(size) / static_cast<double>(sizes.size());
+  const double flops = step_flops(spec) * mean_batch / static_cast<double>(spec.batch);
   nlohmann::json compiled_fields;
   if (compiled) {
-    check(total >= 3 && compiled_state.captures() == 1 && !compiled_state.fell_back_to_eager(),
-          "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
+    if (sizes.size() == 1)
+      check(total >= 3 && compiled_state.captures() == 1 && !compiled_state.fell_back_to_eager(),
+            "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
+    else
+      check(!compiled_state.fell_back_to_eager(), "ember-bench: the compiled step fell back to eager execution");
     const graph::Executor& executor = *compiled_state.executor();
     const graph::MemoryPlan* plan = executor.memory_plan();
     compiled_fields = {{"compile_ms", compile_ms},
+                       {"dynamic", options.dynamic},
+                       {"captures", capture_calls},
                        {"executor", plan ? "lowered" : "dispatching"},
                        {"cuda_graphs", executor.uses_cuda_graphs()},
                        {"fused_nodes", graph::fused_ops(executor.graph()).size()},
@@ -197,13 +220,13 @@ nlohmann::json run_model(const RunOptions& options) {
           {"mode", options.mode},
           {"device", device.str()},
           {"threads", options.threads},
-          {"batch", spec.batch},
+          {"batch", sizes.size() == 1 ? nlohmann::json(sizes[0]) : nlohmann::json(sizes)},
           {"steps", options.steps},
           {"step_us_median", median_us},
           {"step_us_p10", times.percentile(0.1)},
           {"step_us_p90", times.percentile(0.9)},
           {"step_thread_cpu_us_median", cpu_times.median()},
-          {"samples_per_s", static_cast<double>(spec.batch) / (median_us * 1e-6)},
+          {"samples_per_s", mean_batch / (median_us * 1e-6)},
           {"gflop_per_step", flops * 1e-9},
           {"gflop_per_s", flops / (median_us * 1e3)},
           {"peak_bytes", peak_bytes},

@@ -3,9 +3,12 @@
 #include "graph/capture.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <utility>
+
+#include "graph/compile_log.h"
 
 namespace ember::graph {
 
@@ -157,8 +160,13 @@ ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
 }
 
 void CaptureMode::graph_break(const std::string& reason) {
-  if (fullgraph_) throw GraphBreak("graph break: " + reason + CallSite::describe());
-  if (break_reason_.empty()) break_reason_ = reason;
+  const std::string where = CallSite::describe();
+  if (fullgraph_) {
+    log::event("graph_breaks", fmt::format("graph break{}: {} (fullgraph: thrown as GraphBreak)", where, reason),
+               {{"reason", reason}, {"call_site", where}, {"fullgraph", true}});
+    throw GraphBreak("graph break: " + reason + where);
+  }
+  if (break_reason_.empty()) break_reason_ = reason + where;
 }
 
 TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {

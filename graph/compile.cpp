@@ -1,14 +1,16 @@
 // CompiledFunction: guards, the variant cache with its recompile limit, capture plus passes, and
-// EMBER_LOGS=recompiles,graph,passes,fusion,output_code diagnostics on stderr.
+// the EMBER_LOGS events of each (graph/compile_log.h).
 #include "graph/compile.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "graph/capture.h"
+#include "graph/codegen_cpp.h"
+#include "graph/compile_log.h"
 #include "graph/compiled_autograd.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
@@ -18,11 +20,6 @@
 namespace ember::graph {
 
 namespace {
-
-bool log_enabled(const char* topic) {
-  const char* logs = std::getenv("EMBER_LOGS");
-  return logs != nullptr && std::strstr(logs, topic) != nullptr;
-}
 
 std::string autocast_description(bool enabled = autocast_enabled(), DType dtype = autocast_dtype()) {
   return enabled ? fmt::format("on ({})", dtype) : "off";
@@ -95,7 +92,7 @@ void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
 }  // namespace
 
 void run_passes(Graph& graph) {
-  const bool logging = log_enabled("passes");
+  const bool logging = log::enabled("passes");
   std::vector<std::string> notes;
   std::vector<std::string>* sink = logging ? &notes : nullptr;
   // Each pass, then verify(); EMBER_LOGS=passes prints what it did. DCE runs again after the
@@ -175,9 +172,19 @@ const Executor* CompiledFunction::backward_executor() const {
   return entries_.empty() || !entries_.back().backward ? nullptr : &entries_.back().backward->executor;
 }
 
-void CompiledFunction::fall_back(const std::string& reason) {
+void CompiledFunction::fall_back(const std::string& reason, const std::string& hint) {
   fell_back_ = true;
-  if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] running eagerly from now on: {}\n", reason);
+  log::event("recompiles", fmt::format("running eagerly from now on: {}", reason), {{"fall_back", reason}});
+  log::event("perf_hints", hint, {{"fall_back", reason}});
+}
+
+void CompiledFunction::graph_break(const std::string& reason) {
+  graph_breaks_.push_back(reason);
+  log::event("graph_breaks", fmt::format("graph break: {}; the function runs eagerly from now on", reason),
+             {{"reason", reason}, {"fullgraph", false}});
+  fall_back("graph break: " + reason,
+            "every call runs eagerly since a graph break: read host values after the compiled call (return the "
+            "tensor), or compile the part before the read on its own; fullgraph=true makes it an error");
 }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
@@ -193,6 +200,9 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     if (!graph.grad_inputs.empty()) extended = with_grad_inputs(graph, inputs);
     const std::vector<Tensor>& all = graph.grad_inputs.empty() ? inputs : extended;
     const std::string failure = guard_failure(entry.guards, graph, all);
+    if (!failure.empty() && log::enabled("guards"))
+      log::event("guards", fmt::format("entry {} does not match: {}", &entry - entries_.data(), failure),
+                 {{"entry", &entry - entries_.data()}, {"failure", failure}});
     if (failure.empty()) {
       ++replays_;
       std::vector<Tensor> outputs = entry.executor.run(all);
@@ -211,9 +221,9 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
       const std::span<const TensorMeta> captured = entries_[change.entry].guards.inputs;
       if (std::ranges::all_of(fresh, [](uint32_t dims) { return dims == 0; })) {
         new_sizes = true;
-        if (log_enabled("recompiles"))
-          fmt::print(stderr, "[ember compile] new sizes of dynamic dims: {}: capturing again, kernels shared\n",
-                     describe_dims(change.dims, captured, inputs));
+        const std::string dims = describe_dims(change.dims, captured, inputs);
+        log::event("recompiles", fmt::format("new sizes of dynamic dims: {}: capturing again, kernels shared", dims),
+                   {{"new_sizes", dims}});
       } else if (!options_.dynamic.has_value()) {
         reason = fmt::format("{} changed size: dynamic from now on", describe_dims(fresh, captured, inputs));
         dynamic_dims_.resize(std::max(dynamic_dims_.size(), fresh.size()), 0u);
@@ -223,10 +233,16 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   }
   if (!entries_.empty() && !new_sizes) {
     recompile_reasons_.push_back(reason);
-    if (log_enabled("recompiles")) fmt::print(stderr, "[ember compile] recompiling: {}\n", reason);
+    log::event("recompiles", fmt::format("recompiling: {}", reason),
+               {{"reason", reason}, {"recompiles", recompile_reasons_.size()}});
   }
   if (!new_sizes && variants() >= options_.cache_limit) {
-    fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason));
+    const bool sizes = options_.dynamic == false && size_change(inputs).entry >= 0;
+    fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason),
+              sizes ? "input sizes keep changing with dynamic=false: leave `dynamic` unset (a changed dim becomes "
+                      "dynamic) or use mark_dynamic"
+                    : "what the guards see keeps changing (recompile_reasons() lists it): keep it fixed between "
+                      "calls, or raise cache_limit");
     return run_eager();
   }
   return capture(inputs, run_eager, new_sizes);
@@ -260,8 +276,10 @@ void CompiledFunction::add_dynamic_dims(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager,
                                               bool size_specialization) {
+  ++captures_made_;
+  const int compiler_runs_before = compiler_runs();
   add_dynamic_dims(inputs);
-  const FusionOptions fusion{.log = log_enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
+  const FusionOptions fusion{.log = log::enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
   Graph graph;
   CaptureMode mode(graph, options_.fullgraph);
   Guards guards;
@@ -280,7 +298,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     result = run_eager();
   }
   if (!mode.break_reason().empty()) {
-    fall_back("graph break: " + mode.break_reason());
+    graph_break(mode.break_reason());
     return result;
   }
   mode.finish(result);
@@ -288,7 +306,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   if (results_need_backward(result)) {
     backward = capture_backward(mode, graph, inputs, result, first_node);
     if (!mode.break_reason().empty()) {
-      fall_back("graph break: " + mode.break_reason());
+      graph_break(mode.break_reason());
       return result;
     }
   }
@@ -312,7 +330,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
     guards.states_require_grad.push_back(requires_grad(*impl));
   }
-  if (log_enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
+  if (log::enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
   check(options_.mode == "default" || options_.mode == "reduce_overhead",
         "compile: mode must be \"default\" or \"reduce_overhead\", got \"{}\"", options_.mode);
   const ExecutorOptions executor_options{.lowered = options_.lowered, .cuda_graphs = options_.mode == "reduce_overhead"};
@@ -320,7 +338,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   std::vector<long> references_before;
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) references_before.push_back(impl.use_count());
   Executor executor(std::move(graph), executor_options);
-  if (log_enabled("executor")) {
+  if (log::enabled("executor")) {
     if (const MemoryPlan* plan = executor.memory_plan())
       fmt::print(stderr, "[ember compile] lowered executor: {} nodes, arena {} bytes ({} without reuse){}\n",
                  executor.graph().nodes.size(), plan->arena_bytes, plan->unshared_bytes,
@@ -337,7 +355,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
       fuse_pointwise(backward_graph, fusion);
       verify(backward_graph);
     }
-    if (log_enabled("graph"))
+    if (log::enabled("graph"))
       fmt::print(stderr, "[ember compile] captured backward graph:\n{}", to_text(backward_graph));
     program = std::make_shared<BackwardProgram>(BackwardProgram{
         .executor = Executor(std::move(backward_graph), executor_options),
@@ -345,6 +363,15 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   }
   for (size_t i = 0; i < references_before.size(); ++i)
     guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);
+  if (options_.lowered && executor.memory_plan() == nullptr)
+    log::event("perf_hints", fmt::format("replays dispatch every op instead of running the lowered step list: {}",
+                                         executor.why_not_lowered()),
+               {{"dispatching", executor.why_not_lowered()}});
+  if (size_specialization && compiler_runs() > compiler_runs_before)
+    log::event("perf_hints",
+               "the capture for new sizes compiled its kernels again: a fused group's shape holds a size derived "
+               "from a dynamic one (a flattened [s * k]) or a scalar computed from it, which stays a constant",
+               {{"compiler_runs", compiler_runs() - compiler_runs_before}});
   if (size_specialization) {
     ++specializations_;
     // Past the limit the oldest size goes (captured again if it comes back).
@@ -352,7 +379,12 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     if (std::ranges::count_if(entries_, specialized) >= kMaxSizeSpecializations)
       entries_.erase(std::ranges::find_if(entries_, specialized));
   }
-  entries_.push_back({std::move(guards), std::move(executor), std::move(program), size_specialization});
+  entries_.push_back({std::move(guards), std::move(executor), std::move(program), size_specialization, dynamic_dims_});
+  if (log::enabled("guards")) {
+    const std::string text = describe_guards(entries_.back().guards, dynamic_dims_);
+    log::event("guards", fmt::format("entry {}: {}", entries_.size() - 1, text),
+               {{"entry", entries_.size() - 1}, {"guards", text}});
+  }
   return result;
 }
 

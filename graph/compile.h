@@ -86,6 +86,7 @@ class CompiledFunction {
   std::vector<Tensor> call(const std::vector<Tensor>& inputs, const EagerRun& run_eager);
 
   int captures() const { return static_cast<int>(entries_.size()); }  // the entries held now
+  int captures_made() const { return captures_made_; }  // every capture so far, graph breaks included
   // Captures made for new sizes of dynamic dims (each one also counts in captures() while held).
   int specializations() const { return specializations_; }
   // Per caller input, bit d: dim d is dynamic (CompileOptions::dynamic, mark_dynamic).
@@ -93,6 +94,11 @@ class CompiledFunction {
   int replays() const { return replays_; }
   bool fell_back_to_eager() const { return fell_back_; }
   const std::vector<std::string>& recompile_reasons() const { return recompile_reasons_; }
+  // Each graph break met (with its call site); after one the function runs eagerly.
+  const std::vector<std::string>& graph_breaks() const { return graph_breaks_; }
+  // A readable summary, as torch._dynamo.explain gives: calls, captures, replays, recompiles and
+  // their reasons, graph breaks, dynamic dims, and per entry its graph, executor and guards.
+  std::string explain() const;
   // The graph of the newest entry (after passes); null before the first capture.
   const Graph* graph() const { return entries_.empty() ? nullptr : &entries_.back().executor.graph(); }
   // The executor of the newest entry (its memory plan, or why it dispatches); null before capture.
@@ -109,10 +115,13 @@ class CompiledFunction {
     std::shared_ptr<BackwardProgram> backward;
     // Captured for new sizes of dynamic dims of an earlier entry: not a variant of its own.
     bool size_specialization = false;
+    std::vector<uint32_t> dynamic_dims;  // per caller input, the dims dynamic when it was captured
   };
   // Captures fn for `inputs`; `size_specialization` says it only gives new sizes to dynamic dims.
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager, bool size_specialization);
-  void fall_back(const std::string& reason);
+  // Runs fn eagerly from now on, saying why (EMBER_LOGS=recompiles) and what to change (perf_hints).
+  void fall_back(const std::string& reason, const std::string& hint);
+  void graph_break(const std::string& reason);  // records and logs it, then falls back
   // The first entry that `inputs` match in everything but sizes, and the dims whose sizes differ.
   struct SizeChange {
     int entry = -1;  // -1: no entry
@@ -126,8 +135,10 @@ class CompiledFunction {
   CompileOptions options_;
   std::vector<Entry> entries_;
   std::vector<std::string> recompile_reasons_;
+  std::vector<std::string> graph_breaks_;
   std::vector<uint32_t> dynamic_dims_;
   int specializations_ = 0;
+  int captures_made_ = 0;
   int calls_ = 0;
   int replays_ = 0;
   bool fell_back_ = false;
@@ -136,6 +147,10 @@ class CompiledFunction {
 // The pass pipeline ember::compile runs on a captured graph, verify() after each pass: DCE,
 // constant folding, algebraic simplification, DCE, unused constants, CSE, GEMM epilogues.
 void run_passes(Graph& graph);
+
+// The guards for a log or explain(): "input 0: [32, 100] float32 on cpu (dims 0 dynamic), ...;
+// grad mode on; autocast off; 4 state tensors; host: ...".
+std::string describe_guards(const Guards& guards, std::span<const uint32_t> dynamic_dims);
 
 // Why `inputs` and the current state fail `guards`, or "" when they pass. `free_dims[i]` marks
 // dims of input i whose size may differ (same rank).

@@ -3,12 +3,11 @@
 // whose outputs are the root's value and the exports; nodes that read an export before the root
 // move after the fused node.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "graph/codegen_cpp.h"
+#include "graph/compile_log.h"
 #include "graph/fusion.h"
 #include "graph/fusion_groups.h"
 #ifdef EMBER_HAS_CUDA
@@ -30,11 +29,6 @@ std::shared_ptr<FusedOpDef> fused_op(const FusedGroup& group) {
   return def;
 }
 
-bool log_code() {
-  const char* logs = std::getenv("EMBER_LOGS");
-  return logs != nullptr && std::strstr(logs, "output_code") != nullptr;
-}
-
 // Compiles the groups on `device_type` into one module or program and gives each its OpDef in
 // `defs`. A compiler that fails is an environment problem, not the user's: those groups stay
 // unfused (their defs stay null) and the reason is printed.
@@ -46,7 +40,7 @@ void compile_groups(const std::vector<Grouping>& groups, DeviceType device_type,
   if (descriptions.empty()) return;
   try {
     if (device_type == DeviceType::CPU) {
-      std::shared_ptr<CompiledModule> module = compile_cpu_module(emit_module_source(descriptions, Target::Cpu), log_code());
+      std::shared_ptr<CompiledModule> module = compile_cpu_module(emit_module_source(descriptions, Target::Cpu), log::enabled("output_code"));
       for (size_t g = 0; g < groups.size(); ++g) {
         if (groups[g].group.device.type != device_type) continue;
         defs[g] = fused_op(groups[g].group);
@@ -57,7 +51,7 @@ void compile_groups(const std::vector<Grouping>& groups, DeviceType device_type,
       return;
     }
 #ifdef EMBER_HAS_CUDA
-    std::shared_ptr<FusedCudaProgram> program = compile_fused_cuda_program(descriptions, log_code());
+    std::shared_ptr<FusedCudaProgram> program = compile_fused_cuda_program(descriptions, log::enabled("output_code"));
     for (size_t g = 0; g < groups.size(); ++g) {
       if (groups[g].group.device.type != device_type) continue;
       defs[g] = fused_op(groups[g].group);

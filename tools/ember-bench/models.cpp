@@ -125,12 +125,6 @@ nlohmann::json run_model(const RunOptions& options) {
       [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); },
       {.fullgraph = true, .dynamic = dynamic});
   const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
-  // Every capture so far: the first, the recompiles and the captures for new sizes.
-  auto captures_made = [&] {
-    return compiled_state.captures() == 0 ? 0
-                                          : 1 + static_cast<int>(compiled_state.recompile_reasons().size()) +
-                                                compiled_state.specializations();
-  };
   double compile_ms = 0.0;  // the first capture's call
   nlohmann::json capture_calls = nlohmann::json::array();
   auto step = [&](int64_t index) {
@@ -139,7 +133,7 @@ nlohmann::json run_model(const RunOptions& options) {
     Tensor x = x_all.slice(0, row, row + size);
     Tensor y = y_all.slice(0, row, row + size);
     if (!compiled) return train_step(x, y);
-    const int captures_before = captures_made();
+    const int captures_before = compiled_state.captures_made();
     const Clock::time_point start = Clock::now();
     Tensor loss;
     if (forward_only) {
@@ -151,7 +145,7 @@ nlohmann::json run_model(const RunOptions& options) {
     } else {
       loss = compiled_step(x, y);
     }
-    if (captures_made() != captures_before) {
+    if (compiled_state.captures_made() != captures_before) {
       synchronize(device);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (capture_calls.empty()) compile_ms = ms;

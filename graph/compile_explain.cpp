@@ -1,0 +1,75 @@
+// CompiledFunction::explain() and the guard descriptions the `guards` log topic prints: what a
+// compiled function did and why, in text a user can act on.
+#include <fmt/format.h>
+
+#include "graph/compile.h"
+#include "graph/compiled_autograd.h"
+#include "graph/fusion.h"
+
+namespace ember::graph {
+
+namespace {
+
+std::string dims_text(uint32_t dims) {
+  std::string text;
+  for (int d = 0; d < 32; ++d)
+    if (((dims >> d) & 1u) != 0) text += fmt::format("{}{}", text.empty() ? "" : ", ", d);
+  return text;
+}
+
+// "15 nodes (2 fused: relu_backward+sum, mul+add), lowered executor, arena 98304 bytes"
+std::string describe_executor(const Executor& executor) {
+  const std::vector<const FusedOpDef*> fused = fused_ops(executor.graph());
+  std::string groups;
+  for (const FusedOpDef* op : fused) groups += (groups.empty() ? "" : ", ") + op->group.summary();
+  std::string text = fmt::format("{} nodes", executor.graph().nodes.size());
+  if (!fused.empty()) text += fmt::format(" ({} fused: {})", fused.size(), groups);
+  if (const MemoryPlan* plan = executor.memory_plan())
+    return text + fmt::format(", lowered executor, arena {} bytes ({} without reuse){}", plan->arena_bytes,
+                              plan->unshared_bytes, executor.uses_cuda_graphs() ? ", replayed as CUDA graphs" : "");
+  return text + fmt::format(", dispatching executor ({})", executor.why_not_lowered());
+}
+
+}  // namespace
+
+std::string describe_guards(const Guards& guards, std::span<const uint32_t> dynamic_dims) {
+  std::string text;
+  for (size_t i = 0; i < guards.inputs.size(); ++i) {
+    const TensorMeta& input = guards.inputs[i];
+    text += fmt::format("{}input {}: {} {} on {}{}", i ? ", " : "", i, input.sizes, input.dtype, input.device,
+                        guards.inputs_require_grad[i] ? " requiring grad" : "");
+    if (i < dynamic_dims.size() && (dynamic_dims[i] & all_dims(input.sizes.size())) != 0)
+      text += fmt::format(" (dims {} dynamic)", dims_text(dynamic_dims[i] & all_dims(input.sizes.size())));
+  }
+  text += fmt::format("; grad mode {}; autocast {}", guards.grad_mode ? "on" : "off",
+                      guards.autocast ? fmt::format("on ({})", guards.autocast_dtype) : "off");
+  text += fmt::format("; {} state tensors (types, grad and owners)", guards.states.size());
+  for (const HostGuard& host : guards.host) text += fmt::format("; host: {}", host.what);
+  return text;
+}
+
+std::string CompiledFunction::explain() const {
+  std::string text = fmt::format(
+      "compiled function: {} calls, {} captures, {} replays; {} variants (cache_limit {}), {} captures for new "
+      "sizes of dynamic dims, {} entries held\n",
+      calls_, captures_made_, replays_, variants(), options_.cache_limit, specializations_, entries_.size());
+  std::string dynamic;
+  for (size_t i = 0; i < dynamic_dims_.size(); ++i)
+    if (dynamic_dims_[i] != 0) dynamic += fmt::format("{}input {} dims {}", dynamic.empty() ? "" : "; ", i, dims_text(dynamic_dims_[i]));
+  text += fmt::format("dynamic dims: {}\n", dynamic.empty() ? "none" : dynamic);
+  text += fmt::format("recompiles: {}\n", recompile_reasons_.size());
+  for (size_t r = 0; r < recompile_reasons_.size(); ++r) text += fmt::format("  {}. {}\n", r + 1, recompile_reasons_[r]);
+  text += fmt::format("graph breaks: {}\n", graph_breaks_.size());
+  for (size_t b = 0; b < graph_breaks_.size(); ++b) text += fmt::format("  {}. {}\n", b + 1, graph_breaks_[b]);
+  text += fmt::format("runs eagerly: {}\n", fell_back_ ? "yes, every call from the fall back on" : "no");
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
+    text += fmt::format("entry {} ({}): {}", e, entry.size_specialization ? "new sizes" : "variant",
+                        describe_executor(entry.executor));
+    if (entry.backward) text += fmt::format("; backward: {}", describe_executor(entry.backward->executor));
+    text += fmt::format("\n  guards: {}\n", describe_guards(entry.guards, entry.dynamic_dims));
+  }
+  return text;
+}
+
+}  // namespace ember::graph

@@ -64,6 +64,11 @@ int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::share
   return -1;
 }
 
+int64_t arena_bytes(const Executor& executor) {
+  const MemoryPlan* plan = executor.memory_plan();
+  return plan == nullptr ? 0 : plan->arena_bytes;
+}
+
 std::string sharer_text(int twin, size_t inputs) {
   if (twin < 0) return "no other input or state";
   if (twin < static_cast<int>(inputs)) return fmt::format("input {}", twin);
@@ -248,6 +253,22 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   return capture(inputs, run_eager, new_sizes);
 }
 
+void CompiledFunction::make_room_for_size_specialization(int64_t bytes) {
+  // Oldest first: a size that comes back is captured again.
+  auto specialized = [](const Entry& entry) { return entry.size_specialization; };
+  auto held = [&] {
+    int64_t total = bytes;
+    for (const Entry& entry : entries_)
+      if (entry.size_specialization)
+        total += arena_bytes(entry.executor) + (entry.backward ? arena_bytes(entry.backward->executor) : 0);
+    return total;
+  };
+  while (std::ranges::count_if(entries_, specialized) > 0 &&
+         (std::ranges::count_if(entries_, specialized) >= kMaxSizeSpecializations ||
+          held() > options_.size_specialization_bytes))
+    entries_.erase(std::ranges::find_if(entries_, specialized));
+}
+
 int CompiledFunction::variants() const {
   return static_cast<int>(std::ranges::count_if(entries_, [](const Entry& entry) { return !entry.size_specialization; }));
 }
@@ -374,10 +395,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
                {{"compiler_runs", compiler_runs() - compiler_runs_before}});
   if (size_specialization) {
     ++specializations_;
-    // Past the limit the oldest size goes (captured again if it comes back).
-    auto specialized = [](const Entry& entry) { return entry.size_specialization; };
-    if (std::ranges::count_if(entries_, specialized) >= kMaxSizeSpecializations)
-      entries_.erase(std::ranges::find_if(entries_, specialized));
+    make_room_for_size_specialization(arena_bytes(executor) + (program ? arena_bytes(program->executor) : 0));
   }
   entries_.push_back({std::move(guards), std::move(executor), std::move(program), size_specialization, dynamic_dims_});
   if (log::enabled("guards")) {

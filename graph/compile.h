@@ -44,9 +44,13 @@ struct CompileOptions {
   // compiler run); such entries do not count against cache_limit (the newest
   // kMaxSizeSpecializations are kept).
   std::optional<bool> dynamic;
+  // Each entry keeps its planned arena: the captures for new sizes may hold this many bytes of
+  // arenas together (the newest is kept even when it alone is larger).
+  int64_t size_specialization_bytes = int64_t{1} << 30;
 };
 
-// How many captures for new sizes of dynamic dims a compiled function keeps (the oldest goes).
+// How many captures for new sizes of dynamic dims a compiled function keeps; past it (or past
+// CompileOptions::size_specialization_bytes) the oldest goes, and comes back as a new capture.
 constexpr int kMaxSizeSpecializations = 32;
 
 namespace graph {
@@ -131,6 +135,8 @@ class CompiledFunction {
   // Adds the dims CompileOptions::dynamic and mark_dynamic make dynamic for `inputs`.
   void add_dynamic_dims(const std::vector<Tensor>& inputs);
   int variants() const;  // the entries that count against cache_limit
+  // Drops the oldest captures for new sizes until one more, holding `bytes`, fits the limits.
+  void make_room_for_size_specialization(int64_t bytes);
 
   CompileOptions options_;
   std::vector<Entry> entries_;

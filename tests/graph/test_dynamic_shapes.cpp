@@ -139,6 +139,29 @@ TEST_CASE("dynamic shapes: only the newest kMaxSizeSpecializations sizes are kep
   CHECK(doubled.state().replays() == replays + 2);
 }
 
+TEST_CASE("dynamic shapes: captures for new sizes hold at most size_specialization_bytes of arenas") {
+  // softmax is no pointwise op: its n floats are an intermediate in the arena, 4n bytes (n a
+  // multiple of 64: no padding). A budget of 4,000 bytes holds sizes 256, 384 and 192 together
+  // (3,328 bytes), and only the newest when it alone is larger (2048: 8,192 bytes).
+  auto scaled = ember::compile([](const Tensor& x) { return softmax(x, 0) * 3.0; },
+                               {.warmup_calls = 0, .dynamic = true, .size_specialization_bytes = 4000});
+  auto arena = [&] { return scaled.state().executor()->memory_plan()->arena_bytes; };
+  for (int64_t n : {128, 256, 384, 192, 2048}) {
+    CAPTURE(n);
+    const Tensor x = graph_test::seeded_randn({n}, static_cast<uint64_t>(n));
+    CHECK(graph_test::bit_equal(scaled(x), softmax(x, 0) * 3.0));
+    REQUIRE(scaled.state().executor()->memory_plan() != nullptr);
+    CHECK(arena() == 4 * n);
+    const int held[] = {1, 2, 3, 4, 2};  // the variant (128) and the captures for new sizes
+    CHECK(scaled.state().captures() == held[n == 128 ? 0 : n == 256 ? 1 : n == 384 ? 2 : n == 192 ? 3 : 4]);
+  }
+  const int before = scaled.state().captures_made();
+  (void)scaled(graph_test::seeded_randn({128}, 128));
+  CHECK(scaled.state().captures_made() == before);  // the variant is never dropped
+  (void)scaled(graph_test::seeded_randn({192}, 192));
+  CHECK(scaled.state().captures_made() == before + 1);
+}
+
 TEST_CASE("dynamic shapes: a dtype or rank change is still a recompile, and mark_dynamic checks its dim") {
   auto fn = ember::compile([](const Tensor& x) { return x * 3.0; }, {.warmup_calls = 0, .dynamic = true});
   (void)fn(graph_test::seeded_randn({4, 2}, 1));

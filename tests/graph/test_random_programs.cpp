@@ -1,9 +1,10 @@
 // Random training steps through ember::compile against eager. The generator (tests/random_program.h)
 // writes small programs over broadcasting shapes ([4,6], [1,6], [4,1], [6], [1]): pointwise chains,
 // keepdim reductions, GEMMs on transposed views, dropout, and in-place updates of intermediates; each step
-// then runs backward and an update by SGD with momentum or AdamW. Every pass, fusion, the memory plan and the
-// lowered executor see graphs nobody wrote by hand, and the results must equal eager's: the
-// loss at every call, the final parameters, their gradients and the optimizer's state.
+// then runs backward and an update by SGD with momentum or AdamW. Every pass, fusion (for every other
+// program also with every dim dynamic), the memory plan and the lowered executor see graphs nobody wrote
+// by hand, and the results must equal eager's: the loss at every call, the final parameters, their
+// gradients and the optimizer's state.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -107,15 +108,20 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
   const int kPrograms = env_or("EMBER_RANDOM_PROGRAMS", 24);
   constexpr int kCalls = 4;  // one eager warm-up, the capture, two replays
   std::mt19937 rng(static_cast<unsigned>(env_or("EMBER_RANDOM_SEED", 20261202)));
-  int programs_with_fusion = 0;
+  int programs_with_fusion = 0, dynamic_programs_with_fusion = 0, dynamic_groups = 0;
   for (int index = 0; index < kPrograms; ++index) {
     const Program program = random_program(rng, 14);
     INFO("program ", index, ":\n", program.describe());
     const bool use_adamw = index % 2 == 1;
     INFO("optimizer ", use_adamw ? "AdamW" : "SGD with momentum");
-    Model eager(use_adamw), fused(use_adamw), plain(use_adamw);
+    Model eager(use_adamw), fused(use_adamw), plain(use_adamw), dynamic(use_adamw);
     auto fused_step = ember::compile([&](const Tensor& x) { return fused.step(program, x); },
                                      {.fullgraph = true});
+    // Every input dim dynamic: the fused kernels read the sizes 4 and 6 at run time. Every other
+    // program only: each is one more compile of its kernels.
+    const bool with_dynamic = index % 2 == 0;
+    auto dynamic_step = ember::compile([&](const Tensor& x) { return dynamic.step(program, x); },
+                                       {.fullgraph = true, .dynamic = true});
     auto plain_step = ember::compile([&](const Tensor& x) { return plain.step(program, x); },
                                      {.fullgraph = true, .fuse = false, .lowered = false});
     for (int call = 0; call < kCalls; ++call) {
@@ -129,15 +135,27 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
       check_close(fused_step(x), expected);
       default_generator().set_state(start);
       check_close(plain_step(x), expected);
+      if (!with_dynamic) continue;
+      default_generator().set_state(start);
+      check_close(dynamic_step(x), expected);
     }
     CHECK(fused_step.state().replays() == kCalls - 2);
     CHECK(plain_step.state().replays() == kCalls - 2);
     check_same_state(fused, eager);
     check_same_state(plain, eager);
-    if (!graph::fused_ops(*fused_step.state().graph()).empty()) ++programs_with_fusion;
+    const bool fused_any = !graph::fused_ops(*fused_step.state().graph()).empty();
+    if (fused_any) ++programs_with_fusion;
+    if (with_dynamic) {
+      CHECK(dynamic_step.state().replays() == kCalls - 2);
+      check_same_state(dynamic, eager);
+      for (const graph::FusedOpDef* op : graph::fused_ops(*dynamic_step.state().graph()))
+        dynamic_groups += op->group.dynamic_dims != 0 ? 1 : 0;
+      if (fused_any) ++dynamic_programs_with_fusion;
+    }
   }
   // The generator is meant to exercise fusion: most programs must have produced fused kernels.
   CHECK(programs_with_fusion >= kPrograms * 3 / 4);
+  CHECK(dynamic_groups >= dynamic_programs_with_fusion);
 }
 
 TEST_CASE("random programs: compiled forwards, backward() by the caller, equal eager") {

@@ -219,8 +219,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   // Only sizes changed: in dims already dynamic, this is the same variant at new sizes; in others,
   // auto mode makes them dynamic (a recompile, whose kernels then serve every later size).
   bool new_sizes = false;
+  int reference = -1;  // the entry these inputs match but for sizes
   if (options_.dynamic != false && !entries_.empty()) {
     if (const SizeChange change = size_change(inputs); change.entry >= 0) {
+      reference = change.entry;
       std::vector<uint32_t> fresh = change.dims;
       for (size_t i = 0; i < fresh.size() && i < dynamic_dims_.size(); ++i) fresh[i] &= ~dynamic_dims_[i];
       const std::span<const TensorMeta> captured = entries_[change.entry].guards.inputs;
@@ -250,7 +252,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
                       "calls, or raise cache_limit");
     return run_eager();
   }
-  return capture(inputs, run_eager, new_sizes);
+  return capture(inputs, run_eager, new_sizes, reference);
 }
 
 void CompiledFunction::make_room_for_size_specialization(int64_t bytes) {
@@ -296,11 +298,17 @@ void CompiledFunction::add_dynamic_dims(const std::vector<Tensor>& inputs) {
 }
 
 std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager,
-                                              bool size_specialization) {
+                                              bool size_specialization, int reference) {
   ++captures_made_;
   const int compiler_runs_before = compiler_runs();
   add_dynamic_dims(inputs);
-  const FusionOptions fusion{.log = log::enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
+  FusionOptions fusion{.log = log::enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
+  FusionOptions backward_fusion = fusion;
+  if (reference >= 0) {
+    fusion.reference_groups = reference_groups(entries_[reference].executor.graph());
+    if (const std::shared_ptr<BackwardProgram>& backward = entries_[reference].backward)
+      backward_fusion.reference_groups = reference_groups(backward->executor.graph());
+  }
   Graph graph;
   CaptureMode mode(graph, options_.fullgraph);
   Guards guards;
@@ -373,7 +381,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     verify(backward_graph);
     run_passes(backward_graph);
     if (options_.fuse) {
-      fuse_pointwise(backward_graph, fusion);
+      fuse_pointwise(backward_graph, backward_fusion);
       verify(backward_graph);
     }
     if (log::enabled("graph"))

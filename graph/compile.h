@@ -121,8 +121,11 @@ class CompiledFunction {
     bool size_specialization = false;
     std::vector<uint32_t> dynamic_dims;  // per caller input, the dims dynamic when it was captured
   };
-  // Captures fn for `inputs`; `size_specialization` says it only gives new sizes to dynamic dims.
-  std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager, bool size_specialization);
+  // Captures fn for `inputs`; `size_specialization` says it only gives new sizes to dynamic dims;
+  // `reference` is the entry `inputs` match but for sizes, or -1 (its fused groups tell which
+  // group dims follow the sizes: FusionOptions::reference_groups).
+  std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager, bool size_specialization,
+                              int reference);
   // Runs fn eagerly from now on, saying why (EMBER_LOGS=recompiles) and what to change (perf_hints).
   void fall_back(const std::string& reason, const std::string& hint);
   void graph_break(const std::string& reason);  // records and logs it, then falls back

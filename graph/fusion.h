@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/ir.h"
@@ -90,7 +91,14 @@ struct FusionOptions {
   // and makes the code differ per size). A fixed dim that happens to have the same size is read
   // at run time too: slower by a little, never wrong, since the code reads the actual sizes.
   std::vector<int64_t> dynamic_sizes;
+  // The groups (summary, shape) of a capture of the same code at other sizes, in order. When this
+  // capture's groups have the same summaries and ranks, a dim whose size differs from the
+  // reference's is dynamic too: this finds sizes derived from a dynamic one (a flattened [s * k]).
+  std::vector<std::pair<std::string, Dims>> reference_groups;
 };
+
+// The groups of `graph`'s fused nodes as FusionOptions::reference_groups.
+std::vector<std::pair<std::string, Dims>> reference_groups(const Graph& graph);
 
 // Why `node` cannot be part of any group, or "" when it can. Groups form on the CPU and, in
 // builds with the CUDA backend, on a CUDA device (one device per group).

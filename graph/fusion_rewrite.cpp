@@ -110,7 +110,27 @@ uint32_t dynamic_dims(const Dims& shape, const std::vector<int64_t>& dynamic_siz
   return mask;
 }
 
+// FusionOptions::reference_groups: only when every group matches its reference in op chain and
+// rank (the same code at other sizes), dims of other sizes are dynamic.
+void mark_differing_dims(std::vector<Grouping>& groups, const std::vector<std::pair<std::string, Dims>>& reference) {
+  if (reference.size() != groups.size()) return;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (groups[g].group.summary() != reference[g].first || groups[g].group.shape.size() != reference[g].second.size())
+      return;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    FusedGroup& group = groups[g].group;
+    for (int d = 0; d < group.shape.size(); ++d)
+      if (group.shape[d] != reference[g].second[d]) group.dynamic_dims |= 1u << d;
+  }
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, Dims>> reference_groups(const Graph& graph) {
+  std::vector<std::pair<std::string, Dims>> groups;
+  for (const FusedOpDef* op : fused_ops(graph)) groups.emplace_back(op->group.summary(), op->group.shape);
+  return groups;
+}
 
 int fuse_pointwise(Graph& graph, const FusionOptions& options) {
   std::vector<Grouping> groups = find_fusion_groups(graph, options.log);
@@ -121,6 +141,7 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
   const int first = static_cast<int>(graph.owned_ops.size());
   for (size_t g = 0; g < groups.size(); ++g) groups[g].group.name = fmt::format("fused_{}", first + static_cast<int>(g));
   for (Grouping& grouping : groups) grouping.group.dynamic_dims = dynamic_dims(grouping.group.shape, options.dynamic_sizes);
+  mark_differing_dims(groups, options.reference_groups);
   std::vector<std::shared_ptr<FusedOpDef>> defs(groups.size());
   compile_groups(groups, DeviceType::CPU, defs);
   compile_groups(groups, DeviceType::CUDA, defs);

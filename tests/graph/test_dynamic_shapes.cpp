@@ -119,6 +119,28 @@ TEST_CASE("dynamic shapes: mark_dynamic and dynamic=true make the first capture'
   }
 }
 
+TEST_CASE("dynamic shapes: a size derived from a dynamic one (a flattened [s * 6]) is found by comparing captures") {
+  graph_test::ScopedCacheDir cache;
+  Tensor weight = graph_test::seeded_randn({6}, 1);
+  // The group runs over the flattened [s * 6] view: no dim of it equals s itself.
+  auto reference = [&](const Tensor& x) { return tanh((x * weight).reshape({-1}) + 0.5) * 2.0; };
+  auto fn = ember::compile(reference, {.warmup_calls = 0});
+  std::string dynamic_source;
+  int runs = 0;
+  for (int64_t rows : {4, 8, 12, 3, 8}) {
+    CAPTURE(rows);
+    if (rows == 12) runs = graph::compiler_runs();
+    const Tensor x = graph_test::seeded_randn({rows, 6}, static_cast<uint64_t>(rows));
+    CHECK(graph_test::bit_equal(fn(x), reference(x)));
+    const std::string source = fused_source(*fn.state().graph());
+    if (rows == 8 && dynamic_source.empty()) dynamic_source = source;
+    if (rows == 12 || rows == 3) CHECK(source == dynamic_source);
+  }
+  CHECK(graph::compiler_runs() == runs);  // 12 and 3 reused the kernels compiled at 8
+  CHECK(dynamic_source.find("// fused_0: add_scalar+tanh+mul_scalar, [?] float32 -> [?]") != std::string::npos);
+  CHECK(fn.state().specializations() == 2);
+}
+
 TEST_CASE("dynamic shapes: only the newest kMaxSizeSpecializations sizes are kept") {
   auto doubled = ember::compile([](const Tensor& x) { return x * 2.0 + 1.0; }, {.warmup_calls = 0, .dynamic = true});
   const int sizes = kMaxSizeSpecializations + 4;

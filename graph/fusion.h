@@ -86,10 +86,9 @@ constexpr int kMaxFusedOutputs = TensorList::kCapacity;
 struct FusionOptions {
   bool log = false;  // print each group and every rejected neighbour with the reason (EMBER_LOGS=fusion)
   // The sizes of the input dims compile() treats as dynamic, in this capture. A group dim of one
-  // of these sizes becomes a run-time parameter of the generated code; every other size stays a
-  // constant (a size derived from a dynamic one, like a flattened [s * 100], is not recognized
-  // and makes the code differ per size). A fixed dim that happens to have the same size is read
-  // at run time too: slower by a little, never wrong, since the code reads the actual sizes.
+  // of these sizes becomes a run-time parameter of the generated code; other sizes stay constants
+  // unless reference_groups shows them changing. A fixed dim that happens to have the same size
+  // is read at run time too: slower by a little, never wrong, since the code reads actual sizes.
   std::vector<int64_t> dynamic_sizes;
   // The groups (summary, shape) of a capture of the same code at other sizes, in order. When this
   // capture's groups have the same summaries and ranks, a dim whose size differs from the

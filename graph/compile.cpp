@@ -69,6 +69,14 @@ int64_t arena_bytes(const Executor& executor) {
   return plan == nullptr ? 0 : plan->arena_bytes;
 }
 
+// Whether each of the caller's inputs has the size it was captured with (the first guard a call
+// at another batch size fails); the full check is guard_failure.
+bool input_sizes_match(const Guards& guards, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < guards.inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[i].impl()->sizes != guards.inputs[i].sizes) return false;
+  return true;
+}
+
 std::string sharer_text(int twin, size_t inputs) {
   if (twin < 0) return "no other input or state";
   if (twin < static_cast<int>(inputs)) return fmt::format("input {}", twin);
@@ -197,23 +205,30 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (dispatch_mode_active()) return run_eager();
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
-  std::string reason;  // why the first (oldest) variant did not match
   for (Entry& entry : entries_) {
+    // With entries for several sizes most are passed over here, before a reason is formatted.
+    if (!input_sizes_match(entry.guards, inputs)) continue;
     const Graph& graph = entry.executor.graph();
     // A graph reading parameters' .grad tensors takes them as inputs after the caller's.
     std::vector<Tensor> extended;
     if (!graph.grad_inputs.empty()) extended = with_grad_inputs(graph, inputs);
     const std::vector<Tensor>& all = graph.grad_inputs.empty() ? inputs : extended;
-    const std::string failure = guard_failure(entry.guards, graph, all);
-    if (!failure.empty() && log::enabled("guards"))
-      log::event("guards", fmt::format("entry {} does not match: {}", &entry - entries_.data(), failure),
-                 {{"entry", &entry - entries_.data()}, {"failure", failure}});
-    if (failure.empty()) {
+    if (guard_failure(entry.guards, graph, all).empty()) {
       ++replays_;
       std::vector<Tensor> outputs = entry.executor.run(all);
       if (entry.backward) attach_compiled_backward(entry.backward, all, graph, outputs);
       return outputs;
     }
+  }
+  // A miss: why each entry failed, the first (oldest) one's reason kept.
+  std::string reason;
+  for (const Entry& entry : entries_) {
+    const Graph& graph = entry.executor.graph();
+    const std::string failure =
+        guard_failure(entry.guards, graph, graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs));
+    if (log::enabled("guards"))
+      log::event("guards", fmt::format("entry {} does not match: {}", &entry - entries_.data(), failure),
+                 {{"entry", &entry - entries_.data()}, {"failure", failure}});
     if (reason.empty()) reason = failure;
   }
   // Only sizes changed: in dims already dynamic, this is the same variant at new sizes; in others,

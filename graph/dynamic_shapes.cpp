@@ -1,4 +1,5 @@
-// mark_dynamic's registry and the size bookkeeping compile() does for dynamic dims.
+// mark_dynamic's registry, the size bookkeeping compile() does for dynamic dims, and the
+// CompiledFunction members that decide between a recompile and a capture for new sizes.
 #include "graph/dynamic_shapes.h"
 
 #include <algorithm>
@@ -6,6 +7,10 @@
 #include <mutex>
 
 #include <fmt/format.h>
+
+#include "graph/compile.h"
+#include "graph/compile_internal.h"
+#include "graph/compiled_autograd.h"
 
 namespace ember {
 
@@ -79,6 +84,48 @@ std::string describe_dims(std::span<const uint32_t> dims, std::span<const Tensor
         text += fmt::format("{}input {} dim {} ({} -> {})", text.empty() ? "" : ", ", i, d, captured[i].sizes[d],
                             inputs[i].sizes()[d]);
   return text;
+}
+
+void CompiledFunction::make_room_for_size_specialization(int64_t bytes) {
+  // Oldest first: a size that comes back is captured again.
+  auto specialized = [](const Entry& entry) { return entry.size_specialization; };
+  auto held = [&] {
+    int64_t total = bytes;
+    for (const Entry& entry : entries_)
+      if (entry.size_specialization)
+        total += arena_bytes(entry.executor) + (entry.backward ? arena_bytes(entry.backward->executor) : 0);
+    return total;
+  };
+  while (std::ranges::count_if(entries_, specialized) > 0 &&
+         (std::ranges::count_if(entries_, specialized) >= kMaxSizeSpecializations ||
+          held() > options_.size_specialization_bytes))
+    entries_.erase(std::ranges::find_if(entries_, specialized));
+}
+
+int CompiledFunction::variants() const {
+  return static_cast<int>(std::ranges::count_if(entries_, [](const Entry& entry) { return !entry.size_specialization; }));
+}
+
+CompiledFunction::SizeChange CompiledFunction::size_change(const std::vector<Tensor>& inputs) const {
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    const Entry& entry = entries_[e];
+    const Graph& graph = entry.executor.graph();
+    std::vector<uint32_t> changed = changed_dims(entry.guards.inputs, inputs);
+    if (std::ranges::all_of(changed, [](uint32_t dims) { return dims == 0; })) continue;
+    const std::vector<Tensor> all = graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs);
+    if (guard_failure(entry.guards, graph, all, changed).empty()) return {static_cast<int>(e), std::move(changed)};
+  }
+  return {};
+}
+
+void CompiledFunction::add_dynamic_dims(const std::vector<Tensor>& inputs) {
+  if (options_.dynamic == false) return;
+  dynamic_dims_.resize(std::max(dynamic_dims_.size(), inputs.size()), 0u);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    if (options_.dynamic == true) dynamic_dims_[i] |= all_dims(inputs[i].dim());
+    dynamic_dims_[i] |= marked_dynamic_dims(inputs[i]);
+  }
 }
 
 }  // namespace graph

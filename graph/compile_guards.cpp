@@ -1,0 +1,120 @@
+// The guards of a compiled entry: what a call must match to replay it (guard_failure), and the
+// helpers compile.cpp shares with them (graph/compile_internal.h).
+#include <fmt/format.h>
+
+#include "graph/compile.h"
+#include "graph/compile_internal.h"
+#include "runtime/autocast.h"
+
+namespace ember::graph {
+
+namespace {
+
+std::string autocast_description(bool enabled = autocast_enabled(), DType dtype = autocast_dtype()) {
+  return enabled ? fmt::format("on ({})", dtype) : "off";
+}
+
+bool same_type(const TensorMeta& a, const TensorMeta& b) {
+  return a.sizes == b.sizes && a.dtype == b.dtype && a.device == b.device;
+}
+
+// same_type, except that the dims `free` marks may differ in size.
+bool same_type(const TensorMeta& a, const TensorMeta& b, uint32_t free) {
+  if (free == 0) return same_type(a, b);
+  if (a.dtype != b.dtype || a.device != b.device || a.sizes.size() != b.sizes.size()) return false;
+  for (int d = 0; d < a.sizes.size(); ++d)
+    if (((free >> d) & 1u) == 0 && a.sizes[d] != b.sizes[d]) return false;
+  return true;
+}
+
+std::string sharer_text(int twin, size_t inputs) {
+  if (twin < 0) return "no other input or state";
+  if (twin < static_cast<int>(inputs)) return fmt::format("input {}", twin);
+  return fmt::format("state %s{}", twin - static_cast<int>(inputs));
+}
+
+}  // namespace
+
+const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
+
+bool requires_grad(const TensorImpl& impl) { return impl.requires_grad || impl.grad_fn != nullptr; }
+
+std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> all = inputs;
+  for (const GradInput& grad : graph.grad_inputs) all.push_back(Tensor(graph.state_tensors[grad.leaf]).grad());
+  return all;
+}
+
+int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i) {
+  const Storage* storage = storage_of(*inputs[i].impl());
+  if (storage == nullptr) return -1;
+  for (size_t j = 0; j < i; ++j)
+    if (storage_of(*inputs[j].impl()) == storage) return static_cast<int>(j);
+  for (size_t k = 0; k < states.size(); ++k)
+    if (storage_of(*states[k]) == storage) return static_cast<int>(inputs.size() + k);
+  return -1;
+}
+
+int64_t arena_bytes(const Executor& executor) {
+  const MemoryPlan* plan = executor.memory_plan();
+  return plan == nullptr ? 0 : plan->arena_bytes;
+}
+
+bool input_sizes_match(const Guards& guards, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < guards.inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[i].impl()->sizes != guards.inputs[i].sizes) return false;
+  return true;
+}
+
+std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                          std::span<const uint32_t> free_dims) {
+  if (inputs.size() != guards.inputs.size())
+    return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size());
+  const size_t callers = inputs.size() - graph.grad_inputs.size();
+  for (size_t i = callers; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      return fmt::format("the .grad of state %s{} is unset, the graph was captured reading it",
+                         graph.grad_inputs[i - callers].leaf);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) return fmt::format("input {} is undefined", i);
+    const TensorMeta actual = meta_of(inputs[i]);
+    if (!same_type(actual, guards.inputs[i], i < free_dims.size() ? free_dims[i] : 0u))
+      return fmt::format("input {} is {} {} on {}, the graph was captured for {} {} on {}", i, actual.sizes,
+                         actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
+                         guards.inputs[i].device);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].requires_grad() != guards.inputs_require_grad[i])
+      return fmt::format("input {} {} grad, the graph was captured with it {}", i,
+                         inputs[i].requires_grad() ? "requires" : "does not require",
+                         guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
+      return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
+                         sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
+  for (const HostGuard& guard : guards.host)
+    if (!guard.holds()) return fmt::format("the graph was captured with {}, which no longer holds", guard.what);
+  if (grad_mode_enabled() != guards.grad_mode)
+    return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
+                       guards.grad_mode ? "on" : "off");
+  if (autocast_enabled() != guards.autocast || (guards.autocast && autocast_dtype() != guards.autocast_dtype))
+    return fmt::format("autocast is {}, the graph was captured with {}", autocast_description(),
+                       autocast_description(guards.autocast, guards.autocast_dtype));
+  for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
+    const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];
+    // Only the compiled entry still holds it: its owner (a module, an optimizer, a parameter's
+    // .grad) replaced or dropped it.
+    if (impl.use_count() <= guards.states_entry_refs[i])
+      return fmt::format("state %s{} is no longer referenced outside the graph", i);
+    const TensorMeta actual{impl->sizes, impl->dtype, impl->device};
+    if (!same_type(actual, guards.states[i]))
+      return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
+                         guards.states[i].sizes, guards.states[i].dtype);
+    if (const bool needs = requires_grad(*impl); needs != guards.states_require_grad[i])
+      return fmt::format("state %s{} (shape {}) {} grad now, it {} when captured", i, actual.sizes,
+                         needs ? "requires" : "does not require", needs ? "did not" : "did");
+  }
+  return "";
+}
+
+}  // namespace ember::graph

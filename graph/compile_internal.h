@@ -1,0 +1,34 @@
+// Internal to the compile stage's CompiledFunction (compile.cpp, compile_guards.cpp,
+// dynamic_shapes.cpp): helpers over guards, entries and the caller's inputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "graph/compile.h"
+
+namespace ember::graph {
+
+const Storage* storage_of(const TensorImpl& impl);
+
+// Tensor::requires_grad without a handle (no reference count traffic per state per call).
+bool requires_grad(const TensorImpl& impl);
+
+// The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
+std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs);
+
+// Which earlier graph input, or else which state tensor (numbered after the inputs), has input
+// i's storage, or -1. A graph captured with two arguments in one buffer treats a write into one
+// as a change of the other, and one captured with separate buffers does not: each aliasing
+// pattern is its own variant, as with PyTorch's duplicate-input guards.
+int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i);
+
+// The bytes of the executor's planned arena (0 when it dispatches).
+int64_t arena_bytes(const Executor& executor);
+
+// Whether each of the caller's inputs has the size it was captured with (the first guard a call
+// at another batch size fails); the full check is guard_failure.
+bool input_sizes_match(const Guards& guards, const std::vector<Tensor>& inputs);
+
+}  // namespace ember::graph

@@ -34,6 +34,19 @@ void check_compiles(const graph::Graph& graph, const char* name) {
     CHECK(binary.ptx.find(".entry " + group->name) != std::string::npos);
 }
 
+// The benchmarks' training step (cross entropy, backward, Adam) over `model`, compiled.
+auto compiled_training_step(nn::Sequential& model, optim::Adam& optimizer, CompileOptions options) {
+  return ember::compile(
+      [&model, &optimizer](const Tensor& x, const Tensor& y) {
+        optimizer.zero_grad();
+        Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
+        loss.backward();
+        optimizer.step();
+        return loss;
+      },
+      options);
+}
+
 }  // namespace
 
 TEST_CASE("nvrtc: the fused groups of a captured training step compile to an sm_90 cubin and PTX") {
@@ -80,15 +93,7 @@ TEST_CASE("nvrtc: the seed and wide MLP steps' multi-output groups compile to an
       if (i + 2 < shape.widths.size()) model->push_back(nn::ReLU());
     }
     optim::Adam optimizer(model->parameters(), {.lr = 1e-3});
-    auto step = ember::compile(
-        [&](const Tensor& x, const Tensor& y) {
-          optimizer.zero_grad();
-          Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
-          loss.backward();
-          optimizer.step();
-          return loss;
-        },
-        {.fullgraph = true, .fuse = true});
+    auto step = compiled_training_step(model, optimizer, {.fullgraph = true, .fuse = true});
     for (int call = 0; call < 2; ++call)
       (void)step(randn({shape.batch, shape.widths.front()}), randint(0, shape.widths.back(), {shape.batch}));
     REQUIRE(step.state().graph() != nullptr);
@@ -107,15 +112,7 @@ TEST_CASE("nvrtc: a training step with a dynamic batch dim compiles, its kernels
   manual_seed(6);
   nn::Sequential model(nn::Linear(12, 24), nn::ReLU(), nn::Linear(24, 3));
   optim::Adam optimizer(model->parameters(), {.lr = 1e-3});
-  auto step = ember::compile(
-      [&](const Tensor& x, const Tensor& y) {
-        optimizer.zero_grad();
-        Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
-        loss.backward();
-        optimizer.step();
-        return loss;
-      },
-      {.fullgraph = true, .warmup_calls = 0});
+  auto step = compiled_training_step(model, optimizer, {.fullgraph = true, .warmup_calls = 0});
   Tensor x = randn({10, 12});
   mark_dynamic(x, 0);
   (void)step(x, randint(0, 3, {10}));

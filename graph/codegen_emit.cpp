@@ -209,7 +209,7 @@ std::string emit_cpu_reduction(const FusedGroup& group) {
       "    ember_codegen::Odometer<{}> at(sizes, strides, rank, rank);\n"
       "    for (int64_t i = 0; i < numel; ++i, at.next()) {{\n{}    }}\n  }}\n",
       group.inputs.size() + 1, element(group, strided_arguments, "sums[at.offset[0]]", "i", "      "));
-  const std::string mean = group.dynamic_dims & mask ? fmt::format("sums[o] / static_cast<double>{}", count)
+  const std::string mean = (group.dynamic_dims & mask) != 0 ? fmt::format("sums[o] / static_cast<double>{}", count)
                                                      : fmt::format("sums[o] / {}.0", count);
   text += fmt::format("  for (int64_t o = 0; o < {}; ++o) out[o] = {};\n", kept,
                       store(group, group.root == FusedRoot::Mean ? mean : "sums[o]"));

@@ -26,6 +26,7 @@ struct RunOptions {
   std::vector<int64_t> batch_sizes;
   // ember::compile's `dynamic` option (CompileOptions::dynamic): "auto", "true" or "false".
   std::string dynamic = "auto";
+  bool explain = false;  // compiled modes: print CompiledFunction::explain() on stderr after the run
   bool json = false;
 };
 

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
                  "compiled modes: auto (a dim becomes dynamic when its size changes), true or false (every size "
                  "compiled on its own)")
       ->check(CLI::IsMember({"auto", "true", "false"}));
+  app.add_flag("--explain", options.explain,
+               "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
   app.add_flag("--json", options.json, "print one JSON line per run");
   CLI11_PARSE(app, argc, argv);
 

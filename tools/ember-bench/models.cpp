@@ -6,6 +6,7 @@
 // Data is synthetic (x ~ N(0,1), labels uniform); batches are row slices of one tensor, as in
 // tools/reference/pytorch_mlp.py, so the figures compare the training step alone.
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -209,6 +210,7 @@ nlohmann::json run_model(const RunOptions& options) {
                        {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};
     if (const graph::Executor* backward = compiled_state.backward_executor())
       compiled_fields["backward_graph_nodes"] = backward->graph().nodes.size();
+    if (options.explain) std::fprintf(stderr, "%s", compiled_state.explain().c_str());
   }
   nlohmann::json result = {{"model", options.model},
           {"mode", options.mode},

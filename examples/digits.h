@@ -1,0 +1,61 @@
+// Shared by the digits examples: scikit-learn's 8x8 digits (1,797 images) split 80/20 in a fixed
+// shuffled order, and the test accuracy of a model. The data ships with Debian's python3-sklearn
+// as digits.csv.gz: 64 pixel columns (0..16), then the label.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+
+#include "runtime/ember.h"
+
+namespace digits {
+
+inline const char* kPath = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+
+struct Split {
+  ember::Tensor x_train, y_train, x_test, y_test;
+};
+
+inline Split load(const char* path) {
+  ember::Tensor table = ember::data::read_csv(path);  // [1797, 65] float32
+  const int64_t rows = table.size(0);
+  ember::Tensor order = ember::from_vector(ember::data::random_permutation(rows, 1234, 0));
+  ember::Tensor shuffled = ember::index_select(table, 0, order);
+  ember::Tensor pixels = ember::div(shuffled.slice(1, 0, 64), 16.0).contiguous();  // pixels are 0..16
+  ember::Tensor labels = shuffled.select(1, 64).to(ember::kInt64);
+  const int64_t train_rows = rows * 4 / 5;
+  return {pixels.slice(0, 0, train_rows), labels.slice(0, 0, train_rows), pixels.slice(0, train_rows, rows),
+          labels.slice(0, train_rows, rows)};
+}
+
+// The examples' model: 64 pixels -> 128 (ReLU) -> 10 classes.
+inline ember::nn::Sequential mlp() {
+  return ember::nn::Sequential(ember::nn::Linear(64, 128), ember::nn::ReLU(), ember::nn::Linear(128, 10));
+}
+
+// 30 epochs of shuffled batches of 32 through `step(x, y)`, which returns the batch's loss; prints
+// the mean training loss every 5 epochs.
+template <typename Step>
+void train(const Split& split, Step&& step) {
+  ember::data::DataLoader loader(ember::data::TensorDataset(split.x_train, split.y_train),
+                                 {.batch_size = 32, .shuffle = true});
+  for (int epoch = 0; epoch < 30; ++epoch) {
+    double total = 0.0;
+    int batches = 0;
+    for (auto& [x, y] : loader) {
+      total += step(x, y).item();
+      ++batches;
+    }
+    if (epoch % 5 == 4) std::printf("epoch %2d  train loss %.4f\n", epoch + 1, total / batches);
+  }
+}
+
+// The share of test images the model classifies right, in eval mode and without gradients.
+inline double test_accuracy(ember::nn::Sequential& model, const Split& split) {
+  ember::NoGradGuard no_grad;
+  model->eval();
+  ember::Tensor predicted = ember::argmax(model->forward(split.x_test), 1);
+  return ember::mean(ember::eq(predicted, split.y_test).to(ember::kFloat32)).item();
+}
+
+}  // namespace digits

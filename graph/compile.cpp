@@ -94,14 +94,12 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
   for (Entry& entry : entries_) {
-    // With entries for several sizes most are passed over here, before a reason is formatted.
-    if (!input_sizes_match(entry.guards, inputs)) continue;
     const Graph& graph = entry.executor.graph();
     // A graph reading parameters' .grad tensors takes them as inputs after the caller's.
     std::vector<Tensor> extended;
     if (!graph.grad_inputs.empty()) extended = with_grad_inputs(graph, inputs);
     const std::vector<Tensor>& all = graph.grad_inputs.empty() ? inputs : extended;
-    if (guard_failure(entry.guards, graph, all).empty()) {
+    if (guards_hold(entry.guards, graph, all)) {
       ++replays_;
       std::vector<Tensor> outputs = entry.executor.run(all);
       if (entry.backward) attach_compiled_backward(entry.backward, all, graph, outputs);

@@ -165,6 +165,9 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
 // dims of input i whose size may differ (same rank).
 std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
                           std::span<const uint32_t> free_dims = {});
+// guard_failure(...).empty() without formatting a reason (the check of every call).
+bool guards_hold(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                 std::span<const uint32_t> free_dims = {});
 
 template <typename Result>
 inline constexpr bool kUnsupportedResult = false;

@@ -60,61 +60,90 @@ int64_t arena_bytes(const Executor& executor) {
   return plan == nullptr ? 0 : plan->arena_bytes;
 }
 
-bool input_sizes_match(const Guards& guards, const std::vector<Tensor>& inputs) {
-  for (size_t i = 0; i < inputs.size() && i < guards.inputs.size(); ++i)
-    if (inputs[i].defined() && inputs[i].impl()->sizes != guards.inputs[i].sizes) return false;
-  return true;
-}
+namespace {
 
-std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
-                          std::span<const uint32_t> free_dims) {
+// The first guard `inputs` fail, or "". Without `explain` a failure is "!", formatted from
+// nothing: a call checks every entry it passes over on the way to its own (other sizes, eval
+// next to train), and only a call that misses them all needs the reasons.
+std::string first_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                          std::span<const uint32_t> free_dims, bool explain) {
+  auto why = [explain](auto&& format) { return explain ? format() : std::string("!"); };
   if (inputs.size() != guards.inputs.size())
-    return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size());
+    return why([&] { return fmt::format("expected {} inputs, got {}", guards.inputs.size(), inputs.size()); });
   const size_t callers = inputs.size() - graph.grad_inputs.size();
   for (size_t i = callers; i < inputs.size(); ++i)
     if (!inputs[i].defined())
-      return fmt::format("the .grad of state %s{} is unset, the graph was captured reading it",
-                         graph.grad_inputs[i - callers].leaf);
+      return why([&] {
+        return fmt::format("the .grad of state %s{} is unset, the graph was captured reading it",
+                           graph.grad_inputs[i - callers].leaf);
+      });
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) return fmt::format("input {} is undefined", i);
+    if (!inputs[i].defined()) return why([&] { return fmt::format("input {} is undefined", i); });
     const TensorMeta actual = meta_of(inputs[i]);
     if (!same_type(actual, guards.inputs[i], i < free_dims.size() ? free_dims[i] : 0u))
-      return fmt::format("input {} is {} {} on {}, the graph was captured for {} {} on {}", i, actual.sizes,
-                         actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
-                         guards.inputs[i].device);
+      return why([&] {
+        return fmt::format("input {} is {} {} on {}, the graph was captured for {} {} on {}", i, actual.sizes,
+                           actual.dtype, actual.device, guards.inputs[i].sizes, guards.inputs[i].dtype,
+                           guards.inputs[i].device);
+      });
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].requires_grad() != guards.inputs_require_grad[i])
-      return fmt::format("input {} {} grad, the graph was captured with it {}", i,
-                         inputs[i].requires_grad() ? "requires" : "does not require",
-                         guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
+      return why([&] {
+        return fmt::format("input {} {} grad, the graph was captured with it {}", i,
+                           inputs[i].requires_grad() ? "requires" : "does not require",
+                           guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
+      });
   for (size_t i = 0; i < inputs.size(); ++i)
     if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
-      return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
-                         sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
+      return why([&] {
+        return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
+                           sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
+      });
   for (const HostGuard& guard : guards.host)
-    if (!guard.holds()) return fmt::format("the graph was captured with {}, which no longer holds", guard.what);
+    if (!guard.holds())
+      return why([&] { return fmt::format("the graph was captured with {}, which no longer holds", guard.what); });
   if (grad_mode_enabled() != guards.grad_mode)
-    return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
-                       guards.grad_mode ? "on" : "off");
+    return why([&] {
+      return fmt::format("grad mode is {}, the graph was captured with it {}", grad_mode_enabled() ? "on" : "off",
+                         guards.grad_mode ? "on" : "off");
+    });
   if (autocast_enabled() != guards.autocast || (guards.autocast && autocast_dtype() != guards.autocast_dtype))
-    return fmt::format("autocast is {}, the graph was captured with {}", autocast_description(),
-                       autocast_description(guards.autocast, guards.autocast_dtype));
+    return why([&] {
+      return fmt::format("autocast is {}, the graph was captured with {}", autocast_description(),
+                         autocast_description(guards.autocast, guards.autocast_dtype));
+    });
   for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];
     // Only the compiled entry still holds it: its owner (a module, an optimizer, a parameter's
     // .grad) replaced or dropped it.
     if (impl.use_count() <= guards.states_entry_refs[i])
-      return fmt::format("state %s{} is no longer referenced outside the graph", i);
+      return why([&] { return fmt::format("state %s{} is no longer referenced outside the graph", i); });
     const TensorMeta actual{impl->sizes, impl->dtype, impl->device};
     if (!same_type(actual, guards.states[i]))
-      return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
-                         guards.states[i].sizes, guards.states[i].dtype);
+      return why([&] {
+        return fmt::format("state %s{} is now {} {}, captured as {} {}", i, actual.sizes, actual.dtype,
+                           guards.states[i].sizes, guards.states[i].dtype);
+      });
     if (const bool needs = requires_grad(*impl); needs != guards.states_require_grad[i])
-      return fmt::format("state %s{} (shape {}) {} grad now, it {} when captured", i, actual.sizes,
-                         needs ? "requires" : "does not require", needs ? "did not" : "did");
+      return why([&] {
+        return fmt::format("state %s{} (shape {}) {} grad now, it {} when captured", i, actual.sizes,
+                           needs ? "requires" : "does not require", needs ? "did not" : "did");
+      });
   }
   return "";
+}
+
+}  // namespace
+
+std::string guard_failure(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                          std::span<const uint32_t> free_dims) {
+  return first_failure(guards, graph, inputs, free_dims, true);
+}
+
+bool guards_hold(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
+                 std::span<const uint32_t> free_dims) {
+  return first_failure(guards, graph, inputs, free_dims, false).empty();
 }
 
 }  // namespace ember::graph

@@ -27,8 +27,4 @@ int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::share
 // The bytes of the executor's planned arena (0 when it dispatches).
 int64_t arena_bytes(const Executor& executor);
 
-// Whether each of the caller's inputs has the size it was captured with (the first guard a call
-// at another batch size fails); the full check is guard_failure.
-bool input_sizes_match(const Guards& guards, const std::vector<Tensor>& inputs);
-
 }  // namespace ember::graph

@@ -113,7 +113,7 @@ CompiledFunction::SizeChange CompiledFunction::size_change(const std::vector<Ten
     std::vector<uint32_t> changed = changed_dims(entry.guards.inputs, inputs);
     if (std::ranges::all_of(changed, [](uint32_t dims) { return dims == 0; })) continue;
     const std::vector<Tensor> all = graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs);
-    if (guard_failure(entry.guards, graph, all, changed).empty()) return {static_cast<int>(e), std::move(changed)};
+    if (guards_hold(entry.guards, graph, all, changed)) return {static_cast<int>(e), std::move(changed)};
   }
   return {};
 }

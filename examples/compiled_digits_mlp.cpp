@@ -9,26 +9,16 @@
 #include "graph/compile.h"
 #include "runtime/ember.h"
 
-namespace F = ember::nn::functional;
-
 int main(int argc, char** argv) {
   ember::manual_seed(0);
   const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::kPath);
-  ember::nn::Sequential model = digits::mlp();
-  ember::optim::Adam opt(model->parameters(), {.lr = 3e-3});
+  digits::Mlp mlp;
   // fullgraph: a host read inside the step (loss.item()) would be an error, not a silent slowdown;
   // digits::train reads the returned loss after each compiled call.
-  auto train_step = ember::compile(
-      [&](const ember::Tensor& x, const ember::Tensor& y) {
-        opt.zero_grad();
-        auto loss = F::cross_entropy(model->forward(x), y);
-        loss.backward();
-        opt.step();
-        return loss;
-      },
-      {.fullgraph = true});
+  auto train_step =
+      ember::compile([&](const ember::Tensor& x, const ember::Tensor& y) { return mlp.step(x, y); }, {.fullgraph = true});
   digits::train(data, train_step);
-  std::printf("test accuracy %.2f%% (%lld test images)\n", digits::test_accuracy(model, data) * 100.0,
+  std::printf("test accuracy %.2f%% (%lld test images)\n", digits::test_accuracy(mlp.model, data) * 100.0,
               static_cast<long long>(data.x_test.size(0)));
   std::printf("%s", train_step.state().explain().c_str());
   return 0;

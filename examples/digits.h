@@ -28,10 +28,23 @@ inline Split load(const char* path) {
           labels.slice(0, train_rows, rows)};
 }
 
-// The examples' model: 64 pixels -> 128 (ReLU) -> 10 classes.
-inline ember::nn::Sequential mlp() {
-  return ember::nn::Sequential(ember::nn::Linear(64, 128), ember::nn::ReLU(), ember::nn::Linear(128, 10));
-}
+// The examples' model, 64 pixels -> 128 (ReLU) -> 10 classes, with Adam and its training step.
+struct Mlp {
+  ember::nn::Sequential model;
+  ember::optim::Adam opt;
+
+  Mlp()
+      : model(ember::nn::Linear(64, 128), ember::nn::ReLU(), ember::nn::Linear(128, 10)),
+        opt(model->parameters(), ember::optim::AdamOptions{.lr = 3e-3}) {}
+
+  ember::Tensor step(const ember::Tensor& x, const ember::Tensor& y) {
+    opt.zero_grad();
+    ember::Tensor loss = ember::nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt.step();
+    return loss;
+  }
+};
 
 // 30 epochs of shuffled batches of 32 through `step(x, y)`, which returns the batch's loss; prints
 // the mean training loss every 5 epochs.

@@ -1,6 +1,7 @@
 // Portable SIMD vectors for the CPU kernels: GCC/Clang vector extensions sized to the widest
-// registers the build targets (32 bytes with AVX, else 16), so a kernel written with them becomes
-// AVX2 + FMA code under -march=native and still builds, as narrower instructions, without it.
+// registers the build targets (64 bytes with AVX-512, 32 with AVX, else 16), so a kernel written
+// with them becomes AVX-512 or AVX2 + FMA code under -march=native and still builds, as narrower
+// instructions, without it.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,9 @@
 
 namespace ember::cpu::simd {
 
-#if defined(__AVX__)
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
 inline constexpr int kVectorBytes = 32;
 #else
 inline constexpr int kVectorBytes = 16;

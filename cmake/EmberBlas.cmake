@@ -26,13 +26,11 @@ if(NOT EMBER_WITH_OPENBLAS STREQUAL "OFF")
 endif()
 message(STATUS "ember: OpenBLAS (OpenMP build) for the CPU GEMM: ${EMBER_HAS_OPENBLAS} ${EMBER_OPENBLAS_LIBRARY}")
 
-# Links libember (the target `target`) to OpenBLAS and keeps its folder in the run path, in the
-# build tree and once installed.
+# Gives libember (the target `target`) OpenBLAS's headers and the path of the library found, which
+# kernels/cpu/openblas_library.cpp opens on first use. It is not linked: a linked OpenBLAS picks its
+# CPU kernels when the process starts, before ember can steer the choice (openblas_library.h).
 function(ember_add_openblas_to target)
-  get_filename_component(_ember_blas_dir ${EMBER_OPENBLAS_LIBRARY} DIRECTORY)
-  target_link_libraries(${target} PRIVATE ${EMBER_OPENBLAS_LIBRARY})
   target_include_directories(${target} SYSTEM PRIVATE ${EMBER_OPENBLAS_INCLUDE_DIR})
-  target_compile_definitions(${target} PRIVATE EMBER_HAS_OPENBLAS)
-  set_property(TARGET ${target} APPEND PROPERTY BUILD_RPATH ${_ember_blas_dir})
-  set_property(TARGET ${target} APPEND PROPERTY INSTALL_RPATH ${_ember_blas_dir})
+  target_compile_definitions(${target} PRIVATE EMBER_HAS_OPENBLAS EMBER_OPENBLAS_PATH="${EMBER_OPENBLAS_LIBRARY}")
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
 endfunction()

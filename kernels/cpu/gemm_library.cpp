@@ -12,10 +12,11 @@
 #include <climits>
 #include <cstdlib>
 
+#include "kernels/cpu/openblas_library.h"
 #include "runtime/error.h"
 
 #ifdef EMBER_HAS_OPENBLAS
-#include <cblas.h>
+#include <cblas.h>  // the enums only: the functions come from openblas_functions()
 #endif
 
 namespace ember::cpu {
@@ -99,23 +100,23 @@ void openblas_tile(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_s
   const CBLAS_TRANSPOSE b_op = b_rows ? CblasNoTrans : CblasTrans;
   const T beta = accumulate ? T{1} : T{0};
   const OneOpenMpThread one_thread;
+  const OpenBlasFunctions& blas = *openblas_functions();
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, a_op, b_op, rows, cols, k, 1.0f, a.data, lda, b.data, ldb, beta, c, c_row_stride);
+    blas.sgemm(CblasRowMajor, a_op, b_op, rows, cols, k, 1.0f, a.data, lda, b.data, ldb, beta, c, c_row_stride);
   } else {
-    cblas_dgemm(CblasRowMajor, a_op, b_op, rows, cols, k, 1.0, a.data, lda, b.data, ldb, beta, c, c_row_stride);
+    blas.dgemm(CblasRowMajor, a_op, b_op, rows, cols, k, 1.0, a.data, lda, b.data, ldb, beta, c, c_row_stride);
   }
 }
 #endif
 
-// openblas_get_parallel(): 0 serial build, 1 pthreads, 2 OpenMP. Only the OpenMP build shares
-// our OpenMP runtime; the serial one gives other bits inside an OpenMP region than outside.
 bool check_openblas() {
 #ifdef EMBER_HAS_OPENBLAS
-  if (openblas_get_parallel() != 2) return false;
+  const OpenBlasFunctions* blas = openblas_functions();
+  if (blas == nullptr) return false;
   // The first call sizes OpenBLAS's buffers for one thread; later calls then change nothing
   // global, so tiles may call it concurrently.
   const OneOpenMpThread one_thread;
-  openblas_set_num_threads(1);
+  blas->set_num_threads(1);
   return true;
 #else
   return false;
@@ -146,19 +147,20 @@ bool openblas_available() {
 GemmLibrary gemm_library() { return chosen_library().load(std::memory_order_relaxed); }
 
 void set_gemm_library(GemmLibrary library) {
-  check(library != GemmLibrary::OpenBlas || openblas_available(),
-        "set_gemm_library: OpenBLAS is not available ({})",
-#ifdef EMBER_HAS_OPENBLAS
-        "the loaded libopenblas is not its OpenMP build"
-#else
-        "this libember was built without it: EMBER_WITH_OPENBLAS=OFF or libopenblas-openmp-dev not installed"
-#endif
-  );
+  check(library != GemmLibrary::OpenBlas || openblas_available(), "set_gemm_library: OpenBLAS is not available ({})",
+        openblas_unavailable_reason());
   chosen_library().store(library, std::memory_order_relaxed);
 }
 
 std::string_view gemm_library_name(GemmLibrary library) {
   return library == GemmLibrary::OpenBlas ? "OpenBLAS" : "Eigen";
+}
+
+std::string gemm_library_description() {
+  const GemmLibrary library = gemm_library();
+  std::string description(gemm_library_name(library));
+  if (library == GemmLibrary::OpenBlas) description += " " + openblas_core();
+  return description;
 }
 
 template <typename T>

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "kernels/cpu/small_gemm.h"
@@ -25,6 +26,10 @@ GemmLibrary gemm_library();
 void set_gemm_library(GemmLibrary library);
 
 std::string_view gemm_library_name(GemmLibrary library);
+
+// The library in use as benchmarks report it: "Eigen", or "OpenBLAS SkylakeX" (with the kernel
+// set OpenBLAS runs, which decides its speed; openblas_library.h).
+std::string gemm_library_description();
 
 // C[rows, cols] (rows `c_row_stride` apart, columns contiguous) = A B, plus C's old values when
 // `accumulate`. A is rows x k and B is k x cols; each must be gemm_mappable (one stride 1, the

@@ -7,9 +7,12 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 #include "kernels/cpu/gemm_library.h"
+#include "kernels/cpu/openblas_library.h"
 #include "matrix_layouts.h"
 #include "numeric_check.h"
 
@@ -77,6 +80,29 @@ TEST_CASE("the CPU GEMM library is OpenBLAS in builds that have it, else Eigen")
                        doctest::Contains("set_gemm_library: OpenBLAS is not available"), Error);
 #endif
 }
+
+#ifdef EMBER_EXPECT_OPENBLAS
+// The core is steered only at load time (openblas_library.h); this process loads OpenBLAS on its
+// first product, so what the user's environment said at start decides what to expect.
+TEST_CASE("OpenBLAS runs the kernel set ember chose for this CPU and the environment is left as it was") {
+  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
+  const std::string user_value = user_core != nullptr ? user_core : "";
+  REQUIRE(cpu::openblas_functions() != nullptr);
+  const std::string core = cpu::openblas_core();
+  INFO("OpenBLAS core " << core << ", OPENBLAS_CORETYPE at start '" << user_value << "'");
+  CHECK_FALSE(core.empty());
+  const char* after = std::getenv("OPENBLAS_CORETYPE");
+  CHECK(std::string(after != nullptr ? after : "") == user_value);
+  if (user_core == nullptr && cpu::openblas_core_for_this_cpu() != nullptr) {
+    CHECK(core == cpu::openblas_core_for_this_cpu());
+  } else {
+    // OpenBLAS's own choice (or the user's): never its fallback for unknown CPUs on a CPU that
+    // has AVX2, where that fallback costs 3-4x on big products.
+    if (__builtin_cpu_supports("avx2") && user_core == nullptr) CHECK(core != "Prescott");
+  }
+  CHECK(cpu::gemm_library_description() == (cpu::gemm_library() == GemmLibrary::OpenBlas ? "OpenBLAS " + core : "Eigen"));
+}
+#endif
 
 TEST_CASE("tile products match float64 loops in each library for every layout, overwriting or accumulating") {
   uint32_t seed = 4000;

@@ -2,6 +2,7 @@
 #include <chrono>
 
 #include "kernels/cpu/gemm_library.h"
+#include "kernels/cpu/openblas_library.h"
 #include "tools/ember-bench/bench.h"
 
 namespace ember::bench {
@@ -62,8 +63,9 @@ nlohmann::json run_gemm_peak(const RunOptions& options) {
     }
     const std::string name(cpu::gemm_library_name(library));
     per_library.push_back({{"library", name}, {"sizes", sizes}, {"peak_gflop_per_s", best}});
+    if (library == cpu::GemmLibrary::OpenBlas) per_library.back()["openblas_core"] = cpu::openblas_core();
     if (library == default_library) {
-      result["library"] = name;
+      result["library"] = cpu::gemm_library_description();
       result["sizes"] = sizes;
       result["peak_gflop_per_s"] = best;
     }

@@ -13,6 +13,7 @@
 
 #include "graph/compile.h"
 #include "graph/fusion.h"
+#include "kernels/cpu/gemm_library.h"
 #include "tools/ember-bench/bench.h"
 
 namespace ember::bench {
@@ -233,6 +234,7 @@ nlohmann::json run_model(const RunOptions& options) {
           {"lr_schedule", options.lr_schedule},
           {"final_lr", optimizer->get_lr(0)}};
   if (compiled) result.update(compiled_fields);
+  if (!device.is_cuda()) result["cpu_gemm"] = cpu::gemm_library_description();
   return result;
 }
 

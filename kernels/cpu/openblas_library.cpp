@@ -44,9 +44,14 @@ LoadResult load() {
   void* library = nullptr;
   try {
     const CoreTypeForLoad core_type;
-    // The OpenMP build CMake found first; the soname's default search may find another build,
-    // which the check below turns away.
-    library = open_shared_library({EMBER_OPENBLAS_PATH, "libopenblas.so.0"}, "OpenBLAS (OpenMP build)");
+    constexpr const char* kWhat = "OpenBLAS (OpenMP build)";
+    if (const char* chosen = std::getenv("EMBER_OPENBLAS_LIBRARY")) {
+      library = open_shared_library({chosen}, kWhat);
+    } else {
+      // The OpenMP build CMake found first; the soname's default search may find another build,
+      // which the check below turns away.
+      library = open_shared_library({EMBER_OPENBLAS_PATH, "libopenblas.so.0"}, kWhat);
+    }
     OpenBlasFunctions functions{};
     resolve_function(library, "cblas_sgemm", "OpenBLAS", functions.sgemm);
     resolve_function(library, "cblas_dgemm", "OpenBLAS", functions.dgemm);

@@ -26,7 +26,8 @@ struct OpenBlasFunctions {
 };
 
 // OpenBLAS's functions, or nullptr when this libember was built without it, the library did not
-// load, or it is not the OpenMP build; openblas_unavailable_reason() says which. Loaded once.
+// load, or it is not the OpenMP build; openblas_unavailable_reason() says which. Loaded once,
+// from EMBER_OPENBLAS_LIBRARY (a path or soname) when that is set, else from the build's find.
 const OpenBlasFunctions* openblas_functions();
 std::string openblas_unavailable_reason();
 

@@ -8,13 +8,15 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <string>
+#include <filesystem>
 #include <limits>
+#include <string>
 
 #include "kernels/cpu/gemm_library.h"
 #include "kernels/cpu/openblas_library.h"
 #include "matrix_layouts.h"
 #include "numeric_check.h"
+#include "skip_case.h"
 
 using namespace ember;
 using namespace ember::testing;
@@ -99,6 +101,26 @@ TEST_CASE("OpenBLAS runs the kernel set ember chose for this CPU and the environ
   CHECK(cpu::gemm_library_description() == (cpu::gemm_library() == GemmLibrary::OpenBlas ? "OpenBLAS " + core : "Eigen"));
 }
 #endif
+
+// ctest runs this case alone with EMBER_OPENBLAS_LIBRARY naming a missing file; elsewhere it skips.
+TEST_CASE("an OpenBLAS that cannot be opened leaves Eigen in charge and says why") {
+  const char* chosen = std::getenv("EMBER_OPENBLAS_LIBRARY");
+  if (chosen == nullptr || std::filesystem::exists(chosen)) {
+    skip_case("needs EMBER_OPENBLAS_LIBRARY naming a missing file (ctest's 'OpenBLAS that cannot be opened')");
+    return;
+  }
+  CHECK_FALSE(cpu::openblas_available());
+  CHECK(cpu::openblas_functions() == nullptr);
+  CHECK(cpu::gemm_library() == GemmLibrary::Eigen);
+  CHECK(cpu::gemm_library_description() == "Eigen");
+#ifdef EMBER_EXPECT_OPENBLAS
+  INFO("reason: " << cpu::openblas_unavailable_reason());
+  CHECK(cpu::openblas_unavailable_reason().find(chosen) != std::string::npos);
+  CHECK_THROWS_WITH_AS(cpu::set_gemm_library(GemmLibrary::OpenBlas), doctest::Contains(chosen), Error);
+#endif
+  // Products still work, through Eigen.
+  check_tile<float>(67, 130, 600, {"row-major", 600, 1, 67 * 600}, {"row-major", 130, 1, 600 * 130}, false, 5000);
+}
 
 TEST_CASE("tile products match float64 loops in each library for every layout, overwriting or accumulating") {
   uint32_t seed = 4000;

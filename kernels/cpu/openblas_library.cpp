@@ -19,7 +19,8 @@ struct LoadResult {
 #ifdef EMBER_HAS_OPENBLAS
 // Sets OPENBLAS_CORETYPE for the library's load and removes it again, so that programs ember
 // starts later (the host compiler, mpirun) see the environment the user gave. A variable the
-// user set is left alone: it is how to force another core.
+// user set is left alone: it is how to force another core. setenv is not safe against another
+// thread's getenv at the same moment; this runs once, at the process's first big CPU product.
 class CoreTypeForLoad {
  public:
   CoreTypeForLoad() {
@@ -41,9 +42,9 @@ class CoreTypeForLoad {
 // our OpenMP runtime; the serial one gives other bits inside an OpenMP region than outside.
 LoadResult load() {
   LoadResult result;
-  void* library = nullptr;
   try {
     const CoreTypeForLoad core_type;
+    void* library = nullptr;
     constexpr const char* kWhat = "OpenBLAS (OpenMP build)";
     if (const char* chosen = std::getenv("EMBER_OPENBLAS_LIBRARY")) {
       library = open_shared_library({chosen}, kWhat);

@@ -116,11 +116,11 @@ for package in cudnn nccl cuda_cupti; do
 done
 [[ -n "$arch" ]] && configure+=("-DCMAKE_CUDA_ARCHITECTURES=${arch}-real")
 command -v ccache >/dev/null && configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-# The convergence test's data: this Python's scikit-learn, else Debian's python3-sklearn (a pyenv or
-# venv python3 first in PATH does not see it), else the copy tools/stage_gpu_deps.sh staged.
+# The convergence test's data: this Python's scikit-learn, else the copy tools/stage_gpu_deps.sh
+# staged; with neither, EMBER_DIGITS_PATH stays unset and the tests read Debian's python3-sklearn
+# (tests/digits_data.h), which a pyenv or venv python3 first in PATH does not see.
 digits=$("$python" -c "import sklearn, os; print(os.path.join(os.path.dirname(sklearn.__file__), 'datasets/data/digits.csv.gz'))" 2>/dev/null || true)
-for candidate in "$digits" /usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz \
-                 "$root/.deps/digits.csv.gz"; do
+for candidate in "$digits" "$root/.deps/digits.csv.gz"; do
   if [[ -n $candidate && -f $candidate ]]; then export EMBER_DIGITS_PATH=$candidate; break; fi
 done
 

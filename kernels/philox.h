@@ -10,6 +10,12 @@
 
 namespace ember {
 
+// Round multipliers and Weyl key increments from the Philox paper.
+constexpr uint32_t kPhiloxMultiplier0 = 0xD2511F53u;
+constexpr uint32_t kPhiloxMultiplier1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxWeyl0 = 0x9E3779B9u;
+constexpr uint32_t kPhiloxWeyl1 = 0xBB67AE85u;
+
 struct PhiloxBlock {
   uint32_t values[4];
 };
@@ -22,22 +28,17 @@ EMBER_HOST_DEVICE uint32_t philox_mulhilo(uint32_t a, uint32_t b, uint32_t* high
 
 // Four 32-bit random words for the 128-bit counter (counter_low, counter_high) under `seed`.
 EMBER_HOST_DEVICE PhiloxBlock philox4x32(uint64_t seed, uint64_t counter_low, uint64_t counter_high) {
-  // Round multipliers and Weyl key increments from the Philox paper.
-  constexpr uint32_t kMultiplier0 = 0xD2511F53u;
-  constexpr uint32_t kMultiplier1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u;
-  constexpr uint32_t kWeyl1 = 0xBB67AE85u;
   uint32_t c0 = static_cast<uint32_t>(counter_low), c1 = static_cast<uint32_t>(counter_low >> 32);
   uint32_t c2 = static_cast<uint32_t>(counter_high), c3 = static_cast<uint32_t>(counter_high >> 32);
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     uint32_t high0, high1;
-    const uint32_t low0 = philox_mulhilo(kMultiplier0, c0, &high0);
-    const uint32_t low1 = philox_mulhilo(kMultiplier1, c2, &high1);
+    const uint32_t low0 = philox_mulhilo(kPhiloxMultiplier0, c0, &high0);
+    const uint32_t low1 = philox_mulhilo(kPhiloxMultiplier1, c2, &high1);
     const uint32_t n0 = high1 ^ c1 ^ k0, n2 = high0 ^ c3 ^ k1;
     c0 = n0; c1 = low1; c2 = n2; c3 = low0;
-    k0 += kWeyl0;
-    k1 += kWeyl1;
+    k0 += kPhiloxWeyl0;
+    k1 += kPhiloxWeyl1;
   }
   return {{c0, c1, c2, c3}};
 }

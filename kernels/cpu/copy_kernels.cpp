@@ -1,9 +1,11 @@
 // Factories and copies on the CPU.
 #include "kernels/cpu/copy_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/philox_stream.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/functors.h"
 #include "kernels/philox.h"
@@ -18,6 +20,27 @@ void generate(const Tensor& out, Generate generate_element) {
   const int64_t numel = out.numel();
   parallel_for(numel, numel >= kParallelGrain,
                [&](int64_t i) { data[i] = static_cast<T>(generate_element(i)); });
+}
+
+// Element i of a random tensor uses stream words 2i and 2i+1 (the wrapper reserved 2 per element):
+// fills `out` with value(word 2i, word 2i+1), reading the stream one block per two elements.
+template <typename T, typename Value>
+void generate_random(const Tensor& out, const OpCall& call, Value value) {
+  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
+  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
+  T* data = out.data_ptr<T>();
+  for_each_random_chunk(out.numel(), [&](int64_t begin, int64_t end) {
+    PhiloxStream stream(seed, offset, 2 * static_cast<uint64_t>(begin));
+    // A batch of words at a time, so the loop below has no refill branch and can vectorize.
+    constexpr int64_t kBatch = 256;
+    uint32_t words[2 * kBatch];
+    for (int64_t first = begin; first < end; first += kBatch) {
+      const int64_t count = std::min(kBatch, end - first);
+      stream.read(words, 2 * count);
+      T* to = data + first;
+      for (int64_t i = 0; i < count; ++i) to[i] = static_cast<T>(value(words[2 * i], words[2 * i + 1]));
+    }
+  });
 }
 
 }  // namespace
@@ -60,51 +83,41 @@ void linspace_kernel(const OpCall& call, TensorList& outputs) {
   });
 }
 
-// Element i of a random tensor uses stream words 2i and 2i+1 (the wrapper reserved 2 per element).
 // float64 takes 53 bits from both words; narrower types take only as many bits of word 2i as their
 // significand holds, because rounding a finer value to the type could give exactly 1.
 void rand_kernel(const OpCall& call, TensorList& outputs) {
-  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
-  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
   dispatch_floating(outputs[0].dtype(), "rand", [&](auto zero) {
     using T = decltype(zero);
     constexpr int significand_bits = std::is_same_v<T, BFloat16> ? 8 : std::is_same_v<T, Float16> ? 11 : 24;
-    generate<T>(outputs[0], [&](int64_t i) {
-      const uint64_t word = 2 * static_cast<uint64_t>(i);
+    generate_random<T>(outputs[0], call, [](uint32_t first, uint32_t second) {
       if constexpr (std::is_same_v<T, double>) {
-        return uniform_double_from_words(philox_word(seed, offset, word), philox_word(seed, offset, word + 1));
+        return uniform_double_from_words(first, second);
       } else {
-        return uniform_from_word_bits(philox_word(seed, offset, word), significand_bits);
+        return static_cast<compute_t<T>>(uniform_from_word_bits(first, significand_bits));
       }
     });
   });
 }
 
 void randn_kernel(const OpCall& call, TensorList& outputs) {
-  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
-  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
   dispatch_floating(outputs[0].dtype(), "randn", [&](auto zero) {
     using T = decltype(zero);
-    generate<T>(outputs[0], [&](int64_t i) {
+    generate_random<T>(outputs[0], call, [](uint32_t first, uint32_t second) {
       // Box-Muller on the element's own two words: u1 in (0, 1] keeps log() finite.
-      const uint64_t word = 2 * static_cast<uint64_t>(i);
-      const double u1 = 1.0 - static_cast<double>(philox_word(seed, offset, word)) / 4294967296.0;
-      const double u2 = static_cast<double>(philox_word(seed, offset, word + 1)) / 4294967296.0;
+      const double u1 = 1.0 - static_cast<double>(first) / 4294967296.0;
+      const double u2 = static_cast<double>(second) / 4294967296.0;
       return static_cast<compute_t<T>>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
     });
   });
 }
 
 void randint_kernel(const OpCall& call, TensorList& outputs) {
-  const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
-  const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
   const int64_t low = call.attrs.get<int64_t>("low");
   const uint64_t range = static_cast<uint64_t>(call.attrs.get<int64_t>("high") - low);
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    generate<T>(outputs[0], [&](int64_t i) {
-      const uint64_t word = 2 * static_cast<uint64_t>(i);
-      const uint64_t bits = (uint64_t{philox_word(seed, offset, word)} << 32) | philox_word(seed, offset, word + 1);
+    generate_random<T>(outputs[0], call, [&](uint32_t first, uint32_t second) {
+      const uint64_t bits = (uint64_t{first} << 32) | second;
       // Modulo bias is below 2^-32 for ranges under 2^32: negligible for sampling.
       return static_cast<compute_t<T>>(static_cast<double>(low + static_cast<int64_t>(bits % range)));
     });

@@ -99,6 +99,34 @@ TEST_CASE("rand follows the default generator's stream: element i uses words 2i 
   for (int i = 0; i < 3; ++i) CHECK(narrow[i] == uniform_from_word(philox_word(2024, 12, 2 * i)));
 }
 
+TEST_CASE("rand, randn and randint read each element's words from the stream, across chunks") {
+  // The kernels walk the stream a block at a time in chunks of kParallelGrain elements; every
+  // element must still be the function of words 2i and 2i+1 that philox_word gives. Offset 6 starts
+  // mid-block (a generator reserves whole blocks; a saved state may point anywhere).
+  const uint64_t seed = 77;
+  const uint64_t offset = 6;
+  const int64_t count = 2 * kParallelGrain + 5;
+  auto word = [&](int64_t i, int which) { return philox_word(seed, offset, 2 * static_cast<uint64_t>(i) + which); };
+  default_generator(kCPU).set_state({seed, offset});
+  const auto uniform = rand({count}, {.dtype = kFloat64, .device = kCPU}).to_vector<double>();
+  default_generator(kCPU).set_state({seed, offset});
+  const auto normal = randn({count}, {.device = kCPU}).to_vector<float>();
+  default_generator(kCPU).set_state({seed, offset});
+  const auto integers = randint(-3, 1000, {count}, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>();
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double u1 = 1.0 - static_cast<double>(word(i, 0)) / 4294967296.0;
+    const double u2 = static_cast<double>(word(i, 1)) / 4294967296.0;
+    const float expected_normal = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+    const uint64_t bits = (uint64_t{word(i, 0)} << 32) | word(i, 1);
+    const int64_t expected_integer = -3 + static_cast<int64_t>(bits % 1003);
+    if (uniform[i] != uniform_double_from_words(word(i, 0), word(i, 1)) || normal[i] != expected_normal ||
+        integers[i] != expected_integer)
+      ++wrong;
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("default generator get_state/set_state replays rand, randn and randint") {
   manual_seed(11);
   rand({3}, {.device = kCPU});  // move away from offset 0

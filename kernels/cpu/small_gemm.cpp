@@ -177,6 +177,41 @@ int64_t plan_cost(int64_t rows, int64_t cols, int64_t k, bool q_streamable, bool
 // scalar steps and about `lanes` operations to fold the partial sums.
 int64_t dot_cost(int64_t m, int64_t n, int64_t k, int64_t lanes) { return m * n * (k / lanes + k % lanes + lanes); }
 
+// The vector plans give a partial last vector (C's last n % lanes columns, or in the transposed
+// plan its last m % lanes rows) a whole tile: with 16 lanes, a 4-column tail of 256 rows costs as
+// many broadcasts and multiply-adds as 16 columns would. Computed as a product of its own, the
+// tail can take the other orientation instead (4 rows x 16 vectors: 64 vector steps per p instead
+// of 256). Returns false, doing nothing, when splitting does not cost less than `whole_cost`. Each
+// part is planned from its shape and strides alone, like any product; where both take a vector
+// plan (each sums an element from its bias over p in order), the split changes no result.
+template <typename T>
+bool split_off_tail(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stride, int64_t m, int64_t n,
+                    int64_t k, const T* bias, bool transposed, int64_t whole_cost) {
+  constexpr int64_t lanes = Lanes<T>::kCount;
+  // The best vector plan of an rows x cols block of C, as small_gemm would choose it.
+  auto best_cost = [&](int64_t rows, int64_t cols) {
+    return std::min(plan_cost(rows, cols, k, b.col_stride == 1 || cols < lanes, false, lanes),
+                    plan_cost(cols, rows, k, a.row_stride == 1 || rows < lanes, true, lanes));
+  };
+  if (!transposed && n > lanes && n % lanes != 0) {
+    const int64_t full = n / lanes * lanes;
+    if (best_cost(m, full) + best_cost(m, n - full) >= whole_cost) return false;
+    small_gemm(a, b, c, c_row_stride, m, full, k, bias);
+    const StridedMatrix<T> b_tail{b.data + full * b.col_stride, b.row_stride, b.col_stride};
+    small_gemm(a, b_tail, c + full, c_row_stride, m, n - full, k, bias != nullptr ? bias + full : nullptr);
+    return true;
+  }
+  if (transposed && m > lanes && m % lanes != 0) {
+    const int64_t full = m / lanes * lanes;
+    if (best_cost(full, n) + best_cost(m - full, n) >= whole_cost) return false;
+    small_gemm(a, b, c, c_row_stride, full, n, k, bias);
+    const StridedMatrix<T> a_tail{a.data + full * a.row_stride, a.row_stride, a.col_stride};
+    small_gemm(a_tail, b, c + full * c_row_stride, c_row_stride, m - full, n, k, bias);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool use_small_gemm(int64_t m, int64_t n, int64_t k) {
@@ -201,6 +236,7 @@ void small_gemm(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stri
   if (along_k && dot_cost(m, n, k, lanes) < std::min(direct_cost, transposed_cost))
     return small_gemm_dot(a, b, c, c_row_stride, m, n, k, bias);
   const bool transposed = transposed_cost < direct_cost;
+  if (split_off_tail(a, b, c, c_row_stride, m, n, k, bias, transposed, std::min(direct_cost, transposed_cost))) return;
   Problem<T> problem{};
   StridedMatrix<T> q;
   if (transposed) {

@@ -26,7 +26,34 @@ bool CachingAllocator::BySize::operator()(const Block* a, const Block* b) const 
 CachingAllocator::~CachingAllocator() {
   // Blocks still live at exit belong to static tensors; leave their segments to the OS.
   release_free_segments(/*retained_too=*/true);
+  for (Block* block : spare_blocks_) delete block;
 }
+
+void CachingAllocator::insert_free(FreeBlocks& pool, Block* block) {
+  if (spare_nodes_.empty()) {
+    pool.insert(block);
+    return;
+  }
+  FreeBlocks::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.value() = block;
+  pool.insert(std::move(node));
+}
+
+void CachingAllocator::erase_free(FreeBlocks& pool, Block* block) {
+  FreeBlocks::node_type node = pool.extract(block);
+  if (!node.empty()) spare_nodes_.push_back(std::move(node));
+}
+
+CachingAllocator::Block* CachingAllocator::new_block(const Block& value) {
+  if (spare_blocks_.empty()) return new Block(value);
+  Block* block = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  *block = value;
+  return block;
+}
+
+void CachingAllocator::delete_block(Block* block) { spare_blocks_.push_back(block); }
 
 CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId stream) {
   const size_t size = round_up(std::max<size_t>(bytes, 1), kRoundBytes);
@@ -43,7 +70,7 @@ CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId s
     check(block != nullptr, "{} allocator: out of memory allocating {} bytes ({} bytes allocated, {} reserved)",
           backend_.name(), bytes, stats_.allocated_bytes, stats_.reserved_bytes);
   } else {
-    pool.erase(block);
+    erase_free(pool, block);
   }
   split(block, size, pool);
   block->allocated = true;
@@ -68,7 +95,7 @@ void CachingAllocator::free(const Allocation& allocation) {
     block = prev;
   }
   if (block->next && !block->next->allocated) merge_into(block, block->next, pool);
-  pool.insert(block);
+  insert_free(pool, block);
 }
 
 CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size,
@@ -88,28 +115,28 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t size, StreamId str
   ++stats_.num_backend_allocations;
   stats_.reserved_bytes += static_cast<int64_t>(segment);
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
-  return new Block{memory, segment, stream, false, small_pool, nullptr, nullptr};
+  return new_block({memory, segment, stream, false, small_pool, nullptr, nullptr});
 }
 
 void CachingAllocator::split(Block* block, size_t size, FreeBlocks& pool) {
   const size_t remainder = block->size - size;
   if (remainder < (block->small_pool ? kMinSplitRemainderSmall : kMinSplitRemainderLarge)) return;
-  auto* rest = new Block{static_cast<char*>(block->pointer) + size, remainder, block->stream, false,
-                         block->small_pool, block, block->next};
+  Block* rest = new_block({static_cast<char*>(block->pointer) + size, remainder, block->stream, false,
+                           block->small_pool, block, block->next});
   if (block->next) block->next->prev = rest;
   block->next = rest;
   block->size = size;
-  pool.insert(rest);
+  insert_free(pool, rest);
 }
 
 // Absorbs the free `neighbour` (which follows `block`) into `block`.
 void CachingAllocator::merge_into(Block* block, Block* neighbour, FreeBlocks& pool) {
-  pool.erase(block);
-  pool.erase(neighbour);
+  erase_free(pool, block);
+  erase_free(pool, neighbour);
   block->size += neighbour->size;
   block->next = neighbour->next;
   if (block->next) block->next->prev = block;
-  delete neighbour;
+  delete_block(neighbour);
 }
 
 void CachingAllocator::release_free_segments(bool retained_too) {
@@ -123,7 +150,7 @@ void CachingAllocator::release_free_segments(bool retained_too) {
         backend_.release(block->pointer, block->size);
         ++stats_.num_backend_frees;
         stats_.reserved_bytes -= static_cast<int64_t>(block->size);
-        delete block;
+        delete_block(block);
         it = pool->erase(it);
       } else {
         ++it;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace ember {
 
@@ -90,12 +91,20 @@ class CachingAllocator {
   // `retained_too` (the allocator's end: no graph runs through it any more).
   void release_free_segments(bool retained_too = false);
   FreeBlocks& pool_for(bool small_pool) { return small_pool ? small_free_ : large_free_; }
+  // Pool membership and Block objects through spares: a step's allocate/free pairs would
+  // otherwise cost about three malloc/free pairs each (a Block per split, a tree node per insert).
+  void insert_free(FreeBlocks& pool, Block* block);
+  void erase_free(FreeBlocks& pool, Block* block);
+  Block* new_block(const Block& value);
+  void delete_block(Block* block);
 
   MemoryBackend& backend_;
   mutable std::mutex mutex_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;
   std::set<StreamId> retained_streams_;
+  std::vector<FreeBlocks::node_type> spare_nodes_;  // emptied tree nodes, reused by insert_free
+  std::vector<Block*> spare_blocks_;                 // deleted Blocks, reused by new_block
   MemoryStats stats_;
 };
 

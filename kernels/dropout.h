@@ -1,5 +1,6 @@
-// The dropout rule, shared by the CPU kernel, CUDA and generated code: whether element i is kept
-// is a pure function of (seed, offset, i), so the mask does not depend on threads or device.
+// The dropout rule, shared by the CPU and CUDA kernels (and embedded for NVRTC programs): whether
+// element i is kept is a pure function of (seed, offset, i), so the mask does not depend on
+// threads or device.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,6 @@ namespace ember {
 // Element i is kept iff the uniform drawn from stream word i is at least p (so P(keep) = 1 - p).
 EMBER_HOST_DEVICE bool dropout_keep_word(uint32_t word, double p) {
   return static_cast<double>(uniform_from_word(word)) >= p;
-}
-EMBER_HOST_DEVICE bool dropout_keep(uint64_t seed, uint64_t offset, uint64_t index, double p) {
-  return dropout_keep_word(philox_word(seed, offset, index), p);
 }
 
 namespace fn {

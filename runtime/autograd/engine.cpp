@@ -16,29 +16,38 @@ struct LaterFirst {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
-// How many edges point at each node reachable from the roots (not beyond a stop node).
-std::unordered_map<Node*, int> count_dependencies(const std::vector<Node*>& roots, const StopAt& stop) {
-  std::unordered_map<Node*, int> dependencies;
+// What the engine tracks for each node reachable from the roots, in one map (one allocation per
+// node rather than one per table).
+struct NodeTask {
+  int dependencies = 0;       // edges into the node from nodes that have not run yet
+  bool seen = false;          // reached by the dependency count's walk
+  std::vector<Tensor> grads;  // gradients summed so far, one slot per output (sized on arrival)
+};
+using Tasks = std::unordered_map<Node*, NodeTask>;
+
+// Counts how many edges point at each node reachable from the roots (not beyond a stop node).
+void count_dependencies(Tasks& tasks, const std::vector<Node*>& roots, const StopAt& stop) {
   std::vector<Node*> stack = roots;
-  std::unordered_map<Node*, bool> seen;
-  for (Node* root : roots) seen[root] = true;
+  for (Node* root : roots) tasks[root].seen = true;
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
     if (stop && stop(*node)) continue;
     for (const Edge& edge : node->next_edges) {
       if (!edge.node) continue;
-      ++dependencies[edge.node.get()];
-      if (!seen[edge.node.get()]) {
-        seen[edge.node.get()] = true;
+      NodeTask& task = tasks[edge.node.get()];
+      ++task.dependencies;
+      if (!task.seen) {
+        task.seen = true;
         stack.push_back(edge.node.get());
       }
     }
   }
-  return dependencies;
 }
 
-void accumulate(std::vector<Tensor>& buffer, uint32_t slot, Tensor gradient) {
+// Sums `gradient` into output `slot` of the node whose gradients `buffer` collects.
+void accumulate(std::vector<Tensor>& buffer, const Node& node, uint32_t slot, Tensor gradient) {
+  if (buffer.empty()) buffer.resize(static_cast<size_t>(node.num_outputs()));
   if (!gradient.defined()) return;
   Tensor& current = buffer[slot];
   current = current.defined() ? add(current, gradient) : std::move(gradient);
@@ -50,28 +59,29 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
   NoGradGuard no_grad;  // backward math is not itself recorded
   // Backward ops run in the dtypes their forward ops chose; autocast would recast them.
   AutocastGuard no_autocast(autocast_dtype(), false);
-  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  Tasks tasks;
   std::vector<Node*> root_nodes;
   std::vector<std::shared_ptr<Node>> keep_alive;
   for (size_t i = 0; i < roots.size(); ++i) {
     Edge edge = gradient_edge(roots[i]);
     if (!edge.node) continue;
-    auto [slot, inserted] = buffers.try_emplace(edge.node.get(), edge.node->num_outputs());
+    auto [slot, inserted] = tasks.try_emplace(edge.node.get());
     if (inserted) root_nodes.push_back(edge.node.get());
-    accumulate(slot->second, edge.input_nr, grad_roots[i]);
+    accumulate(slot->second.grads, *edge.node, edge.input_nr, grad_roots[i]);
     keep_alive.push_back(edge.node);
   }
 
-  std::unordered_map<Node*, int> dependencies = count_dependencies(root_nodes, stop);
+  count_dependencies(tasks, root_nodes, stop);
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
   for (Node* root : root_nodes)
-    if (dependencies[root] == 0) ready.push(root);
+    if (tasks[root].dependencies == 0) ready.push(root);
 
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
-    std::vector<Tensor> grads = std::move(buffers[node]);
-    buffers.erase(node);
+    // Moving the gradients out frees them with this step; the entry itself stays until the end.
+    std::vector<Tensor> grads = std::move(tasks[node].grads);
+    grads.resize(static_cast<size_t>(node->num_outputs()));
     if (stop && stop(*node)) {
       for (int output = 0; output < node->num_outputs(); ++output)
         if (grads[output].defined()) arrived(*node, static_cast<uint32_t>(output), grads[output]);
@@ -93,9 +103,9 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
       const Edge& edge = node->next_edges[i];
       if (!edge.node) continue;
-      auto [slot, inserted] = buffers.try_emplace(edge.node.get(), edge.node->num_outputs());
-      if (i < grad_inputs.size()) accumulate(slot->second, edge.input_nr, std::move(grad_inputs[i]));
-      if (--dependencies[edge.node.get()] == 0) ready.push(edge.node.get());
+      NodeTask& task = tasks[edge.node.get()];
+      if (i < grad_inputs.size()) accumulate(task.grads, *edge.node, edge.input_nr, std::move(grad_inputs[i]));
+      if (--task.dependencies == 0) ready.push(edge.node.get());
     }
   }
 }

@@ -113,7 +113,15 @@ void AdamFamily<Decoupled>::step_batched(size_t group_index) {
     for (Batch& candidate : batches)
       if (candidate.device == param.device() && candidate.dtype == param.dtype() && candidate.step == step_count)
         batch = &candidate;
-    if (batch == nullptr) batch = &batches.emplace_back(Batch{param.device(), param.dtype(), step_count});
+    if (batch == nullptr) {
+      batch = &batches.emplace_back(Batch{param.device(), param.dtype(), step_count});
+      // Sized once for the whole group (usually one batch): no regrowth per parameter each step.
+      const size_t most = group.params.size();
+      for (std::vector<Tensor>* list : {&batch->params, &batch->grads, &batch->exp_avgs, &batch->exp_avg_sqs})
+        list->reserve(most);
+      if (options.amsgrad) batch->max_exp_avg_sqs.reserve(most);
+      batch->states.reserve(most);
+    }
     batch->params.push_back(param);
     batch->grads.push_back(std::move(grad));
     batch->exp_avgs.push_back(state.exp_avg);

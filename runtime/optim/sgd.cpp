@@ -87,7 +87,13 @@ void SGD::step_batched(size_t group_index) {
     for (Batch& candidate : batches)
       if (candidate.device == param.device() && candidate.dtype == param.dtype() && candidate.first_step == first_step)
         batch = &candidate;
-    if (batch == nullptr) batch = &batches.emplace_back(Batch{param.device(), param.dtype(), first_step});
+    if (batch == nullptr) {
+      batch = &batches.emplace_back(Batch{param.device(), param.dtype(), first_step});
+      // Sized once for the whole group (usually one batch): no regrowth per parameter each step.
+      batch->params.reserve(group.params.size());
+      batch->grads.reserve(group.params.size());
+      if (options.momentum != 0.0) batch->buffers.reserve(group.params.size());
+    }
     batch->params.push_back(param);
     batch->grads.push_back(std::move(grad));
     if (buffer.defined()) batch->buffers.push_back(std::move(buffer));

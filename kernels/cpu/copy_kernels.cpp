@@ -29,7 +29,8 @@ void generate_random(const Tensor& out, const OpCall& call, Value value) {
   const uint64_t seed = static_cast<uint64_t>(call.attrs.get<int64_t>("seed"));
   const uint64_t offset = static_cast<uint64_t>(call.attrs.get<int64_t>("offset"));
   T* data = out.data_ptr<T>();
-  for_each_random_chunk(out.numel(), [&](int64_t begin, int64_t end) {
+  // Element i reads words 2i and 2i+1 wherever its range starts: values never depend on threads.
+  parallel_ranges(out.numel(), [&](int64_t begin, int64_t end) {
     PhiloxStream stream(seed, offset, 2 * static_cast<uint64_t>(begin));
     // A batch of words at a time, so the loop below has no refill branch and can vectorize.
     constexpr int64_t kBatch = 256;

@@ -2,6 +2,7 @@
 // y = x * mask * scale.
 #include "kernels/cpu/dropout_kernels.h"
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/philox_stream.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/dropout.h"
@@ -16,7 +17,7 @@ void dropout_kernel(const OpCall& call, TensorList& outputs) {
   const Tensor& mask = outputs[1];
   bool* keep = mask.data_ptr<bool>();
   const int64_t numel = mask.numel();
-  for_each_random_chunk(numel, [&](int64_t begin, int64_t end) {
+  parallel_ranges(numel, [&](int64_t begin, int64_t end) {
     PhiloxStream stream(seed, offset, static_cast<uint64_t>(begin));
     for (int64_t i = begin; i < end; ++i) keep[i] = dropout_keep_word(stream.next(), p);
   });

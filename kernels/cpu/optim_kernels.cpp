@@ -29,10 +29,7 @@ void for_each_element(const std::array<const Tensor*, N>& tensors, Flat&& flat, 
   if (geometry.all_contiguous) {
     std::array<T*, N> base;
     for (int k = 0; k < N; ++k) base[k] = reinterpret_cast<T*>(geometry.base[k]);
-    const int64_t chunks = (numel + kParallelGrain - 1) / kParallelGrain;
-    parallel_for(chunks, parallel, [&](int64_t chunk) {
-      flat(base, chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
-    });
+    parallel_ranges(numel, [&](int64_t begin, int64_t end) { flat(base, begin, end); });
     return;
   }
 

@@ -1,7 +1,10 @@
 // parallel_for: a loop over [0, count) that uses the OpenMP team only when asked to.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+
+#include "runtime/parallel.h"
 
 namespace ember::cpu {
 
@@ -18,6 +21,19 @@ inline void parallel_for(int64_t count, bool parallel, Body&& body) {
   }
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < count; ++i) body(i);
+}
+
+// Runs body(begin, end) over [0, count) in chunks of kParallelGrain elements, split statically
+// over the threads when there are several chunks and threads, else one after another. The chunks
+// never depend on the thread count: which elements share a range, and so take a vectorized loop's
+// vector body or its scalar remainder (which may round differently), is the same with any number
+// of threads (the conformance suite checks 1 against 3 threads).
+template <typename Body>
+inline void parallel_ranges(int64_t count, Body&& body) {
+  const int64_t chunks = (count + kParallelGrain - 1) / kParallelGrain;
+  parallel_for(chunks, chunks > 1 && get_num_threads() > 1, [&](int64_t chunk) {
+    body(chunk * kParallelGrain, std::min(count, (chunk + 1) * kParallelGrain));
+  });
 }
 
 }  // namespace ember::cpu

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/cpu/parallel_for.h"
 #include "kernels/philox.h"
-#include "runtime/parallel.h"
 
 namespace ember::cpu {
 
@@ -86,16 +84,5 @@ class PhiloxStream {
   uint64_t buffer_start_ = 0;
   uint32_t words_[kWords];
 };
-
-// Calls fill(begin, end) over chunks of kParallelGrain elements of [0, count), split over the
-// threads when there are several chunks. Chunks have a fixed size, so what each element reads
-// from the stream never depends on the thread count.
-template <typename Fill>
-void for_each_random_chunk(int64_t count, Fill&& fill) {
-  const int64_t chunks = (count + kParallelGrain - 1) / kParallelGrain;
-  parallel_for(chunks, chunks > 1 && get_num_threads() > 1, [&](int64_t chunk) {
-    fill(chunk * kParallelGrain, std::min(count, (chunk + 1) * kParallelGrain));
-  });
-}
 
 }  // namespace ember::cpu

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/parallel.h"
 #include "runtime/tensor.h"
 
@@ -169,8 +170,6 @@ void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) 
   const int64_t numel = out.numel();
   if (numel == 0) return;
   LoopGeometry<N> geometry = make_geometry<N>(out, {&inputs...});
-  const bool parallel = numel >= kParallelGrain && get_num_threads() > 1;
-  const int64_t chunks = (numel + kParallelGrain - 1) / kParallelGrain;
 
   if (geometry.all_contiguous) {  // the fast path: flat arrays, vectorizable
     Out* output = reinterpret_cast<Out*>(geometry.base[0]);
@@ -181,13 +180,7 @@ void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) 
           output[i] = static_cast<Out>(functor(load_at(std::get<K>(in), i)...));
       }(std::index_sequence_for<In...>{});
     };
-    if (parallel) {
-#pragma omp parallel for schedule(static)
-      for (int64_t chunk = 0; chunk < chunks; ++chunk)
-        flat(chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
-    } else {
-      flat(0, numel);
-    }
+    parallel_ranges(numel, flat);
     return;
   }
 
@@ -214,13 +207,7 @@ void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) 
     };
     for_each_segment<N>(geometry, element_sizes, begin, end, segment);
   };
-  if (parallel) {
-#pragma omp parallel for schedule(static)
-    for (int64_t chunk = 0; chunk < chunks; ++chunk)
-      staged(chunk * kParallelGrain, std::min(numel, (chunk + 1) * kParallelGrain));
-  } else {
-    staged(0, numel);
-  }
+  parallel_ranges(numel, staged);
 }
 
 }  // namespace ember::cpu

@@ -21,6 +21,7 @@ thread_local std::vector<DispatchMode*> mode_stack;
 thread_local bool grad_enabled = true;
 thread_local AttrRefresh pending_attr_refresh;
 thread_local int host_effect_depth = 0;  // open HostEffectScopes
+thread_local int kernel_deferrals = 0;    // open KernelDeferrals: kernels are left to their owner
 
 // EMBER_POISON_OUTPUTS=1 fills every freshly allocated output with NaN (floats) or 0xA5 bytes
 // before its kernel runs, so tests catch kernels that leave elements unwritten.
@@ -190,7 +191,7 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   TensorList outputs;
   for (size_t i = 0; i < call.inputs.size(); ++i)
     if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
-  kernel(call, outputs);
+  if (kernel_deferrals == 0) kernel(call, outputs);
   // An optional mutated input (an optimizer's absent state buffer) may be undefined.
   for (Tensor& output : outputs)
     if (output.defined()) output.impl()->storage->bump_version();
@@ -250,7 +251,7 @@ TensorList dispatch_eager(const OpCall& call) {
     outputs.push_back(make_tensor(metas[i].sizes, metas[i].dtype, metas[i].device));
     if (poison_outputs()) poison(outputs[i]);
   }
-  kernel(call, outputs);
+  if (kernel_deferrals == 0) [[likely]] kernel(call, outputs);
   if (op.backward && grad_mode_enabled() && any_input_requires_grad(call))
     record_autograd(call, outputs);
   return outputs;
@@ -312,6 +313,9 @@ void notify_host_effect(const std::string& what, const std::function<void()>& re
   if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_effect(what, replay);
 }
+
+KernelDeferral::KernelDeferral() { ++kernel_deferrals; }
+KernelDeferral::~KernelDeferral() { --kernel_deferrals; }
 
 HostEffectScope::HostEffectScope() { ++host_effect_depth; }
 HostEffectScope::~HostEffectScope() { --host_effect_depth; }

@@ -111,6 +111,17 @@ TensorList dispatch(const OpCall& call);
 // The eager path alone: shape rule, output allocation, kernel, autograd recording.
 TensorList dispatch_eager(const OpCall& call);
 
+// While one is alive on this thread, the eager path does everything but run kernels: shape rules,
+// output allocation, autograd recording and version bumps happen now, and the caller (a compiled
+// function's segment mode, graph/segment_mode.h) runs the kernels later, in the same order.
+class KernelDeferral {
+ public:
+  KernelDeferral();
+  ~KernelDeferral();
+  KernelDeferral(const KernelDeferral&) = delete;
+  KernelDeferral& operator=(const KernelDeferral&) = delete;
+};
+
 // Convenience for ops with one output.
 Tensor dispatch_one(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 inline Tensor dispatch_one(const OpDef& op, std::initializer_list<Tensor> inputs,

@@ -12,16 +12,9 @@
 
 namespace ember::graph {
 
-namespace {
-
-// Ops that draw from the host-side generator: its offset advances per call. Called through
-// ember's API they come with a refresh that reserves a new range per replay
-// (runtime/random/random_attrs.h); without one, a replay would repeat the same numbers.
 bool draws_random_numbers(const OpDef& op) {
   return op.name == "rand" || op.name == "randn" || op.name == "randint" || op.name == "dropout";
 }
-
-}  // namespace
 
 CaptureMode::CaptureMode(Graph& graph, bool fullgraph) : graph_(graph), fullgraph_(fullgraph) {
   take_attr_refresh();  // a refresh left over from code run under another mode is not ours

@@ -18,6 +18,11 @@ class GraphBreak : public Error {
   using Error::Error;
 };
 
+// Ops that draw from the host-side generator: its offset advances per call. Called through
+// ember's API they come with a refresh that reserves a new range per replay
+// (runtime/random/random_attrs.h); without one, a replay would repeat the same numbers.
+bool draws_random_numbers(const OpDef& op);
+
 class CaptureMode final : public DispatchMode {
  public:
   // With fullgraph, a graph break throws GraphBreak; otherwise it is recorded in break_reason()

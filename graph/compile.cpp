@@ -15,6 +15,7 @@
 #include "graph/compiled_autograd.h"
 #include "graph/fusion.h"
 #include "graph/passes.h"
+#include "graph/segment_mode.h"
 #include "runtime/autocast.h"
 #include "runtime/autograd/node.h"
 
@@ -81,11 +82,36 @@ void CompiledFunction::fall_back(const std::string& reason, const std::string& h
 
 void CompiledFunction::graph_break(const std::string& reason) {
   graph_breaks_.push_back(reason);
-  log::event("graph_breaks", fmt::format("graph break: {}; the function runs eagerly from now on", reason),
+  if (!segments_) segments_ = std::make_shared<SegmentCache>(kSegmentsPerVariant * options_.cache_limit);
+  log::event("graph_breaks",
+             fmt::format("graph break: {}; calls no captured graph serves now run fn with its kernels deferred, "
+                         "as compiled segments split where it reads values on the host", reason),
              {{"reason", reason}, {"fullgraph", false}});
-  fall_back("graph break: " + reason,
-            "every call runs eagerly since a graph break: read host values after the compiled call (return the "
-            "tensor), or compile the part before the read on its own; fullgraph=true makes it an error");
+  log::event("perf_hints",
+             "a graph break: each call runs fn's host code, shape rules and autograd recording eagerly, and only "
+             "its kernels as compiled segments; read host values after the compiled call (return the tensor), or "
+             "compile the part before the read on its own; fullgraph=true makes it an error",
+             {{"graph_break", reason}});
+}
+
+std::vector<Tensor> CompiledFunction::run_segments(const EagerRun& run_eager) {
+  ++segmented_calls_;
+  SegmentMode mode(*segments_);
+  const DispatchModeGuard installed(mode);
+  std::vector<Tensor> result;
+  try {
+    result = run_eager();
+  } catch (...) {
+    // The ops fn called before it threw happened, as in eager mode: their kernels run now. The
+    // first error is the one the caller gets.
+    try {
+      mode.flush("an exception");
+    } catch (...) {
+    }
+    throw;
+  }
+  mode.flush("the function's return");
+  return result;
 }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
@@ -106,6 +132,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
       return outputs;
     }
   }
+  if (segments_) return run_segments(run_eager);
   // A miss: why each entry failed, the first (oldest) one's reason kept.
   std::string reason;
   for (const Entry& entry : entries_) {

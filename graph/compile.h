@@ -21,8 +21,12 @@
 namespace ember {
 
 struct CompileOptions {
-  bool fullgraph = false;  // a graph break throws GraphBreak instead of falling back to eager
-  int cache_limit = 8;     // compiled variants kept; past it, calls that miss run eagerly
+  // A graph break throws GraphBreak; without fullgraph, fn then runs as compiled segments split
+  // where it reads values on the host (graph/segments.h).
+  bool fullgraph = false;
+  // Compiled variants kept; past it, calls that miss run eagerly. A function with a graph break
+  // keeps up to 8 * cache_limit compiled segments; new segments past that run kernel by kernel.
+  int cache_limit = 8;
   // Eager calls before the first capture: they create lazily built state (optimizer moments, a
   // momentum buffer), which the graph then reads as state bound by identity.
   int warmup_calls = 1;
@@ -52,10 +56,13 @@ struct CompileOptions {
 // How many captures for new sizes of dynamic dims a compiled function keeps; past it (or past
 // CompileOptions::size_specialization_bytes) the oldest goes, and comes back as a new capture.
 constexpr int kMaxSizeSpecializations = 32;
+// Compiled segments a function with a graph break keeps, per unit of cache_limit.
+constexpr int kSegmentsPerVariant = 8;
 
 namespace graph {
 
 struct BackwardProgram;
+class SegmentCache;
 
 // Everything the trace assumed; a call that disagrees recompiles.
 struct Guards {
@@ -98,8 +105,12 @@ class CompiledFunction {
   int replays() const { return replays_; }
   bool fell_back_to_eager() const { return fell_back_; }
   const std::vector<std::string>& recompile_reasons() const { return recompile_reasons_; }
-  // Each graph break met (with its call site); after one the function runs eagerly.
+  // Each graph break met (with its call site). After one, calls that no captured graph serves run
+  // fn itself with its kernels deferred and replayed as compiled segments (graph/segments.h).
   const std::vector<std::string>& graph_breaks() const { return graph_breaks_; }
+  // The compiled segments since the first graph break; null before it.
+  const SegmentCache* segments() const { return segments_.get(); }
+  int segmented_calls() const { return segmented_calls_; }  // calls run as segments
   // A readable summary, as torch._dynamo.explain gives: calls, captures, replays, recompiles and
   // their reasons, graph breaks, dynamic dims, and per entry its graph, executor and guards.
   std::string explain() const;
@@ -128,7 +139,8 @@ class CompiledFunction {
                               int reference);
   // Runs fn eagerly from now on, saying why (EMBER_LOGS=recompiles) and what to change (perf_hints).
   void fall_back(const std::string& reason, const std::string& hint);
-  void graph_break(const std::string& reason);  // records and logs it, then falls back
+  void graph_break(const std::string& reason);  // records and logs it; later misses run as segments
+  std::vector<Tensor> run_segments(const EagerRun& run_eager);
   // The first entry that `inputs` match in everything but sizes, and the dims whose sizes differ.
   struct SizeChange {
     int entry = -1;  // -1: no entry
@@ -145,6 +157,8 @@ class CompiledFunction {
   std::vector<Entry> entries_;
   std::vector<std::string> recompile_reasons_;
   std::vector<std::string> graph_breaks_;
+  std::shared_ptr<SegmentCache> segments_;  // made at the first graph break
+  int segmented_calls_ = 0;
   std::vector<uint32_t> dynamic_dims_;
   int specializations_ = 0;
   int captures_made_ = 0;

@@ -5,6 +5,7 @@
 #include "graph/compile.h"
 #include "graph/compiled_autograd.h"
 #include "graph/fusion.h"
+#include "graph/segments.h"
 
 namespace ember::graph {
 
@@ -62,6 +63,16 @@ std::string CompiledFunction::explain() const {
   text += fmt::format("graph breaks: {}\n", graph_breaks_.size());
   for (size_t b = 0; b < graph_breaks_.size(); ++b) text += fmt::format("  {}. {}\n", b + 1, graph_breaks_[b]);
   text += fmt::format("runs eagerly: {}\n", fell_back_ ? "yes, every call from the fall back on" : "no");
+  if (segments_) {
+    text += fmt::format("runs as compiled segments: {} calls; {} segments compiled (limit {}), {} segment runs "
+                        "compiled, {} kernel by kernel\n",
+                        segmented_calls_, segments_->segments(), segments_->limit(), segments_->compiled_runs(),
+                        segments_->kernel_runs());
+    const std::vector<SegmentCache::Info> segments = segments_->info();
+    for (size_t s = 0; s < segments.size(); ++s)
+      text += fmt::format("  segment {}: {} kernels, {} runs, ended by {}: {}\n", s, segments[s].kernels,
+                          segments[s].runs, segments[s].ended_by, describe_executor(*segments[s].executor));
+  }
   for (size_t e = 0; e < entries_.size(); ++e) {
     const Entry& entry = entries_[e];
     text += fmt::format("entry {} ({}): {}", e, entry.size_specialization ? "new sizes" : "variant",

@@ -5,6 +5,7 @@
 
 #include "graph/capture.h"
 #include "graph/compile.h"
+#include "graph/segments.h"
 #include "graph_test_util.h"
 
 using namespace ember;
@@ -142,8 +143,15 @@ TEST_CASE("compile: fullgraph errors name the op and the reason") {
     return x * total;
   }, {.warmup_calls = 0});
   CHECK(lenient(x).to_vector<float>() == std::vector<float>{5.0f, 10.0f});
-  CHECK(lenient.state().fell_back_to_eager());
+  CHECK_FALSE(lenient.state().fell_back_to_eager());
+  // Later calls run as segments: (x * x).sum() compiled, ended by item(); x * total alone is one
+  // kernel, which runs as it is.
   CHECK(lenient(x * 2.0).to_vector<float>() == std::vector<float>{40.0f, 80.0f});
+  REQUIRE(lenient.state().segments() != nullptr);
+  CHECK(lenient.state().segmented_calls() == 1);
+  CHECK(lenient.state().segments()->segments() == 1);
+  CHECK(lenient.state().segments()->compiled_runs() == 1);
+  CHECK(lenient.state().segments()->kernel_runs() == 1);
 }
 
 TEST_CASE("compile: a learning rate set inside the compiled function is a graph break, not a frozen lr") {
@@ -166,7 +174,8 @@ TEST_CASE("compile: a learning rate set inside the compiled function is a graph 
     auto [xs, ys] = graph_test::batch(step);
     CHECK(graph_test::bit_equal(fallback(xs, ys), decaying_step(eager, xs, ys)));
   }
-  CHECK(fallback.state().fell_back_to_eager());
+  CHECK_FALSE(fallback.state().fell_back_to_eager());
+  CHECK(fallback.state().segmented_calls() == 2);  // call 0 warmed up, call 1 was the capture that broke
   CHECK(lenient.optimizer->get_lr(0) == eager.optimizer->get_lr(0));
   check_same_state(eager, lenient);
 }

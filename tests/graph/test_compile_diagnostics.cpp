@@ -88,19 +88,29 @@ TEST_CASE("compile diagnostics: a graph break is logged with its call site, hint
   CHECK(breaks[0].at("fullgraph") == false);
   REQUIRE(logs.lines("perf_hints").size() == 1);
   CHECK(logs.lines("perf_hints")[0].at("message").get<std::string>().find("graph break") != std::string::npos);
-  REQUIRE(logs.lines("recompiles").size() == 1);
-  CHECK(logs.lines("recompiles")[0].at("fall_back") == "graph break: " + reason);
+  CHECK(logs.lines("perf_hints")[0].at("graph_break") == reason);
+  CHECK(logs.lines("recompiles").empty());  // no fall back to eager: segments from now on
   REQUIRE(lenient.state().graph_breaks() == std::vector<std::string>{reason});
+  // The next call compiles its first segment, (x * x).sum() up to the item() that ended it.
+  CHECK(lenient(x).to_vector<float>() == std::vector<float>{5.0f, 10.0f});
+  REQUIRE(logs.lines("graph_breaks").size() == 2);
+  const nlohmann::json compiled = logs.lines("graph_breaks")[1];
+  CHECK(compiled.at("segment") == 0);
+  CHECK(compiled.at("kernels") == 2);
+  CHECK(compiled.at("ended_by").get<std::string>().find("item() at ") == 0);
   const std::string summary = lenient.state().explain();
   CHECK(summary.find("graph breaks: 1\n  1. item() reads the values") != std::string::npos);
-  CHECK(summary.find("runs eagerly: yes") != std::string::npos);
+  CHECK(summary.find("runs eagerly: no") != std::string::npos);
+  CHECK(summary.find("runs as compiled segments: 1 calls; 1 segments compiled (limit 64), 1 segment runs compiled, "
+                     "1 kernel by kernel") != std::string::npos);
+  CHECK(summary.find("  segment 0: 2 kernels, 1 runs, ended by item() at ") != std::string::npos);
 
   // With fullgraph the break is logged too, then thrown.
   auto strict = ember::compile([](const Tensor& x) { return x * (x * x).sum().item(); },
                                {.fullgraph = true, .warmup_calls = 0});
   CHECK_THROWS_AS(strict(x), graph::GraphBreak);
-  REQUIRE(logs.lines("graph_breaks").size() == 2);
-  CHECK(logs.lines("graph_breaks")[1].at("fullgraph") == true);
+  REQUIRE(logs.lines("graph_breaks").size() == 3);
+  CHECK(logs.lines("graph_breaks")[2].at("fullgraph") == true);
 }
 
 TEST_CASE("compile diagnostics: guards of each entry, why each missed, and the recompile") {

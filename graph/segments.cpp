@@ -1,0 +1,165 @@
+// SegmentCache: compiled segments found by signature, compiled on a miss with the same passes
+// and fusion as a full capture, run on the segment's own tensors, results filled afterwards.
+#include "graph/segments.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "graph/compile.h"
+#include "graph/compile_log.h"
+#include "graph/executor.h"
+#include "graph/fusion.h"
+#include "graph/segment_trace.h"
+
+namespace ember::graph {
+
+struct SegmentCache::Entry {
+  Entry(const SegmentTrace& trace, std::vector<bool> changing, std::vector<int> per_run,
+        std::shared_ptr<std::vector<Attrs>> per_run_attrs, Graph graph, std::string ended_by)
+      : signature(trace.signature),
+        hash(trace.hash),
+        scalars(trace.scalars),
+        changing(std::move(changing)),
+        per_run(std::move(per_run)),
+        per_run_attrs(std::move(per_run_attrs)),
+        executor(std::move(graph)),
+        kernels(trace.kernels),
+        ended_by(std::move(ended_by)) {}
+
+  // Whether `trace` is this segment: the same structure, and the same floating-point attrs
+  // except in the calls whose attrs this one reads at each run.
+  bool matches(const SegmentTrace& trace) const {
+    if (trace.hash != hash || trace.signature != signature) return false;
+    for (size_t k = 0; k < trace.scalars.size(); ++k)
+      if (trace.scalars[k] != scalars[k] && !changing[static_cast<size_t>(trace.scalar_calls[k])]) return false;
+    return true;
+  }
+
+  std::vector<int64_t> signature;
+  uint64_t hash;
+  std::vector<int64_t> scalars;
+  std::vector<bool> changing;  // per call: its floating-point attrs changed between calls
+  // The calls whose attrs are set before each run (per_run_calls); the graph's nodes read them
+  // through their refresh (trace_segment).
+  std::vector<int> per_run;
+  std::shared_ptr<std::vector<Attrs>> per_run_attrs;
+  Executor executor;
+  int kernels;
+  std::string ended_by;
+  int runs = 0;
+};
+
+namespace {
+
+Device device_of(const DeferredCall& call) {
+  if (call.op->kind == OpKind::Factory) return call.attrs.get<Device>("device");
+  for (const Tensor& input : call.inputs)
+    if (input.defined()) return input.device();
+  return kCPU;
+}
+
+// What the dispatcher would have done at each call, now: the same kernels on the same tensors in
+// the same order, so the results are eager's bit for bit.
+void run_kernels_in_order(const std::vector<DeferredCall>& calls) {
+  for (const DeferredCall& call : calls) {
+    if (call.op == nullptr || call.op->kind == OpKind::View) continue;
+    TensorList outputs = call.outputs;
+    call.op->kernel_for(device_of(call))(OpCall{*call.op, call.inputs, call.attrs}, outputs);
+  }
+}
+
+// Fills `target` with `value` through the copy kernel: the tensor was written when its op was
+// called (its version bumped then), so this must not count as another write, or autograd would
+// reject a saved tensor at backward as modified in place.
+void fill(const Tensor& target, const Tensor& value) {
+  const TensorImpl& to = *target.impl();
+  const TensorImpl& from = *value.impl();
+  if (to.storage == from.storage && to.offset == from.offset && to.strides == from.strides) return;  // in place
+  static const OpDef& copy = lookup_op("copy_");
+  const Tensor inputs[] = {target, value};
+  TensorList outputs{target};
+  copy.kernel_for(target.device())(OpCall{copy, inputs, Attrs{}}, outputs);
+}
+
+}  // namespace
+
+SegmentCache::SegmentCache(int limit) : limit_(limit) {}
+SegmentCache::~SegmentCache() = default;
+
+void SegmentCache::run(const std::vector<DeferredCall>& calls, const std::string& ended_by) {
+  SegmentTrace trace = trace_segment(calls);
+  Entry* entry = nullptr;
+  const Entry* same_structure = nullptr;
+  for (const std::unique_ptr<Entry>& candidate : entries_) {
+    if (candidate->matches(trace)) {
+      entry = candidate.get();
+      break;
+    }
+    if (candidate->hash == trace.hash && candidate->signature == trace.signature) same_structure = candidate.get();
+  }
+  if (entry == nullptr && trace.kernels >= 2 && segments() < limit_) entry = compile(calls, trace, same_structure, ended_by);
+  if (entry == nullptr) {
+    if (trace.kernels >= 2 && !limit_logged_) {
+      limit_logged_ = true;
+      log::event("perf_hints",
+                 fmt::format("{} compiled segments (the limit) are held: new segments run kernel by kernel", limit_),
+                 {{"segment_limit", limit_}});
+    }
+    run_kernels_in_order(calls);
+    ++kernel_runs_;
+    return;
+  }
+  entry->per_run_attrs->clear();
+  for (int call : entry->per_run) entry->per_run_attrs->push_back(calls[static_cast<size_t>(call)].attrs);
+  const std::vector<Tensor> values = entry->executor.run(trace.inputs);
+  for (size_t r = 0; r < trace.results.size(); ++r) fill(trace.results[r].target, values[r]);
+  ++entry->runs;
+  ++compiled_runs_;
+}
+
+SegmentCache::Entry* SegmentCache::compile(const std::vector<DeferredCall>& calls, SegmentTrace& trace,
+                                           const Entry* same_structure, const std::string& ended_by) {
+  // A segment seen before with other floating-point attrs (a learning rate, a value read on the
+  // host) reads the calls whose attrs changed at each run, so that it serves every value.
+  std::vector<bool> changing(calls.size(), false);
+  if (same_structure != nullptr) {
+    changing = same_structure->changing;
+    for (size_t k = 0; k < trace.scalars.size(); ++k)
+      if (trace.scalars[k] != same_structure->scalars[k]) changing[static_cast<size_t>(trace.scalar_calls[k])] = true;
+  }
+  std::vector<int> per_run = per_run_calls(calls, changing);
+  auto per_run_attrs = std::make_shared<std::vector<Attrs>>();
+  // The graph is traced again with the first trace's handles released: they would count as
+  // references from outside and change which values leave the segment.
+  trace = SegmentTrace{};
+  Graph graph;
+  trace = trace_segment(calls, &graph, per_run, per_run_attrs);
+  verify(graph);
+  run_passes(graph);
+  fuse_pointwise(graph, {.log = log::enabled("fusion")});
+  verify(graph);
+  entries_.push_back(std::make_unique<Entry>(trace, std::move(changing), std::move(per_run), std::move(per_run_attrs),
+                                             std::move(graph), ended_by));
+  Entry& entry = *entries_.back();
+  const int read_per_run = static_cast<int>(std::ranges::count(entry.changing, true));
+  log::event("graph_breaks",
+             fmt::format("compiled segment {}: {} kernels, {} nodes after passes and fusion, ended by {}{}",
+                         entries_.size() - 1, trace.kernels, entry.executor.graph().nodes.size(), ended_by,
+                         read_per_run > 0 ? fmt::format("; the scalars of {} calls changed since the segment was "
+                                                        "first compiled and are read at each run", read_per_run)
+                                          : ""),
+             {{"segment", entries_.size() - 1}, {"kernels", trace.kernels}, {"ended_by", ended_by},
+              {"scalars_read_per_run", read_per_run}});
+  return &entry;
+}
+
+std::vector<SegmentCache::Info> SegmentCache::info() const {
+  std::vector<Info> segments;
+  for (const std::unique_ptr<Entry>& entry : entries_)
+    segments.push_back({&entry->executor, entry->kernels, entry->runs, entry->ended_by});
+  return segments;
+}
+
+}  // namespace ember::graph

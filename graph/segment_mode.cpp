@@ -2,50 +2,74 @@
 // the code reads a value on the host.
 #include "graph/segment_mode.h"
 
-#include <utility>
+#include <span>
 
 #include "graph/capture.h"
 
 namespace ember::graph {
 
-void SegmentMode::flush(const std::string& ended_by) {
-  if (calls_.empty() || flushing_) return;
-  std::vector<DeferredCall> calls = std::exchange(calls_, {});
-  known_.clear();
-  pending_.clear();
-  flushing_ = true;
-  struct Reset {
-    bool& flag;
-    ~Reset() { flag = false; }
-  } reset{flushing_};
-  cache_.run(calls, ended_by);
+SegmentMode::SegmentMode(SegmentCache& cache) : cache_(cache), buffers_(cache.buffers()) {
+  check(!buffers_.in_use, "compile: a function with a graph break called itself from inside its own call");
+  buffers_.in_use = true;
 }
 
-void SegmentMode::remember(const Tensor& tensor) {
-  if (!tensor.defined() || !known_.insert(tensor.impl()).second) return;
-  if (const Storage* storage = tensor.impl()->storage.get(); storage != nullptr)
-    if (auto buffer = pending_.find(storage); buffer != pending_.end()) buffer->second.push_back(tensor.impl());
+SegmentMode::~SegmentMode() {
+  // Normally flushed already; after a failed flush, what is left must not reach the next call.
+  for (size_t i = 0; i < buffers_.count; ++i) {
+    buffers_.calls[i].inputs.clear();
+    buffers_.calls[i].outputs = TensorList();
+  }
+  buffers_.count = 0;
+  buffers_.known.clear();
+  buffers_.pending.clear();
+  buffers_.in_use = false;
+}
+
+DeferredCall& SegmentMode::next_call() {
+  if (buffers_.count == buffers_.calls.size()) buffers_.calls.emplace_back();
+  return buffers_.calls[buffers_.count++];
+}
+
+void SegmentMode::flush(const std::string& ended_by) {
+  if (buffers_.count == 0 || flushing_) return;
+  flushing_ = true;
+  struct Done {
+    SegmentMode& mode;
+    ~Done() {
+      SegmentBuffers& buffers = mode.buffers_;
+      for (size_t i = 0; i < buffers.count; ++i) {  // keeps each call's capacity, not its tensors
+        buffers.calls[i].inputs.clear();
+        buffers.calls[i].outputs = TensorList();
+      }
+      buffers.count = 0;
+      buffers.known.clear();
+      buffers.pending.clear();
+      mode.flushing_ = false;
+    }
+  } done{*this};
+  cache_.run(std::span<const DeferredCall>(buffers_.calls.data(), buffers_.count), ended_by);
 }
 
 void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
   const TensorImpl& wanted = *tensor.impl();
-  auto buffer = pending_.find(wanted.storage.get());
-  if (buffer == pending_.end()) return;  // memory no deferred call writes: read as it is
-  const TensorImpl* same = nullptr;
-  for (const TensorImpl* impl : buffer->second)
-    if (impl->sizes == wanted.sizes && impl->strides == wanted.strides && impl->offset == wanted.offset &&
-        impl->dtype == wanted.dtype)
-      same = impl;  // the newest such tensor
-  if (same == nullptr) return flush("a tensor made outside the dispatcher over a deferred result");
-  // The alias reads what the known tensor holds when the alias is read, as a view would.
-  for (const DeferredCall& call : calls_)
-    for (const Tensor& held : call.outputs)
-      if (held.impl() == same) {
-        calls_.push_back({.op = nullptr, .inputs = {held}, .outputs = {tensor}});
-        known_.insert(tensor.impl());
-        buffer->second.push_back(tensor.impl());
+  if (buffers_.pending.find(wanted.storage.get()) < 0) return;  // memory no deferred call writes: read as it is
+  for (size_t i = buffers_.count; i-- > 0;)
+    for (const Tensor& known : buffers_.calls[i].outputs) {
+      if (!known.defined()) continue;
+      const TensorImpl& impl = *known.impl();
+      if (impl.storage == wanted.storage && impl.sizes == wanted.sizes && impl.strides == wanted.strides &&
+          impl.offset == wanted.offset && impl.dtype == wanted.dtype) {
+        // The alias reads what the known tensor holds when the alias is read, as a view would.
+        const Tensor source = known;
+        DeferredCall& alias = next_call();
+        alias.op = nullptr;
+        alias.per_call_attrs = false;
+        alias.inputs.assign(1, source);
+        alias.outputs = TensorList{tensor};
+        remember(tensor);
         return;
       }
+    }
   flush("a tensor made outside the dispatcher over a deferred result");
 }
 
@@ -54,21 +78,25 @@ TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
   AttrRefresh refresh = take_attr_refresh();  // the attrs themselves are this call's, read per run
   for (const Tensor& input : call.inputs)
     if (input.defined() && !known(input)) resolve_unknown_alias(input);
-  DeferredCall deferred{.op = &call.op,
-                        .attrs = call.attrs,
-                        .per_call_attrs = refresh != nullptr || draws_random_numbers(call.op),
-                        .inputs = {call.inputs.begin(), call.inputs.end()}};
+  TensorList outputs;
   {
     KernelDeferral defer;
-    deferred.outputs = next.run(call);  // an in-place op's saved clone is deferred first, in here
+    outputs = next.run(call);  // an in-place op's saved clone is deferred first, in here
   }
-  for (const Tensor& input : call.inputs) remember(input);
-  if (call.op.kind != OpKind::View && call.op.kind != OpKind::InPlace)
-    for (const Tensor& output : deferred.outputs)
-      if (output.defined()) pending_[output.impl()->storage.get()];
-  for (const Tensor& output : deferred.outputs) remember(output);
-  TensorList outputs = deferred.outputs;
-  calls_.push_back(std::move(deferred));
+  DeferredCall& deferred = next_call();
+  deferred.op = &call.op;
+  deferred.attrs = call.attrs;
+  deferred.per_call_attrs = refresh != nullptr || draws_random_numbers(call.op);
+  deferred.inputs.assign(call.inputs.begin(), call.inputs.end());
+  deferred.outputs = outputs;
+  for (const Tensor& input : call.inputs)
+    if (input.defined()) remember(input);
+  const bool allocates = call.op.kind != OpKind::View && call.op.kind != OpKind::InPlace;
+  for (const Tensor& output : outputs) {
+    if (!output.defined()) continue;
+    remember(output);
+    if (allocates) buffers_.pending.find_or_insert(output.impl()->storage.get());
+  }
   return outputs;
 }
 
@@ -78,7 +106,11 @@ void SegmentMode::on_host_read(const char* what, const Tensor& tensor) {
 
 void SegmentMode::on_alias(const Tensor& source, const Tensor& alias) {
   if (flushing_ || !known(source)) return;
-  calls_.push_back({.op = nullptr, .inputs = {source}, .outputs = {alias}});
+  DeferredCall& call = next_call();
+  call.op = nullptr;
+  call.per_call_attrs = false;
+  call.inputs.assign(1, source);
+  call.outputs = TensorList{alias};
   remember(alias);
 }
 

@@ -4,9 +4,6 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
-#include <vector>
 
 #include "graph/segments.h"
 
@@ -14,7 +11,11 @@ namespace ember::graph {
 
 class SegmentMode final : public DispatchMode {
  public:
-  explicit SegmentMode(SegmentCache& cache) : cache_(cache) {}
+  // Defers into `cache`'s buffers (one SegmentMode at a time per cache).
+  explicit SegmentMode(SegmentCache& cache);
+  ~SegmentMode() override;
+  SegmentMode(const SegmentMode&) = delete;
+  SegmentMode& operator=(const SegmentMode&) = delete;
 
   // Runs the deferred calls as a segment; `ended_by` says why (a host read, fn's return).
   void flush(const std::string& ended_by);
@@ -24,19 +25,17 @@ class SegmentMode final : public DispatchMode {
   void on_alias(const Tensor& source, const Tensor& alias) override;
 
  private:
-  // A tensor the segment has seen (made, read or aliased), so the trace knows its value.
-  bool known(const Tensor& tensor) const { return known_.contains(tensor.impl()); }
-  void remember(const Tensor& tensor);
+  bool known(const Tensor& tensor) const { return buffers_.known.find(tensor.impl()) >= 0; }
+  void remember(const Tensor& tensor) { buffers_.known.find_or_insert(tensor.impl()); }
+  DeferredCall& next_call();  // a reused slot after the open segment's calls
   // `tensor` was made outside the dispatcher over a buffer a deferred call has not filled yet (the
-  // alias of a saved tensor autograd makes): it aliases the known tensor with its geometry, which
-  // becomes an alias call; else the segment ends first, so the buffer is filled before it is read.
+  // alias of a saved tensor autograd makes): it aliases the newest known tensor with its geometry
+  // there, recorded as an alias call; with none, the segment ends first, so the buffer is filled
+  // before it is read.
   void resolve_unknown_alias(const Tensor& tensor);
 
   SegmentCache& cache_;
-  std::vector<DeferredCall> calls_;
-  std::unordered_set<const TensorImpl*> known_;
-  // Buffers deferred kernels will fill, with the known tensors over each (all held by calls_).
-  std::unordered_map<const Storage*, std::vector<const TensorImpl*>> pending_;
+  SegmentBuffers& buffers_;
   bool flushing_ = false;  // the segment's own copies and fallback kernels run now, not deferred
 };
 

@@ -1,13 +1,16 @@
 // What SegmentCache needs from one segment's deferred calls, found in one pass: the signature
 // that picks its compiled graph, the tensors that graph reads (the segment's inputs) and the
-// tensors to fill afterwards. Given a Graph, the same pass also builds the segment's graph.
+// tensors to fill afterwards. Given a Graph, the same pass also builds the segment's graph. It
+// runs at every call of a function with a graph break, so it keeps its tables between segments.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/pointer_index.h"
 #include "graph/segments.h"
 
 namespace ember::graph {
@@ -37,13 +40,54 @@ struct SegmentTrace {
 
 // Which calls a compiled segment reads attrs from at each run, in call order: those with
 // per_call_attrs, and those whose floating-point attrs were seen to change (`changing`, by call).
-std::vector<int> per_run_calls(const std::vector<DeferredCall>& calls, const std::vector<bool>& changing);
+std::vector<int> per_run_calls(std::span<const DeferredCall> calls, const std::vector<bool>& changing);
 
-// Traces `calls`. With `graph`, also records them into it: one graph input per segment input, one
-// node per op call (the node of per_run_calls' k-th call reads its attrs from `(*per_run_attrs)[k]`
-// through its refresh, and is not fused), and the results as graph outputs.
-SegmentTrace trace_segment(const std::vector<DeferredCall>& calls, Graph* graph = nullptr,
-                           const std::vector<int>& per_run = {},
-                           const std::shared_ptr<std::vector<Attrs>>& per_run_attrs = nullptr);
+// Traces segments, keeping its tables between them (a segment is traced at every call).
+class SegmentTracer {
+ public:
+  // Traces `calls`. With `graph`, also records them into it: one graph input per segment input,
+  // one node per op call (the node of the k-th of `per_run`'s calls reads its attrs from
+  // `(*per_run_attrs)[k]` through its refresh, and is not fused), and the results as graph
+  // outputs. The trace stays valid until the next trace() or release().
+  const SegmentTrace& trace(std::span<const DeferredCall> calls, Graph* graph = nullptr,
+                            const std::vector<int>& per_run = {},
+                            const std::shared_ptr<std::vector<Attrs>>& per_run_attrs = nullptr);
+  // Drops the trace's handles to the segment's tensors.
+  void release();
+
+ private:
+  // One TensorImpl the calls hold, numbered by `impls_` in the order first seen.
+  struct ImplRecord {
+    const Tensor* handle = nullptr;  // one of the calls' handles to it
+    long handles = 0;                // how many the calls hold
+    ValueId bound = -1;              // the value it holds now; -1: none yet (a segment input)
+    ValueId written_before = -2;     // its value before its first in-place write; -2: never written
+  };
+  // One buffer those tensors view.
+  struct StorageRecord {
+    const std::shared_ptr<Storage>* any = nullptr;
+    long impls = 0;  // TensorImpls the calls hold over it
+    bool produced = false;
+    bool reachable = false;
+  };
+  void hold(const Tensor& tensor);
+  ValueId value_of(const Tensor& tensor);
+  void add_call(const DeferredCall& call, int index);
+  void mark_reachable_storages();
+  void collect_results();
+
+  SegmentTrace trace_;
+  Graph* graph_ = nullptr;
+  const std::vector<int>* per_run_ = nullptr;
+  std::shared_ptr<std::vector<Attrs>> per_run_attrs_;
+  ValueId next_value_ = 0;
+  PointerIndex impl_numbers_;
+  std::vector<ImplRecord> impls_;
+  PointerIndex storage_numbers_;
+  std::vector<StorageRecord> storages_;
+  std::vector<int> inputs_;    // impl numbers of the segment inputs, in graph input order
+  std::vector<int> produced_;  // impl numbers of outputs of kernels that allocated them
+  std::vector<int> written_;   // impl numbers of tensors updated in place, first write first
+};
 
 }  // namespace ember::graph

@@ -62,7 +62,7 @@ Device device_of(const DeferredCall& call) {
 
 // What the dispatcher would have done at each call, now: the same kernels on the same tensors in
 // the same order, so the results are eager's bit for bit.
-void run_kernels_in_order(const std::vector<DeferredCall>& calls) {
+void run_kernels_in_order(std::span<const DeferredCall> calls) {
   for (const DeferredCall& call : calls) {
     if (call.op == nullptr || call.op->kind == OpKind::View) continue;
     TensorList outputs = call.outputs;
@@ -70,13 +70,20 @@ void run_kernels_in_order(const std::vector<DeferredCall>& calls) {
   }
 }
 
-// Fills `target` with `value` through the copy kernel: the tensor was written when its op was
-// called (its version bumped then), so this must not count as another write, or autograd would
-// reject a saved tensor at backward as modified in place.
-void fill(const Tensor& target, const Tensor& value) {
+// Fills `target` with `value`. A fresh buffer the executor made for this call alone (an output)
+// becomes the target's memory, as the target is one too; otherwise the copy kernel copies. Either
+// way this is not another write: the target's version was bumped when its op was called, and a
+// second bump would make autograd reject it at backward as modified in place.
+void fill(const Tensor& target, Tensor value) {
   const TensorImpl& to = *target.impl();
   const TensorImpl& from = *value.impl();
   if (to.storage == from.storage && to.offset == from.offset && to.strides == from.strides) return;  // in place
+  const bool whole_buffers = to.offset == 0 && from.offset == 0 && to.sizes == from.sizes && to.strides == from.strides &&
+                             to.storage->nbytes() <= from.storage->nbytes() && to.storage->device() == from.storage->device();
+  if (whole_buffers && from.storage.use_count() == 1 && value.impl_ptr().use_count() == 1) {
+    to.storage->swap_memory(*from.storage);
+    return;
+  }
   static const OpDef& copy = lookup_op("copy_");
   const Tensor inputs[] = {target, value};
   TensorList outputs{target};
@@ -85,57 +92,60 @@ void fill(const Tensor& target, const Tensor& value) {
 
 }  // namespace
 
-SegmentCache::SegmentCache(int limit) : limit_(limit) {}
+SegmentCache::SegmentCache(int limit) : limit_(limit), tracer_(std::make_unique<SegmentTracer>()) {}
 SegmentCache::~SegmentCache() = default;
 
-void SegmentCache::run(const std::vector<DeferredCall>& calls, const std::string& ended_by) {
-  SegmentTrace trace = trace_segment(calls);
+void SegmentCache::run(std::span<const DeferredCall> calls, const std::string& ended_by) {
+  const SegmentTrace* trace = &tracer_->trace(calls);
   Entry* entry = nullptr;
   const Entry* same_structure = nullptr;
   for (const std::unique_ptr<Entry>& candidate : entries_) {
-    if (candidate->matches(trace)) {
+    if (candidate->matches(*trace)) {
       entry = candidate.get();
       break;
     }
-    if (candidate->hash == trace.hash && candidate->signature == trace.signature) same_structure = candidate.get();
+    if (candidate->hash == trace->hash && candidate->signature == trace->signature) same_structure = candidate.get();
   }
-  if (entry == nullptr && trace.kernels >= 2 && segments() < limit_) entry = compile(calls, trace, same_structure, ended_by);
+  if (entry == nullptr && trace->kernels >= 2 && segments() < limit_) {
+    entry = compile(calls, same_structure, ended_by);
+    trace = &tracer_->trace(calls);  // compile() traced again into the graph: the same trace
+  }
   if (entry == nullptr) {
-    if (trace.kernels >= 2 && !limit_logged_) {
+    if (trace->kernels >= 2 && !limit_logged_) {
       limit_logged_ = true;
       log::event("perf_hints",
                  fmt::format("{} compiled segments (the limit) are held: new segments run kernel by kernel", limit_),
                  {{"segment_limit", limit_}});
     }
+    tracer_->release();
     run_kernels_in_order(calls);
     ++kernel_runs_;
     return;
   }
   entry->per_run_attrs->clear();
   for (int call : entry->per_run) entry->per_run_attrs->push_back(calls[static_cast<size_t>(call)].attrs);
-  const std::vector<Tensor> values = entry->executor.run(trace.inputs);
-  for (size_t r = 0; r < trace.results.size(); ++r) fill(trace.results[r].target, values[r]);
+  std::vector<Tensor> values = entry->executor.run(trace->inputs);
+  for (size_t r = 0; r < trace->results.size(); ++r) fill(trace->results[r].target, std::move(values[r]));
+  tracer_->release();
   ++entry->runs;
   ++compiled_runs_;
 }
 
-SegmentCache::Entry* SegmentCache::compile(const std::vector<DeferredCall>& calls, SegmentTrace& trace,
-                                           const Entry* same_structure, const std::string& ended_by) {
+SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, const Entry* same_structure,
+                                           const std::string& ended_by) {
   // A segment seen before with other floating-point attrs (a learning rate, a value read on the
   // host) reads the calls whose attrs changed at each run, so that it serves every value.
   std::vector<bool> changing(calls.size(), false);
   if (same_structure != nullptr) {
+    const SegmentTrace& seen = tracer_->trace(calls);
     changing = same_structure->changing;
-    for (size_t k = 0; k < trace.scalars.size(); ++k)
-      if (trace.scalars[k] != same_structure->scalars[k]) changing[static_cast<size_t>(trace.scalar_calls[k])] = true;
+    for (size_t k = 0; k < seen.scalars.size(); ++k)
+      if (seen.scalars[k] != same_structure->scalars[k]) changing[static_cast<size_t>(seen.scalar_calls[k])] = true;
   }
   std::vector<int> per_run = per_run_calls(calls, changing);
   auto per_run_attrs = std::make_shared<std::vector<Attrs>>();
-  // The graph is traced again with the first trace's handles released: they would count as
-  // references from outside and change which values leave the segment.
-  trace = SegmentTrace{};
   Graph graph;
-  trace = trace_segment(calls, &graph, per_run, per_run_attrs);
+  const SegmentTrace& trace = tracer_->trace(calls, &graph, per_run, per_run_attrs);
   verify(graph);
   run_passes(graph);
   fuse_pointwise(graph, {.log = log::enabled("fusion")});

@@ -13,15 +13,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "graph/pointer_index.h"
 #include "runtime/dispatch.h"
 
 namespace ember::graph {
 
 class Executor;
-struct SegmentTrace;
+class SegmentTracer;
 
 // One op call whose kernel has not run yet, or (op null) an alias made outside the dispatcher:
 // `outputs[0]` is `inputs[0]` without its history (detach()).
@@ -35,6 +37,16 @@ struct DeferredCall {
   TensorList outputs;  // an in-place op's are the mutated inputs themselves
 };
 
+// What SegmentMode keeps from one call of the function to the next (it lives in the
+// SegmentCache), so that deferring a warm step's calls allocates nothing.
+struct SegmentBuffers {
+  std::vector<DeferredCall> calls;  // the first `count` are the open segment's
+  size_t count = 0;
+  PointerIndex known;    // the TensorImpls the open segment has seen (made, read or aliased)
+  PointerIndex pending;  // the buffers its deferred kernels will fill
+  bool in_use = false;   // a SegmentMode has them
+};
+
 class SegmentCache {
  public:
   // At most `limit` distinct segments are compiled; later new ones run kernel by kernel.
@@ -46,7 +58,8 @@ class SegmentCache {
   // Runs the kernels of `calls` (deferred in this order): through the compiled segment with their
   // signature, compiled now if there is none yet; kernel by kernel, in order, when there are fewer
   // than two kernels or the limit is reached. `ended_by` says what ended the segment (for logs).
-  void run(const std::vector<DeferredCall>& calls, const std::string& ended_by);
+  void run(std::span<const DeferredCall> calls, const std::string& ended_by);
+  SegmentBuffers& buffers() { return buffers_; }
 
   int segments() const { return static_cast<int>(entries_.size()); }  // compiled segments held
   int compiled_runs() const { return compiled_runs_; }  // segments run through a compiled graph
@@ -65,10 +78,11 @@ class SegmentCache {
   struct Entry;
   // Compiles the segment of `calls` (traced as `trace`, which is traced again with the graph).
   // `same_structure`: a compiled segment that differs only in floating-point attrs, or null.
-  Entry* compile(const std::vector<DeferredCall>& calls, SegmentTrace& trace, const Entry* same_structure,
-                 const std::string& ended_by);
+  Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const std::string& ended_by);
   int limit_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  std::unique_ptr<SegmentTracer> tracer_;
+  SegmentBuffers buffers_;
   int compiled_runs_ = 0;
   int kernel_runs_ = 0;
   bool limit_logged_ = false;

@@ -201,10 +201,16 @@ inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, cons
 
 // The program's loss over input x and parameters p [6], q [4,6], W [6,6]: every parameter reaches
 // it, so each gets a gradient, and so do the last three values.
+// With `host_reads`, after each instruction i it marks the program reads the new value's sum on
+// the host and halves the value when the sum is positive: a branch on data, as code with a graph
+// break has (compiled, each read ends a segment).
 inline Tensor program_loss(const Program& program, const Tensor& x, const Tensor& p, const Tensor& q,
-                           const Tensor& w) {
+                           const Tensor& w, const std::vector<bool>* host_reads = nullptr) {
   std::vector<Tensor> pool{x, p, q};
-  for (const Instruction& in : program.instructions) pool.push_back(apply(in, pool, w));
+  for (size_t i = 0; i < program.instructions.size(); ++i) {
+    pool.push_back(apply(program.instructions[i], pool, w));
+    if (host_reads != nullptr && (*host_reads)[i] && pool.back().sum().item() > 0) pool.back() = mul(pool.back(), 0.5);
+  }
   Tensor loss = add(mean(mul(p, q)), mul(sum(w), 0.01));
   for (size_t i = pool.size() - 3; i < pool.size(); ++i) loss = add(loss, mean(pool[i]));
   return loss;

@@ -1,6 +1,8 @@
 // Storage lifetime: allocator-backed or caller-owned memory.
 #include "runtime/memory/storage.h"
 
+#include <utility>
+
 #include "runtime/memory/memory_stats.h"
 
 #include "runtime/error.h"
@@ -46,6 +48,14 @@ std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
                                        std::function<void(void*)> deleter) {
   return std::make_shared<Storage>(CachingAllocator::Allocation{data, nullptr}, nbytes, device, nullptr,
                                    std::move(deleter));
+}
+
+void Storage::swap_memory(Storage& other) {
+  check(device_ == other.device_, "Storage::swap_memory: buffers on {} and {}", device_, other.device_);
+  std::swap(allocation_, other.allocation_);
+  std::swap(nbytes_, other.nbytes_);
+  std::swap(allocator_, other.allocator_);
+  std::swap(deleter_, other.deleter_);
 }
 
 Storage::~Storage() {

@@ -36,6 +36,11 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Exchanges the memory (and who frees it) with `other`, keeping each one's version counter: a
+  // compiled segment's fresh output buffer becomes the memory of the tensor it computed, and the
+  // views of that tensor see it (graph/segments.h). Both must be on one device.
+  void swap_memory(Storage& other);
+
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 

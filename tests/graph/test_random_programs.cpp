@@ -16,6 +16,7 @@
 #include "fusion_test_util.h"
 #include "graph/compile.h"
 #include "graph/fusion.h"
+#include "graph/segments.h"
 #include "runtime/ember.h"
 
 using namespace ember;
@@ -62,10 +63,13 @@ struct Model {
     return loss.detach();
   }
 
-  Tensor step(const Program& program, const Tensor& x) {
+  // With `host_reads` (program_loss), the program reads values on the host, and the step reads
+  // the loss before the optimizer step as well.
+  Tensor step(const Program& program, const Tensor& x, const std::vector<bool>* host_reads = nullptr) {
     optimizer->zero_grad();
-    Tensor loss = ember::testing::program_loss(program, x, p, q, w);
+    Tensor loss = ember::testing::program_loss(program, x, p, q, w, host_reads);
     loss.backward();
+    if (host_reads != nullptr && loss.item() > 1e6) return loss;  // never taken, but read
     optimizer->step();
     return loss;
   }
@@ -156,6 +160,42 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
   // The generator is meant to exercise fusion: most programs must have produced fused kernels.
   CHECK(programs_with_fusion >= kPrograms * 3 / 4);
   CHECK(dynamic_groups >= dynamic_programs_with_fusion);
+}
+
+TEST_CASE("random programs: steps that read values on the host run as compiled segments and equal eager") {
+  // Each program reads a few of its values on the host (and branches on them): without fullgraph
+  // the compiled step runs as segments split at those reads (graph/segments.h).
+  const int kPrograms = env_or("EMBER_RANDOM_PROGRAMS", 12);
+  constexpr int kCalls = 5;  // one eager warm-up, the capture that breaks, three calls as segments
+  std::mt19937 rng(static_cast<unsigned>(env_or("EMBER_RANDOM_SEED", 20261202) + 2));
+  int compiled_runs = 0;
+  for (int index = 0; index < kPrograms; ++index) {
+    const Program program = random_program(rng, 14);
+    std::vector<bool> host_reads(program.instructions.size());
+    std::bernoulli_distribution read(0.2);
+    for (size_t i = 0; i < host_reads.size(); ++i) host_reads[i] = read(rng);
+    std::string reads;
+    for (size_t i = 0; i < host_reads.size(); ++i)
+      if (host_reads[i]) reads += " v" + std::to_string(i + 3);
+    INFO("program ", index, ":\n", program.describe(), "host reads after:", reads);
+    const bool use_adamw = index % 2 == 1;
+    Model eager(use_adamw), segmented(use_adamw);
+    auto segmented_step = ember::compile([&](const Tensor& x) { return segmented.step(program, x, &host_reads); });
+    for (int call = 0; call < kCalls; ++call) {
+      manual_seed(300 + static_cast<uint64_t>(call));
+      const Tensor x = randn({4, 6});
+      INFO("call ", call);
+      const GeneratorState start = default_generator().get_state();
+      const Tensor expected = eager.step(program, x, &host_reads);
+      default_generator().set_state(start);
+      check_close(segmented_step(x), expected);
+    }
+    REQUIRE(segmented_step.state().segments() != nullptr);
+    CHECK(segmented_step.state().segmented_calls() == kCalls - 2);
+    compiled_runs += segmented_step.state().segments()->compiled_runs();
+    check_same_state(segmented, eager);
+  }
+  CHECK(compiled_runs >= kPrograms * (kCalls - 2));  // at least one compiled segment per call
 }
 
 TEST_CASE("random programs: compiled forwards, backward() by the caller, equal eager") {

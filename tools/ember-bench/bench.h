@@ -26,6 +26,9 @@ struct RunOptions {
   std::vector<int64_t> batch_sizes;
   // ember::compile's `dynamic` option (CompileOptions::dynamic): "auto", "true" or "false".
   std::string dynamic = "auto";
+  // The step reads the loss on the host after backward() and skips the update when it is not
+  // finite: a graph break, so compiled modes run the step as compiled segments.
+  bool host_read = false;
   bool explain = false;  // compiled modes: print CompiledFunction::explain() on stderr after the run
   bool json = false;
 };

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
                  "compiled modes: auto (a dim becomes dynamic when its size changes), true or false (every size "
                  "compiled on its own)")
       ->check(CLI::IsMember({"auto", "true", "false"}));
+  app.add_flag("--host-read", options.host_read,
+               "the step reads its loss on the host after backward() and skips the update when it is not finite; "
+               "compiled modes then run it as compiled segments split at that read (JSON adds segments)");
   app.add_flag("--explain", options.explain,
                "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
   app.add_flag("--json", options.json, "print one JSON line per run");

@@ -6,6 +6,7 @@
 // Data is synthetic (x ~ N(0,1), labels uniform); batches are row slices of one tensor, as in
 // tools/reference/pytorch_mlp.py, so the figures compare the training step alone.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "graph/compile.h"
 #include "graph/fusion.h"
+#include "graph/segments.h"
 #include "kernels/cpu/gemm_library.h"
 #include "tools/ember-bench/bench.h"
 
@@ -103,6 +105,7 @@ nlohmann::json run_model(const RunOptions& options) {
     optimizer->zero_grad();
     Tensor loss = forward_loss(model, x, y, spec.autocast);
     loss.backward();
+    if (options.host_read && !std::isfinite(loss.item())) return loss;
     optimizer->step();
     if (scheduler) scheduler->step();
     return loss;
@@ -122,12 +125,13 @@ nlohmann::json run_model(const RunOptions& options) {
   if (options.dynamic != "auto") dynamic = options.dynamic == "true";
   auto compiled_step = ember::compile(
       train_step,
-      {.fullgraph = true, .mode = options.mode == "reduce_overhead" ? "reduce_overhead" : "default", .dynamic = dynamic});
+      {.fullgraph = !options.host_read, .mode = options.mode == "reduce_overhead" ? "reduce_overhead" : "default", .dynamic = dynamic});
   auto compiled_forward = ember::compile(
       [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); },
       {.fullgraph = true, .dynamic = dynamic});
   const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
   double compile_ms = 0.0;  // the first capture's call
+  double segment_compile_ms = 0.0;  // --host-read: the calls that compiled segments, together
   nlohmann::json capture_calls = nlohmann::json::array();
   auto step = [&](int64_t index) {
     const int64_t size = sizes[index % sizes.size()];
@@ -136,6 +140,7 @@ nlohmann::json run_model(const RunOptions& options) {
     Tensor y = y_all.slice(0, row, row + size);
     if (!compiled) return train_step(x, y);
     const int captures_before = compiled_state.captures_made();
+    const int segments_before = compiled_state.segments() ? compiled_state.segments()->segments() : 0;
     const Clock::time_point start = Clock::now();
     Tensor loss;
     if (forward_only) {
@@ -152,6 +157,9 @@ nlohmann::json run_model(const RunOptions& options) {
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (capture_calls.empty()) compile_ms = ms;
       capture_calls.push_back({{"batch", size}, {"ms", ms}});
+    } else if (compiled_state.segments() && compiled_state.segments()->segments() != segments_before) {
+      synchronize(device);  // --host-read: the calls that compiled segments
+      segment_compile_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
     return loss;
   };
@@ -193,24 +201,34 @@ nlohmann::json run_model(const RunOptions& options) {
   const double flops = step_flops(spec) * mean_batch / static_cast<double>(spec.batch);
   nlohmann::json compiled_fields;
   if (compiled) {
-    if (sizes.size() == 1)
-      check(total >= 3 && compiled_state.captures() == 1 && !compiled_state.fell_back_to_eager(),
-            "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
-    else
-      check(!compiled_state.fell_back_to_eager(), "ember-bench: the compiled step fell back to eager execution");
-    const graph::Executor& executor = *compiled_state.executor();
-    const graph::MemoryPlan* plan = executor.memory_plan();
-    compiled_fields = {{"compile_ms", compile_ms},
-                       {"dynamic", options.dynamic},
-                       {"captures", capture_calls},
-                       {"executor", plan ? "lowered" : "dispatching"},
-                       {"cuda_graphs", executor.uses_cuda_graphs()},
-                       {"fused_nodes", graph::fused_ops(executor.graph()).size()},
-                       {"graph_nodes", executor.graph().nodes.size()},
-                       {"planned_bytes", plan ? plan->arena_bytes : 0},
-                       {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};
-    if (const graph::Executor* backward = compiled_state.backward_executor())
-      compiled_fields["backward_graph_nodes"] = backward->graph().nodes.size();
+    check(!compiled_state.fell_back_to_eager(), "ember-bench: the compiled step fell back to eager execution");
+    if (const graph::SegmentCache* segments = compiled_state.segments()) {
+      check(compiled_state.segmented_calls() >= options.steps && segments->kernel_runs() == 0,
+            "ember-bench: the compiled step did not run as compiled segments (use --warmup 3 or more)");
+      nlohmann::json kernels = nlohmann::json::array();
+      for (const graph::SegmentCache::Info& segment : segments->info()) kernels.push_back(segment.kernels);
+      compiled_fields = {{"compile_ms", compile_ms},
+                         {"segment_compile_ms", segment_compile_ms},
+                         {"segments", segments->segments()},
+                         {"segment_kernels", kernels}};
+    } else {
+      if (sizes.size() == 1)
+        check(total >= 3 && compiled_state.captures() == 1,
+              "ember-bench: the compiled step did not capture exactly once (use --warmup 2 or more)");
+      const graph::Executor& executor = *compiled_state.executor();
+      const graph::MemoryPlan* plan = executor.memory_plan();
+      compiled_fields = {{"compile_ms", compile_ms},
+                         {"dynamic", options.dynamic},
+                         {"captures", capture_calls},
+                         {"executor", plan ? "lowered" : "dispatching"},
+                         {"cuda_graphs", executor.uses_cuda_graphs()},
+                         {"fused_nodes", graph::fused_ops(executor.graph()).size()},
+                         {"graph_nodes", executor.graph().nodes.size()},
+                         {"planned_bytes", plan ? plan->arena_bytes : 0},
+                         {"planned_unshared_bytes", plan ? plan->unshared_bytes : 0}};
+      if (const graph::Executor* backward = compiled_state.backward_executor())
+        compiled_fields["backward_graph_nodes"] = backward->graph().nodes.size();
+    }
     if (options.explain) std::fprintf(stderr, "%s", compiled_state.explain().c_str());
   }
   nlohmann::json result = {{"model", options.model},

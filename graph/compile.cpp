@@ -105,12 +105,12 @@ std::vector<Tensor> CompiledFunction::run_segments(const EagerRun& run_eager) {
     // The ops fn called before it threw happened, as in eager mode: their kernels run now. The
     // first error is the one the caller gets.
     try {
-      mode.flush("an exception");
+      mode.flush({"an exception"});
     } catch (...) {
     }
     throw;
   }
-  mode.flush("the function's return");
+  mode.flush({"the function's return"});
   return result;
 }
 

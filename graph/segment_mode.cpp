@@ -5,6 +5,7 @@
 #include <span>
 
 #include "graph/capture.h"
+#include "graph/ir.h"
 
 namespace ember::graph {
 
@@ -15,14 +16,31 @@ SegmentMode::SegmentMode(SegmentCache& cache) : cache_(cache), buffers_(cache.bu
 
 SegmentMode::~SegmentMode() {
   // Normally flushed already; after a failed flush, what is left must not reach the next call.
-  for (size_t i = 0; i < buffers_.count; ++i) {
-    buffers_.calls[i].inputs.clear();
-    buffers_.calls[i].outputs = TensorList();
-  }
+  clear_segment();
+  buffers_.in_use = false;
+}
+
+void SegmentMode::clear_segment() {
+  for (size_t i = 0; i < buffers_.count; ++i) buffers_.calls[i].clear();  // keeps each call's capacity
   buffers_.count = 0;
   buffers_.known.clear();
+  buffers_.known_impls.clear();
   buffers_.pending.clear();
-  buffers_.in_use = false;
+}
+
+bool SegmentMode::known(const Tensor& tensor) const {
+  const int number = buffers_.known.find(tensor.impl());
+  if (number < 0) return false;
+  // The same object, not a later one at a freed one's address: the same control block.
+  const std::weak_ptr<TensorImpl>& seen = buffers_.known_impls[static_cast<size_t>(number)];
+  return !seen.owner_before(tensor.impl_ptr()) && !tensor.impl_ptr().owner_before(seen);
+}
+
+void SegmentMode::remember(const Tensor& tensor) {
+  bool fresh = false;
+  const int number = buffers_.known.find_or_insert(tensor.impl(), &fresh);
+  if (fresh) buffers_.known_impls.push_back(tensor.impl_ptr());
+  else buffers_.known_impls[static_cast<size_t>(number)] = tensor.impl_ptr();
 }
 
 DeferredCall& SegmentMode::next_call() {
@@ -30,47 +48,40 @@ DeferredCall& SegmentMode::next_call() {
   return buffers_.calls[buffers_.count++];
 }
 
-void SegmentMode::flush(const std::string& ended_by) {
+void SegmentMode::flush(const SegmentEnd& end) {
   if (buffers_.count == 0 || flushing_) return;
   flushing_ = true;
   struct Done {
     SegmentMode& mode;
     ~Done() {
-      SegmentBuffers& buffers = mode.buffers_;
-      for (size_t i = 0; i < buffers.count; ++i) {  // keeps each call's capacity, not its tensors
-        buffers.calls[i].inputs.clear();
-        buffers.calls[i].outputs = TensorList();
-      }
-      buffers.count = 0;
-      buffers.known.clear();
-      buffers.pending.clear();
+      mode.clear_segment();
       mode.flushing_ = false;
     }
   } done{*this};
-  cache_.run(std::span<const DeferredCall>(buffers_.calls.data(), buffers_.count), ended_by);
+  cache_.run(std::span<const DeferredCall>(buffers_.calls.data(), buffers_.count), end);
 }
 
 void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
   const TensorImpl& wanted = *tensor.impl();
   if (buffers_.pending.find(wanted.storage.get()) < 0) return;  // memory no deferred call writes: read as it is
   for (size_t i = buffers_.count; i-- > 0;)
-    for (const Tensor& known : buffers_.calls[i].outputs) {
+    for (int k = 0; k < buffers_.calls[i].num_outputs; ++k) {
+      const Tensor known = buffers_.calls[i].output(k);
       if (!known.defined()) continue;
       const TensorImpl& impl = *known.impl();
       if (impl.storage == wanted.storage && impl.sizes == wanted.sizes && impl.strides == wanted.strides &&
           impl.offset == wanted.offset && impl.dtype == wanted.dtype) {
         // The alias reads what the known tensor holds when the alias is read, as a view would.
-        const Tensor source = known;
         DeferredCall& alias = next_call();
         alias.op = nullptr;
         alias.per_call_attrs = false;
-        alias.inputs.assign(1, source);
-        alias.outputs = TensorList{tensor};
+        alias.inputs.assign(1, known);
+        set_outputs(alias, TensorList{tensor}, /*allocated=*/false);
         remember(tensor);
         return;
       }
     }
-  flush("a tensor made outside the dispatcher over a deferred result");
+  flush({"a tensor made outside the dispatcher over a deferred result"});
 }
 
 TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
@@ -88,10 +99,10 @@ TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
   deferred.attrs = call.attrs;
   deferred.per_call_attrs = refresh != nullptr || draws_random_numbers(call.op);
   deferred.inputs.assign(call.inputs.begin(), call.inputs.end());
-  deferred.outputs = outputs;
+  const bool allocates = call.op.kind != OpKind::View && call.op.kind != OpKind::InPlace;
+  set_outputs(deferred, outputs, allocates);
   for (const Tensor& input : call.inputs)
     if (input.defined()) remember(input);
-  const bool allocates = call.op.kind != OpKind::View && call.op.kind != OpKind::InPlace;
   for (const Tensor& output : outputs) {
     if (!output.defined()) continue;
     remember(output);
@@ -100,8 +111,24 @@ TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
   return outputs;
 }
 
+void SegmentMode::set_outputs(DeferredCall& call, const TensorList& outputs, bool allocated) {
+  call.num_outputs = outputs.size();
+  for (int i = 0; i < outputs.size(); ++i) {
+    const size_t k = static_cast<size_t>(i);
+    const Tensor& output = outputs[i];
+    call.output_defined[k] = output.defined();
+    if (!output.defined()) {
+      call.output_metas[k] = TensorMeta{};
+      continue;
+    }
+    call.outputs[k] = output.impl_ptr();
+    call.output_metas[k] = meta_of(output);
+    if (allocated) call.output_storages[k] = output.impl()->storage;
+  }
+}
+
 void SegmentMode::on_host_read(const char* what, const Tensor& tensor) {
-  if (!flushing_) flush(std::string(what) + "()" + CallSite::describe());
+  if (!flushing_) flush({what, /*host_read=*/true});
 }
 
 void SegmentMode::on_alias(const Tensor& source, const Tensor& alias) {
@@ -110,7 +137,7 @@ void SegmentMode::on_alias(const Tensor& source, const Tensor& alias) {
   call.op = nullptr;
   call.per_call_attrs = false;
   call.inputs.assign(1, source);
-  call.outputs = TensorList{alias};
+  set_outputs(call, TensorList{alias}, /*allocated=*/false);
   remember(alias);
 }
 

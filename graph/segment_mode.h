@@ -17,17 +17,20 @@ class SegmentMode final : public DispatchMode {
   SegmentMode(const SegmentMode&) = delete;
   SegmentMode& operator=(const SegmentMode&) = delete;
 
-  // Runs the deferred calls as a segment; `ended_by` says why (a host read, fn's return).
-  void flush(const std::string& ended_by);
+  // Runs the deferred calls as a segment; `end` says why (a host read, fn's return).
+  void flush(const SegmentEnd& end);
 
   TensorList handle(const OpCall& call, const DispatchNext& next) override;
   void on_host_read(const char* what, const Tensor& tensor) override;
   void on_alias(const Tensor& source, const Tensor& alias) override;
 
  private:
-  bool known(const Tensor& tensor) const { return buffers_.known.find(tensor.impl()) >= 0; }
-  void remember(const Tensor& tensor) { buffers_.known.find_or_insert(tensor.impl()); }
+  bool known(const Tensor& tensor) const;
+  void remember(const Tensor& tensor);
   DeferredCall& next_call();  // a reused slot after the open segment's calls
+  // Records `outputs` in `call` (weakly; with their buffers when the op `allocated` them).
+  static void set_outputs(DeferredCall& call, const TensorList& outputs, bool allocated);
+  void clear_segment();  // lets go of the open segment's calls and tables
   // `tensor` was made outside the dispatcher over a buffer a deferred call has not filled yet (the
   // alias of a saved tensor autograd makes): it aliases the newest known tensor with its geometry
   // there, recorded as an alias call; with none, the segment ends first, so the buffer is filled

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <string_view>
 
 #include "runtime/autograd/view_history.h"
 
@@ -24,7 +23,8 @@ void add_attrs(SegmentTrace& trace, int call, const Attrs& attrs) {
   std::vector<int64_t>& signature = trace.signature;
   signature.push_back(attrs.size());
   for (int i = 0; i < attrs.size(); ++i) {
-    signature.push_back(static_cast<int64_t>(std::hash<std::string_view>{}(attrs.name(i))));
+    // Names are string literals at the op's call site: the same pointer each call.
+    signature.push_back(static_cast<int64_t>(std::bit_cast<uintptr_t>(attrs.name(i))));
     const AttrValue& value = attrs.value(i);
     signature.push_back(static_cast<int64_t>(value.index()));
     if (const double* number = std::get_if<double>(&value)) {
@@ -59,18 +59,19 @@ const SegmentTrace& SegmentTracer::trace(std::span<const DeferredCall> calls, Gr
                                          const std::vector<int>& per_run,
                                          const std::shared_ptr<std::vector<Attrs>>& per_run_attrs) {
   release();
+  calls_ = calls;
   graph_ = graph;
   per_run_ = &per_run;
   per_run_attrs_ = per_run_attrs;
   for (int index = 0; index < static_cast<int>(calls.size()); ++index) {
     const DeferredCall& call = calls[static_cast<size_t>(index)];
-    for (const Tensor& tensor : call.inputs) hold(tensor);
-    for (const Tensor& tensor : call.outputs) hold(tensor);
+    for (const Tensor& input : call.inputs)
+      if (input.defined()) ++impls_[static_cast<size_t>(record_of(input))].handles;
     if (call.op == nullptr) {
       trace_.signature.push_back(kAliasMark);
       const ValueId source = value_of(call.inputs[0]);
       trace_.signature.push_back(source);
-      impls_[static_cast<size_t>(impl_numbers_.find(call.outputs[0].impl()))].bound = source;
+      if (const Tensor alias = call.output(0); alias.defined()) impls_[static_cast<size_t>(record_of(alias))].bound = source;
     } else {
       add_call(call, index);
     }
@@ -89,6 +90,7 @@ void SegmentTracer::release() {
   trace_.inputs.clear();
   trace_.results.clear();
   trace_.kernels = 0;
+  calls_ = {};
   next_value_ = 0;
   impl_numbers_.clear();
   impls_.clear();
@@ -99,24 +101,31 @@ void SegmentTracer::release() {
   written_.clear();
 }
 
-void SegmentTracer::hold(const Tensor& tensor) {
-  if (!tensor.defined()) return;
+int SegmentTracer::record_of(const Tensor& tensor) {
   bool fresh = false;
   const int number = impl_numbers_.find_or_insert(tensor.impl(), &fresh);
-  if (fresh) impls_.push_back({.handle = &tensor});
-  ++impls_[static_cast<size_t>(number)].handles;
+  if (fresh) impls_.push_back({.impl = tensor.impl_ptr()});
+  return number;
+}
+
+SegmentTracer::StorageRecord* SegmentTracer::storage_record(const std::shared_ptr<Storage>& storage) {
+  if (!storage) return nullptr;
+  bool fresh = false;
+  const int number = storage_numbers_.find_or_insert(storage.get(), &fresh);
+  if (fresh) storages_.push_back({.any = &storage});
+  return &storages_[static_cast<size_t>(number)];
 }
 
 // The value `tensor` holds now: bound by an earlier call, or a new segment input.
 ValueId SegmentTracer::value_of(const Tensor& tensor) {
   if (!tensor.defined()) return -1;
-  const int number = impl_numbers_.find(tensor.impl());
+  const int number = record_of(tensor);
   ImplRecord& record = impls_[static_cast<size_t>(number)];
   if (record.bound >= 0) return record.bound;
   const TensorImpl& impl = *tensor.impl();
   int twin = -1;  // an earlier input on the same buffer: a write into one changes the other
   for (size_t k = 0; k < inputs_.size() && twin < 0; ++k)
-    if (impls_[static_cast<size_t>(inputs_[k])].handle->impl()->storage == impl.storage) twin = static_cast<int>(k);
+    if (impls_[static_cast<size_t>(inputs_[k])].impl->storage == impl.storage) twin = static_cast<int>(k);
   std::vector<int64_t>& signature = trace_.signature;
   signature.insert(signature.end(), {kInputMark, static_cast<int64_t>(impl.dtype),
                                      static_cast<int64_t>(impl.device.type) * 65536 + impl.device.index,
@@ -139,16 +148,14 @@ void SegmentTracer::add_call(const DeferredCall& call, int index) {
   signature.push_back(static_cast<int64_t>(std::bit_cast<uintptr_t>(&op)));
   signature.push_back(call.per_call_attrs ? 1 : 0);
   if (!call.per_call_attrs) add_attrs(trace_, index, call.attrs);
-  std::vector<ValueId> inputs;
-  inputs.reserve(call.inputs.size());
-  for (const Tensor& input : call.inputs) inputs.push_back(value_of(input));
-  signature.insert(signature.end(), inputs.begin(), inputs.end());
+  call_inputs_.clear();
+  for (const Tensor& input : call.inputs) call_inputs_.push_back(value_of(input));  // may add segment inputs
+  signature.insert(signature.end(), call_inputs_.begin(), call_inputs_.end());
   const ValueId first = next_value_;
-  next_value_ += call.outputs.size();
+  next_value_ += call.num_outputs;
   if (graph_ != nullptr) {
-    std::vector<TensorMeta> metas;
-    for (const Tensor& output : call.outputs) metas.push_back(output.defined() ? meta_of(output) : TensorMeta{});
-    Node& node = graph_->nodes[static_cast<size_t>(graph_->add_node(op, call.attrs, std::move(inputs), metas))];
+    const std::span<const TensorMeta> metas(call.output_metas.data(), static_cast<size_t>(call.num_outputs));
+    Node& node = graph_->nodes[static_cast<size_t>(graph_->add_node(op, call.attrs, call_inputs_, metas))];
     internal_assert(node.outputs.empty() || node.outputs[0] == first, "trace_segment: value numbering");
     if (auto run = std::ranges::find(*per_run_, index); run != per_run_->end())
       node.refresh = [attrs = per_run_attrs_, slot = static_cast<size_t>(run - per_run_->begin())](Attrs& current) {
@@ -156,20 +163,18 @@ void SegmentTracer::add_call(const DeferredCall& call, int index) {
       };
   }
   if (op.kind != OpKind::View) ++trace_.kernels;
-  for (int i = 0; i < call.outputs.size(); ++i) {
-    const Tensor& output = call.outputs[i];
-    if (!output.defined()) continue;
-    const int number = impl_numbers_.find(output.impl());
-    ImplRecord& record = impls_[static_cast<size_t>(number)];
-    if (op.kind == OpKind::InPlace) {
+  const bool allocates = op.kind != OpKind::View && op.kind != OpKind::InPlace;
+  for (int i = 0; i < call.num_outputs; ++i) {
+    if (!call.output_defined[static_cast<size_t>(i)]) continue;
+    if (allocates) produced_.push_back({first + i, index, i});
+    const Tensor output = call.output(i);
+    if (!output.defined()) continue;  // dropped by the code: only its buffer may still be read
+    ImplRecord& record = impls_[static_cast<size_t>(record_of(output))];
+    if (op.kind == OpKind::InPlace && record.written_before == -2) {
       // The value before the first write: an input (or a view) written but left unchanged by
       // the passes needs no copy.
-      if (record.written_before == -2) {
-        record.written_before = record.bound;
-        written_.push_back(number);
-      }
-    } else if (op.kind != OpKind::View) {
-      produced_.push_back(number);
+      record.written_before = record.bound;
+      written_.push_back(impl_numbers_.find(output.impl()));
     }
     record.bound = first + i;
   }
@@ -179,48 +184,42 @@ void SegmentTracer::add_call(const DeferredCall& call, int index) {
 // code holds, an alias autograd saved, a .grad. The calls' own handles do not count, nor does a
 // view held only by the calls keeping its parent alive (view_origin).
 void SegmentTracer::mark_reachable_storages() {
-  auto storage_of = [&](const ImplRecord& record) -> StorageRecord* {
-    const std::shared_ptr<Storage>& storage = record.handle->impl()->storage;
-    if (!storage) return nullptr;
-    bool fresh = false;
-    const int number = storage_numbers_.find_or_insert(storage.get(), &fresh);
-    if (fresh) storages_.push_back({.any = &storage});
-    return &storages_[static_cast<size_t>(number)];
-  };
   for (const ImplRecord& record : impls_)
-    if (StorageRecord* storage = storage_of(record)) ++storage->impls;
-  for (int number : produced_) storage_of(impls_[static_cast<size_t>(number)])->produced = true;
+    if (StorageRecord* storage = storage_record(record.impl->storage)) ++storage->references;
+  for (const Produced& output : produced_) {
+    StorageRecord* storage = storage_record(
+        calls_[static_cast<size_t>(output.call)].output_storages[static_cast<size_t>(output.output)]);
+    storage->produced = true;
+    ++storage->references;
+  }
   for (auto record = impls_.rbegin(); record != impls_.rend(); ++record) {  // views before their parents
-    const TensorImpl& impl = *record->handle->impl();
-    const bool held_elsewhere = record->handle->impl_ptr().use_count() > record->handles;
+    const bool held_elsewhere = record->impl.use_count() - 1 > record->handles;
     if (held_elsewhere) {
-      if (StorageRecord* storage = storage_of(*record)) storage->reachable = true;
-    } else if (impl.view_origin) {
-      if (const int parent = impl_numbers_.find(impl.view_origin->parent.get()); parent >= 0)
+      if (StorageRecord* storage = storage_record(record->impl->storage)) storage->reachable = true;
+    } else if (record->impl->view_origin) {
+      if (const int parent = impl_numbers_.find(record->impl->view_origin->parent.get()); parent >= 0)
         ++impls_[static_cast<size_t>(parent)].handles;
     }
   }
   for (StorageRecord& storage : storages_)
-    if (storage.any->use_count() > storage.impls) storage.reachable = true;
+    if (storage.any->use_count() > storage.references) storage.reachable = true;
 }
 
 void SegmentTracer::collect_results() {
   mark_reachable_storages();
-  auto storage_of = [&](const ImplRecord& record) -> const StorageRecord* {
-    const int number = storage_numbers_.find(record.handle->impl()->storage.get());
-    return number < 0 ? nullptr : &storages_[static_cast<size_t>(number)];
-  };
-  for (int number : produced_) {
-    const ImplRecord& record = impls_[static_cast<size_t>(number)];
-    if (storage_of(record)->reachable) trace_.results.push_back({record.bound, *record.handle});
+  for (const Produced& output : produced_) {
+    const DeferredCall& call = calls_[static_cast<size_t>(output.call)];
+    const int storage = storage_numbers_.find(call.output_storages[static_cast<size_t>(output.output)].get());
+    if (storages_[static_cast<size_t>(storage)].reachable)
+      trace_.results.push_back({output.value, call.output_buffer(output.output)});
   }
   // Written inputs (and views of them): the lowered executor writes them where they live, so the
   // copy after a run is usually skipped; a buffer the segment made is filled through its base.
   for (int number : written_) {
     const ImplRecord& record = impls_[static_cast<size_t>(number)];
-    const StorageRecord* storage = storage_of(record);
-    if ((storage == nullptr || !storage->produced) && record.bound != record.written_before)
-      trace_.results.push_back({record.bound, *record.handle});
+    const int storage = storage_numbers_.find(record.impl->storage.get());
+    const bool produced = storage >= 0 && storages_[static_cast<size_t>(storage)].produced;
+    if (!produced && record.bound != record.written_before) trace_.results.push_back({record.bound, Tensor(record.impl)});
   }
   // Filled in computation order: a later write into a shared buffer lands last, as in eager.
   std::stable_sort(trace_.results.begin(), trace_.results.end(),
@@ -230,7 +229,7 @@ void SegmentTracer::collect_results() {
     trace_.signature.push_back(result.value);
     if (graph_ != nullptr) graph_->outputs.push_back(result.value);
   }
-  for (int number : inputs_) trace_.inputs.push_back(*impls_[static_cast<size_t>(number)].handle);
+  for (int number : inputs_) trace_.inputs.push_back(Tensor(impls_[static_cast<size_t>(number)].impl));
 }
 
 }  // namespace ember::graph

@@ -56,27 +56,36 @@ class SegmentTracer {
   void release();
 
  private:
-  // One TensorImpl the calls hold, numbered by `impls_` in the order first seen.
+  // One live TensorImpl the calls hold (inputs) or made (outputs still held by the code),
+  // numbered by `impl_numbers_` in the order first seen.
   struct ImplRecord {
-    const Tensor* handle = nullptr;  // one of the calls' handles to it
-    long handles = 0;                // how many the calls hold
-    ValueId bound = -1;              // the value it holds now; -1: none yet (a segment input)
-    ValueId written_before = -2;     // its value before its first in-place write; -2: never written
+    std::shared_ptr<TensorImpl> impl;  // one more reference than the code and the calls hold
+    long handles = 0;                  // the calls' (strong) handles, as inputs
+    ValueId bound = -1;                // the value it holds now; -1: none yet (a segment input)
+    ValueId written_before = -2;       // its value before its first in-place write; -2: never written
   };
-  // One buffer those tensors view.
+  // One buffer those tensors view, or one an allocating call made.
   struct StorageRecord {
     const std::shared_ptr<Storage>* any = nullptr;
-    long impls = 0;  // TensorImpls the calls hold over it
+    long references = 0;  // held by the records' impls and by the calls' output buffers
     bool produced = false;
     bool reachable = false;
   };
-  void hold(const Tensor& tensor);
+  // An output of an allocating call: filled from `value` when its buffer is reachable.
+  struct Produced {
+    ValueId value;
+    int call;
+    int output;
+  };
+  int record_of(const Tensor& tensor);  // its number, a new record when first seen
+  StorageRecord* storage_record(const std::shared_ptr<Storage>& storage);
   ValueId value_of(const Tensor& tensor);
   void add_call(const DeferredCall& call, int index);
   void mark_reachable_storages();
   void collect_results();
 
   SegmentTrace trace_;
+  std::span<const DeferredCall> calls_;
   Graph* graph_ = nullptr;
   const std::vector<int>* per_run_ = nullptr;
   std::shared_ptr<std::vector<Attrs>> per_run_attrs_;
@@ -85,9 +94,10 @@ class SegmentTracer {
   std::vector<ImplRecord> impls_;
   PointerIndex storage_numbers_;
   std::vector<StorageRecord> storages_;
-  std::vector<int> inputs_;    // impl numbers of the segment inputs, in graph input order
-  std::vector<int> produced_;  // impl numbers of outputs of kernels that allocated them
-  std::vector<int> written_;   // impl numbers of tensors updated in place, first write first
+  std::vector<int> inputs_;  // impl numbers of the segment inputs, in graph input order
+  std::vector<Produced> produced_;
+  std::vector<int> written_;  // impl numbers of tensors updated in place, first write first
+  std::vector<ValueId> call_inputs_;  // the values one call reads
 };
 
 }  // namespace ember::graph

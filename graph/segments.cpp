@@ -65,7 +65,9 @@ Device device_of(const DeferredCall& call) {
 void run_kernels_in_order(std::span<const DeferredCall> calls) {
   for (const DeferredCall& call : calls) {
     if (call.op == nullptr || call.op->kind == OpKind::View) continue;
-    TensorList outputs = call.outputs;
+    TensorList outputs;
+    for (int i = 0; i < call.num_outputs; ++i)
+      outputs.push_back(call.output_defined[static_cast<size_t>(i)] ? call.output_buffer(i) : Tensor());
     call.op->kernel_for(device_of(call))(OpCall{*call.op, call.inputs, call.attrs}, outputs);
   }
 }
@@ -92,10 +94,38 @@ void fill(const Tensor& target, Tensor value) {
 
 }  // namespace
 
+Tensor DeferredCall::output_buffer(int i) const {
+  if (Tensor alive = output(i); alive.defined()) return alive;
+  const std::shared_ptr<Storage>& storage = output_storages[static_cast<size_t>(i)];
+  internal_assert(storage != nullptr, "segments: a dropped output that allocated no buffer");
+  const TensorMeta& meta = output_metas[static_cast<size_t>(i)];
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = storage;
+  impl->sizes = meta.sizes;
+  impl->strides = contiguous_strides(meta.sizes);
+  impl->dtype = meta.dtype;
+  impl->device = meta.device;
+  return Tensor(std::move(impl));
+}
+
+void DeferredCall::clear() {
+  inputs.clear();
+  for (size_t i = 0; i < static_cast<size_t>(num_outputs); ++i) {
+    outputs[i].reset();
+    output_storages[i].reset();
+    output_defined[i] = false;
+  }
+  num_outputs = 0;
+}
+
 SegmentCache::SegmentCache(int limit) : limit_(limit), tracer_(std::make_unique<SegmentTracer>()) {}
 SegmentCache::~SegmentCache() = default;
 
-void SegmentCache::run(std::span<const DeferredCall> calls, const std::string& ended_by) {
+std::string SegmentEnd::describe() const {
+  return host_read ? fmt::format("{}(){}", what, CallSite::describe()) : std::string(what);
+}
+
+void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& end) {
   const SegmentTrace* trace = &tracer_->trace(calls);
   Entry* entry = nullptr;
   const Entry* same_structure = nullptr;
@@ -107,7 +137,7 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const std::string& e
     if (candidate->hash == trace->hash && candidate->signature == trace->signature) same_structure = candidate.get();
   }
   if (entry == nullptr && trace->kernels >= 2 && segments() < limit_) {
-    entry = compile(calls, same_structure, ended_by);
+    entry = compile(calls, same_structure, end);
     trace = &tracer_->trace(calls);  // compile() traced again into the graph: the same trace
   }
   if (entry == nullptr) {
@@ -132,7 +162,8 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const std::string& e
 }
 
 SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, const Entry* same_structure,
-                                           const std::string& ended_by) {
+                                           const SegmentEnd& end) {
+  const std::string ended_by = end.describe();
   // A segment seen before with other floating-point attrs (a learning rate, a value read on the
   // host) reads the calls whose attrs changed at each run, so that it serves every value.
   std::vector<bool> changing(calls.size(), false);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,15 +27,36 @@ class Executor;
 class SegmentTracer;
 
 // One op call whose kernel has not run yet, or (op null) an alias made outside the dispatcher:
-// `outputs[0]` is `inputs[0]` without its history (detach()).
+// output 0 is `inputs[0]` without its history (detach()).
 struct DeferredCall {
+  static constexpr int kMaxOutputs = TensorList::kCapacity;
+
   const OpDef* op = nullptr;
   Attrs attrs;
   // The attrs change from call to call (an optimizer's lr and step count, a random op's generator
   // range): a compiled segment reads them at each run instead of baking them into its kernels.
   bool per_call_attrs = false;
   std::vector<Tensor> inputs;
-  TensorList outputs;  // an in-place op's are the mutated inputs themselves
+  // The outputs are held weakly, so the code lets go of tensors when it would in eager mode and
+  // eager's own choices see the same reference counts (autograd steals an unshared gradient
+  // instead of copying it). An in-place op's outputs are its mutated inputs.
+  int num_outputs = 0;
+  std::array<std::weak_ptr<TensorImpl>, kMaxOutputs> outputs;
+  std::array<TensorMeta, kMaxOutputs> output_metas;  // sizes, dtype, device; empty: undefined
+  std::array<bool, kMaxOutputs> output_defined{};
+  // The buffers of an allocating op's outputs, held until its kernel has run: an output the code
+  // dropped may still be read through an alias autograd saved.
+  std::array<std::shared_ptr<Storage>, kMaxOutputs> output_storages;
+
+  // Output i, or undefined when it was undefined or the code let go of it.
+  Tensor output(int i) const {
+    std::shared_ptr<TensorImpl> impl = output_defined[static_cast<size_t>(i)] ? outputs[static_cast<size_t>(i)].lock() : nullptr;
+    return impl ? Tensor(std::move(impl)) : Tensor();
+  }
+  // A tensor over output i's buffer with the output's geometry (a fresh contiguous one, as the
+  // dispatcher allocated it): the output itself or, when dropped, a new handle to its memory.
+  Tensor output_buffer(int i) const;
+  void clear();  // lets go of every tensor, keeping the inputs' capacity
 };
 
 // What SegmentMode keeps from one call of the function to the next (it lives in the
@@ -43,8 +65,18 @@ struct SegmentBuffers {
   std::vector<DeferredCall> calls;  // the first `count` are the open segment's
   size_t count = 0;
   PointerIndex known;    // the TensorImpls the open segment has seen (made, read or aliased)
+  // Per number in `known`: the impl, to tell it from a later one at the same address.
+  std::vector<std::weak_ptr<TensorImpl>> known_impls;
   PointerIndex pending;  // the buffers its deferred kernels will fill
   bool in_use = false;   // a SegmentMode has them
+};
+
+// What ended a segment: a host read (`what` names it, e.g. "item") or another reason.
+struct SegmentEnd {
+  const char* what;
+  bool host_read = false;
+  // "item() at train.cpp:42" (the call site of the read, while it runs), or `what` itself.
+  std::string describe() const;
 };
 
 class SegmentCache {
@@ -57,8 +89,8 @@ class SegmentCache {
 
   // Runs the kernels of `calls` (deferred in this order): through the compiled segment with their
   // signature, compiled now if there is none yet; kernel by kernel, in order, when there are fewer
-  // than two kernels or the limit is reached. `ended_by` says what ended the segment (for logs).
-  void run(std::span<const DeferredCall> calls, const std::string& ended_by);
+  // than two kernels or the limit is reached. `end` says what ended the segment (for logs).
+  void run(std::span<const DeferredCall> calls, const SegmentEnd& end);
   SegmentBuffers& buffers() { return buffers_; }
 
   int segments() const { return static_cast<int>(entries_.size()); }  // compiled segments held
@@ -78,7 +110,7 @@ class SegmentCache {
   struct Entry;
   // Compiles the segment of `calls` (traced as `trace`, which is traced again with the graph).
   // `same_structure`: a compiled segment that differs only in floating-point attrs, or null.
-  Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const std::string& ended_by);
+  Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const SegmentEnd& end);
   int limit_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::unique_ptr<SegmentTracer> tracer_;

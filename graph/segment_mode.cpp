@@ -39,8 +39,12 @@ bool SegmentMode::known(const Tensor& tensor) const {
 void SegmentMode::remember(const Tensor& tensor) {
   bool fresh = false;
   const int number = buffers_.known.find_or_insert(tensor.impl(), &fresh);
-  if (fresh) buffers_.known_impls.push_back(tensor.impl_ptr());
-  else buffers_.known_impls[static_cast<size_t>(number)] = tensor.impl_ptr();
+  if (fresh) {
+    buffers_.known_impls.push_back(tensor.impl_ptr());
+    return;
+  }
+  std::weak_ptr<TensorImpl>& seen = buffers_.known_impls[static_cast<size_t>(number)];
+  if (seen.owner_before(tensor.impl_ptr()) || tensor.impl_ptr().owner_before(seen)) seen = tensor.impl_ptr();
 }
 
 DeferredCall& SegmentMode::next_call() {
@@ -122,6 +126,7 @@ void SegmentMode::set_outputs(DeferredCall& call, const TensorList& outputs, boo
       continue;
     }
     call.outputs[k] = output.impl_ptr();
+    call.output_impls[k] = output.impl();
     call.output_metas[k] = meta_of(output);
     if (allocated) call.output_storages[k] = output.impl()->storage;
   }

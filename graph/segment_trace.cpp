@@ -66,12 +66,12 @@ const SegmentTrace& SegmentTracer::trace(std::span<const DeferredCall> calls, Gr
   for (int index = 0; index < static_cast<int>(calls.size()); ++index) {
     const DeferredCall& call = calls[static_cast<size_t>(index)];
     for (const Tensor& input : call.inputs)
-      if (input.defined()) ++impls_[static_cast<size_t>(record_of(input))].handles;
+      if (input.defined()) ++impls_[static_cast<size_t>(record_of(input.impl(), &input.impl_ptr()))].handles;
     if (call.op == nullptr) {
       trace_.signature.push_back(kAliasMark);
       const ValueId source = value_of(call.inputs[0]);
       trace_.signature.push_back(source);
-      if (const Tensor alias = call.output(0); alias.defined()) impls_[static_cast<size_t>(record_of(alias))].bound = source;
+      if (call.output_alive(0)) impls_[static_cast<size_t>(record_of(call.output_impls[0], nullptr, &call.outputs[0]))].bound = source;
     } else {
       add_call(call, index);
     }
@@ -101,11 +101,20 @@ void SegmentTracer::release() {
   written_.clear();
 }
 
-int SegmentTracer::record_of(const Tensor& tensor) {
+int SegmentTracer::record_of(const TensorImpl* impl, const std::shared_ptr<TensorImpl>* strong,
+                             const std::weak_ptr<TensorImpl>* weak) {
   bool fresh = false;
-  const int number = impl_numbers_.find_or_insert(tensor.impl(), &fresh);
-  if (fresh) impls_.push_back({.impl = tensor.impl_ptr()});
+  const int number = impl_numbers_.find_or_insert(impl, &fresh);
+  if (fresh) impls_.push_back({.impl = impl, .strong = strong, .weak = weak});
   return number;
+}
+
+long SegmentTracer::use_count(const ImplRecord& record) {
+  return record.strong != nullptr ? record.strong->use_count() : record.weak->use_count();
+}
+
+Tensor SegmentTracer::tensor_of(const ImplRecord& record) {
+  return Tensor(record.strong != nullptr ? *record.strong : record.weak->lock());
 }
 
 SegmentTracer::StorageRecord* SegmentTracer::storage_record(const std::shared_ptr<Storage>& storage) {
@@ -119,7 +128,7 @@ SegmentTracer::StorageRecord* SegmentTracer::storage_record(const std::shared_pt
 // The value `tensor` holds now: bound by an earlier call, or a new segment input.
 ValueId SegmentTracer::value_of(const Tensor& tensor) {
   if (!tensor.defined()) return -1;
-  const int number = record_of(tensor);
+  const int number = impl_numbers_.find(tensor.impl());  // every input was recorded first
   ImplRecord& record = impls_[static_cast<size_t>(number)];
   if (record.bound >= 0) return record.bound;
   const TensorImpl& impl = *tensor.impl();
@@ -167,14 +176,15 @@ void SegmentTracer::add_call(const DeferredCall& call, int index) {
   for (int i = 0; i < call.num_outputs; ++i) {
     if (!call.output_defined[static_cast<size_t>(i)]) continue;
     if (allocates) produced_.push_back({first + i, index, i});
-    const Tensor output = call.output(i);
-    if (!output.defined()) continue;  // dropped by the code: only its buffer may still be read
-    ImplRecord& record = impls_[static_cast<size_t>(record_of(output))];
+    if (!call.output_alive(i)) continue;  // dropped by the code: only its buffer may still be read
+    const size_t k = static_cast<size_t>(i);
+    const int number = record_of(call.output_impls[k], nullptr, &call.outputs[k]);
+    ImplRecord& record = impls_[static_cast<size_t>(number)];
     if (op.kind == OpKind::InPlace && record.written_before == -2) {
       // The value before the first write: an input (or a view) written but left unchanged by
       // the passes needs no copy.
       record.written_before = record.bound;
-      written_.push_back(impl_numbers_.find(output.impl()));
+      written_.push_back(number);
     }
     record.bound = first + i;
   }
@@ -193,7 +203,7 @@ void SegmentTracer::mark_reachable_storages() {
     ++storage->references;
   }
   for (auto record = impls_.rbegin(); record != impls_.rend(); ++record) {  // views before their parents
-    const bool held_elsewhere = record->impl.use_count() - 1 > record->handles;
+    const bool held_elsewhere = use_count(*record) > record->handles;
     if (held_elsewhere) {
       if (StorageRecord* storage = storage_record(record->impl->storage)) storage->reachable = true;
     } else if (record->impl->view_origin) {
@@ -219,7 +229,7 @@ void SegmentTracer::collect_results() {
     const ImplRecord& record = impls_[static_cast<size_t>(number)];
     const int storage = storage_numbers_.find(record.impl->storage.get());
     const bool produced = storage >= 0 && storages_[static_cast<size_t>(storage)].produced;
-    if (!produced && record.bound != record.written_before) trace_.results.push_back({record.bound, Tensor(record.impl)});
+    if (!produced && record.bound != record.written_before) trace_.results.push_back({record.bound, tensor_of(record)});
   }
   // Filled in computation order: a later write into a shared buffer lands last, as in eager.
   std::stable_sort(trace_.results.begin(), trace_.results.end(),
@@ -229,7 +239,7 @@ void SegmentTracer::collect_results() {
     trace_.signature.push_back(result.value);
     if (graph_ != nullptr) graph_->outputs.push_back(result.value);
   }
-  for (int number : inputs_) trace_.inputs.push_back(Tensor(impls_[static_cast<size_t>(number)].impl));
+  for (int number : inputs_) trace_.inputs.push_back(tensor_of(impls_[static_cast<size_t>(number)]));
 }
 
 }  // namespace ember::graph

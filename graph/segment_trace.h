@@ -59,7 +59,11 @@ class SegmentTracer {
   // One live TensorImpl the calls hold (inputs) or made (outputs still held by the code),
   // numbered by `impl_numbers_` in the order first seen.
   struct ImplRecord {
-    std::shared_ptr<TensorImpl> impl;  // one more reference than the code and the calls hold
+    const TensorImpl* impl = nullptr;
+    // A reference to it the calls hold (an input's), else their weak one (an output's): read for
+    // its use count, without taking one.
+    const std::shared_ptr<TensorImpl>* strong = nullptr;
+    const std::weak_ptr<TensorImpl>* weak = nullptr;
     long handles = 0;                  // the calls' (strong) handles, as inputs
     ValueId bound = -1;                // the value it holds now; -1: none yet (a segment input)
     ValueId written_before = -2;       // its value before its first in-place write; -2: never written
@@ -77,7 +81,11 @@ class SegmentTracer {
     int call;
     int output;
   };
-  int record_of(const Tensor& tensor);  // its number, a new record when first seen
+  // The number of `impl`'s record, made when first seen (`strong` or `weak` refers to it).
+  int record_of(const TensorImpl* impl, const std::shared_ptr<TensorImpl>* strong,
+                const std::weak_ptr<TensorImpl>* weak = nullptr);
+  static long use_count(const ImplRecord& record);
+  static Tensor tensor_of(const ImplRecord& record);
   StorageRecord* storage_record(const std::shared_ptr<Storage>& storage);
   ValueId value_of(const Tensor& tensor);
   void add_call(const DeferredCall& call, int index);

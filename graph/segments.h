@@ -42,12 +42,17 @@ struct DeferredCall {
   // instead of copying it). An in-place op's outputs are its mutated inputs.
   int num_outputs = 0;
   std::array<std::weak_ptr<TensorImpl>, kMaxOutputs> outputs;
+  std::array<const TensorImpl*, kMaxOutputs> output_impls{};  // to look one up while it lives
   std::array<TensorMeta, kMaxOutputs> output_metas;  // sizes, dtype, device; empty: undefined
   std::array<bool, kMaxOutputs> output_defined{};
   // The buffers of an allocating op's outputs, held until its kernel has run: an output the code
   // dropped may still be read through an alias autograd saved.
   std::array<std::shared_ptr<Storage>, kMaxOutputs> output_storages;
 
+  // Whether output i was defined and the code still holds it (no reference taken).
+  bool output_alive(int i) const {
+    return output_defined[static_cast<size_t>(i)] && outputs[static_cast<size_t>(i)].use_count() > 0;
+  }
   // Output i, or undefined when it was undefined or the code let go of it.
   Tensor output(int i) const {
     std::shared_ptr<TensorImpl> impl = output_defined[static_cast<size_t>(i)] ? outputs[static_cast<size_t>(i)].lock() : nullptr;

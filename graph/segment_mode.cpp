@@ -10,7 +10,8 @@
 namespace ember::graph {
 
 SegmentMode::SegmentMode(SegmentCache& cache) : cache_(cache), buffers_(cache.buffers()) {
-  check(!buffers_.in_use, "compile: a function with a graph break called itself from inside its own call");
+  // A compiled function called inside its own call runs inline (CompiledFunction::call).
+  internal_assert(!buffers_.in_use, "SegmentMode: two modes over one segment cache");
   buffers_.in_use = true;
 }
 

@@ -143,7 +143,7 @@ ValueId SegmentTracer::value_of(const Tensor& tensor) {
   for (int64_t stride : impl.strides) signature.push_back(stride);
   const ValueId value = next_value_++;
   if (graph_ != nullptr) {
-    internal_assert(graph_->add_input(meta_of(tensor)) == value, "trace_segment: value numbering");
+    internal_assert(graph_->add_input(meta_of(tensor)) == value, "SegmentTracer: value numbering");
     if (twin >= 0) graph_->shared_buffers.push_back({graph_->inputs[static_cast<size_t>(twin)], value});
   }
   inputs_.push_back(number);
@@ -165,7 +165,7 @@ void SegmentTracer::add_call(const DeferredCall& call, int index) {
   if (graph_ != nullptr) {
     const std::span<const TensorMeta> metas(call.output_metas.data(), static_cast<size_t>(call.num_outputs));
     Node& node = graph_->nodes[static_cast<size_t>(graph_->add_node(op, call.attrs, call_inputs_, metas))];
-    internal_assert(node.outputs.empty() || node.outputs[0] == first, "trace_segment: value numbering");
+    internal_assert(node.outputs.empty() || node.outputs[0] == first, "SegmentTracer: value numbering");
     if (auto run = std::ranges::find(*per_run_, index); run != per_run_->end())
       node.refresh = [attrs = per_run_attrs_, slot = static_cast<size_t>(run - per_run_->begin())](Attrs& current) {
         current = (*attrs)[slot];

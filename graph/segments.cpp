@@ -42,7 +42,7 @@ struct SegmentCache::Entry {
   std::vector<int64_t> scalars;
   std::vector<bool> changing;  // per call: its floating-point attrs changed between calls
   // The calls whose attrs are set before each run (per_run_calls); the graph's nodes read them
-  // through their refresh (trace_segment).
+  // through their refresh (SegmentTracer::trace).
   std::vector<int> per_run;
   std::shared_ptr<std::vector<Attrs>> per_run_attrs;
   Executor executor;

@@ -113,8 +113,8 @@ class SegmentCache {
 
  private:
   struct Entry;
-  // Compiles the segment of `calls` (traced as `trace`, which is traced again with the graph).
-  // `same_structure`: a compiled segment that differs only in floating-point attrs, or null.
+  // Compiles the segment of `calls` (tracing it again, into a graph). `same_structure`: a
+  // compiled segment that differs only in floating-point attrs, or null.
   Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const SegmentEnd& end);
   int limit_;
   std::vector<std::unique_ptr<Entry>> entries_;

@@ -199,6 +199,15 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   done
 }
 
+# A graph break (the step reads its loss on the host): compiled segments against eager.
+bench_host_read() {
+  bench "ember seed eager host-read $device" 60 "$build_dir/bin/ember-bench" --model seed --device "$device" \
+    --host-read --steps "$steps" --warmup "$warmup" --json
+  bench "ember seed compiled host-read $device" 60 env EMBER_CACHE_DIR="$build_dir/kernel-cache" \
+    EMBER_INCLUDE_DIR="$root" "$build_dir/bin/ember-bench" --model seed --mode compiled --host-read \
+    --device "$device" --steps "$steps" --warmup "$((warmup > 3 ? warmup : 3))" --json
+}
+
 # Memory errors in the CUDA kernels: the GPU-specific tests, the generated (fused) kernels and a
 # few conformance families under compute-sanitizer memcheck (slow, so a subset).
 sanitize() {
@@ -221,6 +230,7 @@ sanitize() {
 # Priority order: what the issue's targets are stated in first; memcheck before the large model,
 # whose torch.compile alone can take a minute; wide last.
 bench_model seed
+bench_host_read
 sanitize
 bench_model large
 bench_model wide
@@ -235,7 +245,8 @@ print(f"{'model':<6} {'framework':<22} {'mode':<16} {'device':<7} {'step us':>10
 for r in rows:
     if "model" not in r:
         continue
-    print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {r['mode']:<16} {r['device']:<7} "
+    mode = r['mode'] + (' +read' if r.get('host_read') else '')
+    print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {mode:<16} {r['device']:<7} "
           f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f}")
 for r in rows:
     if r.get("benchmark") in ("cuda_micro", "pytorch_gemm"):

@@ -250,6 +250,7 @@ nlohmann::json run_model(const RunOptions& options) {
           {"backend_allocations_in_steps", memory_stats(device).num_backend_allocations - backend_allocations_at_start},
           {"final_loss", loss.item()},
           {"lr_schedule", options.lr_schedule},
+          {"host_read", options.host_read},
           {"final_lr", optimizer->get_lr(0)}};
   if (compiled) result.update(compiled_fields);
   if (!device.is_cuda()) result["cpu_gemm"] = cpu::gemm_library_description();

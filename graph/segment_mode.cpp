@@ -77,12 +77,7 @@ void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
       if (impl.storage == wanted.storage && impl.sizes == wanted.sizes && impl.strides == wanted.strides &&
           impl.offset == wanted.offset && impl.dtype == wanted.dtype) {
         // The alias reads what the known tensor holds when the alias is read, as a view would.
-        DeferredCall& alias = next_call();
-        alias.op = nullptr;
-        alias.per_call_attrs = false;
-        alias.inputs.assign(1, known);
-        set_outputs(alias, TensorList{tensor}, /*allocated=*/false);
-        remember(tensor);
+        defer_alias(known, tensor);
         return;
       }
     }
@@ -138,7 +133,10 @@ void SegmentMode::on_host_read(const char* what, const Tensor& tensor) {
 }
 
 void SegmentMode::on_alias(const Tensor& source, const Tensor& alias) {
-  if (flushing_ || !known(source)) return;
+  if (!flushing_ && known(source)) defer_alias(source, alias);
+}
+
+void SegmentMode::defer_alias(const Tensor& source, const Tensor& alias) {
   DeferredCall& call = next_call();
   call.op = nullptr;
   call.per_call_attrs = false;

@@ -31,6 +31,7 @@ class SegmentMode final : public DispatchMode {
   // Records `outputs` in `call` (weakly; with their buffers when the op `allocated` them).
   static void set_outputs(DeferredCall& call, const TensorList& outputs, bool allocated);
   void clear_segment();  // lets go of the open segment's calls and tables
+  void defer_alias(const Tensor& source, const Tensor& alias);  // an alias call: alias reads source
   // `tensor` was made outside the dispatcher over a buffer a deferred call has not filled yet (the
   // alias of a saved tensor autograd makes): it aliases the newest known tensor with its geometry
   // there, recorded as an alias call; with none, the segment ends first, so the buffer is filled

@@ -42,4 +42,22 @@ inline bool bit_equal(const Tensor& a, const Tensor& b) {
   return left == right;
 }
 
+// Parameters, their .grad and Adam's state (step, both moments) equal bit for bit.
+inline void check_same_state(SeedMlp& eager, SeedMlp& compiled) {
+  const std::vector<Tensor> expected = eager.model->parameters();
+  const std::vector<Tensor> actual = compiled.model->parameters();
+  REQUIRE(expected.size() == actual.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    CHECK(bit_equal(expected[i], actual[i]));
+    CHECK(bit_equal(expected[i].grad(), actual[i].grad()));
+    const auto* eager_state = eager.optimizer->state(expected[i]);
+    const auto* compiled_state = compiled.optimizer->state(actual[i]);
+    REQUIRE(eager_state != nullptr);
+    REQUIRE(compiled_state != nullptr);
+    CHECK(eager_state->step == compiled_state->step);
+    CHECK(bit_equal(eager_state->exp_avg, compiled_state->exp_avg));
+    CHECK(bit_equal(eager_state->exp_avg_sq, compiled_state->exp_avg_sq));
+  }
+}
+
 }  // namespace ember::graph_test

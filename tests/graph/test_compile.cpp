@@ -9,28 +9,8 @@
 #include "graph_test_util.h"
 
 using namespace ember;
+using graph_test::check_same_state;
 using graph_test::SeedMlp;
-
-namespace {
-
-void check_same_state(SeedMlp& eager, SeedMlp& compiled) {
-  const std::vector<Tensor> expected = eager.model->parameters();
-  const std::vector<Tensor> actual = compiled.model->parameters();
-  REQUIRE(expected.size() == actual.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    CHECK(graph_test::bit_equal(expected[i], actual[i]));
-    CHECK(graph_test::bit_equal(expected[i].grad(), actual[i].grad()));
-    const auto* eager_state = eager.optimizer->state(expected[i]);
-    const auto* compiled_state = compiled.optimizer->state(actual[i]);
-    REQUIRE(eager_state != nullptr);
-    REQUIRE(compiled_state != nullptr);
-    CHECK(eager_state->step == compiled_state->step);
-    CHECK(graph_test::bit_equal(eager_state->exp_avg, compiled_state->exp_avg));
-    CHECK(graph_test::bit_equal(eager_state->exp_avg_sq, compiled_state->exp_avg_sq));
-  }
-}
-
-}  // namespace
 
 TEST_CASE("compile: 200 seed-MLP training steps equal eager bit for bit, including a changing lr") {
   SeedMlp eager(3), compiled(3);

@@ -16,26 +16,10 @@
 
 using namespace ember;
 using graph_test::bit_equal;
+using graph_test::check_same_state;
 using graph_test::SeedMlp;
 
 namespace {
-
-void check_same_training_state(SeedMlp& eager, SeedMlp& compiled) {
-  const std::vector<Tensor> expected = eager.model->parameters();
-  const std::vector<Tensor> actual = compiled.model->parameters();
-  REQUIRE(expected.size() == actual.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    CHECK(bit_equal(expected[i], actual[i]));
-    CHECK(bit_equal(expected[i].grad(), actual[i].grad()));
-    const auto* eager_state = eager.optimizer->state(expected[i]);
-    const auto* compiled_state = compiled.optimizer->state(actual[i]);
-    REQUIRE(eager_state != nullptr);
-    REQUIRE(compiled_state != nullptr);
-    CHECK(eager_state->step == compiled_state->step);
-    CHECK(bit_equal(eager_state->exp_avg, compiled_state->exp_avg));
-    CHECK(bit_equal(eager_state->exp_avg_sq, compiled_state->exp_avg_sq));
-  }
-}
 
 // A step that reads the gradient norm on the host and clips by it only when it is large: the
 // branch taken depends on the data, so the second segment has two variants.
@@ -82,7 +66,7 @@ TEST_CASE("compile segments: a training step that branches on its gradient norm 
     CHECK(bit_equal(train_step(x, y), expected));
     if (step == 11) segments_after_warmup = train_step.state().segments()->segments();
   }
-  check_same_training_state(eager, compiled);
+  check_same_state(eager, compiled);
   CHECK(compiled_clips == eager_clips);
   MESSAGE("steps clipped: " << eager_clips << " of 24");
   CHECK(eager_clips > 2);  // both branches ran several times
@@ -118,7 +102,7 @@ TEST_CASE("compile segments: a backward after the break reads the activations sa
     auto [x, y] = graph_test::batch(call);
     CHECK(bit_equal(train_step(x, y), step(eager, x, y)));
   }
-  check_same_training_state(eager, compiled);
+  check_same_state(eager, compiled);
   // The forward; the backward and step, first with the loss's reciprocal baked in, then (it
   // changed) read at each run.
   CHECK(train_step.state().segments()->segments() == 3);

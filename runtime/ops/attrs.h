@@ -3,6 +3,7 @@
 // prints them generically, which is why they are named values rather than a struct per op.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -23,6 +24,13 @@ class Attrs {
   Attrs() = default;
   Attrs(std::initializer_list<std::pair<const char*, AttrValue>> items) {
     for (const auto& [name, value] : items) set(name, value);
+  }
+  // Copy the slots in use only: every recorded call copies its attrs (autograd nodes, deferred
+  // calls of compiled segments), and most ops fill one or two of the eight.
+  Attrs(const Attrs& other) { copy_from(other); }
+  Attrs& operator=(const Attrs& other) {
+    if (this != &other) copy_from(other);
+    return *this;
   }
 
   // `name` must be a string literal: only the pointer is kept.
@@ -48,6 +56,13 @@ class Attrs {
   std::string str() const;  // "alpha=1, dims=[0]"
 
  private:
+  // Slots past count_ keep what they held: nothing reads them.
+  void copy_from(const Attrs& other) {
+    const auto count = static_cast<size_t>(other.count_);
+    std::copy_n(other.names_.begin(), count, names_.begin());
+    std::copy_n(other.values_.begin(), count, values_.begin());
+    count_ = other.count_;
+  }
   const AttrValue* find(const char* name) const {
     for (int i = 0; i < count_; ++i)
       if (names_[i] == name || std::strcmp(names_[i], name) == 0) return &values_[i];

@@ -52,6 +52,7 @@ class SegmentTracer {
   const SegmentTrace& trace(std::span<const DeferredCall> calls, Graph* graph = nullptr,
                             const std::vector<int>& per_run = {},
                             const std::shared_ptr<std::vector<Attrs>>& per_run_attrs = nullptr);
+  const SegmentTrace& current() const { return trace_; }  // the last trace
   // Drops the trace's handles to the segment's tensors.
   void release();
 

@@ -137,8 +137,7 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
     if (candidate->hash == trace->hash && candidate->signature == trace->signature) same_structure = candidate.get();
   }
   if (entry == nullptr && trace->kernels >= 2 && segments() < limit_) {
-    entry = compile(calls, same_structure, end);
-    trace = &tracer_->trace(calls);  // compile() traced again into the graph: the same trace
+    entry = compile(calls, same_structure, end);  // leaves the tracer holding the same trace
   }
   if (entry == nullptr) {
     if (trace->kernels >= 2 && !limit_logged_) {
@@ -168,13 +167,15 @@ SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, 
   // host) reads the calls whose attrs changed at each run, so that it serves every value.
   std::vector<bool> changing(calls.size(), false);
   if (same_structure != nullptr) {
-    const SegmentTrace& seen = tracer_->trace(calls);
+    const SegmentTrace& seen = tracer_->current();  // run() traced the calls just now
     changing = same_structure->changing;
     for (size_t k = 0; k < seen.scalars.size(); ++k)
       if (seen.scalars[k] != same_structure->scalars[k]) changing[static_cast<size_t>(seen.scalar_calls[k])] = true;
   }
   std::vector<int> per_run = per_run_calls(calls, changing);
   auto per_run_attrs = std::make_shared<std::vector<Attrs>>();
+  // Traced again, into a graph: the same trace (the tracer lets go of its handles first, so they
+  // do not count as references from outside).
   Graph graph;
   const SegmentTrace& trace = tracer_->trace(calls, &graph, per_run, per_run_attrs);
   verify(graph);

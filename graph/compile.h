@@ -24,6 +24,11 @@ struct CompileOptions {
   // A graph break throws GraphBreak; without fullgraph, fn then runs as compiled segments split
   // where it reads values on the host (graph/segments.h).
   bool fullgraph = false;
+  // With a graph break, a segment on the CPU is compiled only where that saves more memory
+  // traffic than deferring its calls costs; elsewhere that place in fn runs eagerly
+  // (graph/segment_cost.h). true compiles every segment of two kernels or more, as on CUDA (tests,
+  // and to measure the compiled form).
+  bool compile_every_segment = false;
   // Compiled variants kept; past it, calls that miss run eagerly. A function with a graph break
   // keeps up to 8 * cache_limit compiled segments; new segments past that run kernel by kernel.
   int cache_limit = 8;

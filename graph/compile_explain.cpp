@@ -72,6 +72,7 @@ std::string CompiledFunction::explain() const {
     for (size_t s = 0; s < segments.size(); ++s)
       text += fmt::format("  segment {}: {} kernels, {} runs, ended by {}: {}\n", s, segments[s].kernels,
                           segments[s].runs, segments[s].ended_by, describe_executor(*segments[s].executor));
+    for (const std::string& place : segments_->eager_places()) text += fmt::format("  runs eagerly {}\n", place);
   }
   for (size_t e = 0; e < entries_.size(); ++e) {
     const Entry& entry = entries_[e];

@@ -9,7 +9,8 @@
 
 namespace ember::graph {
 
-SegmentMode::SegmentMode(SegmentCache& cache) : cache_(cache), buffers_(cache.buffers()) {
+SegmentMode::SegmentMode(SegmentCache& cache)
+    : cache_(cache), buffers_(cache.buffers()), deferring_(cache.defers_at(0)) {
   // A compiled function called inside its own call runs inline (CompiledFunction::call).
   internal_assert(!buffers_.in_use, "SegmentMode: two modes over one segment cache");
   buffers_.in_use = true;
@@ -63,7 +64,8 @@ void SegmentMode::flush(const SegmentEnd& end) {
       mode.flushing_ = false;
     }
   } done{*this};
-  cache_.run(std::span<const DeferredCall>(buffers_.calls.data(), buffers_.count), end);
+  cache_.run(std::span<const DeferredCall>(buffers_.calls.data(), buffers_.count), end, position_);
+  deferring_ = cache_.defers_at(position_);  // the first segment here may have decided
 }
 
 void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
@@ -87,8 +89,11 @@ void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
 TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
   if (flushing_) return next.run(call);
   AttrRefresh refresh = take_attr_refresh();  // the attrs themselves are this call's, read per run
+  if (!deferring_) return next.run(call);
   for (const Tensor& input : call.inputs)
     if (input.defined() && !known(input)) resolve_unknown_alias(input);
+  // That may have ended the segment, and its place may run eagerly from now on.
+  if (!deferring_) return next.run(call);
   TensorList outputs;
   {
     KernelDeferral defer;
@@ -129,11 +134,14 @@ void SegmentMode::set_outputs(DeferredCall& call, const TensorList& outputs, boo
 }
 
 void SegmentMode::on_host_read(const char* what, const Tensor& tensor) {
-  if (!flushing_) flush({what, /*host_read=*/true});
+  if (flushing_) return;
+  flush({what, /*host_read=*/true});
+  ++position_;
+  deferring_ = cache_.defers_at(position_);
 }
 
 void SegmentMode::on_alias(const Tensor& source, const Tensor& alias) {
-  if (!flushing_ && known(source)) defer_alias(source, alias);
+  if (!flushing_ && deferring_ && known(source)) defer_alias(source, alias);
 }
 
 void SegmentMode::defer_alias(const Tensor& source, const Tensor& alias) {

@@ -1,6 +1,7 @@
 // SegmentMode: the dispatch mode a compiled function with a graph break runs fn under
 // (graph/segments.h). Every op call does its host-side work now and leaves its kernel deferred;
-// a host read (item(), to_vector()) or fn's end runs what was deferred as one segment.
+// a host read (item(), to_vector()) or fn's end runs what was deferred as one segment. Where the
+// cache says a place in fn runs eagerly (SegmentCache::defers_at), calls there run straight through.
 #pragma once
 
 #include <string>
@@ -41,6 +42,8 @@ class SegmentMode final : public DispatchMode {
   SegmentCache& cache_;
   SegmentBuffers& buffers_;
   bool flushing_ = false;  // the segment's own copies and fallback kernels run now, not deferred
+  int position_ = 0;       // host reads so far in this call of fn: where in fn the calls are
+  bool deferring_;         // the cache defers calls at position_
 };
 
 }  // namespace ember::graph

@@ -11,6 +11,7 @@
 #include "graph/compile_log.h"
 #include "graph/executor.h"
 #include "graph/fusion.h"
+#include "graph/segment_cost.h"
 #include "graph/segment_trace.h"
 
 namespace ember::graph {
@@ -54,10 +55,14 @@ struct SegmentCache::Entry {
 namespace {
 
 Device device_of(const DeferredCall& call) {
-  if (call.op->kind == OpKind::Factory) return call.attrs.get<Device>("device");
+  if (call.op != nullptr && call.op->kind == OpKind::Factory) return call.attrs.get<Device>("device");
   for (const Tensor& input : call.inputs)
     if (input.defined()) return input.device();
   return kCPU;
+}
+
+bool all_on_cpu(std::span<const DeferredCall> calls) {
+  return std::ranges::all_of(calls, [](const DeferredCall& call) { return device_of(call).type == DeviceType::CPU; });
 }
 
 // What the dispatcher would have done at each call, now: the same kernels on the same tensors in
@@ -118,14 +123,21 @@ void DeferredCall::clear() {
   num_outputs = 0;
 }
 
-SegmentCache::SegmentCache(int limit) : limit_(limit), tracer_(std::make_unique<SegmentTracer>()) {}
+SegmentCache::SegmentCache(int limit, bool compile_every_segment)
+    : limit_(limit), compile_every_segment_(compile_every_segment), tracer_(std::make_unique<SegmentTracer>()) {}
 SegmentCache::~SegmentCache() = default;
 
 std::string SegmentEnd::describe() const {
   return host_read ? fmt::format("{}(){}", what, CallSite::describe()) : std::string(what);
 }
 
-void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& end) {
+bool SegmentCache::unprofitable(const SegmentTrace& trace) const {
+  return std::ranges::any_of(unprofitable_, [&](const auto& seen) {
+    return seen.first == trace.hash && seen.second == trace.signature;
+  });
+}
+
+void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& end, int position) {
   const SegmentTrace* trace = &tracer_->trace(calls);
   Entry* entry = nullptr;
   const Entry* same_structure = nullptr;
@@ -136,21 +148,34 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
     }
     if (candidate->hash == trace->hash && candidate->signature == trace->signature) same_structure = candidate.get();
   }
-  if (entry == nullptr && trace->kernels >= 2 && segments() < limit_) {
-    entry = compile(calls, same_structure, end);  // leaves the tracer holding the same trace
-  }
+  std::string why_not;
   if (entry == nullptr) {
-    if (trace->kernels >= 2 && !limit_logged_) {
-      limit_logged_ = true;
-      log::event("perf_hints",
-                 fmt::format("{} compiled segments (the limit) are held: new segments run kernel by kernel", limit_),
-                 {{"segment_limit", limit_}});
+    if (trace->kernels < 2) {
+      why_not = "under two kernels, nothing to compile";
+    } else if (unprofitable(*trace)) {
+      why_not = "on the CPU compiling it would not pay (seen before)";
+    } else if (segments() >= limit_) {
+      why_not = fmt::format("{} compiled segments (the limit) are held", limit_);
+      if (!limit_logged_) {
+        limit_logged_ = true;
+        log::event("perf_hints", fmt::format("{}: new segments run kernel by kernel", why_not),
+                   {{"segment_limit", limit_}});
+      }
+    } else {
+      entry = compile(calls, same_structure, end, why_not);  // leaves the tracer holding the same trace
+      if (entry == nullptr && unprofitable_.size() < static_cast<size_t>(limit_))
+        unprofitable_.emplace_back(trace->hash, trace->signature);
     }
+  }
+  if (places_.size() <= static_cast<size_t>(position)) places_.resize(static_cast<size_t>(position) + 1, Place::Unknown);
+  if (entry == nullptr) {
+    if (!why_not.empty()) run_eagerly_at(position, trace->kernels, end, why_not);
     tracer_->release();
     run_kernels_in_order(calls);
     ++kernel_runs_;
     return;
   }
+  places_[static_cast<size_t>(position)] = Place::Compiled;
   entry->per_run_attrs->clear();
   for (int call : entry->per_run) entry->per_run_attrs->push_back(calls[static_cast<size_t>(call)].attrs);
   std::vector<Tensor> values = entry->executor.run(trace->inputs);
@@ -160,8 +185,20 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
   ++compiled_runs_;
 }
 
+void SegmentCache::run_eagerly_at(int position, int kernels, const SegmentEnd& end, const std::string& why) {
+  Place& place = places_[static_cast<size_t>(position)];
+  if (place != Place::Unknown) return;  // a place that compiled a segment keeps deferring
+  place = Place::Eager;
+  eager_reasons_.push_back(fmt::format("after {} host reads: {} kernels, ended by {}; {}", position, kernels,
+                                       end.describe(), why));
+  log::event("graph_breaks",
+             fmt::format("the code after {} host reads runs eagerly from now on ({} kernels, ended by {}): {}",
+                         position, kernels, end.describe(), why),
+             {{"eager_place", position}, {"kernels", kernels}, {"why", why}});
+}
+
 SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, const Entry* same_structure,
-                                           const SegmentEnd& end) {
+                                           const SegmentEnd& end, std::string& why_not) {
   const std::string ended_by = end.describe();
   // A segment seen before with other floating-point attrs (a learning rate, a value read on the
   // host) reads the calls whose attrs changed at each run, so that it serves every value.
@@ -179,7 +216,17 @@ SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, 
   Graph graph;
   const SegmentTrace& trace = tracer_->trace(calls, &graph, per_run, per_run_attrs);
   verify(graph);
+  const int64_t bytes_before = written_bytes(graph);
   run_passes(graph);
+  // Decided before fusion compiles anything; a segment of the same structure compiled already.
+  if (!compile_every_segment_ && same_structure == nullptr && all_on_cpu(calls)) {
+    const SegmentPayoff payoff = cpu_segment_payoff(static_cast<int>(calls.size()), bytes_before, graph,
+                                                    find_fusion_groups(graph, /*log=*/false));
+    if (!payoff.pays()) {
+      why_not = "on the CPU compiling it " + payoff.describe();
+      return nullptr;
+    }
+  }
   fuse_pointwise(graph, {.log = log::enabled("fusion")});
   verify(graph);
   entries_.push_back(std::make_unique<Entry>(trace, std::move(changing), std::move(per_run), std::move(per_run_attrs),

@@ -8,7 +8,9 @@
 // in eager mode, but its kernel is deferred. The calls deferred between two breaks (a host read,
 // fn's return) are one segment. SegmentCache turns each distinct segment into a graph once (the
 // same passes, fusion and lowered executor as a full capture) and replays it on that call's
-// tensors; then it fills the tensors the code can still reach from the results.
+// tensors; then it fills the tensors the code can still reach from the results. On the CPU a
+// segment that would not pay for its deferral runs eagerly instead (graph/segment_cost.h): later
+// calls run the ops at that place in fn, between the same two host reads, straight through.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/pointer_index.h"
@@ -25,6 +28,7 @@ namespace ember::graph {
 
 class Executor;
 class SegmentTracer;
+struct SegmentTrace;
 
 // One op call whose kernel has not run yet, or (op null) an alias made outside the dispatcher:
 // output 0 is `inputs[0]` without its history (detach()).
@@ -87,15 +91,22 @@ struct SegmentEnd {
 class SegmentCache {
  public:
   // At most `limit` distinct segments are compiled; later new ones run kernel by kernel.
-  explicit SegmentCache(int limit);
+  // `compile_every_segment`: compile CPU segments that would not pay too (CompileOptions).
+  SegmentCache(int limit, bool compile_every_segment);
   ~SegmentCache();
   SegmentCache(const SegmentCache&) = delete;
   SegmentCache& operator=(const SegmentCache&) = delete;
 
-  // Runs the kernels of `calls` (deferred in this order): through the compiled segment with their
-  // signature, compiled now if there is none yet; kernel by kernel, in order, when there are fewer
-  // than two kernels or the limit is reached. `end` says what ended the segment (for logs).
-  void run(std::span<const DeferredCall> calls, const SegmentEnd& end);
+  // Runs the kernels of `calls` (deferred in this order, at `position`: after that many host
+  // reads in fn): through the compiled segment with their signature, compiled now if there is none
+  // yet; kernel by kernel, in order, when there are fewer than two kernels, the limit is reached
+  // or, on the CPU, compiling would not pay. `end` says what ended the segment (for logs).
+  void run(std::span<const DeferredCall> calls, const SegmentEnd& end, int position);
+  // Whether calls at `position` are deferred: not where the first segment there did not compile
+  // (under two kernels, or not paying on the CPU) and none has compiled since.
+  bool defers_at(int position) const {
+    return position >= static_cast<int>(places_.size()) || places_[static_cast<size_t>(position)] != Place::Eager;
+  }
   SegmentBuffers& buffers() { return buffers_; }
 
   int segments() const { return static_cast<int>(entries_.size()); }  // compiled segments held
@@ -110,13 +121,27 @@ class SegmentCache {
     std::string ended_by;
   };
   std::vector<Info> info() const;
+  // The places in fn that run eagerly, for explain(): "after 1 host read: 3 kernels, ended by
+  // item() at train.cpp:42; on the CPU it saves ~64 KB of memory traffic (...)".
+  const std::vector<std::string>& eager_places() const { return eager_reasons_; }
 
  private:
   struct Entry;
+  enum class Place : uint8_t { Unknown, Compiled, Eager };
   // Compiles the segment of `calls` (tracing it again, into a graph). `same_structure`: a
-  // compiled segment that differs only in floating-point attrs, or null.
-  Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const SegmentEnd& end);
+  // compiled segment that differs only in floating-point attrs, or null. Returns null, compiling
+  // nothing, for a CPU segment that would not pay (after recording why in `why_not`).
+  Entry* compile(std::span<const DeferredCall> calls, const Entry* same_structure, const SegmentEnd& end,
+                 std::string& why_not);
+  // Records that the segments at `position` run eagerly from now on (when none compiled there).
+  void run_eagerly_at(int position, int kernels, const SegmentEnd& end, const std::string& why);
+  bool unprofitable(const SegmentTrace& trace) const;
   int limit_;
+  bool compile_every_segment_;
+  std::vector<Place> places_;
+  std::vector<std::string> eager_reasons_;
+  // Signatures of CPU segments found not to pay at a place that keeps deferring (at most limit_).
+  std::vector<std::pair<uint64_t, std::vector<int64_t>>> unprofitable_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::unique_ptr<SegmentTracer> tracer_;
   SegmentBuffers buffers_;

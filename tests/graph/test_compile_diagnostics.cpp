@@ -77,7 +77,7 @@ TEST_CASE("compile diagnostics: a graph break is logged with its call site, hint
   auto lenient = ember::compile([](const Tensor& x) {
     const double total = (x * x).sum().item();  // a host read of a graph value
     return x * total;
-  }, {.warmup_calls = 0});
+  }, {.compile_every_segment = true, .warmup_calls = 0});
   const Tensor x = from_vector<float>({1, 2}, {2});
   CHECK(lenient(x).to_vector<float>() == std::vector<float>{5.0f, 10.0f});
   const std::vector<nlohmann::json> breaks = logs.lines("graph_breaks");
@@ -93,24 +93,30 @@ TEST_CASE("compile diagnostics: a graph break is logged with its call site, hint
   REQUIRE(lenient.state().graph_breaks() == std::vector<std::string>{reason});
   // The next call compiles its first segment, (x * x).sum() up to the item() that ended it.
   CHECK(lenient(x).to_vector<float>() == std::vector<float>{5.0f, 10.0f});
-  REQUIRE(logs.lines("graph_breaks").size() == 2);
+  REQUIRE(logs.lines("graph_breaks").size() == 3);
   const nlohmann::json compiled = logs.lines("graph_breaks")[1];
   CHECK(compiled.at("segment") == 0);
   CHECK(compiled.at("kernels") == 2);
   CHECK(compiled.at("ended_by").get<std::string>().find("item() at ") == 0);
+  // x * total, one kernel after the read: that place in fn runs eagerly from now on.
+  const nlohmann::json eager_place = logs.lines("graph_breaks")[2];
+  CHECK(eager_place.at("eager_place") == 1);
+  CHECK(eager_place.at("why") == "under two kernels, nothing to compile");
   const std::string summary = lenient.state().explain();
   CHECK(summary.find("graph breaks: 1\n  1. item() reads the values") != std::string::npos);
   CHECK(summary.find("runs eagerly: no") != std::string::npos);
   CHECK(summary.find("runs as compiled segments: 1 calls; 1 segments compiled (limit 64), 1 segment runs compiled, "
                      "1 kernel by kernel") != std::string::npos);
   CHECK(summary.find("  segment 0: 2 kernels, 1 runs, ended by item() at ") != std::string::npos);
+  CHECK(summary.find("  runs eagerly after 1 host reads: 1 kernels, ended by the function's return; under two "
+                     "kernels") != std::string::npos);
 
   // With fullgraph the break is logged too, then thrown.
   auto strict = ember::compile([](const Tensor& x) { return x * (x * x).sum().item(); },
                                {.fullgraph = true, .warmup_calls = 0});
   CHECK_THROWS_AS(strict(x), graph::GraphBreak);
-  REQUIRE(logs.lines("graph_breaks").size() == 3);
-  CHECK(logs.lines("graph_breaks")[2].at("fullgraph") == true);
+  REQUIRE(logs.lines("graph_breaks").size() == 4);
+  CHECK(logs.lines("graph_breaks")[3].at("fullgraph") == true);
 }
 
 TEST_CASE("compile diagnostics: guards of each entry, why each missed, and the recompile") {

@@ -1,7 +1,9 @@
 // Compiled segments (graph/segments.h): a compiled function with a graph break runs fn's host code
 // each call and its kernels as compiled segments split where it reads values on the host. Each
 // case compares with the same function run eagerly, bit for bit: the segments run the same
-// kernels (or fused kernels that compute the same expressions in the same order).
+// kernels (or fused kernels that compute the same expressions in the same order). Most cases
+// compile every segment (CompileOptions::compile_every_segment): on the CPU their small segments
+// would not pay for their deferral and run eagerly by default, which the last CPU case checks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -58,7 +60,8 @@ TEST_CASE("compile segments: a training step that branches on its gradient norm 
   SeedMlp eager(11), compiled(11);
   int eager_clips = 0, compiled_clips = 0;
   auto train_step = ember::compile(
-      [&](const Tensor& x, const Tensor& y) { return clipping_step(compiled, x, y, kMaxNorm, &compiled_clips); });
+      [&](const Tensor& x, const Tensor& y) { return clipping_step(compiled, x, y, kMaxNorm, &compiled_clips); },
+      {.compile_every_segment = true});
   int segments_after_warmup = 0;
   for (int step = 0; step < 24; ++step) {
     auto [x, y] = graph_test::batch(step);
@@ -97,7 +100,8 @@ TEST_CASE("compile segments: a backward after the break reads the activations sa
     return loss;
   };
   SeedMlp eager(4), compiled(4);
-  auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return step(compiled, x, y); });
+  auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return step(compiled, x, y); },
+                                   {.compile_every_segment = true});
   for (int call = 0; call < 12; ++call) {
     auto [x, y] = graph_test::batch(call);
     CHECK(bit_equal(train_step(x, y), step(eager, x, y)));
@@ -121,7 +125,7 @@ TEST_CASE("compile segments: kept tensors, views and in-place updates of inputs 
     head.add_(ones_like(head), 0.5);
     return std::vector<Tensor>{hidden, row, out, head, exp(buffer)};
   };
-  auto compiled = ember::compile(body, {.warmup_calls = 0});
+  auto compiled = ember::compile(body, {.compile_every_segment = true, .warmup_calls = 0});
   for (int call = 0; call < 4; ++call) {
     manual_seed(50 + static_cast<uint64_t>(call));
     const Tensor x = randn({4, 3});
@@ -149,7 +153,7 @@ TEST_CASE("compile segments: dropout draws a new mask each call, the same as eag
   };
   manual_seed(3);
   nn::Sequential model(nn::Linear(8, 16), nn::ReLU(), nn::Dropout(0.5));
-  auto compiled = ember::compile([&](const Tensor& x) { return body(model, x); });
+  auto compiled = ember::compile([&](const Tensor& x) { return body(model, x); }, {.compile_every_segment = true});
   const Tensor x = randn({5, 8});
   std::vector<float> previous;
   for (int call = 0; call < 6; ++call) {
@@ -173,7 +177,7 @@ TEST_CASE("compile segments: new segments past the limit run kernel by kernel an
     Tensor result = x + total;
     for (int i = 0; i < call; ++i) result = result * 2.0 - result;  // two more ops each call: a new segment
     return result;
-  }, {.cache_limit = 1, .warmup_calls = 0});
+  }, {.compile_every_segment = true, .cache_limit = 1, .warmup_calls = 0});
   const Tensor x = from_vector<float>({1, 2, 3}, {3});
   for (call = 0; call < 14; ++call) {
     const std::vector<float> result = compiled(x).to_vector<float>();
@@ -191,7 +195,7 @@ TEST_CASE("compile segments: a kernel's error is raised where the segment ends, 
     Tensor loss = nn::functional::cross_entropy(mlp.model->forward(x), y);
     const double value = loss.item();
     return loss * value;
-  }, {.warmup_calls = 0});
+  }, {.compile_every_segment = true, .warmup_calls = 0});
   auto [x, y] = graph_test::batch(0);
   loss_of(x, y);
   loss_of(x, y);
@@ -209,11 +213,58 @@ TEST_CASE("compile segments: a kernel's error is raised where the segment ends, 
     buffer.mul_(2.0);
     if (++calls >= 2) throw std::runtime_error("host code failed");
     return buffer * before;
-  }, {.warmup_calls = 0});
+  }, {.compile_every_segment = true, .warmup_calls = 0});
   const Tensor buffer = from_vector<float>({1, 2}, {2});
   throwing(buffer);  // the capture, which broke: [4, 6]
   CHECK_THROWS_WITH(throwing(buffer), "host code failed");
   CHECK(buffer.to_vector<float>() == std::vector<float>{10.0f, 14.0f});
+}
+
+TEST_CASE("compile segments: on the CPU a segment that would not pay runs eagerly, one that would compiles") {
+  // The seed step's segments save tens of KB of memory traffic for ~25 deferred calls
+  // (graph/segment_cost.h): by default both places of the step run eagerly after their first
+  // segment, with eager's results bit for bit, and nothing is traced at later calls.
+  constexpr double kMaxNorm = 1.0;
+  SeedMlp eager(5), compiled(5);
+  int eager_clips = 0, compiled_clips = 0;
+  auto train_step = ember::compile(
+      [&](const Tensor& x, const Tensor& y) { return clipping_step(compiled, x, y, kMaxNorm, &compiled_clips); });
+  int kernel_runs_after_warmup = -1;
+  for (int step = 0; step < 8; ++step) {
+    auto [x, y] = graph_test::batch(step);
+    CHECK(bit_equal(train_step(x, y), clipping_step(eager, x, y, kMaxNorm, &eager_clips)));
+    if (step == 2) kernel_runs_after_warmup = train_step.state().segments()->kernel_runs();
+  }
+  CHECK(compiled_clips == eager_clips);
+  check_same_state(eager, compiled);
+  const graph::SegmentCache& segments = *train_step.state().segments();
+  CHECK(segments.segments() == 0);
+  REQUIRE(segments.eager_places().size() == 2);  // before the norm's item() and after it
+  CHECK(segments.kernel_runs() == kernel_runs_after_warmup);  // calls 3 to 7 deferred nothing
+  const std::string summary = train_step.state().explain();
+  CHECK(summary.find("runs eagerly after 0 host reads: ") != std::string::npos);
+  CHECK(summary.find("on the CPU compiling it saves ~") != std::string::npos);
+
+  // A chain of pointwise ops over 4 MB tensors before the read: fused, it writes one of its six
+  // values instead of all of them, which pays; the single multiply after the read runs eagerly.
+  // (Its values lie in [0, 2], so the sum is well conditioned whatever order adds it.)
+  auto chain = [](const Tensor& x) {
+    Tensor y = ((x * 1.5 + 2.0).relu() * x - 1.0).tanh() + 1.0;
+    const double total = y.sum().item();
+    return y * total;
+  };
+  auto compiled_chain = ember::compile(chain, {.warmup_calls = 0});
+  for (int call = 0; call < 3; ++call) {
+    manual_seed(70 + static_cast<uint64_t>(call));
+    const Tensor x = randn({1024, 1024});
+    const double error = graph_test::max_relative_error(compiled_chain(x), chain(x));
+    CHECK(error >= 0.0);
+    CHECK(error <= 1e-5);
+  }
+  const graph::SegmentCache& chain_segments = *compiled_chain.state().segments();
+  CHECK(chain_segments.segments() == 1);
+  CHECK(chain_segments.compiled_runs() == 2);
+  CHECK(chain_segments.eager_places().size() == 1);
 }
 
 TEST_CASE("cuda compile segments: a step that branches on its gradient norm matches eager on cuda") {

@@ -164,7 +164,9 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
 
 TEST_CASE("random programs: steps that read values on the host run as compiled segments and equal eager") {
   // Each program reads a few of its values on the host (and branches on them): without fullgraph
-  // the compiled step runs as segments split at those reads (graph/segments.h).
+  // the compiled step runs as segments split at those reads (graph/segments.h). Compiled twice:
+  // with every segment compiled, and by default, where on the CPU these small segments do not pay
+  // and their places in the step run eagerly (graph/segment_cost.h).
   const int kPrograms = env_or("EMBER_RANDOM_PROGRAMS", 12);
   constexpr int kCalls = 5;  // one eager warm-up, the capture that breaks, three calls as segments
   std::mt19937 rng(static_cast<unsigned>(env_or("EMBER_RANDOM_SEED", 20261202) + 2));
@@ -179,8 +181,10 @@ TEST_CASE("random programs: steps that read values on the host run as compiled s
       if (host_reads[i]) reads += " v" + std::to_string(i + 3);
     INFO("program ", index, ":\n", program.describe(), "host reads after:", reads);
     const bool use_adamw = index % 2 == 1;
-    Model eager(use_adamw), segmented(use_adamw);
-    auto segmented_step = ember::compile([&](const Tensor& x) { return segmented.step(program, x, &host_reads); });
+    Model eager(use_adamw), segmented(use_adamw), by_cost(use_adamw);
+    auto segmented_step = ember::compile([&](const Tensor& x) { return segmented.step(program, x, &host_reads); },
+                                         {.compile_every_segment = true});
+    auto by_cost_step = ember::compile([&](const Tensor& x) { return by_cost.step(program, x, &host_reads); });
     for (int call = 0; call < kCalls; ++call) {
       manual_seed(300 + static_cast<uint64_t>(call));
       const Tensor x = randn({4, 6});
@@ -189,11 +193,20 @@ TEST_CASE("random programs: steps that read values on the host run as compiled s
       const Tensor expected = eager.step(program, x, &host_reads);
       default_generator().set_state(start);
       check_close(segmented_step(x), expected);
+      default_generator().set_state(start);
+      check_close(by_cost_step(x), expected);
     }
     REQUIRE(segmented_step.state().segments() != nullptr);
     CHECK(segmented_step.state().segmented_calls() == kCalls - 2);
     compiled_runs += segmented_step.state().segments()->compiled_runs();
     check_same_state(segmented, eager);
+    // By default nothing here pays on the CPU: each place ran kernel by kernel once, when it was
+    // found not to, and eagerly since.
+    REQUIRE(by_cost_step.state().segments() != nullptr);
+    const graph::SegmentCache& by_cost_segments = *by_cost_step.state().segments();
+    CHECK(by_cost_segments.segments() == 0);
+    CHECK(by_cost_segments.kernel_runs() == static_cast<int>(by_cost_segments.eager_places().size()));
+    check_same_state(by_cost, eager);
   }
   CHECK(compiled_runs >= kPrograms * (kCalls - 2));  // at least one compiled segment per call
 }

@@ -29,6 +29,9 @@ struct RunOptions {
   // The step reads the loss on the host after backward() and skips the update when it is not
   // finite: a graph break, so compiled modes run the step as compiled segments.
   bool host_read = false;
+  // With host_read: compile every segment, also CPU ones that would not pay for their deferral
+  // (CompileOptions::compile_every_segment), to measure the compiled form.
+  bool compile_every_segment = false;
   bool explain = false;  // compiled modes: print CompiledFunction::explain() on stderr after the run
   bool json = false;
 };

@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "true", "false"}));
   app.add_flag("--host-read", options.host_read,
                "the step reads its loss on the host after backward() and skips the update when it is not finite; "
-               "compiled modes then run it as compiled segments split at that read (JSON adds segments)");
+               "compiled modes then run it as compiled segments split at that read where they pay, eagerly elsewhere "
+               "(JSON adds segments and eager_places)");
+  app.add_flag("--compile-every-segment", options.compile_every_segment,
+               "with --host-read: compile every segment, also CPU ones that would not pay for their deferral");
   app.add_flag("--explain", options.explain,
                "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
   app.add_flag("--json", options.json, "print one JSON line per run");

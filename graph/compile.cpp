@@ -95,6 +95,8 @@ void CompiledFunction::graph_break(const std::string& reason) {
 }
 
 std::vector<Tensor> CompiledFunction::run_segments(const EagerRun& run_eager) {
+  // Called from its own fn, where that runs eagerly (a mode that does not record): inline.
+  if (segments_->buffers().in_use) return run_eager();
   ++segmented_calls_;
   SegmentMode mode(*segments_);
   const DispatchModeGuard installed(mode);

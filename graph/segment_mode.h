@@ -24,6 +24,7 @@ class SegmentMode final : public DispatchMode {
   TensorList handle(const OpCall& call, const DispatchNext& next) override;
   void on_host_read(const char* what, const Tensor& tensor) override;
   void on_alias(const Tensor& source, const Tensor& alias) override;
+  bool records() const override { return deferring_; }  // an eager place runs as without a mode
 
  private:
   bool known(const Tensor& tensor) const;

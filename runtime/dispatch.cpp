@@ -1,6 +1,8 @@
 // The dispatcher's eager path and mode stack.
 #include "runtime/dispatch.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -321,7 +323,10 @@ HostEffectScope::HostEffectScope() { ++host_effect_depth; }
 HostEffectScope::~HostEffectScope() { --host_effect_depth; }
 bool HostEffectScope::active() { return host_effect_depth > 0; }
 
-bool dispatch_mode_active() { return !mode_stack.empty(); }
+bool dispatch_mode_active() {
+  if (mode_stack.empty()) [[likely]] return false;
+  return std::ranges::any_of(mode_stack, [](const DispatchMode* mode) { return mode->records(); });
+}
 void set_next_attr_refresh(AttrRefresh refresh) { pending_attr_refresh = std::move(refresh); }
 AttrRefresh take_attr_refresh() { return std::exchange(pending_attr_refresh, AttrRefresh()); }
 

@@ -51,6 +51,11 @@ class DispatchMode {
   // Called when code sets or clears `leaf`'s .grad directly (zero_grad, set_grad); a capture mode
   // replays that change, and leaves alone the .grad of leaves the code never touched.
   virtual void on_grad_set(const Tensor& leaf) {}
+  // Whether code runs as it does under a capture while this mode is installed
+  // (dispatch_mode_active(): per-parameter optimizer ops, attr refreshes, host guards). A mode
+  // that lets ops run eagerly for now and only watches for host reads (compiled segments where a
+  // place in fn runs eagerly) says no, so that code runs as it would without a mode.
+  virtual bool records() const { return true; }
 };
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
@@ -92,7 +97,7 @@ class HostEffectScope {
 // recomputes them (and advances its own host state) for the next dispatched call; a capture mode
 // keeps it so that a compiled replay re-reads the scalars instead of baking them in.
 using AttrRefresh = std::function<void(Attrs& attrs)>;
-bool dispatch_mode_active();
+bool dispatch_mode_active();  // an installed mode records (DispatchMode::records)
 void set_next_attr_refresh(AttrRefresh refresh);
 AttrRefresh take_attr_refresh();  // empty when none was set since the last take
 

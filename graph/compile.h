@@ -30,7 +30,8 @@ struct CompileOptions {
   // and to measure the compiled form).
   bool compile_every_segment = false;
   // Compiled variants kept; past it, calls that miss run eagerly. A function with a graph break
-  // keeps up to 8 * cache_limit compiled segments; new segments past that run kernel by kernel.
+  // compiles (or, on the CPU, finds not paying) up to 8 * cache_limit segments; new segments past
+  // that run kernel by kernel.
   int cache_limit = 8;
   // Eager calls before the first capture: they create lazily built state (optimizer moments, a
   // momentum buffer), which the graph then reads as state bound by identity.

@@ -154,8 +154,8 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
       why_not = "under two kernels, nothing to compile";
     } else if (unprofitable(*trace)) {
       why_not = "on the CPU compiling it would not pay (seen before)";
-    } else if (segments() >= limit_) {
-      why_not = fmt::format("{} compiled segments (the limit) are held", limit_);
+    } else if (segments() + static_cast<int>(unprofitable_.size()) >= limit_) {
+      why_not = fmt::format("{} segments (the limit) were compiled or found not to pay", limit_);
       if (!limit_logged_) {
         limit_logged_ = true;
         log::event("perf_hints", fmt::format("{}: new segments run kernel by kernel", why_not),
@@ -163,8 +163,7 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
       }
     } else {
       entry = compile(calls, same_structure, end, why_not);  // leaves the tracer holding the same trace
-      if (entry == nullptr && unprofitable_.size() < static_cast<size_t>(limit_))
-        unprofitable_.emplace_back(trace->hash, trace->signature);
+      if (entry == nullptr) unprofitable_.emplace_back(trace->hash, trace->signature);
     }
   }
   if (places_.size() <= static_cast<size_t>(position)) places_.resize(static_cast<size_t>(position) + 1, Place::Unknown);

@@ -90,8 +90,10 @@ struct SegmentEnd {
 
 class SegmentCache {
  public:
-  // At most `limit` distinct segments are compiled; later new ones run kernel by kernel.
-  // `compile_every_segment`: compile CPU segments that would not pay too (CompileOptions).
+  // At most `limit` distinct segments are compiled or found not to pay (each costs a trace into a
+  // graph and the passes); later new ones run kernel by kernel, and a place in fn first met then
+  // runs eagerly. `compile_every_segment`: compile CPU segments that would not pay too
+  // (CompileOptions).
   SegmentCache(int limit, bool compile_every_segment);
   ~SegmentCache();
   SegmentCache(const SegmentCache&) = delete;
@@ -140,7 +142,7 @@ class SegmentCache {
   bool compile_every_segment_;
   std::vector<Place> places_;
   std::vector<std::string> eager_reasons_;
-  // Signatures of CPU segments found not to pay at a place that keeps deferring (at most limit_).
+  // Signatures of CPU segments found not to pay, so that each is weighed once.
   std::vector<std::pair<uint64_t, std::vector<int64_t>>> unprofitable_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::unique_ptr<SegmentTracer> tracer_;

@@ -265,6 +265,27 @@ TEST_CASE("compile segments: on the CPU a segment that would not pay runs eagerl
   CHECK(chain_segments.segments() == 1);
   CHECK(chain_segments.compiled_runs() == 2);
   CHECK(chain_segments.eager_places().size() == 1);
+
+  // Weighing a segment traces it into a graph and runs the passes, so it counts against the
+  // segment limit (8 with cache_limit 1): of the 12 places before a read, 8 are weighed, the rest
+  // run eagerly unweighed (the 13th, y + total alone, is one kernel).
+  auto reads = [](const Tensor& x) {
+    Tensor y = x;
+    for (int i = 0; i < 12; ++i) {
+      for (int k = 0; k <= i; ++k) y = y * 0.5;  // a new segment at each place
+      const double total = (y * y).sum().item();
+      y = y + total;
+    }
+    return y;
+  };
+  auto compiled_reads = ember::compile(reads, {.cache_limit = 1, .warmup_calls = 0});
+  const Tensor x = from_vector<float>({0.5f, -1.0f, 2.0f}, {3});
+  for (int call = 0; call < 3; ++call) CHECK(bit_equal(compiled_reads(x), reads(x)));
+  const std::vector<std::string>& places = compiled_reads.state().segments()->eager_places();
+  CHECK(places.size() == 13);
+  const auto past_limit = std::ranges::count_if(
+      places, [](const std::string& place) { return place.find("(the limit)") != std::string::npos; });
+  CHECK(past_limit == 12 - kSegmentsPerVariant);
 }
 
 TEST_CASE("cuda compile segments: a step that branches on its gradient norm matches eager on cuda") {

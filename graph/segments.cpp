@@ -218,6 +218,7 @@ SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, 
   const int64_t bytes_before = written_bytes(graph);
   run_passes(graph);
   // Decided before fusion compiles anything; a segment of the same structure compiled already.
+  std::string pays;
   if (!compile_every_segment_ && same_structure == nullptr && all_on_cpu(calls)) {
     const SegmentPayoff payoff = cpu_segment_payoff(static_cast<int>(calls.size()), bytes_before, graph,
                                                     find_fusion_groups(graph, /*log=*/false));
@@ -225,6 +226,7 @@ SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, 
       why_not = "on the CPU compiling it " + payoff.describe();
       return nullptr;
     }
+    pays = "; on the CPU it " + payoff.describe();
   }
   fuse_pointwise(graph, {.log = log::enabled("fusion")});
   verify(graph);
@@ -233,8 +235,8 @@ SegmentCache::Entry* SegmentCache::compile(std::span<const DeferredCall> calls, 
   Entry& entry = *entries_.back();
   const int read_per_run = static_cast<int>(std::ranges::count(entry.changing, true));
   log::event("graph_breaks",
-             fmt::format("compiled segment {}: {} kernels, {} nodes after passes and fusion, ended by {}{}",
-                         entries_.size() - 1, trace.kernels, entry.executor.graph().nodes.size(), ended_by,
+             fmt::format("compiled segment {}: {} kernels, {} nodes after passes and fusion, ended by {}{}{}",
+                         entries_.size() - 1, trace.kernels, entry.executor.graph().nodes.size(), ended_by, pays,
                          read_per_run > 0 ? fmt::format("; the scalars of {} calls changed since the segment was "
                                                         "first compiled and are read at each run", read_per_run)
                                           : ""),

@@ -288,6 +288,31 @@ TEST_CASE("compile segments: on the CPU a segment that would not pay runs eagerl
   CHECK(past_limit == 12 - kSegmentsPerVariant);
 }
 
+TEST_CASE("compile segments: a compiled function called where the outer one runs eagerly compiles on its own") {
+  // Where a place in the outer function runs eagerly, nothing records (DispatchMode::records), so
+  // the inner compiled function captures and replays its own graph there; where the outer one
+  // defers, or captures, the inner one runs inline into it.
+  auto inner_body = [](const Tensor& x) { return (x * 2.0 + 1.0).relu() * x; };
+  auto inner = ember::compile(inner_body, {.warmup_calls = 0});
+  auto body = [](auto&& f, const Tensor& x) {
+    const Tensor y = f(x) * 3.0;
+    const double total = y.sum().item();
+    return f(y) + total;
+  };
+  auto outer = ember::compile([&](const Tensor& x) { return body(inner, x); }, {.warmup_calls = 0});
+  for (int call = 0; call < 5; ++call) {
+    manual_seed(90 + static_cast<uint64_t>(call));
+    const Tensor x = randn({4, 5});
+    const double error = graph_test::max_relative_error(outer(x), body(inner_body, x));
+    CHECK(error >= 0.0);
+    CHECK(error <= 1e-6);
+  }
+  REQUIRE(outer.state().segments() != nullptr);
+  CHECK(outer.state().segments()->eager_places().size() == 2);
+  CHECK(inner.state().captures() == 1);
+  CHECK(inner.state().replays() >= 4);  // twice per outer call from the third on
+}
+
 TEST_CASE("cuda compile segments: a step that branches on its gradient norm matches eager on cuda") {
   if (!ember::testing::cuda_or_skip()) return;
   const Device cuda = Device::parse("cuda");

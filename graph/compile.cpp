@@ -82,7 +82,10 @@ void CompiledFunction::fall_back(const std::string& reason, const std::string& h
 
 void CompiledFunction::graph_break(const std::string& reason) {
   graph_breaks_.push_back(reason);
-  if (!segments_) segments_ = std::make_shared<SegmentCache>(kSegmentsPerVariant * options_.cache_limit, options_.compile_every_segment);
+  if (!segments_) {
+    segments_ =
+        std::make_shared<SegmentCache>(kSegmentsPerVariant * options_.cache_limit, options_.compile_every_segment);
+  }
   log::event("graph_breaks",
              fmt::format("graph break: {}; calls no captured graph serves now run fn with its kernels deferred, "
                          "as compiled segments split where it reads values on the host", reason),

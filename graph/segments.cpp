@@ -166,7 +166,8 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
       if (entry == nullptr) unprofitable_.emplace_back(trace->hash, trace->signature);
     }
   }
-  if (places_.size() <= static_cast<size_t>(position)) places_.resize(static_cast<size_t>(position) + 1, Place::Unknown);
+  const size_t place = static_cast<size_t>(position);
+  if (places_.size() <= place) places_.resize(place + 1, Place::Unknown);
   if (entry == nullptr) {
     if (!why_not.empty()) run_eagerly_at(position, trace->kernels, end, why_not);
     tracer_->release();
@@ -174,7 +175,7 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
     ++kernel_runs_;
     return;
   }
-  places_[static_cast<size_t>(position)] = Place::Compiled;
+  places_[place] = Place::Compiled;
   entry->per_run_attrs->clear();
   for (int call : entry->per_run) entry->per_run_attrs->push_back(calls[static_cast<size_t>(call)].attrs);
   std::vector<Tensor> values = entry->executor.run(trace->inputs);

@@ -2,7 +2,6 @@
 #include "runtime/dispatch.h"
 
 #include <algorithm>
-
 #include <bit>
 #include <cmath>
 #include <cstdlib>

@@ -22,7 +22,8 @@ namespace ember {
 
 struct CompileOptions {
   // A graph break throws GraphBreak; without fullgraph, fn then runs as compiled segments split
-  // where it reads values on the host (graph/segments.h).
+  // where it reads values on the host, each place between two reads compiled where that pays and
+  // eager elsewhere (graph/segments.h).
   bool fullgraph = false;
   // With a graph break, a segment on the CPU is compiled only where that saves more memory
   // traffic than deferring its calls costs; elsewhere that place in fn runs eagerly

@@ -21,7 +21,7 @@ namespace ember::graph {
 // What deferring one call costs at each call of fn on the CPU (SegmentMode's bookkeeping, the
 // trace, filling the results), and how fast a pass over cached memory moves bytes: measured on
 // the seed step with a host read (docs/PERFORMANCE.md, "Compiled segments on the CPU: compiled
-// where they pay").
+// only where they pay").
 constexpr double kDeferredCallMicroseconds = 0.5;
 constexpr double kCachedBytesPerMicrosecond = 100e3;
 

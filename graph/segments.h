@@ -104,8 +104,9 @@ class SegmentCache {
   // yet; kernel by kernel, in order, when there are fewer than two kernels, the limit is reached
   // or, on the CPU, compiling would not pay. `end` says what ended the segment (for logs).
   void run(std::span<const DeferredCall> calls, const SegmentEnd& end, int position);
-  // Whether calls at `position` are deferred: not where the first segment there did not compile
-  // (under two kernels, or not paying on the CPU) and none has compiled since.
+  // Whether calls at `position` are deferred: not where the first segment there ran kernel by
+  // kernel (under two kernels, past the limit, or not paying on the CPU); such a place runs
+  // eagerly for good.
   bool defers_at(int position) const {
     return position >= static_cast<int>(places_.size()) || places_[static_cast<size_t>(position)] != Place::Eager;
   }

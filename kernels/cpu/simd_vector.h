@@ -40,12 +40,32 @@ inline void store(T* to, Vector<T> value) {
   std::memcpy(to, &value, sizeof value);
 }
 
-// Lanes added in order, first to last (a fixed order). T is not deduced: horizontal_sum<T>(v).
+// The sum of the `Bytes / sizeof(T)` values at `values`, as a tree: the upper half added onto the
+// lower half, one vector add per level.
+template <typename T, int Bytes>
+inline T tree_sum(const T* values) {
+  if constexpr (Bytes == 2 * static_cast<int>(sizeof(T))) {
+    return values[0] + values[1];
+  } else {
+    typedef T Half __attribute__((vector_size(Bytes / 2)));
+    Half low, high;
+    std::memcpy(&low, values, sizeof low);
+    std::memcpy(&high, values + Bytes / 2 / sizeof(T), sizeof high);
+    const Half sum = low + high;
+    T folded[Bytes / 2 / sizeof(T)];
+    std::memcpy(folded, &sum, sizeof sum);
+    return tree_sum<T, Bytes / 2>(folded);
+  }
+}
+
+// The lanes' sum in a fixed order (a tree of halves: log2(lanes) vector adds, where adding lane
+// by lane is lanes - 1 dependent scalar adds, each after moving a lane out of the register).
+// T is not deduced: horizontal_sum<T>(v).
 template <typename T>
 inline T horizontal_sum(Vector<T> value) {
-  T total = value[0];
-  for (int64_t lane = 1; lane < Lanes<T>::kCount; ++lane) total += value[lane];
-  return total;
+  T lanes[Lanes<T>::kCount];
+  std::memcpy(lanes, &value, sizeof value);
+  return tree_sum<T, kVectorBytes>(lanes);
 }
 
 }  // namespace ember::cpu::simd

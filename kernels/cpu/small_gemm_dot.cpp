@@ -33,7 +33,7 @@ struct DotProblem {
 };
 
 // Outputs [row, row + Rows) x [col, col + Cols): the vector part of K in lanes, then the lanes
-// folded in order, then the K % lanes leftover terms, in order.
+// folded (simd::horizontal_sum), then the K % lanes leftover terms, in order.
 template <typename T, int Rows, int Cols>
 void dot_tile(const DotProblem<T>& problem, int64_t row, int64_t col) {
   constexpr int64_t lanes = Lanes<T>::kCount;

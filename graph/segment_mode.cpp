@@ -87,9 +87,9 @@ void SegmentMode::resolve_unknown_alias(const Tensor& tensor) {
 }
 
 TensorList SegmentMode::handle(const OpCall& call, const DispatchNext& next) {
-  if (flushing_) return next.run(call);
+  // Where the place runs eagerly nothing records, so no refresh was handed over.
+  if (flushing_ || !deferring_) return next.run(call);
   AttrRefresh refresh = take_attr_refresh();  // the attrs themselves are this call's, read per run
-  if (!deferring_) return next.run(call);
   for (const Tensor& input : call.inputs)
     if (input.defined() && !known(input)) resolve_unknown_alias(input);
   // That may have ended the segment, and its place may run eagerly from now on.

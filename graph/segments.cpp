@@ -148,17 +148,25 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
     }
     if (candidate->hash == trace->hash && candidate->signature == trace->signature) same_structure = candidate.get();
   }
+  const size_t place = static_cast<size_t>(position);
+  if (places_.size() <= place) places_.resize(place + 1, Place::Unknown);
+  // Why this segment runs kernel by kernel, spelled out only where that decides its place (once
+  // per place): a place that compiled before meets such segments at every call.
+  const bool undecided = places_[place] == Place::Unknown;
   std::string why_not;
   if (entry == nullptr) {
     if (trace->kernels < 2) {
-      why_not = "under two kernels, nothing to compile";
+      if (undecided) why_not = "under two kernels, nothing to compile";
     } else if (unprofitable(*trace)) {
-      why_not = "on the CPU compiling it would not pay (seen before)";
+      if (undecided) why_not = "on the CPU compiling it would not pay (seen before)";
     } else if (segments() + static_cast<int>(unprofitable_.size()) >= limit_) {
-      why_not = fmt::format("{} segments (the limit) were compiled or found not to pay", limit_);
+      if (undecided) why_not = fmt::format("{} segments (the limit) were compiled or found not to pay", limit_);
       if (!limit_logged_) {
         limit_logged_ = true;
-        log::event("perf_hints", fmt::format("{}: new segments run kernel by kernel", why_not),
+        log::event("perf_hints",
+                   fmt::format("{} segments (the limit) were compiled or found not to pay: new segments run "
+                               "kernel by kernel",
+                               limit_),
                    {{"segment_limit", limit_}});
       }
     } else {
@@ -166,8 +174,6 @@ void SegmentCache::run(std::span<const DeferredCall> calls, const SegmentEnd& en
       if (entry == nullptr) unprofitable_.emplace_back(trace->hash, trace->signature);
     }
   }
-  const size_t place = static_cast<size_t>(position);
-  if (places_.size() <= place) places_.resize(place + 1, Place::Unknown);
   if (entry == nullptr) {
     if (!why_not.empty()) run_eagerly_at(position, trace->kernels, end, why_not);
     tracer_->release();

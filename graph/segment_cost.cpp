@@ -5,13 +5,14 @@
 
 #include <algorithm>
 
+#include "graph/memory_plan.h"
+
 namespace ember::graph {
 
 namespace {
 
-int64_t bytes_of(const Value& value) {
-  return value.meta.sizes.product() * static_cast<int64_t>(element_size(value.meta.dtype));
-}
+// As the memory plan sizes a value (rounded up to its alignment).
+int64_t bytes_of(const Value& value) { return aligned_bytes(value.meta); }
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // CUDA cross_entropy (fused log_softmax + nll) and its backward, one warp per row of up to 1024
-// classes and one block per longer row, in fp32 (fp64 for float64). Per non-ignored row with
-// target t, smoothing e and C classes (see kernels/cpu/loss_kernels.h):
+// classes and one block per longer row, in fp32 (fp64 for float64). As on the CPU, the row's sum
+// of exp(z - max) and what is computed from it are double: on a confident row that sum is ~1 and
+// the loss ~1e-6, which a float sum would round away. Per non-ignored row with target t,
+// smoothing e and C classes (see kernels/cpu/loss_kernels.h):
 //   loss = (1 - e) (lse - z_t) + e/C (C lse - sum_c z_c),  d loss / d z_c = softmax_c - e/C - (1 - e)[c == t].
 #include "kernels/cuda/loss_common.cuh"
 #include "kernels/cuda/softmax_math.cuh"
@@ -30,7 +32,7 @@ template <int Group, typename T> __device__ __forceinline__ T group_all_reduce_m
 // group holding the same values.
 template <int Group, typename T, typename C>
 __device__ __forceinline__ void row_statistics(const ClassLossArgs& args, const T* row, int lane, bool with_sum,
-                                               C& maximum, C& total, C& row_sum) {
+                                               C& maximum, double& total, double& row_sum) {
   maximum = negative_infinity<C>();
   for (int64_t c = lane; c < args.classes; c += Group) maximum = MaxOp{}(maximum, load(row, c * args.class_stride));
   maximum = group_all_reduce_max<Group>(maximum);
@@ -38,8 +40,8 @@ __device__ __forceinline__ void row_statistics(const ClassLossArgs& args, const 
   row_sum = 0;
   for (int64_t c = lane; c < args.classes; c += Group) {
     const C value = load(row, c * args.class_stride);
-    total += exp_of(value - maximum);
-    if (with_sum) row_sum += value;
+    total += static_cast<double>(exp_of(value - maximum));
+    if (with_sum) row_sum += static_cast<double>(value);
   }
   total = group_all_reduce_sum<Group>(total);
   if (with_sum) row_sum = group_all_reduce_sum<Group>(row_sum);
@@ -53,29 +55,30 @@ __global__ void __launch_bounds__(kLossBlock) cross_entropy_rows(ClassLossArgs a
   constexpr int kGroups = kLossBlock / Group;
   const T* scores = static_cast<const T*>(args.scores);
   const int lane = threadIdx.x % Group;
-  const C keep = static_cast<C>(1.0 - args.label_smoothing);
-  const C spread = static_cast<C>(args.label_smoothing / static_cast<double>(args.classes));
+  const double keep = 1.0 - args.label_smoothing;
+  const double spread = args.label_smoothing / static_cast<double>(args.classes);
   const bool smoothing = args.label_smoothing != 0.0;
   for (int64_t first = int64_t{blockIdx.x} * kGroups; first < args.rows; first += int64_t{gridDim.x} * kGroups) {
     const int64_t row = first + threadIdx.x / Group;
     if (Group == kLossBlock || row < args.rows) {  // a whole block always has its row
       const int64_t target = target_of(args, row);
-      C loss = 0;
+      double loss = 0;
       if (target == -2) {
-        loss = std::numeric_limits<C>::quiet_NaN();
+        loss = std::numeric_limits<double>::quiet_NaN();
       } else if (target >= 0) {
         const T* data = scores + row * args.row_stride;
-        C maximum, total, row_sum;
+        C maximum;
+        double total, row_sum;
         row_statistics<Group>(args, data, lane, smoothing, maximum, total, row_sum);
-        const C log_sum = maximum + log_of(total);
-        const C nll = log_sum - load(data, target * args.class_stride);
-        loss = smoothing ? keep * nll + spread * (static_cast<C>(args.classes) * log_sum - row_sum) : nll;
+        const double log_sum = static_cast<double>(maximum) + log(total);
+        const double nll = log_sum - static_cast<double>(load(data, target * args.class_stride));
+        loss = smoothing ? keep * nll + spread * (static_cast<double>(args.classes) * log_sum - row_sum) : nll;
       }
       if (lane == 0) {
         if (args.reduction == kReductionNone) {
           output[row] = to_output<T>(loss);
         } else {
-          row_losses[row] = static_cast<double>(loss);
+          row_losses[row] = loss;
         }
       }
     }
@@ -103,9 +106,10 @@ __global__ void __launch_bounds__(kLossBlock) cross_entropy_backward_rows(ClassL
       continue;
     }
     const T* data = scores + row * args.row_stride;
-    C maximum, total, row_sum;
+    C maximum;
+    double total, row_sum;
     row_statistics<Group>(args, data, lane, false, maximum, total, row_sum);
-    const C inverse = C(1) / total;
+    const C inverse = static_cast<C>(1.0 / total);
     const C scale = grad_scale_of<T, C>(args, grad, grad_stride, counted, row);
     for (int64_t c = lane; c < args.classes; c += Group) {
       const C probability = exp_of(load(data, c * args.class_stride) - maximum) * inverse;

@@ -1,5 +1,6 @@
 // CUDA softmax and log_softmax, numerically stable (the maximum is subtracted before exp) with
-// fp32 math for 16-bit inputs. Three shapes of kernel over the [outer, length, inner] layout:
+// fp32 math for 16-bit inputs and, as on the CPU, the sum of exp(x - max) in double (on a
+// confident row it is ~1, and a float sum would round log_softmax's ~1e-6 away). Three shapes of kernel over the [outer, length, inner] layout:
 //   rows up to 1024 long (inner == 1): one warp per row, the row held in registers;
 //   longer rows: one block per row, cached in shared memory when it fits;
 //   inner > 1: one thread per (outer, inner) column, adjacent threads on adjacent columns.
@@ -14,7 +15,8 @@ namespace detail {
 namespace {
 
 // Without an opt-in a block may use 48 KiB of shared memory, static and dynamic together; the
-// block reductions' static arrays take up to 128 bytes, so the row cache stops 1 KiB short.
+// block reductions' static arrays (maximum in C, total in double) take up to 128 bytes, so the
+// row cache stops 1 KiB short.
 constexpr int64_t kSharedCacheBytes = 47 * 1024;
 
 template <bool Log, typename C> __device__ __forceinline__ C softmax_value(C value, C maximum, C log_total, C inverse) {
@@ -42,26 +44,26 @@ __global__ void __launch_bounds__(kRowBlock) softmax_warp_rows(const T* input, T
     }
     maximum = warp_all_reduce(maximum, MaxOp{});
     // softmax keeps exp(x - max) in the registers: one exp per element.
-    C total = 0;
+    double total = 0;
 #pragma unroll
     for (int k = 0; k < PerLane; ++k) {
       if (lane + 32 * k < length) {
         const C exponential = exp_of(values[k] - maximum);
         if (!Log) values[k] = exponential;
-        total += exponential;
+        total += static_cast<double>(exponential);
       }
     }
     total = warp_all_reduce(total, AddOp{});
     T* out = output + row * length;
     if constexpr (Log) {
-      const C log_total = log_of(total);
+      const C log_total = static_cast<C>(log(total));
 #pragma unroll
       for (int k = 0; k < PerLane; ++k) {
         const int64_t r = lane + 32 * k;
         if (r < length) out[r] = to_output<T>((values[k] - maximum) - log_total);
       }
     } else {
-      const C inverse = C(1) / total;
+      const C inverse = static_cast<C>(1.0 / total);
 #pragma unroll
       for (int k = 0; k < PerLane; ++k) {
         const int64_t r = lane + 32 * k;
@@ -87,15 +89,15 @@ __global__ void __launch_bounds__(kRowBlock) softmax_block_rows(const T* input, 
       maximum = MaxOp{}(maximum, value);
     }
     maximum = block_all_reduce<kRowBlock>(maximum, MaxOp{});
-    C total = 0;
+    double total = 0;
     for (int64_t r = threadIdx.x; r < length; r += kRowBlock) {
       const C exponential = exp_of((cached ? cache[r] : load(data, r)) - maximum);
       if (!Log && cached) cache[r] = exponential;  // the cached softmax needs one exp per element
-      total += exponential;
+      total += static_cast<double>(exponential);
     }
     total = block_all_reduce<kRowBlock>(total, AddOp{});
-    const C log_total = Log ? log_of(total) : C(0);
-    const C inverse = C(1) / total;
+    const C log_total = Log ? static_cast<C>(log(total)) : C(0);
+    const C inverse = static_cast<C>(1.0 / total);
     T* out = output + row * length;
     for (int64_t r = threadIdx.x; r < length; r += kRowBlock) {
       if (!Log && cached) {
@@ -118,10 +120,10 @@ __global__ void softmax_columns(const T* input, T* output, ReduceLayout layout) 
     const int64_t base = (column / layout.inner) * length * layout.inner + column % layout.inner;
     C maximum = negative_infinity<C>();
     for (int64_t r = 0; r < length; ++r) maximum = MaxOp{}(maximum, load(input, base + r * step));
-    C total = 0;
-    for (int64_t r = 0; r < length; ++r) total += exp_of(load(input, base + r * step) - maximum);
-    const C log_total = Log ? log_of(total) : C(0);
-    const C inverse = C(1) / total;
+    double total = 0;
+    for (int64_t r = 0; r < length; ++r) total += static_cast<double>(exp_of(load(input, base + r * step) - maximum));
+    const C log_total = Log ? static_cast<C>(log(total)) : C(0);
+    const C inverse = static_cast<C>(1.0 / total);
     for (int64_t r = 0; r < length; ++r)
       output[base + r * step] = to_output<T>(softmax_value<Log>(load(input, base + r * step), maximum, log_total, inverse));
   }

@@ -1,5 +1,5 @@
-// exp and log in the compute type (float or double) for the softmax and loss kernels, and the
-// row-length thresholds that pick a warp-per-row or a block-per-row kernel.
+// exp in the compute type (float or double) for the softmax and loss kernels (their sums and logs
+// are double), and the row-length thresholds that pick a warp-per-row or a block-per-row kernel.
 #pragma once
 
 #include <cmath>
@@ -12,14 +12,6 @@ template <typename C> __device__ __forceinline__ C exp_of(C value) {
     return expf(value);
   } else {
     return exp(value);
-  }
-}
-
-template <typename C> __device__ __forceinline__ C log_of(C value) {
-  if constexpr (sizeof(C) == sizeof(float)) {
-    return logf(value);
-  } else {
-    return log(value);
   }
 }
 

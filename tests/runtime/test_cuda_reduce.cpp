@@ -142,6 +142,39 @@ TEST_CASE("cuda cross_entropy: many classes, smoothing, ignore_index, backward a
                        doctest::Contains("nll_loss: target 3000 at index 2 is out of range [0, 3000)"), Error);
 }
 
+// Rows whose target logit dominates: exp(z - max) sums to ~1 and the loss is ~1e-6, below a
+// float sum's rounding of 1. The CPU sums in double; a float sum on the device returned 0 here.
+TEST_CASE("cuda softmax and cross_entropy: confident rows keep their tiny losses, as on the CPU") {
+  if (!ember::testing::cuda_or_skip()) return;
+  static const OpDef& backward_op = lookup_op("cross_entropy_backward");
+  for (int64_t classes : {10, 1000, 3000}) {  // warp-per-row (short, long) and block-per-row kernels
+    const int64_t rows = 6;
+    std::vector<float> values = random_cpu({rows, classes}).to_vector<float>();
+    std::vector<int64_t> labels(rows);
+    for (int64_t row = 0; row < rows; ++row) {
+      labels[row] = (row * 7919) % classes;
+      values[row * classes + labels[row]] = 16.0f + static_cast<float>(row);
+    }
+    const Tensor logits = from_vector(values, Dims{rows, classes}, {.device = kCPU});
+    const Tensor target = from_vector(labels, Dims{rows}, {.dtype = kInt64, .device = kCPU});
+    const std::string label = fmt::format("{} classes", classes);
+    for (double smoothing : {0.0, 0.1}) {
+      const CrossEntropyOptions options{.reduction = Reduction::None, .label_smoothing = smoothing};
+      check_close(cross_entropy(logits.to(kCuda0), target.to(kCuda0), options), cross_entropy(logits, target, options),
+                  1e-5, fmt::format("cross_entropy, {}, smoothing {}", label, smoothing));
+    }
+    const Attrs attrs{{"reduction", int64_t{0}}, {"ignore_index", int64_t{-100}}, {"label_smoothing", 0.0}};
+    const Tensor grad = random_cpu({rows});
+    check_close(dispatch_one(backward_op, {grad.to(kCuda0), logits.to(kCuda0), target.to(kCuda0)}, attrs),
+                dispatch_one(backward_op, {grad, logits, target}, attrs), 1e-4, "cross_entropy_backward, " + label);
+    check_close(log_softmax(logits.to(kCuda0), 1), log_softmax(logits, 1), 1e-5, "log_softmax, " + label);
+    check_close(softmax(logits.to(kCuda0), 1), softmax(logits, 1), 1e-5, "softmax, " + label);
+    // The column kernel (softmax over a dim that is not the last).
+    const Tensor columns = logits.t().contiguous().unsqueeze(0);
+    check_close(log_softmax(columns.to(kCuda0), 1), log_softmax(columns, 1), 1e-5, "log_softmax over dim 1, " + label);
+  }
+}
+
 TEST_CASE("cuda mse_loss: a long mean in two fixed-order passes") {
   if (!ember::testing::cuda_or_skip()) return;
   const Tensor input = random_cpu({1000, 1500});

@@ -33,6 +33,12 @@ struct SelectRows {
 };
 int launch_select_rows(const SelectRows& select, IndexFlag flag, void* stream);
 
+// Only checks `count` indices (int64 or int32) against [0, limit), recording the first bad one
+// found: for a selection or an add with nothing to copy (rows of 0 bytes, no outer slices), which
+// still rejects the indices the CPU rejects.
+int launch_check_indices(const void* indices, bool indices_int64, int64_t count, int64_t limit, IndexFlag flag,
+                         void* stream);
+
 // Slices added at an index list, for embedding_backward and index_add:
 //   accumulator[o, indices[k], i] += source[o, k, i]   (atomicAdd: the order of additions to one
 // element is not fixed, so float results may differ in the last bits from run to run).

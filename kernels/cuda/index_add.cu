@@ -57,7 +57,8 @@ void launch_typed(const AddSlices& add, IndexFlag flag, cudaStream_t stream) {
 }  // namespace
 
 int launch_add_slices(const AddSlices& add, IndexFlag flag, void* stream) {
-  if (add.outer * add.count * add.inner == 0) return 0;
+  if (add.outer * add.count * add.inner == 0)
+    return launch_check_indices(add.indices, add.indices_int64, add.count, add.target_size, flag, stream);
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   const bool half_source = add.source_dtype == DType{2} || add.source_dtype == DType{3};
   if (add.accumulator_dtype != (half_source ? DType{0} : add.source_dtype))

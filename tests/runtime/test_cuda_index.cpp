@@ -146,6 +146,26 @@ TEST_CASE("cuda index checking reports out-of-range indices at the op when enabl
   CHECK(rows[3] == 0.0f);
   CHECK(rows[6] == host[6]);
 }
+
+// Nothing to copy (rows of zero width, no outer slices), yet the CPU rejects the bad index: so
+// does CUDA, from a check-only kernel.
+TEST_CASE("cuda index checking covers selections and adds that copy nothing") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor bad = from_vector<int64_t>({1, 9, 2}, {3}, kInt64OnCpu);
+  cuda::set_index_checking(true);
+  for (const Device device : {Device(kCPU), kCuda0}) {
+    INFO("on " << device);
+    const Tensor on = bad.to(device);
+    CHECK_THROWS_WITH_AS(embedding(randn({6, 0}, kOnCpu).to(device), on), doctest::Contains("embedding: index 9"),
+                         Error);
+    CHECK_THROWS_WITH_AS(index_select(randn({0, 6}, kOnCpu).to(device), 1, on),
+                         doctest::Contains("index_select: index 9"), Error);
+    CHECK_THROWS_WITH_AS(call_op("index_add", {randn({6, 0}, kOnCpu).to(device), on, randn({3, 0}, kOnCpu).to(device)},
+                                 {{"dim", int64_t{0}}}),
+                         doctest::Contains("index_add: index 9"), Error);
+  }
+  cuda::set_index_checking(false);
+}
 #endif
 
 TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, strided state included") {

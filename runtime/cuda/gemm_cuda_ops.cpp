@@ -1,13 +1,15 @@
 // CUDA kernels of matmul, mm, bmm and linear through cuBLASLt (runtime/cuda/cublaslt_gemm.h).
 // Transposed views go to cuBLASLt as transposes; only operands with no unit stride (or broadcast
 // rows) are packed first. Batch dims that do not merge into one stride become a host loop of
-// strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue, and so are its ReLU
-// and tanh-GELU activations (the exact GELU runs as the gelu op's kernel after the GEMM; with a
-// 16-bit output that rounds twice, as eager linear-then-gelu does, where the CPU kernel applies
-// the activation in fp32 and rounds once: at most about one bf16 ulp apart).
+// strided-batched GEMMs; linear's bias is cuBLASLt's fused bias epilogue, and so are its tanh-GELU
+// and (where a probe shows it keeps NaN, cublaslt_relu_probe.h) ReLU activations. The exact GELU
+// runs as the gelu op's kernel after the GEMM; with a 16-bit output that rounds twice, as eager
+// linear-then-gelu does, where the CPU kernel applies the activation in fp32 and rounds once: at
+// most about one bf16 ulp apart.
 #include "runtime/ops/matrix_dims.h"
 #include "kernels/gemm_activation.h"
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_relu_probe.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/ops/registry.h"
@@ -235,7 +237,9 @@ void linear_cuda(const OpCall& call, TensorList& outputs) {
   problem.device = out.device().index;
   problem.stream = stream_of(out);
   const Epilogue plain = linear_epilogue(bias.defined(), Activation::None);
-  if (problem.epilogue != plain && gemm(problem)) return;  // fused
+  const bool fusable = activation != Activation::Relu ||
+                       relu_epilogue_keeps_nan(problem.dtype, problem.device, problem.stream);
+  if (problem.epilogue != plain && fusable && gemm(problem)) return;  // fused
   problem.epilogue = plain;
   run_gemm(problem);
   if (activation != Activation::None) apply_activation(out, activation);

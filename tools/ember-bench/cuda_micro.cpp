@@ -4,6 +4,7 @@
 //   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync)
 //   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
 //   layer_norm ember's kernel next to cuDNN's (the measurement EMBER_LAYER_NORM=auto decides by)
+//   relu_epilogue_keeps_nan  per dtype, whether linear fuses its ReLU into cuBLASLt here
 // Device time comes from CUDA events on the current stream, host time from the steady clock.
 #include <chrono>
 
@@ -11,6 +12,7 @@
 
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_relu_probe.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/norm_cuda_ops.h"
 #endif
@@ -142,6 +144,11 @@ nlohmann::json run_cuda_micro(const RunOptions& options) {
   }
   result["gemm"] = cuda_gemm_figures(device);
   result["layer_norm"] = layer_norm_figures();
+  nlohmann::json keeps_nan;
+  for (DType dtype : {kFloat32, kBFloat16, kFloat16})
+    keeps_nan[fmt::format("{}", dtype)] =
+        cuda::relu_epilogue_keeps_nan(dtype, device.index, cuda::current_stream(device).handle);
+  result["relu_epilogue_keeps_nan"] = keeps_nan;
   return result;
 #endif
 }

@@ -80,6 +80,9 @@ void check_problem(const GemmProblem& p) {
         "cublaslt gemm: negative size (m {}, n {}, k {}, batch {})", p.m, p.n, p.k, p.batch);
   check(is_floating(p.dtype), "cublaslt gemm: dtype {} is not a floating type", p.dtype);
   check(!has_bias(p.epilogue) || p.bias != nullptr, "cublaslt gemm: a bias epilogue needs a bias pointer");
+  // Some epilogue kernels read the bias in 16-byte vectors; linear copies a less aligned bias.
+  check(!has_bias(p.epilogue) || reinterpret_cast<uintptr_t>(p.bias) % 16 == 0,
+        "cublaslt gemm: the bias at {} is not 16-byte aligned", p.bias);
   // Column-major leading dims (see cublaslt_plan.cpp): each must cover its layout's rows.
   const int64_t a_rows = p.a.transposed ? p.m : p.k;  // of a^T stored column-major
   const int64_t b_rows = p.b.transposed ? p.k : p.n;

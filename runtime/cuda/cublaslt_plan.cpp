@@ -168,6 +168,13 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
   set_preference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a);
   set_preference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_out);
   set_preference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_out);
+  // A split-K algorithm may add its partial sums in the output type (INPLACE, OUTPUT_TYPE): for
+  // bf16/fp16 that breaks "16-bit GEMMs accumulate in fp32", most for the weight gradients' long
+  // k. Those keep the partials in the fp32 compute type.
+  if (key.dtype == kBFloat16 || key.dtype == kFloat16) {
+    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    set_preference(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, schemes);
+  }
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   const cublasStatus_t status =

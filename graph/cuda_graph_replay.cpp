@@ -116,6 +116,11 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
       std::fprintf(stderr, "ember: compile(mode=\"reduce_overhead\"): step segment %d runs without a CUDA graph: %s\n",
                    index, error.what());
       record();
+    } catch (...) {
+      // Anything else (out of host memory, say) is not ours to absorb, but the stream must not be
+      // left capturing: every later use of it, and every cudaMalloc here, would fail.
+      cuda::abandon_capture(own);
+      throw;
     }
   }
   if (exec != nullptr) for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });

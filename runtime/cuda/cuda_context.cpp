@@ -69,8 +69,8 @@ void check_device(Device device) {
   const int count = device_count(&why_not);
   check(device.is_cuda(), "cuda: {} is not a CUDA device", device);
   check(count > 0, "cuda: {} is unavailable: {}", device, why_not);
-  check(device.index < count, "cuda: {} does not exist (this machine has {} CUDA device(s))", device,
-        count);
+  check(device.index >= 0 && device.index < count, "cuda: {} does not exist (this machine has {} CUDA device(s))",
+        device, count);
 }
 
 DeviceGuard::DeviceGuard(Device device) {

@@ -44,8 +44,17 @@ KernelLibrary::KernelLibrary(Device device, std::string_view cubin, int cubin_sm
 }
 
 KernelLibrary::~KernelLibrary() {
+  if (!library_) return;
+  // Kernels of this library may still be queued or running (a compiled function dropped right
+  // after its last call), and unloading under them is undefined: the device finishes first.
   // Errors are ignored: at process exit the driver may already be shut down.
-  if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+  int previous = 0;
+  if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_.index) == cudaSuccess) {
+    cudaDeviceSynchronize();
+    cudaSetDevice(previous);
+  }
+  cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+  cudaGetLastError();
 }
 
 void* KernelLibrary::kernel(const std::string& name) const {

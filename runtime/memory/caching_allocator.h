@@ -1,7 +1,8 @@
 // A device-independent caching allocator: memory comes from a MemoryBackend in segments, is split
 // into blocks, and freed blocks are kept for reuse (merged with free neighbours) instead of being
 // returned. The same pool logic serves the CPU (aligned_alloc) and CUDA (cudaMalloc) backends, so
-// it is tested on CPU through a fake backend. Blocks are reused only on the stream that freed them.
+// it is tested on CPU through a fake backend. A block keeps the stream it was allocated on and is
+// reused only by allocations on that stream (no record_stream: see docs/ARCHITECTURE.md, "CUDA").
 #pragma once
 
 #include <cstddef>

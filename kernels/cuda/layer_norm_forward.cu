@@ -2,6 +2,8 @@
 // per row with the row held in registers; longer rows: one block per row reading the row three
 // times (it stays in L1/L2). Both compute the mean first and then the centred variance (two
 // passes, no E[x^2] - E[x]^2 cancellation) with fixed-order sums, so results are deterministic.
+// As on the CPU the two sums and the statistics are double: a float sum of a row far from zero
+// (x ~ 1e3 +- 1e-3) rounds its mean by more than the row's spread.
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/layer_norm_device.h"
@@ -30,32 +32,33 @@ __device__ __forceinline__ T normalized(Acc value, Acc mean, Acc rstd, const T* 
 // One warp per row; lane l holds elements l, l + 32, ... (coalesced), at most kItems of them.
 template <typename T, int kItems>
 __global__ void forward_warp_kernel(const T* input, const T* weight, const T* bias, T* output, acc_t<T>* mean_out,
-                                    acc_t<T>* rstd_out, int64_t rows, int64_t cols, acc_t<T> eps) {
+                                    acc_t<T>* rstd_out, int64_t rows, int64_t cols, double eps) {
   using Acc = acc_t<T>;
   const int lane = static_cast<int>(threadIdx.x);
   const int64_t row_stride = int64_t{gridDim.x} * kWarpsPerBlock;
   for (int64_t row = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y; row < rows; row += row_stride) {
     const T* x = input + row * cols;
     Acc values[kItems];
-    Acc sum = 0;
+    double sum = 0;
 #pragma unroll
     for (int item = 0; item < kItems; ++item) {
       const int64_t col = lane + int64_t{item} * 32;
       values[item] = col < cols ? static_cast<Acc>(x[col]) : Acc(0);
-      sum += values[item];
+      sum += static_cast<double>(values[item]);
     }
     sum = warp_sum(sum);
-    const Acc mean = cols > 0 ? sum / static_cast<Acc>(cols) : Acc(0);
-    Acc squares = 0;
+    const double mean_sum = cols > 0 ? sum / static_cast<double>(cols) : 0.0;
+    double squares = 0;
 #pragma unroll
     for (int item = 0; item < kItems; ++item) {
       const int64_t col = lane + int64_t{item} * 32;
-      const Acc centred = values[item] - mean;
+      const double centred = static_cast<double>(values[item]) - mean_sum;
       if (col < cols) squares += centred * centred;
     }
     squares = warp_sum(squares);
-    const Acc variance = cols > 0 ? squares / static_cast<Acc>(cols) : Acc(0);  // empty rows: 0
-    const Acc rstd = reciprocal_sqrt(variance + eps);
+    const double variance = cols > 0 ? squares / static_cast<double>(cols) : 0.0;  // empty rows: 0
+    const Acc mean = static_cast<Acc>(mean_sum);
+    const Acc rstd = static_cast<Acc>(reciprocal_sqrt(variance + eps));
     if (lane == 0) write_statistics(mean_out, rstd_out, row, mean, rstd);
     T* y = output + row * cols;
 #pragma unroll
@@ -69,20 +72,21 @@ __global__ void forward_warp_kernel(const T* input, const T* weight, const T* bi
 // One block of kRowBlockThreads per row, for rows too long for a warp's registers.
 template <typename T>
 __global__ void forward_block_kernel(const T* input, const T* weight, const T* bias, T* output, acc_t<T>* mean_out,
-                                     acc_t<T>* rstd_out, int64_t rows, int64_t cols, acc_t<T> eps) {
+                                     acc_t<T>* rstd_out, int64_t rows, int64_t cols, double eps) {
   using Acc = acc_t<T>;
-  __shared__ Acc shared[32];
+  __shared__ double shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* x = input + row * cols;
-    Acc sum = 0;
-    for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) sum += static_cast<Acc>(x[col]);
-    const Acc mean = block_sum(sum, shared) / static_cast<Acc>(cols);  // cols > kLayerNormWarpMaxCols here
-    Acc squares = 0;
+    double sum = 0;
+    for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) sum += static_cast<double>(static_cast<Acc>(x[col]));
+    const double mean_sum = block_sum(sum, shared) / static_cast<double>(cols);  // cols > kLayerNormWarpMaxCols here
+    double squares = 0;
     for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) {
-      const Acc centred = static_cast<Acc>(x[col]) - mean;
+      const double centred = static_cast<double>(static_cast<Acc>(x[col])) - mean_sum;
       squares += centred * centred;
     }
-    const Acc rstd = reciprocal_sqrt(block_sum(squares, shared) / static_cast<Acc>(cols) + eps);
+    const Acc mean = static_cast<Acc>(mean_sum);
+    const Acc rstd = static_cast<Acc>(reciprocal_sqrt(block_sum(squares, shared) / static_cast<double>(cols) + eps));
     if (threadIdx.x == 0) write_statistics(mean_out, rstd_out, row, mean, rstd);
     T* y = output + row * cols;
     for (int64_t col = threadIdx.x; col < cols; col += blockDim.x)
@@ -96,7 +100,7 @@ template <typename T, int kItems> int launch_warp(const LayerNormForward& args) 
   forward_warp_kernel<T, kItems><<<blocks, block, 0, static_cast<cudaStream_t>(args.stream)>>>(
       static_cast<const T*>(args.input), static_cast<const T*>(args.weight), static_cast<const T*>(args.bias),
       static_cast<T*>(args.output), static_cast<acc_t<T>*>(args.mean), static_cast<acc_t<T>*>(args.rstd), args.rows,
-      args.cols, static_cast<acc_t<T>>(args.eps));
+      args.cols, static_cast<double>(args.eps));
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -113,7 +117,7 @@ template <typename T> int launch_typed(const LayerNormForward& args) {
   forward_block_kernel<T><<<capped_blocks(args.rows), kRowBlockThreads, 0, static_cast<cudaStream_t>(args.stream)>>>(
       static_cast<const T*>(args.input), static_cast<const T*>(args.weight), static_cast<const T*>(args.bias),
       static_cast<T*>(args.output), static_cast<acc_t<T>*>(args.mean), static_cast<acc_t<T>*>(args.rstd), args.rows,
-      args.cols, static_cast<acc_t<T>>(args.eps));
+      args.cols, static_cast<double>(args.eps));
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -144,6 +144,27 @@ TEST_CASE("cuda layer_norm: ember's kernels match the CPU op in every floating d
     for (Shape shape : kShapes) check_against_cpu("ember", dtype, shape, seed += 5);
 }
 
+// Rows far from zero: a float sum of 1024 values near 1e3 rounds the mean by more than the rows'
+// spread of 1e-3, so y and rstd come out wrong; the CPU sums in double, and so must the kernels.
+TEST_CASE("cuda layer_norm: ember's kernels keep rows far from zero, as the CPU does") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const LayerNormChoice choice("ember");
+  for (Shape shape : {Shape{8, 1024}, Shape{4, 4096}}) {  // warp path, block path
+    INFO("[", shape.rows, ", ", shape.cols, "]");
+    std::vector<double> values = random_values(shape.rows * shape.cols, 77);
+    for (double& value : values) value = 1000.0 + 1e-3 * value;
+    const Tensor x = from_vector<double>(values, {shape.rows, shape.cols}, {.dtype = kFloat32, .device = kCPU});
+    const Attrs attrs{{"normalized_shape", Dims{shape.cols}}, {"eps", 1e-12}};
+    const TensorList cpu = run_op("layer_norm", {x, Tensor(), Tensor()}, attrs);
+    const TensorList gpu = run_op("layer_norm", {x.to(kCuda0), Tensor(), Tensor()}, attrs);
+    const char* names[] = {"y", "mean", "rstd"};
+    for (int i = 0; i < 3; ++i) {
+      INFO("output ", names[i]);
+      check_close(on_cpu(gpu[i]), values_of(cpu[i]), 1e-4);
+    }
+  }
+}
+
 TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook times both") {
   if (!ember::testing::cuda_or_skip() || !cudnn_or_skip()) return;
   uint32_t seed = 100;

@@ -59,6 +59,14 @@ EMBER_HOST_DEVICE float uniform_from_word_bits(uint32_t word, int bits) {
 // Uniform float in [0, 1) from a 32-bit word: 24 random mantissa bits.
 EMBER_HOST_DEVICE float uniform_from_word(uint32_t word) { return uniform_from_word_bits(word, 24); }
 
+// randint's value from an element's two words: low + (the 64-bit word pair mod range), in unsigned
+// arithmetic so that any int64 [low, high) works (range = high - low as uint64, at least 1). Like
+// PyTorch's, the modulo is biased by at most range / 2^64: below 2^-32 for ranges under 2^32.
+EMBER_HOST_DEVICE int64_t randint_from_words(int64_t low, uint64_t range, uint32_t first, uint32_t second) {
+  const uint64_t bits = (static_cast<uint64_t>(first) << 32) | second;
+  return static_cast<int64_t>(static_cast<uint64_t>(low) + bits % range);
+}
+
 // Uniform double in [0, 1) from two words: 53 random bits.
 EMBER_HOST_DEVICE double uniform_double_from_words(uint32_t high, uint32_t low) {
   const uint64_t bits = (static_cast<uint64_t>(high) << 21) ^ (low >> 11);

@@ -112,15 +112,15 @@ void randn_kernel(const OpCall& call, TensorList& outputs) {
   });
 }
 
+// The op's shape rule has checked that every value of [low, high) is exact in the dtype, so the
+// integer converts directly (through double, int64 values above 2^53 lost their low bits).
 void randint_kernel(const OpCall& call, TensorList& outputs) {
   const int64_t low = call.attrs.get<int64_t>("low");
-  const uint64_t range = static_cast<uint64_t>(call.attrs.get<int64_t>("high") - low);
+  const uint64_t range = static_cast<uint64_t>(call.attrs.get<int64_t>("high")) - static_cast<uint64_t>(low);
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     generate_random<T>(outputs[0], call, [&](uint32_t first, uint32_t second) {
-      const uint64_t bits = (uint64_t{first} << 32) | second;
-      // Modulo bias is below 2^-32 for ranges under 2^32: negligible for sampling.
-      return static_cast<compute_t<T>>(static_cast<double>(low + static_cast<int64_t>(bits % range)));
+      return static_cast<compute_t<T>>(randint_from_words(low, range, first, second));
     });
   });
 }

@@ -82,8 +82,7 @@ template <typename T> struct IntegerDraw {
   int64_t low;
   uint64_t range;
   __device__ compute_t<T> operator()(uint32_t first, uint32_t second) const {
-    const uint64_t bits = (uint64_t{first} << 32) | second;
-    return static_cast<compute_t<T>>(static_cast<double>(low + static_cast<int64_t>(bits % range)));
+    return static_cast<compute_t<T>>(randint_from_words(low, range, first, second));
   }
 };
 
@@ -219,7 +218,7 @@ int launch_randn(DType dtype, void* out, uint64_t seed, uint64_t offset, const L
 
 int launch_randint(DType dtype, void* out, int64_t low, int64_t high, uint64_t seed, uint64_t offset,
                    const LaunchShape& shape) {
-  const uint64_t range = static_cast<uint64_t>(high - low);
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   return detail::dispatch_all(dtype, [&](auto zero) {
     using T = decltype(zero);
     return draw<T>(out, seed, offset, shape, IntegerDraw<T>{low, range});

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "runtime/ember.h"
@@ -97,6 +98,13 @@ TEST_CASE("cuda rand and randint are bit-identical to the CPU") {
       const Attrs bounds{{"low", int64_t{-5}}, {"high", int64_t{1000}}};
       CHECK(same_bytes(random_op("randint", {123, 7}, dtype, kCPU, offset, bounds),
                        random_op("randint", {123, 7}, dtype, kCuda0, offset, bounds)));
+    }
+    // Ranges past 2^32 and the whole of int64: unsigned arithmetic on both devices, no double.
+    for (const Attrs& bounds : {Attrs{{"low", std::numeric_limits<int64_t>::min()},
+                                      {"high", std::numeric_limits<int64_t>::max()}},
+                                Attrs{{"low", int64_t{1} << 60}, {"high", (int64_t{1} << 60) + 10}}}) {
+      CHECK(same_bytes(random_op("randint", {123, 7}, kInt64, kCPU, offset, bounds),
+                       random_op("randint", {123, 7}, kInt64, kCuda0, offset, bounds)));
     }
   }
 }

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
+#include <set>
+#include <utility>
 
 #include "kernels/philox.h"
 #include "runtime/ember.h"
@@ -125,6 +128,48 @@ TEST_CASE("rand, randn and randint read each element's words from the stream, ac
       ++wrong;
   }
   CHECK(wrong == 0);
+}
+
+// Ranges beyond int32 and near the ends of int64: the value is low + (words mod range) in
+// unsigned arithmetic (high - low in int64 overflowed for [INT64_MIN, INT64_MAX), and the value
+// went through double, which kept one value of [2^60, 2^60 + 10)).
+TEST_CASE("randint draws exactly from any int64 range and refuses ranges its dtype cannot hold") {
+  const uint64_t seed = 5;
+  const uint64_t offset = 8;
+  auto word = [&](int64_t i, int which) { return philox_word(seed, offset, 2 * static_cast<uint64_t>(i) + which); };
+  const int64_t count = 1000;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const auto& [low, high] : {std::pair{kMin, kMax}, std::pair{int64_t{1} << 60, (int64_t{1} << 60) + 10},
+                                  std::pair{int64_t{-7}, int64_t{5'000'000'000}}}) {
+    CAPTURE(low);
+    CAPTURE(high);
+    default_generator(kCPU).set_state({seed, offset});
+    const auto drawn = randint(low, high, {count}, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>();
+    const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+    std::set<int64_t> distinct;
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const uint64_t bits = (uint64_t{word(i, 0)} << 32) | word(i, 1);
+      const int64_t expected = static_cast<int64_t>(static_cast<uint64_t>(low) + bits % range);
+      if (drawn[i] != expected || drawn[i] < low || drawn[i] >= high) ++wrong;
+      distinct.insert(drawn[i]);
+    }
+    CHECK(wrong == 0);
+    CHECK(distinct.size() >= std::min<uint64_t>(range, 990));  // all 10 of the small range
+  }
+  // Inclusive ends that the dtype holds exactly are fine; one past them is refused.
+  CHECK(randint(-(1 << 24), (1 << 24) + 1, {8}, {.dtype = kFloat32, .device = kCPU}).numel() == 8);
+  CHECK(randint(0, 2, {8}, {.dtype = kBool, .device = kCPU}).numel() == 8);
+  CHECK_THROWS_WITH_AS(randint(0, 5'000'000'000, {4}, {.dtype = kInt32, .device = kCPU}),
+                       doctest::Contains("randint: [low, high) = [0, 5000000000) does not fit int32"), Error);
+  CHECK_THROWS_WITH_AS(randint(0, (1 << 24) + 2, {4}, {.dtype = kFloat32, .device = kCPU}),
+                       doctest::Contains("does not fit float32, which holds the integers of [-16777216, 16777216]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(randint(-1, 1, {4}, {.dtype = kBool, .device = kCPU}), doctest::Contains("does not fit bool"),
+                       Error);
+  CHECK_THROWS_WITH_AS(randint(0, 300, {4}, {.dtype = kBFloat16, .device = kCPU}),
+                       doctest::Contains("does not fit bfloat16"), Error);
 }
 
 TEST_CASE("default generator get_state/set_state replays rand, randn and randint") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "skip_case.h"
 
@@ -47,6 +48,10 @@ void mark_case_skipped() {
 }  // namespace ember::testing
 
 int main(int argc, char** argv) {
+  // Factories without a device make tensors on the default device, which is CUDA on a GPU
+  // machine: the suites' CPU cases (bit-for-bit and thread-count checks among them) must run on
+  // the CPU there too, and the GPU cases name their device. An EMBER_DEVICE set by the caller wins.
+  setenv("EMBER_DEVICE", "cpu", /*overwrite=*/0);
   doctest::Context context(argc, argv);
   const int failed = context.run();
   if (context.shouldExit() || failed != 0) return failed;

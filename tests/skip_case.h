@@ -25,17 +25,21 @@ inline void skip_case(const std::string& why) {
   mark_case_skipped();
 }
 
-// True when CUDA can run here; otherwise marks the case skipped with the runtime's reason.
-// `if (!cuda_or_skip()) return;` opens every GPU-only case.
-// With EMBER_REQUIRE_CUDA=1 (tools/gpu_check.sh on a GPU machine) an unusable GPU fails the case
-// instead: a run meant to test CUDA must not pass by skipping everything.
+// Skips a GPU case for `why` (CUDA, cuDNN or CUDA graphs unavailable), except with
+// EMBER_REQUIRE_CUDA=1 (tools/gpu_check.sh on a GPU machine), where it fails the case instead: a
+// run meant to test CUDA must not pass by skipping what it came to test.
+inline void skip_gpu_case(const std::string& why) {
+  const char* required = std::getenv("EMBER_REQUIRE_CUDA");
+  if (required != nullptr && std::string(required) == "1") FAIL("EMBER_REQUIRE_CUDA=1 but " << why);
+  skip_case(why);
+}
+
+// True when CUDA can run here; otherwise skips the case (skip_gpu_case) with the runtime's
+// reason. `if (!cuda_or_skip()) return;` opens every GPU-only case.
 inline bool cuda_or_skip() {
   std::string why_not;
   if (cuda_is_available(&why_not)) return true;
-  const char* required = std::getenv("EMBER_REQUIRE_CUDA");
-  if (required != nullptr && std::string(required) == "1")
-    FAIL("EMBER_REQUIRE_CUDA=1 but CUDA is unavailable: " << why_not);
-  skip_case("CUDA unavailable: " + why_not);
+  skip_gpu_case("CUDA unavailable: " + why_not);
   return false;
 }
 

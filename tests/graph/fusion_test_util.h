@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,19 +56,21 @@ struct GraphBuilder {
   }
 };
 
-// Largest |actual - expected| / max(|expected|, 1), with NaN matching NaN; -1 when the shapes or
-// dtypes differ or NaN positions disagree.
+// Largest |actual - expected| / max(|expected|, 1), with NaN matching NaN; infinity when the
+// shapes or dtypes differ, or NaN or infinite positions disagree, so `error <= tolerance` fails.
 inline double max_relative_error(const Tensor& actual, const Tensor& expected) {
-  if (actual.sizes() != expected.sizes() || actual.dtype() != expected.dtype()) return -1;
+  constexpr double kMismatch = std::numeric_limits<double>::infinity();
+  if (actual.sizes() != expected.sizes() || actual.dtype() != expected.dtype()) return kMismatch;
   const std::vector<double> a = to_dtype(actual, kFloat64).contiguous().to_vector<double>();
   const std::vector<double> b = to_dtype(expected, kFloat64).contiguous().to_vector<double>();
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) || std::isnan(b[i])) {
-      if (std::isnan(a[i]) != std::isnan(b[i])) return -1;
+      if (std::isnan(a[i]) != std::isnan(b[i])) return kMismatch;
       continue;
     }
     if (a[i] == b[i]) continue;  // equal infinities too
+    if (std::isinf(a[i]) || std::isinf(b[i])) return kMismatch;  // inf / inf would be NaN, which max drops
     worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(std::abs(b[i]), 1.0));
   }
   return worst;

@@ -258,7 +258,7 @@ TEST_CASE("compile segments: on the CPU a segment that would not pay runs eagerl
     manual_seed(70 + static_cast<uint64_t>(call));
     const Tensor x = randn({1024, 1024});
     const double error = graph_test::max_relative_error(compiled_chain(x), chain(x));
-    CHECK(error >= 0.0);
+    CHECK(std::isfinite(error));
     CHECK(error <= 1e-5);
   }
   const graph::SegmentCache& chain_segments = *compiled_chain.state().segments();
@@ -304,7 +304,7 @@ TEST_CASE("compile segments: a compiled function called where the outer one runs
     manual_seed(90 + static_cast<uint64_t>(call));
     const Tensor x = randn({4, 5});
     const double error = graph_test::max_relative_error(outer(x), body(inner_body, x));
-    CHECK(error >= 0.0);
+    CHECK(std::isfinite(error));
     CHECK(error <= 1e-6);
   }
   REQUIRE(outer.state().segments() != nullptr);

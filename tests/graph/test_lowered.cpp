@@ -82,7 +82,7 @@ void train_side_by_side(const std::vector<int64_t>& widths, int64_t batch, int s
 bool cuda_graphs_or_skip() {
   std::string why_not;
   if (graph::CudaGraphReplay::available(&why_not)) return true;
-  ember::testing::skip_case("CUDA unavailable: " + why_not);
+  ember::testing::skip_gpu_case("CUDA graphs unavailable: " + why_not);
   return false;
 }
 
@@ -246,7 +246,7 @@ TEST_CASE("cuda lowered: reduce_overhead runs host copies between graphs and doe
   auto upload = ember::compile(forward, {.fullgraph = true, .mode = "reduce_overhead"});
   for (int call = 0; call < 4; ++call) {
     INFO("call ", call);
-    const Tensor x = randn({4, 8});
+    const Tensor x = randn({4, 8}, {.device = kCPU});  // a host tensor, whatever the default device
     CHECK(graph_test::max_relative_error(upload(x).to(kCPU), forward(x).to(kCPU)) <= 1e-6);
   }
   CHECK(upload.state().executor()->uses_cuda_graphs());

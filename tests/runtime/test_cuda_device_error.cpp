@@ -75,8 +75,12 @@ TEST_CASE("cuda nll_loss and the loss backward report bad targets at ember::sync
 TEST_CASE("cuda device errors: the first one wins, and index ops report through the same record") {
   if (!ember::testing::cuda_or_skip()) return;
   const Tensor values = randn({5, 4}).to(kCuda0);
-  const Tensor gathered = gather(values, 1, from_vector<int64_t>({0, 7, 1, 2}, {1, 4}).to(kCuda0));
-  const Tensor selected = index_select(values, 0, targets({8}).to(kCuda0));
+  // Both indices reach the device first: a blocking copy to the GPU raises a pending device error,
+  // so none may run between the two launches.
+  const Tensor gather_index = from_vector<int64_t>({0, 7, 1, 2}, {1, 4}, {.dtype = kInt64}).to(kCuda0);
+  const Tensor select_index = targets({8}).to(kCuda0);
+  const Tensor gathered = gather(values, 1, gather_index);
+  const Tensor selected = index_select(values, 0, select_index);
   CHECK_THROWS_WITH_AS(synchronize(kCuda0),
                        doctest::Contains("gather: index 7 at position 1 is out of range for a dim of size 4"), Error);
   synchronize(kCuda0);  // the second error was dropped with the first report
@@ -86,28 +90,28 @@ TEST_CASE("cuda device errors: the first one wins, and index ops report through 
   CHECK_THROWS_WITH_AS(embedded.to(kCPU), doctest::Contains("embedding: index 5 at position 1"), Error);
   const Tensor scattered =
       dispatch_one(lookup_op("scatter_add"),
-                   {zeros({2, 3}).to(kCuda0), from_vector<int64_t>({3}, {1, 1}).to(kCuda0), ones({1, 1}).to(kCuda0)},
+                   {zeros({2, 3}).to(kCuda0), from_vector<int64_t>({3}, {1, 1}, {.dtype = kInt64}).to(kCuda0), ones({1, 1}).to(kCuda0)},
                    {{"dim", int64_t{1}}});
   CHECK_THROWS_WITH_AS(scattered.to(kCPU), doctest::Contains("scatter_add: index 3 at position 0"), Error);
 }
 
 TEST_CASE("cuda EMBER_CUDA_CHECK_INDICES raises a bad target at the op, with the scores' shape") {
   if (!ember::testing::cuda_or_skip()) return;
-  cuda::set_index_checking(true);
+  cuda_test::IndexCheckingScope checking(true);
   const Tensor logits = randn({6, 10}).to(kCuda0);
   CHECK_THROWS_WITH_AS(cross_entropy(logits, targets({1, 2, 3, 4, 5, 12}).to(kCuda0)),
                        doctest::Contains("cross_entropy: target 12 at index 5 is out of range [0, 10) (scores [6, 10])"),
                        Error);
   CHECK(std::isfinite(cross_entropy(logits, targets({1, 2, 3, 4, 5, 9}).to(kCuda0)).item()));
-  cuda::set_index_checking(false);
+  checking.set(false);
   // An error an unchecked op left behind is raised, as found at synchronization, by the next checked op.
   const Tensor pending = nll_loss(logits, targets({0, 11, 0, 0, 0, 0}).to(kCuda0));
-  cuda::set_index_checking(true);
+  checking.set(true);
   CHECK_THROWS_WITH_AS(cross_entropy(logits, targets({1, 2, 3, 4, 5, 9}).to(kCuda0)),
                        doctest::Contains("nll_loss: target 11 at index 1 is out of range [0, 10) (reported at "
                                          "synchronization"),
                        Error);
-  cuda::set_index_checking(false);
+  checking.set(false);
   synchronize(kCuda0);
 }
 #endif

@@ -48,7 +48,7 @@ class LayerNormChoice {
 bool cudnn_or_skip() {
   const std::string why_not = cuda::cudnn_unavailable_reason();
   if (why_not.empty()) return true;
-  ember::testing::skip_case("cuDNN unavailable: " + why_not);
+  ember::testing::skip_gpu_case("cuDNN unavailable: " + why_not);
   return false;
 }
 

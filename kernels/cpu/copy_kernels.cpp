@@ -57,33 +57,6 @@ void full_kernel(const OpCall& call, TensorList& outputs) {
   });
 }
 
-void arange_kernel(const OpCall& call, TensorList& outputs) {
-  const double start = call.attrs.get<double>("start");
-  const double step = call.attrs.get<double>("step");
-  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    generate<T>(outputs[0], [&](int64_t i) { return static_cast<compute_t<T>>(start + static_cast<double>(i) * step); });
-  });
-}
-
-void linspace_kernel(const OpCall& call, TensorList& outputs) {
-  const double start = call.attrs.get<double>("start");
-  const double end = call.attrs.get<double>("end");
-  const int64_t steps = call.attrs.get<int64_t>("steps");
-  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    // Fill symmetrically from both ends so the last element is exactly `end`, like PyTorch; a
-    // single step is `start`.
-    const int64_t halfway = steps == 1 ? 1 : steps / 2;
-    generate<T>(outputs[0], [&](int64_t i) {
-      const double value = i < halfway ? start + step * static_cast<double>(i)
-                                         : end - step * static_cast<double>(steps - 1 - i);
-      return static_cast<compute_t<T>>(value);
-    });
-  });
-}
-
 // float64 takes 53 bits from both words; narrower types take only as many bits of word 2i as their
 // significand holds, because rounding a finer value to the type could give exactly 1.
 void rand_kernel(const OpCall& call, TensorList& outputs) {

@@ -1,4 +1,5 @@
-// CPU kernels that create or copy data: factories, clone, dtype conversion, copy_, fill_.
+// CPU kernels that create or copy data: factories (arange and linspace: range_kernels.h), clone,
+// dtype conversion, copy_, fill_.
 #pragma once
 
 #include "runtime/ops/registry.h"
@@ -7,8 +8,6 @@ namespace ember::cpu {
 
 void empty_kernel(const OpCall& call, TensorList& outputs);
 void full_kernel(const OpCall& call, TensorList& outputs);
-void arange_kernel(const OpCall& call, TensorList& outputs);
-void linspace_kernel(const OpCall& call, TensorList& outputs);
 void rand_kernel(const OpCall& call, TensorList& outputs);
 void randn_kernel(const OpCall& call, TensorList& outputs);
 void randint_kernel(const OpCall& call, TensorList& outputs);

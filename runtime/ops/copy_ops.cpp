@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/cpu/copy_kernels.h"
+#include "kernels/cpu/range_kernels.h"
 #include "runtime/functional.h"
 #include "runtime/ops/registry.h"
 

@@ -37,15 +37,28 @@ template <typename T> EMBER_HOST_DEVICE T negate(T a) {
   }
 }
 
-// A bound given as double in T, saturating at T's range: clamp(int32, min=-1e12) is legal.
+// A double in T, saturating at T's range and taking NaN to 0: clamp(int32, min=-1e12) is legal,
+// and no conversion is left undefined (C++ leaves a NaN or out-of-range float -> int undefined).
 template <typename T> EMBER_HOST_DEVICE T saturate(double value) {
   if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(value);
   } else {
     constexpr double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
     constexpr double highest = static_cast<double>(std::numeric_limits<T>::max());
+    if (value != value) return T(0);
     if (value <= lowest) return std::numeric_limits<T>::lowest();
     if (value >= highest) return std::numeric_limits<T>::max();
+    return static_cast<T>(value);
+  }
+}
+
+// `value` converted to T as every kernel stores it, on both devices: a floating value into an
+// integer type truncates toward zero, saturates at the type's range and takes NaN to 0 (what
+// CUDA's conversion instructions do); into bool it is value != 0; anything else is static_cast.
+template <typename T, typename From> EMBER_HOST_DEVICE T convert(From value) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<T> && !is_bool<T>) {
+    return saturate<T>(static_cast<double>(value));
+  } else {
     return static_cast<T>(value);
   }
 }

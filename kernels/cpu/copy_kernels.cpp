@@ -52,7 +52,7 @@ void full_kernel(const OpCall& call, TensorList& outputs) {
   const double value = call.attrs.get<double>("value");
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T filled = static_cast<T>(static_cast<compute_t<T>>(value));
+    const T filled = static_cast<T>(fn::detail::convert<compute_t<T>>(value));
     generate<T>(outputs[0], [&](int64_t) { return filled; });
   });
 }
@@ -103,7 +103,8 @@ void convert_into(const Tensor& destination, const Tensor& source) {
     using Out = decltype(out_zero);
     dispatch_dtype(source.dtype(), [&](auto in_zero) {
       using In = decltype(in_zero);
-      pointwise_cpu<Out, In>(destination, [](auto value) { return static_cast<compute_t<Out>>(value); }, source);
+      pointwise_cpu<Out, In>(destination, [](auto value) { return fn::detail::convert<compute_t<Out>>(value); },
+                             source);
     });
   });
 }
@@ -116,7 +117,7 @@ void fill_inplace_kernel(const OpCall& call, TensorList& outputs) {
   const double value = call.attrs.get<double>("value");
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const compute_t<T> filled = static_cast<compute_t<T>>(value);
+    const compute_t<T> filled = fn::detail::convert<compute_t<T>>(value);
     pointwise_cpu<T>(outputs[0], [filled]() { return filled; });
   });
 }

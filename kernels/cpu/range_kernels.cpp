@@ -25,7 +25,8 @@ void arange_kernel(const OpCall& call, TensorList& outputs) {
   const double step = call.attrs.get<double>("step");
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    fill<T>(outputs[0], [&](int64_t i) { return static_cast<compute_t<T>>(start + static_cast<double>(i) * step); });
+    fill<T>(outputs[0],
+            [&](int64_t i) { return fn::detail::convert<compute_t<T>>(start + static_cast<double>(i) * step); });
   });
 }
 
@@ -42,7 +43,7 @@ void linspace_kernel(const OpCall& call, TensorList& outputs) {
     fill<T>(outputs[0], [&](int64_t i) {
       const double value = i < halfway ? start + step * static_cast<double>(i)
                                          : end - step * static_cast<double>(steps - 1 - i);
-      return static_cast<compute_t<T>>(value);
+      return fn::detail::convert<compute_t<T>>(value);
     });
   });
 }

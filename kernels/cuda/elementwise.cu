@@ -4,6 +4,7 @@
 #include "kernels/cuda/elementwise.h"
 
 #include "kernels/cuda/pointwise_kernel.cuh"
+#include "kernels/functors.h"
 
 namespace ember::cuda {
 
@@ -14,14 +15,14 @@ using detail::compute_t;
 // value -> the destination's compute type; the launcher then stores it as the destination type.
 template <typename OutCompute> struct ConvertTo {
   template <typename Value> __device__ __forceinline__ OutCompute operator()(Value value) const {
-    return static_cast<OutCompute>(value);
+    return fn::detail::convert<OutCompute>(value);
   }
 };
 
 // Like the CPU's full and fill_: the value becomes the compute type first, then the stored type.
 template <typename OutCompute> struct Constant {
   double value;
-  __device__ __forceinline__ OutCompute operator()() const { return static_cast<OutCompute>(value); }
+  __device__ __forceinline__ OutCompute operator()() const { return fn::detail::convert<OutCompute>(value); }
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/dropout.h"
+#include "kernels/functors.h"
 #include "kernels/philox.h"
 
 namespace ember::cuda {
@@ -39,7 +40,7 @@ int generate(void* out, const LaunchShape& shape, const Generator& generator) {
 template <typename T> struct ArangeAt {
   double start, step;
   __device__ compute_t<T> operator()(int64_t i) const {
-    return static_cast<compute_t<T>>(__dadd_rn(start, __dmul_rn(static_cast<double>(i), step)));
+    return fn::detail::convert<compute_t<T>>(__dadd_rn(start, __dmul_rn(static_cast<double>(i), step)));
   }
 };
 
@@ -49,7 +50,7 @@ template <typename T> struct LinspaceAt {
   __device__ compute_t<T> operator()(int64_t i) const {
     const double value = i < halfway ? __dadd_rn(start, __dmul_rn(step, static_cast<double>(i)))
                                      : __dsub_rn(end, __dmul_rn(step, static_cast<double>(steps - 1 - i)));
-    return static_cast<compute_t<T>>(value);
+    return fn::detail::convert<compute_t<T>>(value);
   }
 };
 

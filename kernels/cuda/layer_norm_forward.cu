@@ -47,17 +47,17 @@ __global__ void forward_warp_kernel(const T* input, const T* weight, const T* bi
       sum += static_cast<double>(values[item]);
     }
     sum = warp_sum(sum);
-    const double mean_sum = cols > 0 ? sum / static_cast<double>(cols) : 0.0;
+    const double row_mean = cols > 0 ? sum / static_cast<double>(cols) : 0.0;
     double squares = 0;
 #pragma unroll
     for (int item = 0; item < kItems; ++item) {
       const int64_t col = lane + int64_t{item} * 32;
-      const double centred = static_cast<double>(values[item]) - mean_sum;
+      const double centred = static_cast<double>(values[item]) - row_mean;
       if (col < cols) squares += centred * centred;
     }
     squares = warp_sum(squares);
     const double variance = cols > 0 ? squares / static_cast<double>(cols) : 0.0;  // empty rows: 0
-    const Acc mean = static_cast<Acc>(mean_sum);
+    const Acc mean = static_cast<Acc>(row_mean);
     const Acc rstd = static_cast<Acc>(reciprocal_sqrt(variance + eps));
     if (lane == 0) write_statistics(mean_out, rstd_out, row, mean, rstd);
     T* y = output + row * cols;
@@ -79,13 +79,13 @@ __global__ void forward_block_kernel(const T* input, const T* weight, const T* b
     const T* x = input + row * cols;
     double sum = 0;
     for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) sum += static_cast<double>(static_cast<Acc>(x[col]));
-    const double mean_sum = block_sum(sum, shared) / static_cast<double>(cols);  // cols > kLayerNormWarpMaxCols here
+    const double row_mean = block_sum(sum, shared) / static_cast<double>(cols);  // cols > kLayerNormWarpMaxCols here
     double squares = 0;
     for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) {
-      const double centred = static_cast<double>(static_cast<Acc>(x[col])) - mean_sum;
+      const double centred = static_cast<double>(static_cast<Acc>(x[col])) - row_mean;
       squares += centred * centred;
     }
-    const Acc mean = static_cast<Acc>(mean_sum);
+    const Acc mean = static_cast<Acc>(row_mean);
     const Acc rstd = static_cast<Acc>(reciprocal_sqrt(block_sum(squares, shared) / static_cast<double>(cols) + eps));
     if (threadIdx.x == 0) write_statistics(mean_out, rstd_out, row, mean, rstd);
     T* y = output + row * cols;

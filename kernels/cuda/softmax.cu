@@ -1,6 +1,7 @@
 // CUDA softmax and log_softmax, numerically stable (the maximum is subtracted before exp) with
 // fp32 math for 16-bit inputs and, as on the CPU, the sum of exp(x - max) in double (on a
-// confident row it is ~1, and a float sum would round log_softmax's ~1e-6 away). Three shapes of kernel over the [outer, length, inner] layout:
+// confident row it is ~1, and a float sum would round log_softmax's ~1e-6 away). Three shapes of
+// kernel over the [outer, length, inner] layout:
 //   rows up to 1024 long (inner == 1): one warp per row, the row held in registers;
 //   longer rows: one block per row, cached in shared memory when it fits;
 //   inner > 1: one thread per (outer, inner) column, adjacent threads on adjacent columns.

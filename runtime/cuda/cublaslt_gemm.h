@@ -29,8 +29,9 @@ struct GemmMatrix {
 // out[b] (m x n, row-major, leading dim out_leading, batch stride out_batch_stride)
 //   = epilogue(a[b] (m x k) . b[b] (k x n) + bias), for b in [0, batch).
 // All pointers are device memory of `device`, in `dtype`; bias (n elements, packed, 16-byte
-// aligned) only with a Bias* epilogue. float32 honours get_allow_tf32(); 16-bit types accumulate in float32; float64
-// computes in float64. Work is queued on `stream` (a cudaStream_t) and nothing waits for it.
+// aligned) only with a Bias* epilogue. float32 honours get_allow_tf32(); 16-bit types accumulate
+// in float32; float64 computes in float64. Work is queued on `stream` (a cudaStream_t) and nothing
+// waits for it.
 struct GemmProblem {
   DType dtype = kFloat32;
   int64_t m = 0, n = 0, k = 0, batch = 1;

@@ -90,7 +90,8 @@ TEST_CASE("cuda device errors: the first one wins, and index ops report through 
   CHECK_THROWS_WITH_AS(embedded.to(kCPU), doctest::Contains("embedding: index 5 at position 1"), Error);
   const Tensor scattered =
       dispatch_one(lookup_op("scatter_add"),
-                   {zeros({2, 3}).to(kCuda0), from_vector<int64_t>({3}, {1, 1}, {.dtype = kInt64}).to(kCuda0), ones({1, 1}).to(kCuda0)},
+                   {zeros({2, 3}).to(kCuda0), from_vector<int64_t>({3}, {1, 1}, {.dtype = kInt64}).to(kCuda0),
+                    ones({1, 1}).to(kCuda0)},
                    {{"dim", int64_t{1}}});
   CHECK_THROWS_WITH_AS(scattered.to(kCPU), doctest::Contains("scatter_add: index 3 at position 0"), Error);
 }

@@ -14,14 +14,6 @@ namespace ember::cpu {
 
 namespace {
 
-template <typename T, typename Generate>
-void generate(const Tensor& out, Generate generate_element) {
-  T* data = out.data_ptr<T>();
-  const int64_t numel = out.numel();
-  parallel_for(numel, numel >= kParallelGrain,
-               [&](int64_t i) { data[i] = static_cast<T>(generate_element(i)); });
-}
-
 // Element i of a random tensor uses stream words 2i and 2i+1 (the wrapper reserved 2 per element):
 // fills `out` with value(word 2i, word 2i+1), reading the stream one block per two elements.
 template <typename T, typename Value>
@@ -53,7 +45,7 @@ void full_kernel(const OpCall& call, TensorList& outputs) {
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T filled = static_cast<T>(fn::detail::convert<compute_t<T>>(value));
-    generate<T>(outputs[0], [&](int64_t) { return filled; });
+    generate(outputs[0].data_ptr<T>(), outputs[0].numel(), [&](int64_t) { return filled; });
   });
 }
 

@@ -36,4 +36,11 @@ inline void parallel_ranges(int64_t count, Body&& body) {
   });
 }
 
+// Writes value_of(i), converted to T, to data[i] for every i in [0, count): the factories' fill,
+// over the threads once count reaches kParallelGrain.
+template <typename T, typename Value>
+inline void generate(T* data, int64_t count, Value&& value_of) {
+  parallel_for(count, count >= kParallelGrain, [&](int64_t i) { data[i] = static_cast<T>(value_of(i)); });
+}
+
 }  // namespace ember::cpu

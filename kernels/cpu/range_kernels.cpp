@@ -9,24 +9,13 @@
 
 namespace ember::cpu {
 
-namespace {
-
-template <typename T, typename Value>
-void fill(const Tensor& out, Value value_of) {
-  T* data = out.data_ptr<T>();
-  const int64_t numel = out.numel();
-  parallel_for(numel, numel >= kParallelGrain, [&](int64_t i) { data[i] = static_cast<T>(value_of(i)); });
-}
-
-}  // namespace
-
 void arange_kernel(const OpCall& call, TensorList& outputs) {
   const double start = call.attrs.get<double>("start");
   const double step = call.attrs.get<double>("step");
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    fill<T>(outputs[0],
-            [&](int64_t i) { return fn::detail::convert<compute_t<T>>(start + static_cast<double>(i) * step); });
+    generate(outputs[0].data_ptr<T>(), outputs[0].numel(),
+             [&](int64_t i) { return fn::detail::convert<compute_t<T>>(start + static_cast<double>(i) * step); });
   });
 }
 
@@ -40,7 +29,7 @@ void linspace_kernel(const OpCall& call, TensorList& outputs) {
     // Fill symmetrically from both ends so the last element is exactly `end`, like PyTorch; a
     // single step is `start`.
     const int64_t halfway = steps == 1 ? 1 : steps / 2;
-    fill<T>(outputs[0], [&](int64_t i) {
+    generate(outputs[0].data_ptr<T>(), outputs[0].numel(), [&](int64_t i) {
       const double value = i < halfway ? start + step * static_cast<double>(i)
                                          : end - step * static_cast<double>(steps - 1 - i);
       return fn::detail::convert<compute_t<T>>(value);

@@ -53,6 +53,8 @@ void check(cudnnStatus_t status, std::source_location where) {
 cudnnHandle_t handle_for_current_device() {
   int device = 0;
   cuda_check(cudaGetDevice(&device));
+  // Never destroyed (one per thread and device): plans are keyed by their handle, which must not
+  // be reused by another thread's new handle.
   thread_local std::map<int, cudnnHandle_t> handles;
   cudnnHandle_t& handle = handles[device];
   if (handle == nullptr) {

@@ -11,7 +11,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <tuple>
 
 #include "runtime/cuda/cudnn_graph.h"
@@ -24,9 +23,10 @@ namespace {
 
 enum class Direction : int { Forward, Backward };
 // A plan is built with the calling thread's cuDNN handle (cudnn::handle_for_current_device) and
-// names that handle, so each thread builds and runs its own: a handle must never be used by two
-// threads at once, and no plan is shared between two.
-using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t, std::thread::id>;
+// names that handle, so it is keyed by the handle: each thread builds and runs its own, as a
+// handle must never be used by two threads at once. Handles live as long as the process, so a
+// key never names a handle that has gone (a thread id would: a new thread may reuse it).
+using PlanKey = std::tuple<Direction, int, DType, int64_t, int64_t, cudnnHandle_t>;
 
 // Unique ids of the graph's tensors (the variant pack names tensors by these).
 enum TensorId : int64_t {
@@ -172,7 +172,7 @@ bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
                 {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
     return false;
   const cudnn::Plan* plan = cached_plan(
-      {Direction::Forward, device_index, args.dtype, args.rows, args.cols, std::this_thread::get_id()});
+      {Direction::Forward, device_index, args.dtype, args.rows, args.cols, cudnn::handle_for_current_device()});
   if (plan == nullptr) return false;
   float epsilon = static_cast<float>(args.eps);  // read from the host when the plan is launched
   run(*plan, device_index, args.stream, {kX, kScale, kBias, kEpsilon, kY, kMean, kInverseStd},
@@ -188,7 +188,7 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) 
                  args.grad_bias}))
     return false;
   const cudnn::Plan* plan = cached_plan(
-      {Direction::Backward, device_index, args.dtype, args.rows, args.cols, std::this_thread::get_id()});
+      {Direction::Backward, device_index, args.dtype, args.rows, args.cols, cudnn::handle_for_current_device()});
   if (plan == nullptr) return false;
   run(*plan, device_index, args.stream, {kGradY, kX, kMean, kInverseStd, kScale, kGradX, kGradScale, kGradBias},
       {const_cast<void*>(args.grad_output), const_cast<void*>(args.input), const_cast<void*>(args.mean),
@@ -204,7 +204,7 @@ std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtyp
   const std::lock_guard lock(plans_mutex());
   const auto found =
       plans().find({backward ? Direction::Backward : Direction::Forward, device_index, dtype, rows, cols,
-                    std::this_thread::get_id()});
+                    cudnn::handle_for_current_device()});
   return found == plans().end() ? std::string() : found->second.why;
 }
 

@@ -85,7 +85,7 @@ Tensor randn(const Dims& sizes, TensorOptions options, Where where) {
 Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("randint");
-  check(low < high, "randint: low ({}) must be less than high ({})", low, high);
+  check_randint_range(low, high, options.dtype);  // before reserving draws
   Attrs attrs = random_attrs(sizes, options);
   attrs.set("low", low);
   attrs.set("high", high);

@@ -1,14 +1,12 @@
 // Factories, copies and conversions: empty, full, arange, linspace, rand, randn, randint, clone,
 // to_dtype, to_device, copy_, fill_.
 #include <cmath>
-#include <cstdint>
-#include <limits>
-#include <utility>
 
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cpu/range_kernels.h"
 #include "runtime/functional.h"
 #include "runtime/ops/registry.h"
+#include "runtime/random/random_attrs.h"
 
 namespace ember {
 
@@ -36,32 +34,11 @@ void linspace_shape(const OpCall& call, OutputMetas& outputs) {
                 call.attrs.get<Device>("device")};
 }
 
-// The integers `dtype` holds exactly: its own range, or +-2^(significand bits) for floats.
-std::pair<int64_t, int64_t> exact_integers(DType dtype) {
-  switch (dtype) {
-    case kBool: return {0, 1};
-    case kInt32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    case kInt64: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-    case kFloat32: return {-(int64_t{1} << 24), int64_t{1} << 24};
-    case kFloat64: return {-(int64_t{1} << 53), int64_t{1} << 53};
-    case kBFloat16: return {-(int64_t{1} << 8), int64_t{1} << 8};
-    case kFloat16: return {-(int64_t{1} << 11), int64_t{1} << 11};
-  }
-  return {0, 0};
-}
-
-// Every value randint can draw must be exact in the dtype, as PyTorch requires: an int32 drawn
-// from [0, 5e9) or a float32 above 2^24 would otherwise wrap or round, and differently per device.
+// randint's bounds, as the factory checked them before reserving draws (a call building its
+// OpCall by hand gets the same refusal here).
 void randint_shape(const OpCall& call, OutputMetas& outputs) {
   factory_shape(call, outputs);
-  const int64_t low = call.attrs.get<int64_t>("low");
-  const int64_t high = call.attrs.get<int64_t>("high");
-  check(low < high, "randint: low ({}) must be less than high ({})", low, high);
-  const DType dtype = outputs[0].dtype;
-  const auto [least, most] = exact_integers(dtype);
-  check(low >= least && high - 1 <= most,
-        "randint: [low, high) = [{}, {}) does not fit {}, which holds the integers of [{}, {}] exactly", low, high,
-        dtype, least, most);
+  check_randint_range(call.attrs.get<int64_t>("low"), call.attrs.get<int64_t>("high"), outputs[0].dtype);
 }
 
 void same_as_input(const OpCall& call, OutputMetas& outputs) {

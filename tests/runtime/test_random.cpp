@@ -161,8 +161,10 @@ TEST_CASE("randint draws exactly from any int64 range and refuses ranges its dty
   // Inclusive ends that the dtype holds exactly are fine; one past them is refused.
   CHECK(randint(-(1 << 24), (1 << 24) + 1, {8}, {.dtype = kFloat32, .device = kCPU}).numel() == 8);
   CHECK(randint(0, 2, {8}, {.dtype = kBool, .device = kCPU}).numel() == 8);
+  const GeneratorState before = default_generator(kCPU).get_state();
   CHECK_THROWS_WITH_AS(randint(0, 5'000'000'000, {4}, {.dtype = kInt32, .device = kCPU}),
                        doctest::Contains("randint: [low, high) = [0, 5000000000) does not fit int32"), Error);
+  CHECK(default_generator(kCPU).get_state() == before);  // refused before any draw was reserved
   CHECK_THROWS_WITH_AS(randint(0, (1 << 24) + 2, {4}, {.dtype = kFloat32, .device = kCPU}),
                        doctest::Contains("does not fit float32, which holds the integers of [-16777216, 16777216]"),
                        Error);

@@ -22,7 +22,6 @@ template <typename T> using acc_t = typename Accumulate<T>::type;
 // which the op file has already rejected).
 using detail::dispatch_floating;
 
-__device__ __forceinline__ float reciprocal_sqrt(float value) { return 1.0f / sqrtf(value); }
 __device__ __forceinline__ double reciprocal_sqrt(double value) { return 1.0 / sqrt(value); }
 
 // Butterfly sum over the 32 lanes: every lane ends with the same total, added in the same order

@@ -196,6 +196,19 @@ bool Tensor::is_pinned() const {
 #endif
 }
 
+void Tensor::record_stream(const cuda::Stream& stream, Where where) const {
+  CallSiteScope site(where);
+  const TensorImpl& impl = checked_impl();
+  check(impl.device.is_cuda(), "record_stream: expected a CUDA tensor, got a tensor on {}", impl.device);
+  check(stream.device == impl.device, "record_stream: the stream is on {} but the tensor is on {}", stream.device,
+        impl.device);
+  // A compiled function's replays compute into memory of their own; the call would mark only the
+  // memory of the one run that recorded it.
+  check(!dispatch_mode_active(),
+        "record_stream: cannot be recorded into a compiled function; call it on the compiled call's results");
+  impl.storage->record_stream(stream.id());
+}
+
 Tensor& Tensor::detach_() {
   checked_impl();
   impl_->grad_fn = nullptr;

@@ -15,6 +15,10 @@ namespace ember {
 
 using Where = std::source_location;
 
+namespace cuda {
+struct Stream;
+}
+
 // Options for factories: ember::zeros({2, 3}, {.dtype = kFloat64, .requires_grad = true}).
 struct TensorOptions {
   DType dtype = DType::Float32;
@@ -105,6 +109,10 @@ class Tensor {
   // CUDA device. The copy has no autograd history.
   Tensor pin_memory(Where where = Where::current()) const;
   bool is_pinned() const;
+  // Tells the caching allocator that work queued on `stream` (a stream of this tensor's CUDA
+  // device, other than the one it was allocated on) uses this tensor's memory, so that freeing it
+  // waits for that work before the memory is handed out again (libtorch's record_stream).
+  void record_stream(const cuda::Stream& stream, Where where = Where::current()) const;
 
   // ---- math (each is the function of the same name in runtime/functional.h) ----
   Tensor add(const Tensor& other, double alpha = 1.0, Where where = Where::current()) const;

@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
@@ -54,8 +55,42 @@ class DeviceMemoryBackend final : public MemoryBackend {
   bool can_release() const override { return !capturing_on_this_thread(); }
   const char* name() const override { return "cuda"; }
 
+  // Markers for record_stream. None is made while a capture could swallow it: an event recorded
+  // into a capturing stream becomes a graph node, and querying it fails; the allocator retries.
+  void* record_event(StreamId stream) override {
+    if (capturing_on_this_thread()) return nullptr;
+    cudaStream_t handle = reinterpret_cast<cudaStream_t>(stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cuda_check(cudaStreamIsCapturing(handle, &capture));
+    if (capture != cudaStreamCaptureStatusNone) return nullptr;
+    DeviceGuard guard(Device(DeviceType::CUDA, index_));  // event and stream on one device
+    cudaEvent_t event = nullptr;
+    if (spare_events_.empty()) {
+      cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    } else {
+      event = spare_events_.back();
+      spare_events_.pop_back();
+    }
+    cuda_check(cudaEventRecord(event, handle));
+    return event;
+  }
+  bool event_done(void* event) override {
+    if (capturing_on_this_thread()) return false;  // a query may be illegal during the capture
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: leave nothing for the next cuda_check to find
+      return false;
+    }
+    cuda_check(status);
+    return true;
+  }
+  void wait_event(void* event) override { cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
+  // Kept for the next marker: creating an event is a driver call. The allocator's lock guards it.
+  void destroy_event(void* event) override { spare_events_.push_back(static_cast<cudaEvent_t>(event)); }
+
  private:
   int index_;
+  std::vector<cudaEvent_t> spare_events_;
 };
 
 class PinnedMemoryBackend final : public MemoryBackend {

@@ -47,6 +47,19 @@ struct Stream {
 Stream current_stream(Device device);
 void set_current_stream(const Stream& stream);
 
+// Makes `stream` its device's current stream on this thread for the guard's lifetime, restoring
+// the previous one (libtorch's CUDAStreamGuard).
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream) : previous_(current_stream(stream.device)) { set_current_stream(stream); }
+  ~StreamGuard() { set_current_stream(previous_); }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Stream previous_;
+};
+
 // Queues a copy of `bytes` between two allocations of `stream`'s device.
 void copy_on_device(void* destination, const void* source, size_t bytes, const Stream& stream);
 

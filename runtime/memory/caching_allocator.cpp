@@ -59,6 +59,7 @@ CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId s
   const size_t size = round_up(std::max<size_t>(bytes, 1), kRoundBytes);
   const bool small_pool = size <= kSmallRequestBytes;
   std::lock_guard lock(mutex_);
+  if (!pending_frees_.empty()) finish_pending_frees(/*wait=*/false);
   FreeBlocks& pool = pool_for(small_pool);
   Block* block = find_free_block(pool, size, stream);
   if (block == nullptr) {
@@ -86,6 +87,23 @@ void CachingAllocator::free(const Allocation& allocation) {
   Block* block = static_cast<Block*>(allocation.handle);
   internal_assert(block->allocated && block->pointer == allocation.pointer,
                   "caching allocator: free of a block that is not allocated");
+  if (!block->stream_uses.empty()) {  // other streams may still use it: free once they are done
+    PendingFree pending{block, {}, {}};
+    for (StreamId stream : block->stream_uses) {
+      if (void* event = backend_.record_event(stream)) {
+        pending.events.push_back(event);
+      } else {
+        pending.unmarked.push_back(stream);
+      }
+    }
+    block->stream_uses.clear();
+    pending_frees_.push_back(std::move(pending));
+    return;
+  }
+  free_block(block);
+}
+
+void CachingAllocator::free_block(Block* block) {
   block->allocated = false;
   stats_.allocated_bytes -= static_cast<int64_t>(block->size);
   FreeBlocks& pool = pool_for(block->small_pool);
@@ -141,6 +159,7 @@ void CachingAllocator::merge_into(Block* block, Block* neighbour, FreeBlocks& po
 
 void CachingAllocator::release_free_segments(bool retained_too) {
   if (!backend_.can_release()) return;
+  finish_pending_frees(/*wait=*/true);  // blocks other streams still use may complete a segment
   for (FreeBlocks* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* block = *it;

@@ -2,7 +2,8 @@
 // into blocks, and freed blocks are kept for reuse (merged with free neighbours) instead of being
 // returned. The same pool logic serves the CPU (aligned_alloc) and CUDA (cudaMalloc) backends, so
 // it is tested on CPU through a fake backend. A block keeps the stream it was allocated on and is
-// reused only by allocations on that stream (no record_stream: see docs/ARCHITECTURE.md, "CUDA").
+// reused only by allocations on that stream; record_stream() names other streams that use it, and
+// its free then waits (without blocking the host) for their work queued up to that point.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,8 @@
 #include <vector>
 
 namespace ember {
+
+using StreamId = uintptr_t;
 
 // Where segments come from. allocate() returns nullptr when the device is out of memory.
 class MemoryBackend {
@@ -23,6 +26,15 @@ class MemoryBackend {
   // False while release() must not be called (CUDA: this thread is capturing a CUDA graph, and
   // cudaFree would invalidate the capture); the cache then keeps its segments.
   virtual bool can_release() const { return true; }
+
+  // Stream-ordered reuse, for backends with streams (record_stream). record_event marks the work
+  // queued on `stream` so far and returns the marker, or nullptr when none can be made now (CUDA:
+  // this thread captures a graph), and the allocator asks again later. event_done says whether
+  // the marked work has finished (false when it cannot ask now); wait_event blocks until it has.
+  virtual void* record_event(StreamId stream);
+  virtual bool event_done(void* event);
+  virtual void wait_event(void* event);
+  virtual void destroy_event(void* event);
 };
 
 struct MemoryStats {
@@ -34,8 +46,6 @@ struct MemoryStats {
   int64_t num_backend_allocations = 0;  // e.g. cudaMalloc calls
   int64_t num_backend_frees = 0;        // e.g. cudaFree calls
 };
-
-using StreamId = uintptr_t;
 
 class CachingAllocator {
  public:
@@ -65,6 +75,10 @@ class CachingAllocator {
   void reset_peak_stats();
   // Returns every fully free segment to the backend.
   void empty_cache();
+  // Declares that work queued on `stream` (not the allocation's own) uses the allocation, as
+  // PyTorch's record_stream: when it is freed, the block returns to the pool only after the work
+  // each such stream had queued by then has finished, and it counts as allocated until it does.
+  void record_stream(const Allocation& allocation, StreamId stream);
   // Never returns `stream`'s segments to the backend: CUDA graphs captured on that stream keep
   // the addresses of the blocks their kernels used, even after those blocks went back to the cache.
   void retain_stream(StreamId stream);
@@ -78,6 +92,14 @@ class CachingAllocator {
     bool small_pool;
     Block* prev = nullptr;  // neighbours inside the same segment
     Block* next = nullptr;
+    std::vector<StreamId> stream_uses = {};  // other streams' work on it (record_stream)
+  };
+  // A freed block waiting for other streams' work: a marker per stream, or the streams still to
+  // mark (no marker could be made when it was freed).
+  struct PendingFree {
+    Block* block;
+    std::vector<void*> events;
+    std::vector<StreamId> unmarked;
   };
   struct BySize {
     bool operator()(const Block* a, const Block* b) const;
@@ -88,6 +110,10 @@ class CachingAllocator {
   Block* new_segment(size_t size, StreamId stream, bool small_pool);
   void split(Block* block, size_t size, FreeBlocks& pool);
   void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);
+  // Returns an allocated block to its pool, merged with free neighbours.
+  void free_block(Block* block);
+  // Frees the pending blocks whose streams' work has finished; with `wait`, waits for all of them.
+  void finish_pending_frees(bool wait);
   // Returns every fully free segment to the backend, except those of retained streams unless
   // `retained_too` (the allocator's end: no graph runs through it any more).
   void release_free_segments(bool retained_too = false);
@@ -104,6 +130,7 @@ class CachingAllocator {
   FreeBlocks small_free_;
   FreeBlocks large_free_;
   std::set<StreamId> retained_streams_;
+  std::vector<PendingFree> pending_frees_;
   std::vector<FreeBlocks::node_type> spare_nodes_;  // emptied tree nodes, reused by insert_free
   std::vector<Block*> spare_blocks_;                 // deleted Blocks, reused by new_block
   MemoryStats stats_;

@@ -41,6 +41,12 @@ class Storage {
   // views of that tensor see it (graph/segments.h). Both must be on one device.
   void swap_memory(Storage& other);
 
+  // Work queued on `stream` uses this memory: freeing it waits for that work (see
+  // CachingAllocator::record_stream). Memory the caller owns (wrap) is the caller's to keep alive.
+  void record_stream(StreamId stream) const {
+    if (allocator_ != nullptr) allocator_->record_stream(allocation_, stream);
+  }
+
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 

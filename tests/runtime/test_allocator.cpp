@@ -1,45 +1,12 @@
 // The caching allocator's pool logic, driven through a fake backend that records every call.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <map>
-
+#include "fake_memory_backend.h"
 #include "runtime/ember.h"
 
 using namespace ember;
 
-namespace {
-
-class FakeBackend final : public MemoryBackend {
- public:
-  size_t limit_bytes = size_t{1} << 30;
-  size_t live_bytes = 0;
-  int allocations = 0;
-  int releases = 0;
-  bool releasable = true;  // what can_release() answers (CUDA: false while this thread captures)
-  std::map<void*, size_t> live;
-
-  void* allocate(size_t bytes) override {
-    if (live_bytes + bytes > limit_bytes) return nullptr;
-    void* pointer = std::malloc(bytes);
-    live[pointer] = bytes;
-    live_bytes += bytes;
-    ++allocations;
-    return pointer;
-  }
-  void release(void* pointer, size_t bytes) override {
-    REQUIRE(live.count(pointer) == 1);
-    CHECK(live[pointer] == bytes);
-    live.erase(pointer);
-    live_bytes -= bytes;
-    ++releases;
-    std::free(pointer);
-  }
-  const char* name() const override { return "fake"; }
-  bool can_release() const override { return releasable; }
-};
-
-}  // namespace
+using ember::testing::FakeBackend;
 
 TEST_CASE("freed blocks are reused without new backend allocations") {
   FakeBackend backend;

@@ -1,0 +1,137 @@
+// record_stream in the caching allocator's pool logic, through a fake backend whose streams the
+// test runs by hand: a block another stream uses returns to the pool only once the work that
+// stream had queued at the free has finished, and counts as allocated until then.
+#include <doctest/doctest.h>
+
+#include "fake_memory_backend.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::FakeBackend;
+
+namespace {
+constexpr StreamId kOwn = 1;   // the stream the block was allocated on
+constexpr StreamId kSide = 2;  // another stream reading it
+constexpr StreamId kThird = 3;
+}  // namespace
+
+TEST_CASE("record_stream: a freed block waits for the other stream's work queued before the free") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto block = allocator.allocate(4096, kOwn);
+  backend.queue_work(kSide);  // a kernel on the side stream reads the block
+  allocator.record_stream(block, kSide);
+  allocator.record_stream(block, kSide);  // named once
+  allocator.record_stream(block, kOwn);   // its own stream orders itself: nothing to wait for
+  allocator.free(block);
+  CHECK(backend.live_markers == 1);
+  CHECK(allocator.stats().allocated_bytes == 4096);  // not free yet
+
+  backend.queue_work(kSide);  // queued after the free: need not finish before the reuse
+  auto while_busy = allocator.allocate(4096, kOwn);
+  CHECK(while_busy.pointer != block.pointer);
+
+  backend.finish_work(kSide);
+  auto after = allocator.allocate(4096, kOwn);
+  CHECK(after.pointer == block.pointer);
+  CHECK(backend.live_markers == 0);
+  CHECK(allocator.stats().allocated_bytes == 2 * 4096);
+  allocator.free(while_busy);
+  allocator.free(after);
+  CHECK(allocator.stats().allocated_bytes == 0);
+  CHECK(backend.allocations == 1);
+}
+
+TEST_CASE("record_stream: every stream that used the block must finish first") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto block = allocator.allocate(3 << 20, kOwn);  // a segment of its own
+  backend.queue_work(kSide);
+  backend.queue_work(kThird);
+  allocator.record_stream(block, kSide);
+  allocator.record_stream(block, kThird);
+  allocator.free(block);
+  CHECK(backend.live_markers == 2);
+
+  backend.finish_work(kSide);
+  auto first = allocator.allocate(3 << 20, kOwn);
+  CHECK(first.pointer != block.pointer);  // the third stream still reads it
+  backend.finish_work(kThird);
+  auto second = allocator.allocate(3 << 20, kOwn);
+  CHECK(second.pointer == block.pointer);
+  CHECK(backend.live_markers == 0);
+  allocator.free(first);
+  allocator.free(second);
+}
+
+TEST_CASE("record_stream: a free while no marker can be made is marked later, never reused early") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto block = allocator.allocate(4096, kOwn);
+  backend.queue_work(kSide);
+  allocator.record_stream(block, kSide);
+  backend.markers_possible = false;  // as during a CUDA-graph capture
+  allocator.free(block);
+  CHECK(backend.live_markers == 0);
+  backend.finish_work(kSide);  // finished, but nothing marked it: the allocator cannot know
+  auto during = allocator.allocate(4096, kOwn);
+  CHECK(during.pointer != block.pointer);
+
+  backend.markers_possible = true;
+  backend.queue_work(kSide);  // the marker made now also covers this later work
+  auto marked_late = allocator.allocate(4096, kOwn);
+  CHECK(marked_late.pointer != block.pointer);
+  CHECK(backend.live_markers == 1);
+  backend.finish_work(kSide);
+  auto reused = allocator.allocate(4096, kOwn);
+  CHECK(reused.pointer == block.pointer);
+  for (auto allocation : {during, marked_late, reused}) allocator.free(allocation);
+  CHECK(allocator.stats().allocated_bytes == 0);
+}
+
+TEST_CASE("record_stream: empty_cache waits for pending frees and returns their segments") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto block = allocator.allocate(3 << 20, kOwn);
+  backend.queue_work(kSide);
+  allocator.record_stream(block, kSide);
+  allocator.free(block);
+  allocator.empty_cache();
+  CHECK(backend.waits == 1);
+  CHECK(backend.releases == 1);
+  CHECK(backend.live_markers == 0);
+  const MemoryStats stats = allocator.stats();
+  CHECK(stats.allocated_bytes == 0);
+  CHECK(stats.reserved_bytes == 0);
+}
+
+TEST_CASE("record_stream: a free whose block a neighbour merges with only after its streams finish") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto left = allocator.allocate(4096, kOwn);
+  auto right = allocator.allocate(4096, kOwn);
+  backend.queue_work(kSide);
+  allocator.record_stream(left, kSide);
+  allocator.free(left);   // pending
+  allocator.free(right);  // free at once; must not merge with the pending block
+  auto eight = allocator.allocate(8192, kOwn);
+  CHECK(eight.pointer != left.pointer);
+  backend.finish_work(kSide);
+  allocator.free(eight);
+  // Once the side stream is done, both blocks and the rest of the segment are one free block.
+  auto whole = allocator.allocate(8192, kOwn);
+  CHECK(whole.pointer == left.pointer);
+  allocator.free(whole);
+  allocator.empty_cache();
+  CHECK(backend.live_bytes == 0);
+}
+
+TEST_CASE("record_stream on a tensor: the tensor must be on CUDA, on the stream's device") {
+  const Tensor host = zeros({4});
+  const cuda::Stream stream{Device(DeviceType::CUDA, 0), nullptr};
+  CHECK_THROWS_WITH_AS(host.record_stream(stream),
+                       doctest::Contains("record_stream: expected a CUDA tensor, got a tensor on cpu"), Error);
+  // The call site in the message is the caller's, as for every op.
+  CHECK_THROWS_WITH_AS(host.record_stream(stream), doctest::Contains("test_allocator_stream_uses.cpp"), Error);
+}

@@ -35,8 +35,8 @@ struct LayerNormForward {
 // grad_input per row, and grad_weight / grad_bias (always written, length cols) as a fixed-order
 // two-stage column sum: each chunk of rows writes its partial sums to `partials` (see
 // layer_norm_partial_chunks), then one pass adds the chunks in order. No atomics: the result is
-// the same on every run. `partials` holds 2 * chunks * cols elements of float32 (float64 for
-// float64 inputs). weight may be null.
+// the same on every run. `partials` holds 2 * chunks * cols float64 elements (every sum is
+// double, as on the CPU). weight may be null.
 struct LayerNormBackward {
   DType dtype{};
   const void* grad_output = nullptr;

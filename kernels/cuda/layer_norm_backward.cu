@@ -2,7 +2,8 @@
 // rows) per row, two passes over the row: the row sums of g = grad_y * w and g * xhat, then
 // grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)). grad_weight and grad_bias: column sums
 // over rows in two stages (chunk partials in scratch, then the chunks in order), never atomics,
-// so every run gives the same bits.
+// so every run gives the same bits. Every sum is double, as on the CPU: where grad_y sits far
+// from zero, g - mean(g) cancels, and a float mean(g) would be off by more than the difference.
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/layer_norm_device.h"
@@ -33,26 +34,26 @@ template <bool kPerWarp, typename Acc> __device__ __forceinline__ Acc row_sum(Ac
 template <typename T, bool kPerWarp>
 __global__ void grad_input_kernel(BackwardPointers<T> p, int64_t rows, int64_t cols) {
   using Acc = acc_t<T>;
-  __shared__ Acc shared[32];
+  __shared__ double shared[32];
   const int64_t threads = kPerWarp ? 32 : blockDim.x;
   const int64_t first_row = kPerWarp ? int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.y : int64_t{blockIdx.x};
   const int64_t row_stride = kPerWarp ? int64_t{gridDim.x} * kWarpsPerBlock : int64_t{gridDim.x};
-  const Acc inverse_cols = Acc(1) / static_cast<Acc>(cols);  // cols > 0: the launcher skips empty rows
+  const double inverse_cols = 1.0 / static_cast<double>(cols);  // cols > 0: the launcher skips empty rows
   for (int64_t row = first_row; row < rows; row += row_stride) {
     const T* dy = p.grad_output + row * cols;
     const T* x = p.input + row * cols;
     const Acc mean = p.mean[row];
     const Acc rstd = p.rstd[row];
-    Acc sum_g = 0;
-    Acc sum_g_xhat = 0;
+    double sum_g = 0;
+    double sum_g_xhat = 0;
     for (int64_t col = threadIdx.x; col < cols; col += threads) {
       const Acc xhat = (static_cast<Acc>(x[col]) - mean) * rstd;
       const Acc g = static_cast<Acc>(dy[col]) * (p.weight ? static_cast<Acc>(p.weight[col]) : Acc(1));
-      sum_g += g;
-      sum_g_xhat += g * xhat;
+      sum_g += static_cast<double>(g);
+      sum_g_xhat += static_cast<double>(g * xhat);
     }
-    const Acc mean_g = row_sum<kPerWarp>(sum_g, shared) * inverse_cols;
-    const Acc mean_g_xhat = row_sum<kPerWarp>(sum_g_xhat, shared) * inverse_cols;
+    const Acc mean_g = static_cast<Acc>(row_sum<kPerWarp>(sum_g, shared) * inverse_cols);
+    const Acc mean_g_xhat = static_cast<Acc>(row_sum<kPerWarp>(sum_g_xhat, shared) * inverse_cols);
     T* dx = p.grad_input + row * cols;
     for (int64_t col = threadIdx.x; col < cols; col += threads) {
       const Acc xhat = (static_cast<Acc>(x[col]) - mean) * rstd;
@@ -69,31 +70,31 @@ constexpr int kChunkLanes = 8;
 
 template <typename T>
 __global__ void column_partials_kernel(BackwardPointers<T> p, int64_t rows, int64_t cols, int64_t rows_per_chunk,
-                                       acc_t<T>* partials) {
+                                       double* partials) {
   using Acc = acc_t<T>;
-  __shared__ Acc shared_w[kChunkLanes][32];
-  __shared__ Acc shared_b[kChunkLanes][32];
+  __shared__ double shared_w[kChunkLanes][32];
+  __shared__ double shared_b[kChunkLanes][32];
   const int64_t col = int64_t{blockIdx.x} * 32 + threadIdx.x;
   const int64_t chunk = blockIdx.y;
   const int64_t chunks = gridDim.y;
   const int64_t row_begin = chunk * rows_per_chunk;
   const int64_t row_end = row_begin + rows_per_chunk < rows ? row_begin + rows_per_chunk : rows;
-  Acc sum_w = 0;
-  Acc sum_b = 0;
+  double sum_w = 0;
+  double sum_b = 0;
   if (col < cols) {
     for (int64_t row = row_begin + threadIdx.y; row < row_end; row += kChunkLanes) {
       const Acc dy = static_cast<Acc>(p.grad_output[row * cols + col]);
       const Acc xhat = (static_cast<Acc>(p.input[row * cols + col]) - p.mean[row]) * p.rstd[row];
-      sum_w += dy * xhat;
-      sum_b += dy;
+      sum_w += static_cast<double>(dy * xhat);
+      sum_b += static_cast<double>(dy);
     }
   }
   shared_w[threadIdx.y][threadIdx.x] = sum_w;
   shared_b[threadIdx.y][threadIdx.x] = sum_b;
   __syncthreads();
   if (threadIdx.y == 0 && col < cols) {
-    Acc total_w = 0;
-    Acc total_b = 0;
+    double total_w = 0;
+    double total_b = 0;
     for (int lane = 0; lane < kChunkLanes; ++lane) {
       total_w += shared_w[lane][threadIdx.x];
       total_b += shared_b[lane][threadIdx.x];
@@ -105,13 +106,12 @@ __global__ void column_partials_kernel(BackwardPointers<T> p, int64_t rows, int6
 
 // grad_weight[col] and grad_bias[col]: the chunks' partials added in chunk order.
 template <typename T>
-__global__ void column_totals_kernel(const acc_t<T>* partials, int64_t chunks, int64_t cols, T* grad_weight,
+__global__ void column_totals_kernel(const double* partials, int64_t chunks, int64_t cols, T* grad_weight,
                                      T* grad_bias) {
-  using Acc = acc_t<T>;
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t col = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; col < cols; col += stride) {
-    Acc total_w = 0;
-    Acc total_b = 0;
+    double total_w = 0;
+    double total_b = 0;
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       total_w += partials[chunk * cols + col];
       total_b += partials[(chunks + chunk) * cols + col];
@@ -140,10 +140,10 @@ template <typename T> int launch_typed(const LayerNormBackward& args) {
   const int64_t rows_per_chunk = (args.rows + chunks - 1) / chunks;
   const dim3 tiles(static_cast<unsigned>((args.cols + 31) / 32), static_cast<unsigned>(chunks));
   column_partials_kernel<T><<<tiles, dim3(32, kChunkLanes), 0, stream>>>(p, args.rows, args.cols, rows_per_chunk,
-                                                                       static_cast<acc_t<T>*>(args.partials));
+                                                                       static_cast<double*>(args.partials));
   if (const cudaError_t status = cudaGetLastError(); status != cudaSuccess) return static_cast<int>(status);
   column_totals_kernel<T><<<capped_blocks((args.cols + 255) / 256), 256, 0, stream>>>(
-      static_cast<const acc_t<T>*>(args.partials), chunks, args.cols, static_cast<T*>(args.grad_weight),
+      static_cast<const double*>(args.partials), chunks, args.cols, static_cast<T*>(args.grad_weight),
       static_cast<T*>(args.grad_bias));
   return static_cast<int>(cudaGetLastError());
 }

@@ -13,7 +13,7 @@
 namespace ember::cuda::layer_norm_detail {
 
 // The statistics (mean, rstd) are float32 for 16-bit floats and float32, float64 for float64; the
-// forward's row sums behind them are double, the backward's sums this type.
+// row sums behind them (forward and backward) and the column sums are double.
 template <typename T> struct Accumulate { using type = float; };
 template <> struct Accumulate<double> { using type = double; };
 template <typename T> using acc_t = typename Accumulate<T>::type;

@@ -97,10 +97,10 @@ bool cudnn_backward(LayerNormBackward args, const Tensor& weight, TensorList& ou
 }
 
 // ember's backward kernels, with their column-sum scratch from the caching allocator (freed,
-// stream-ordered, on return). `statistic` is mean's dtype (the partial sums share it).
-void ember_backward(LayerNormBackward args, DType statistic, Device device) {
+// stream-ordered, on return): float64, the kernels' sums.
+void ember_backward(LayerNormBackward args, Device device) {
   const int64_t chunks = layer_norm_partial_chunks(args.rows, args.cols);
-  const Tensor partials = make_tensor({2 * chunks * args.cols}, statistic, device);
+  const Tensor partials = make_tensor({2 * chunks * args.cols}, kFloat64, device);
   args.partials = partials.raw_data_ptr();
   launch_checked(launch_layer_norm_backward(args));
 }
@@ -150,7 +150,7 @@ void layer_norm_backward_cuda(const OpCall& call, TensorList& outputs) {
   args.stream = stream_of(outputs[0]);
   if (wants_cudnn(args.rows, args.cols, args.dtype, LayerNormPass::Backward) && cudnn_backward(args, weight, outputs))
     return;
-  ember_backward(args, mean.dtype(), outputs[0].device());
+  ember_backward(args, outputs[0].device());
 }
 
 void register_norm_cuda(OpRegistry& registry) {
@@ -220,7 +220,7 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   if (is_backward) launch_checked(launch_layer_norm_forward(forward));  // the statistics it reads
   const auto run_once = [&] {
     if (impl == LayerNormImpl::Ember) {
-      if (is_backward) return ember_backward(backward, statistic, device);
+      if (is_backward) return ember_backward(backward, device);
       return launch_checked(launch_layer_norm_forward(forward));
     }
     if (is_backward ? cudnn_backward(backward, weight, gradients) : cudnn_forward(forward, weight, bias, device.index))

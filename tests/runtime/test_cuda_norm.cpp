@@ -165,6 +165,37 @@ TEST_CASE("cuda layer_norm: ember's kernels keep rows far from zero, as the CPU 
   }
 }
 
+// The backward's cancellation: grad_y near 1e3 with a spread of 1e-3 makes g - mean(g) about 1e-3,
+// and a float mean(g) of 1024 such values is off by about 1e-4; with rstd near 100 (x's spread
+// 1e-2) grad_input would be off by 1e-2. The CPU sums in double, and so must the kernels.
+TEST_CASE("cuda layer_norm_backward: ember's kernels keep gradients far from zero, as the CPU does") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const LayerNormChoice choice("ember");
+  for (Shape shape : {Shape{8, 1024}, Shape{4, 4096}}) {  // warp path, block path
+    INFO("[", shape.rows, ", ", shape.cols, "]");
+    std::vector<double> x_values = random_values(shape.rows * shape.cols, 78);
+    for (double& value : x_values) value *= 1e-2;
+    std::vector<double> grad_values = random_values(shape.rows * shape.cols, 79);
+    for (double& value : grad_values) value = 1000.0 + 1e-3 * value;
+    const Dims sizes{shape.rows, shape.cols};
+    const Tensor x = from_vector<double>(x_values, sizes, {.dtype = kFloat32, .device = kCPU});
+    const Tensor grad_y = from_vector<double>(grad_values, sizes, {.dtype = kFloat32, .device = kCPU});
+    const Tensor weight = ones({shape.cols}, {.device = kCPU});
+    const Attrs normalized{{"normalized_shape", Dims{shape.cols}}};
+    const TensorList stats = run_op("layer_norm", {x, weight, Tensor()}, {{"normalized_shape", Dims{shape.cols}}, {"eps", 1e-12}});
+    const TensorList cpu = run_op("layer_norm_backward", {grad_y, x, stats[1], stats[2], weight}, normalized);
+    const TensorList gpu = run_op("layer_norm_backward",
+                                  {grad_y.to(kCuda0), x.to(kCuda0), stats[1].to(kCuda0), stats[2].to(kCuda0),
+                                   weight.to(kCuda0)},
+                                  normalized);
+    const char* names[] = {"grad_input", "grad_weight", "grad_bias"};
+    for (int i = 0; i < 3; ++i) {
+      INFO("output ", names[i]);
+      check_close(on_cpu(gpu[i]), values_of(cpu[i]), 1e-4);
+    }
+  }
+}
+
 TEST_CASE("cuda layer_norm: cuDNN matches the CPU op, and the benchmark hook times both") {
   if (!ember::testing::cuda_or_skip() || !cudnn_or_skip()) return;
   uint32_t seed = 100;

@@ -25,9 +25,9 @@ Tensor zeros_like(const Tensor& like, Where where = Where::current());
 Tensor ones_like(const Tensor& like, Where where = Where::current());
 Tensor full_like(const Tensor& like, double value, Where where = Where::current());
 // arange: attrs start, end, step, dtype, device. Default dtype int64 when all bounds are integral,
-// like PyTorch; pass options to choose.
-Tensor arange(double end, std::optional<TensorOptions> options = {}, Where where = Where::current());
-Tensor arange(double start, double end, double step = 1.0, std::optional<TensorOptions> options = {},
+// like PyTorch; options.dtype chooses.
+Tensor arange(double end, TensorOptions options = {}, Where where = Where::current());
+Tensor arange(double start, double end, double step = 1.0, TensorOptions options = {},
               Where where = Where::current());
 // linspace: attrs start, end, steps, dtype, device
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options = {},
@@ -37,16 +37,16 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions options =
 Tensor rand(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
 Tensor randn(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
 // randint: attrs low, high, sizes, seed, offset, dtype (default int64), device. Values in [low, high).
-Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options = {.dtype = kInt64},
+Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options = {},
                Where where = Where::current());
-// Copies host values into a new tensor of `sizes` (numel must match).
+// Copies host values into a new tensor of `sizes` (numel must match), of the values' dtype unless
+// options.dtype says otherwise (as libtorch's torch::tensor).
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Dims& sizes, TensorOptions options = {},
                    Where where = Where::current());
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, Where where = Where::current()) {
-  return from_vector(values, Dims{static_cast<int64_t>(values.size())},
-                     TensorOptions{.dtype = dtype_of<T>()}, where);
+  return from_vector(values, Dims{static_cast<int64_t>(values.size())}, TensorOptions{}, where);
 }
 // Wraps caller-owned memory without copying; `deleter` runs when the last tensor lets go.
 Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device = kCPU,

@@ -10,8 +10,9 @@ namespace ember {
 
 namespace {
 
-Attrs factory_attrs(const Dims& sizes, const TensorOptions& options) {
-  return Attrs{{"sizes", sizes}, {"dtype", options.dtype}, {"device", options.resolved_device()}};
+// `fallback`: the factory's dtype when options name none.
+Attrs factory_attrs(const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
+  return Attrs{{"sizes", sizes}, {"dtype", options.resolved_dtype(fallback)}, {"device", options.resolved_device()}};
 }
 
 Tensor finish_factory(Tensor tensor, const TensorOptions& options) {
@@ -20,8 +21,8 @@ Tensor finish_factory(Tensor tensor, const TensorOptions& options) {
 }
 
 // Reserves Philox words for a random factory: two words per element covers float64 draws.
-Attrs random_attrs(const Dims& sizes, const TensorOptions& options) {
-  Attrs attrs = factory_attrs(sizes, options);
+Attrs random_attrs(const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
+  Attrs attrs = factory_attrs(sizes, options, fallback);
   reserve_random_attrs(attrs, options.resolved_device(), 2 * static_cast<uint64_t>(sizes.product()));
   return attrs;
 }
@@ -49,26 +50,25 @@ Tensor full_like(const Tensor& like, double value, Where where) {
 Tensor zeros_like(const Tensor& like, Where where) { return full_like(like, 0.0, where); }
 Tensor ones_like(const Tensor& like, Where where) { return full_like(like, 1.0, where); }
 
-Tensor arange(double end, std::optional<TensorOptions> options, Where where) {
+Tensor arange(double end, TensorOptions options, Where where) {
   return arange(0.0, end, 1.0, options, where);
 }
-Tensor arange(double start, double end, double step, std::optional<TensorOptions> options, Where where) {
+Tensor arange(double start, double end, double step, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("arange");
   check(step != 0.0, "arange: step must be non-zero");
   check(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
         "arange: bounds must be finite (start {}, end {}, step {})", start, end, step);
   const bool integral = start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
-  TensorOptions resolved = options.value_or(TensorOptions{.dtype = integral ? kInt64 : kFloat32, .device = {}});
-  Attrs attrs{{"start", start}, {"end", end}, {"step", step}, {"dtype", resolved.dtype},
-              {"device", resolved.resolved_device()}};
-  return finish_factory(dispatch_one(op, {}, attrs), resolved);
+  Attrs attrs{{"start", start}, {"end", end}, {"step", step}, {"dtype", options.resolved_dtype(integral ? kInt64 : kFloat32)},
+              {"device", options.resolved_device()}};
+  return finish_factory(dispatch_one(op, {}, attrs), options);
 }
 Tensor linspace(double start, double end, int64_t steps, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("linspace");
   check(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
-  Attrs attrs{{"start", start}, {"end", end}, {"steps", steps}, {"dtype", options.dtype},
+  Attrs attrs{{"start", start}, {"end", end}, {"steps", steps}, {"dtype", options.resolved_dtype()},
               {"device", options.resolved_device()}};
   return finish_factory(dispatch_one(op, {}, attrs), options);
 }
@@ -85,8 +85,8 @@ Tensor randn(const Dims& sizes, TensorOptions options, Where where) {
 Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("randint");
-  check_randint_range(low, high, options.dtype);  // before reserving draws
-  Attrs attrs = random_attrs(sizes, options);
+  check_randint_range(low, high, options.resolved_dtype(kInt64));  // before reserving draws
+  Attrs attrs = random_attrs(sizes, options, kInt64);
   attrs.set("low", low);
   attrs.set("high", high);
   return finish_factory(dispatch_one(op, {}, attrs), options);
@@ -101,7 +101,7 @@ Tensor from_vector(const std::vector<T>& values, const Dims& sizes, TensorOption
   Tensor host = make_tensor(sizes, dtype_of<T>(), kCPU);
   T* data = host.data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
-  Tensor result = host.to(options.dtype).to(options.resolved_device());
+  Tensor result = host.to(options.resolved_dtype(dtype_of<T>())).to(options.resolved_device());
   return finish_factory(result, options);
 }
 template Tensor from_vector(const std::vector<float>&, const Dims&, TensorOptions, Where);

@@ -21,10 +21,13 @@ struct Stream;
 
 // Options for factories: ember::zeros({2, 3}, {.dtype = kFloat64, .requires_grad = true}).
 struct TensorOptions {
-  DType dtype = DType::Float32;
+  // Empty: the factory's own default, as in libtorch: float32 for most, int64 for randint and for
+  // arange over integral bounds, the values' type for from_vector.
+  std::optional<DType> dtype = std::nullopt;
   std::optional<Device> device = std::nullopt;  // empty: the default device
   bool requires_grad = false;
 
+  DType resolved_dtype(DType fallback = DType::Float32) const { return dtype.value_or(fallback); }
   Device resolved_device() const;
 };
 

@@ -12,7 +12,7 @@ using namespace ember;
 
 namespace {
 
-const TensorOptions kOnCpu{.device = kCPU};
+const TensorOptions kOnCpu{.dtype = kFloat32, .device = kCPU};
 
 Tensor counting(int64_t count) { return arange(0.0, static_cast<double>(count), 1.0, kOnCpu); }
 

@@ -59,11 +59,13 @@ class DeviceMemoryBackend final : public MemoryBackend {
   // into a capturing stream becomes a graph node, and querying it fails; the allocator retries.
   void* record_event(StreamId stream) override {
     if (capturing_on_this_thread()) return nullptr;
+    // The stream's device current: the legacy stream (handle 0) is the current device's, and an
+    // event must be made on its stream's device.
+    DeviceGuard guard(Device(DeviceType::CUDA, index_));
     cudaStream_t handle = reinterpret_cast<cudaStream_t>(stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     cuda_check(cudaStreamIsCapturing(handle, &capture));
     if (capture != cudaStreamCaptureStatusNone) return nullptr;
-    DeviceGuard guard(Device(DeviceType::CUDA, index_));  // event and stream on one device
     cudaEvent_t event = nullptr;
     if (spare_events_.empty()) {
       cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));

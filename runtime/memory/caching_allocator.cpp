@@ -61,17 +61,14 @@ CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId s
   std::lock_guard lock(mutex_);
   if (!pending_frees_.empty()) finish_pending_frees(/*wait=*/false);
   FreeBlocks& pool = pool_for(small_pool);
-  Block* block = find_free_block(pool, size, stream);
-  if (block == nullptr) {
-    block = new_segment(size, stream, small_pool);
-    if (block == nullptr) {  // out of memory: give back what the cache holds and try once more
-      release_free_segments();
-      block = new_segment(size, stream, small_pool);
-    }
+  Block* block = take_free_block(pool, size, stream);
+  if (block == nullptr) block = new_segment(size, stream, small_pool);
+  if (block == nullptr) {  // out of memory: give back what the cache holds and try once more
+    release_free_segments();  // also frees the blocks other streams were using: one may fit now
+    block = take_free_block(pool, size, stream);
+    if (block == nullptr) block = new_segment(size, stream, small_pool);
     check(block != nullptr, "{} allocator: out of memory allocating {} bytes ({} bytes allocated, {} reserved)",
           backend_.name(), bytes, stats_.allocated_bytes, stats_.reserved_bytes);
-  } else {
-    erase_free(pool, block);
   }
   split(block, size, pool);
   block->allocated = true;
@@ -85,19 +82,10 @@ void CachingAllocator::free(const Allocation& allocation) {
   if (allocation.handle == nullptr) return;
   std::lock_guard lock(mutex_);
   Block* block = static_cast<Block*>(allocation.handle);
-  internal_assert(block->allocated && block->pointer == allocation.pointer,
+  internal_assert(block->allocated && !block->freed_pending && block->pointer == allocation.pointer,
                   "caching allocator: free of a block that is not allocated");
   if (!block->stream_uses.empty()) {  // other streams may still use it: free once they are done
-    PendingFree pending{block, {}, {}};
-    for (StreamId stream : block->stream_uses) {
-      if (void* event = backend_.record_event(stream)) {
-        pending.events.push_back(event);
-      } else {
-        pending.unmarked.push_back(stream);
-      }
-    }
-    block->stream_uses.clear();
-    pending_frees_.push_back(std::move(pending));
+    defer_free(block);
     return;
   }
   free_block(block);
@@ -105,6 +93,7 @@ void CachingAllocator::free(const Allocation& allocation) {
 
 void CachingAllocator::free_block(Block* block) {
   block->allocated = false;
+  block->freed_pending = false;
   stats_.allocated_bytes -= static_cast<int64_t>(block->size);
   FreeBlocks& pool = pool_for(block->small_pool);
   if (block->prev && !block->prev->allocated) {
@@ -114,6 +103,12 @@ void CachingAllocator::free_block(Block* block) {
   }
   if (block->next && !block->next->allocated) merge_into(block, block->next, pool);
   insert_free(pool, block);
+}
+
+CachingAllocator::Block* CachingAllocator::take_free_block(FreeBlocks& pool, size_t size, StreamId stream) {
+  Block* block = find_free_block(pool, size, stream);
+  if (block != nullptr) erase_free(pool, block);
+  return block;
 }
 
 CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size,

@@ -93,12 +93,17 @@ class CachingAllocator {
     Block* prev = nullptr;  // neighbours inside the same segment
     Block* next = nullptr;
     std::vector<StreamId> stream_uses = {};  // other streams' work on it (record_stream)
+    bool freed_pending = false;              // freed, waiting for those streams (still allocated)
   };
   // A freed block waiting for other streams' work: a marker per stream, or the streams still to
   // mark (no marker could be made when it was freed).
+  struct StreamMarker {
+    StreamId stream;
+    void* event;
+  };
   struct PendingFree {
     Block* block;
-    std::vector<void*> events;
+    std::vector<StreamMarker> markers;
     std::vector<StreamId> unmarked;
   };
   struct BySize {
@@ -107,13 +112,17 @@ class CachingAllocator {
   using FreeBlocks = std::set<Block*, BySize>;
 
   Block* find_free_block(FreeBlocks& pool, size_t size, StreamId stream);
+  // find_free_block, and the block found leaves the pool.
+  Block* take_free_block(FreeBlocks& pool, size_t size, StreamId stream);
   Block* new_segment(size_t size, StreamId stream, bool small_pool);
   void split(Block* block, size_t size, FreeBlocks& pool);
   void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);
   // Returns an allocated block to its pool, merged with free neighbours.
   void free_block(Block* block);
   // Frees the pending blocks whose streams' work has finished; with `wait`, waits for all of them.
+  // A backend error leaves every entry whole (and the call may be repeated).
   void finish_pending_frees(bool wait);
+  void defer_free(Block* block);
   // Returns every fully free segment to the backend, except those of retained streams unless
   // `retained_too` (the allocator's end: no graph runs through it any more).
   void release_free_segments(bool retained_too = false);

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 
+#include "runtime/error.h"
 #include "runtime/memory/caching_allocator.h"
 
 namespace ember::testing {
@@ -44,6 +45,7 @@ class FakeBackend final : public MemoryBackend {
 
   // ---- streams: work is queued and finished by the test; a marker is a ticket in the queue ----
   bool markers_possible = true;  // false: record_event makes none (CUDA: during a capture)
+  int queries_until_error = -1;  // >= 0: event_done fails (as a CUDA error) after that many answers
   int live_markers = 0;
   int waits = 0;
   void queue_work(StreamId stream) { ++queued_[stream]; }
@@ -56,6 +58,8 @@ class FakeBackend final : public MemoryBackend {
     return &markers_.back();
   }
   bool event_done(void* event) override {
+    if (queries_until_error == 0) fail("fake: event query failed");
+    if (queries_until_error > 0) --queries_until_error;
     const Marker& marker = *static_cast<Marker*>(event);
     return finished_[marker.stream] >= marker.ticket;
   }

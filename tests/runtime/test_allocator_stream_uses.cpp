@@ -3,6 +3,8 @@
 // stream had queued at the free has finished, and counts as allocated until then.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "fake_memory_backend.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/ember.h"
@@ -124,6 +126,71 @@ TEST_CASE("record_stream: a free whose block a neighbour merges with only after 
   CHECK(whole.pointer == left.pointer);
   allocator.free(whole);
   allocator.empty_cache();
+  CHECK(backend.live_bytes == 0);
+}
+
+TEST_CASE("record_stream: out of memory waits for pending frees and reuses what they free") {
+  FakeBackend backend;
+  backend.limit_bytes = 2 << 20;  // one small segment
+  CachingAllocator allocator(backend);
+  auto first = allocator.allocate(1 << 20, kOwn);
+  auto second = allocator.allocate(1 << 20, kOwn);  // keeps the segment from being released
+  backend.queue_work(kSide);
+  allocator.record_stream(first, kSide);
+  allocator.free(first);
+  // No room and no free block until the side stream is waited for; its block then fits.
+  auto third = allocator.allocate(1 << 20, kOwn);
+  CHECK(third.pointer == first.pointer);
+  CHECK(backend.waits == 1);
+  CHECK(backend.allocations == 1);
+  allocator.free(second);
+  allocator.free(third);
+}
+
+TEST_CASE("record_stream: a backend error while checking pending frees loses and repeats nothing") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  const StreamId kFourth = 4;
+  std::vector<CachingAllocator::Allocation> blocks;
+  for (StreamId stream : {kSide, kThird, kFourth}) {
+    blocks.push_back(allocator.allocate(4096, kOwn));
+    backend.queue_work(stream);
+    allocator.record_stream(blocks.back(), stream);
+  }
+  for (const auto& block : blocks) allocator.free(block);
+  backend.finish_work(kSide);
+  backend.finish_work(kFourth);  // the third stream is still busy
+  backend.queries_until_error = 2;
+  CHECK_THROWS_WITH_AS(allocator.allocate(4096, kOwn), doctest::Contains("event query failed"), Error);
+  backend.queries_until_error = -1;
+  // The two finished blocks are freed once each, the busy one not at all.
+  auto a = allocator.allocate(4096, kOwn);
+  auto b = allocator.allocate(4096, kOwn);
+  auto c = allocator.allocate(4096, kOwn);
+  CHECK(c.pointer != blocks[1].pointer);
+  CHECK(allocator.stats().allocated_bytes == 4 * 4096);
+  backend.finish_work(kThird);
+  allocator.free(a);
+  allocator.free(b);
+  allocator.free(c);
+  allocator.empty_cache();
+  CHECK(allocator.stats().allocated_bytes == 0);
+  CHECK(backend.live_markers == 0);
+  CHECK(backend.live_bytes == 0);
+}
+
+TEST_CASE("record_stream: freeing a block twice is caught while it waits for other streams") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  auto block = allocator.allocate(4096, kOwn);
+  backend.queue_work(kSide);
+  allocator.record_stream(block, kSide);
+  allocator.free(block);
+  CHECK_THROWS_WITH_AS(allocator.free(block), doctest::Contains("free of a block that is not allocated"), Error);
+  CHECK_THROWS_WITH_AS(allocator.record_stream(block, kThird), doctest::Contains("not allocated"), Error);
+  backend.finish_work(kSide);
+  allocator.empty_cache();
+  CHECK(allocator.stats().allocated_bytes == 0);
   CHECK(backend.live_bytes == 0);
 }
 

@@ -32,7 +32,9 @@ template <typename Real> struct VarianceReducer {
     if (acc.count == Real(0)) return acc;
     const Real shift = acc.mean / acc.count;
     const Real m2 = acc.m2 - acc.mean * shift;
-    return Acc{acc.count, acc.pivot + shift, m2 > Real(0) ? m2 : Real(0), Real(0)};
+    // Rounding can leave m2 slightly negative: clamp that, but keep a NaN (an inf or NaN input)
+    // for the result, as the CPU's variance gives NaN there.
+    return Acc{acc.count, acc.pivot + shift, m2 < Real(0) ? Real(0) : m2, Real(0)};
   }
   // Chan et al.'s pairwise merge of sealed moments.
   __device__ __forceinline__ Acc combine(Acc a, Acc b) const {

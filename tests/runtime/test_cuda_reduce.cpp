@@ -74,6 +74,24 @@ TEST_CASE("cuda reductions: split, long, permuted and 16-bit reductions match th
   CHECK(sum(big).to(kCPU).item() == sum(big).to(kCPU).item());
 }
 
+// var's moments are (count, mean, M2) merged pairwise; clamping a slightly negative M2 to 0 must
+// not also turn the NaN of an inf or NaN input into 0 (or leave inf): the CPU gives NaN.
+TEST_CASE("cuda var: an inf or NaN anywhere in a group gives NaN, as on the CPU") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor single = from_vector<float>({NAN, INFINITY, 1.0f}, {3, 1}, {.device = kCPU});
+  check_close(var(single.to(kCuda0), {1}, 0), var(single, {1}, 0), 1e-6, "groups of one, correction 0");
+  for (int64_t length : {16, 1000, 100000}) {  // one warp, one block, split over blocks
+    std::vector<float> values(static_cast<size_t>(3 * length));
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t row = 0; row < 3; ++row) values[static_cast<size_t>(row * length + i)] = static_cast<float>(i % 15);
+    values[static_cast<size_t>(length - 1)] = INFINITY;  // last of row 0
+    values[static_cast<size_t>(length)] = -INFINITY;     // first of row 1
+    values[static_cast<size_t>(2 * length + length / 2)] = NAN;  // middle of row 2
+    const Tensor input = from_vector(values, {3, length}, {.device = kCPU});
+    check_close(var(input.to(kCuda0), {1}), var(input, {1}), 1e-5, fmt::format("rows of {}", length));
+  }
+}
+
 TEST_CASE("cuda argmax and argmin: ties pick the first index, NaN wins, on long inputs") {
   if (!ember::testing::cuda_or_skip()) return;
   // Few distinct values, so every group has many ties.

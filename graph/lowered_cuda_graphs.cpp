@@ -2,6 +2,8 @@
 // captured segments and direct launches, and the replay loop (see cuda_graph_replay.h for why).
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "graph/cuda_graph_plan.h"
 #include "graph/lowered_executor.h"
 #include "graph/pass_util.h"
@@ -9,16 +11,37 @@
 namespace ember::graph {
 
 std::string cuda_graph_blocker(const Graph& graph, const MemoryPlan& plan) {
+  std::vector<bool> updated(graph.values.size(), false);  // by root value
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
+    // Only the arena device's current stream is redirected into the capture: a kernel on another
+    // GPU would run once, at capture, and never in a replay. (Without an arena on a GPU,
+    // set_up_cuda_graphs refuses before this matters.)
+    for (const std::vector<ValueId>* values : {&node.inputs, &node.outputs})
+      for (ValueId value : *values) {
+        const Device device = value >= 0 ? graph.values[value].meta.device : plan.arena_device;
+        if (device.is_cuda() && plan.arena_device.is_cuda() && device != plan.arena_device)
+          return fmt::format("node {} ({}) uses {} besides the graph's {}", n, node.op->name, device, plan.arena_device);
+      }
     if (node.op->kind != OpKind::InPlace) continue;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId input = node.inputs[i];
       if (input < 0 || !is_mutated_input(*node.op, i)) continue;
+      updated[plan.root[input]] = true;
       const Value& root = graph.values[plan.root[input]];
       if (root.source != ValueSource::GraphInput) continue;
       return fmt::format("node {} ({}) updates graph input {} in place", n, node.op->name, root.index);
     }
+  }
+  // Inputs are staged into buffers of their own, which undoes an alias the caller made: an input
+  // that shares its buffer with state the graph updates would be read stale after the update.
+  for (const auto& [first, twin] : graph.shared_buffers) {
+    const bool first_is_input = graph.values[first].source == ValueSource::GraphInput;
+    const ValueId input = first_is_input ? first : twin;
+    const ValueId other = first_is_input ? twin : first;
+    if (graph.values[input].source != ValueSource::GraphInput || !updated[plan.root[other]]) continue;
+    return fmt::format("graph input {} shares its buffer with state the graph updates in place",
+                       graph.values[input].index);
   }
   return "";
 }

@@ -3,6 +3,7 @@
 // a driver or GPU every call here reports why instead of the program failing to start.
 #include "runtime/cuda/cuda_context.h"
 
+#include <cudaTypedefs.h>  // the driver's function types only: nothing from libcuda is linked
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -53,6 +54,37 @@ const Discovery& discovery() {
   return found;
 }
 
+// Whether device `index`'s primary context exists, asked without creating it, through the driver
+// entry points the runtime hands out (ember never links libcuda). True when it cannot be asked,
+// which keeps the guard restoring as before.
+bool has_primary_context(int index) {
+  struct Driver {
+    PFN_cuDeviceGet_v2000 device_get = nullptr;
+    PFN_cuDevicePrimaryCtxGetState_v7000 primary_state = nullptr;
+  };
+  static const Driver driver = [] {
+    Driver found;
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &function, 2000, cudaEnableDefault, &status) == cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      found.device_get = reinterpret_cast<PFN_cuDeviceGet_v2000>(function);
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &function, 7000, cudaEnableDefault,
+                                         &status) == cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      found.primary_state = reinterpret_cast<PFN_cuDevicePrimaryCtxGetState_v7000>(function);
+    cudaGetLastError();
+    return found;
+  }();
+  if (driver.device_get == nullptr || driver.primary_state == nullptr) return true;
+  CUdevice device = 0;
+  unsigned flags = 0;
+  int active = 0;
+  if (driver.device_get(&device, index) != CUDA_SUCCESS) return true;
+  if (driver.primary_state(device, &flags, &active) != CUDA_SUCCESS) return true;
+  return active != 0;
+}
+
 // Streams current on this thread, one slot per device; null is the legacy default stream.
 thread_local std::array<void*, kMaxDevices> current_streams{};
 
@@ -81,7 +113,12 @@ DeviceGuard::DeviceGuard(Device device) {
 
 DeviceGuard::~DeviceGuard() {
   int now = -1;
-  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  if (cudaGetDevice(&now) != cudaSuccess || now == previous_) return;
+  // A thread that never chose a device reports device 0; making it current again would create
+  // its context (hundreds of MiB: with one process per GPU, every rank would hold one on GPU 0).
+  // Like PyTorch's guard, leave the guard's device current when the previous one has none.
+  if (!has_primary_context(previous_)) return;
+  cudaSetDevice(previous_);
 }
 
 Stream Stream::create(Device device) {

@@ -83,7 +83,7 @@ void CachingAllocator::finish_pending_frees(bool wait) {
       continue;
     }
     Block* block = pending.block;
-    pending_frees_[i] = std::move(pending_frees_.back());
+    if (i + 1 != pending_frees_.size()) pending_frees_[i] = std::move(pending_frees_.back());
     pending_frees_.pop_back();
     free_block(block);
   }

@@ -16,6 +16,24 @@ namespace {
 constexpr StreamId kOwn = 1;   // the stream the block was allocated on
 constexpr StreamId kSide = 2;  // another stream reading it
 constexpr StreamId kThird = 3;
+
+// An allocation on kOwn with a kernel queued on `stream` that reads it (named by record_stream).
+CachingAllocator::Allocation read_by(StreamId stream, FakeBackend& backend, CachingAllocator& allocator,
+                                     size_t bytes = 4096) {
+  auto allocation = allocator.allocate(bytes, kOwn);
+  backend.queue_work(stream);
+  allocator.record_stream(allocation, stream);
+  return allocation;
+}
+
+// Everything went back: nothing allocated, no marker alive, every segment returned.
+void check_all_returned(CachingAllocator& allocator, const FakeBackend& backend) {
+  allocator.empty_cache();
+  CHECK(allocator.stats().allocated_bytes == 0);
+  CHECK(allocator.stats().reserved_bytes == 0);
+  CHECK(backend.live_markers == 0);
+  CHECK(backend.live_bytes == 0);
+}
 }  // namespace
 
 TEST_CASE("record_stream: a freed block waits for the other stream's work queued before the free") {
@@ -70,9 +88,7 @@ TEST_CASE("record_stream: every stream that used the block must finish first") {
 TEST_CASE("record_stream: a free while no marker can be made is marked later, never reused early") {
   FakeBackend backend;
   CachingAllocator allocator(backend);
-  auto block = allocator.allocate(4096, kOwn);
-  backend.queue_work(kSide);
-  allocator.record_stream(block, kSide);
+  auto block = read_by(kSide, backend, allocator);
   backend.markers_possible = false;  // as during a CUDA-graph capture
   allocator.free(block);
   CHECK(backend.live_markers == 0);
@@ -95,26 +111,17 @@ TEST_CASE("record_stream: a free while no marker can be made is marked later, ne
 TEST_CASE("record_stream: empty_cache waits for pending frees and returns their segments") {
   FakeBackend backend;
   CachingAllocator allocator(backend);
-  auto block = allocator.allocate(3 << 20, kOwn);
-  backend.queue_work(kSide);
-  allocator.record_stream(block, kSide);
-  allocator.free(block);
-  allocator.empty_cache();
+  allocator.free(read_by(kSide, backend, allocator, 3 << 20));
+  check_all_returned(allocator, backend);
   CHECK(backend.waits == 1);
   CHECK(backend.releases == 1);
-  CHECK(backend.live_markers == 0);
-  const MemoryStats stats = allocator.stats();
-  CHECK(stats.allocated_bytes == 0);
-  CHECK(stats.reserved_bytes == 0);
 }
 
 TEST_CASE("record_stream: a free whose block a neighbour merges with only after its streams finish") {
   FakeBackend backend;
   CachingAllocator allocator(backend);
-  auto left = allocator.allocate(4096, kOwn);
+  auto left = read_by(kSide, backend, allocator);
   auto right = allocator.allocate(4096, kOwn);
-  backend.queue_work(kSide);
-  allocator.record_stream(left, kSide);
   allocator.free(left);   // pending
   allocator.free(right);  // free at once; must not merge with the pending block
   auto eight = allocator.allocate(8192, kOwn);
@@ -125,18 +132,15 @@ TEST_CASE("record_stream: a free whose block a neighbour merges with only after 
   auto whole = allocator.allocate(8192, kOwn);
   CHECK(whole.pointer == left.pointer);
   allocator.free(whole);
-  allocator.empty_cache();
-  CHECK(backend.live_bytes == 0);
+  check_all_returned(allocator, backend);
 }
 
 TEST_CASE("record_stream: out of memory waits for pending frees and reuses what they free") {
   FakeBackend backend;
   backend.limit_bytes = 2 << 20;  // one small segment
   CachingAllocator allocator(backend);
-  auto first = allocator.allocate(1 << 20, kOwn);
+  auto first = read_by(kSide, backend, allocator, 1 << 20);
   auto second = allocator.allocate(1 << 20, kOwn);  // keeps the segment from being released
-  backend.queue_work(kSide);
-  allocator.record_stream(first, kSide);
   allocator.free(first);
   // No room and no free block until the side stream is waited for; its block then fits.
   auto third = allocator.allocate(1 << 20, kOwn);
@@ -152,11 +156,7 @@ TEST_CASE("record_stream: a backend error while checking pending frees loses and
   CachingAllocator allocator(backend);
   const StreamId kFourth = 4;
   std::vector<CachingAllocator::Allocation> blocks;
-  for (StreamId stream : {kSide, kThird, kFourth}) {
-    blocks.push_back(allocator.allocate(4096, kOwn));
-    backend.queue_work(stream);
-    allocator.record_stream(blocks.back(), stream);
-  }
+  for (StreamId stream : {kSide, kThird, kFourth}) blocks.push_back(read_by(stream, backend, allocator));
   for (const auto& block : blocks) allocator.free(block);
   backend.finish_work(kSide);
   backend.finish_work(kFourth);  // the third stream is still busy
@@ -173,25 +173,18 @@ TEST_CASE("record_stream: a backend error while checking pending frees loses and
   allocator.free(a);
   allocator.free(b);
   allocator.free(c);
-  allocator.empty_cache();
-  CHECK(allocator.stats().allocated_bytes == 0);
-  CHECK(backend.live_markers == 0);
-  CHECK(backend.live_bytes == 0);
+  check_all_returned(allocator, backend);
 }
 
 TEST_CASE("record_stream: freeing a block twice is caught while it waits for other streams") {
   FakeBackend backend;
   CachingAllocator allocator(backend);
-  auto block = allocator.allocate(4096, kOwn);
-  backend.queue_work(kSide);
-  allocator.record_stream(block, kSide);
+  auto block = read_by(kSide, backend, allocator);
   allocator.free(block);
   CHECK_THROWS_WITH_AS(allocator.free(block), doctest::Contains("free of a block that is not allocated"), Error);
   CHECK_THROWS_WITH_AS(allocator.record_stream(block, kThird), doctest::Contains("not allocated"), Error);
   backend.finish_work(kSide);
-  allocator.empty_cache();
-  CHECK(allocator.stats().allocated_bytes == 0);
-  CHECK(backend.live_bytes == 0);
+  check_all_returned(allocator, backend);
 }
 
 TEST_CASE("record_stream on a tensor: the tensor must be on CUDA, on the stream's device") {

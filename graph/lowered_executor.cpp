@@ -168,6 +168,7 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
   check(inputs.size() == graph.inputs.size(), "compiled graph: expected {} inputs, got {}", graph.inputs.size(),
         inputs.size());
   NoGradGuard no_grad;  // refreshes and write-back copies must not record autograd history
+  call_order_.before_call(plan_.arena_device);
   if (replay_) return run_cuda_graphs(graph, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& given = *inputs[i].impl();

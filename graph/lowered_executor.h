@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/call_stream_order.h"
 #include "graph/cuda_graph_replay.h"
 #include "graph/memory_plan.h"
 
@@ -92,6 +93,7 @@ class LoweredExecutor {
   // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and the state tensors' data pointers
   // when captured (a moved one means capturing again).
   std::unique_ptr<CudaGraphReplay> replay_;
+  CallStreamOrder call_order_;  // a call under another stream waits for the previous call
   std::string why_no_cuda_graphs_;
   std::vector<Segment> segments_;
   std::vector<const void*> state_pointers_;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -52,6 +53,19 @@ cuda::Stream capture_stream(Device device) {
   return found->second;
 }
 
+// Held by each replay of a segment on `device`, capture and launch alike: the capture stream is
+// shared, and while one thread captures it, work another thread queues on it (a launch, an event
+// wait) would be recorded into that graph or invalidate the capture. Recursive: a replay's
+// segment may run another compiled function's on the same thread.
+std::recursive_mutex& capture_stream_lock(Device device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<std::recursive_mutex>> locks;
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<std::recursive_mutex>& found = locks[device.index];
+  if (!found) found = std::make_unique<std::recursive_mutex>();
+  return *found;
+}
+
 }  // namespace
 
 // Every CUDA call goes through libember (runtime/cuda/cuda_graph.h): one CUDA runtime per process.
@@ -88,6 +102,7 @@ void CudaGraphReplay::invalidate() {
 }
 
 void CudaGraphReplay::run(int index, const std::function<void()>& record) {
+  const std::lock_guard one_thread_at_a_time(capture_stream_lock(state_->device));
   cuda::DeviceGuard guard(state_->device);
   const cuda::Stream caller = cuda::current_stream(state_->device);
   const cuda::Stream& own = state_->stream;

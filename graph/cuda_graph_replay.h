@@ -19,6 +19,9 @@
 //    directly between segments (cuda_graph_plan.h), and a graph that updates one of its inputs in
 //    place is not captured at all (the kernels see staged copies). A state tensor whose storage
 //    moved (data pointer changed) makes the executor capture again.
+//  - One capture stream per device, shared by every compiled function and thread: replays of
+//    segments on a device run one at a time (a lock), so no thread queues work on the stream
+//    while another captures it.
 #pragma once
 
 #include <functional>

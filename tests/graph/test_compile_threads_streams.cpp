@@ -1,0 +1,124 @@
+// Compiled functions across threads and CUDA streams. A call made under another stream than the
+// previous call reuses the same arena (and, under reduce_overhead, staged inputs), so its stream
+// must wait for the previous one on the device (graph/call_stream_order.h): checked in both modes
+// with the earlier call queued behind milliseconds of work on a side stream. Functions compiled
+// and called from two threads at once equal eager, on the CPU and, under reduce_overhead, on a GPU,
+// where every capture and launch shares the device's one capture stream.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+#include <vector>
+#include <string>
+#include <thread>
+
+#include "fusion_test_util.h"
+#include "graph/compile.h"
+#include "graph/cuda_graph_replay.h"
+#include "runtime/ember.h"
+#include "skip_case.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
+
+using namespace ember;
+
+#ifdef EMBER_HAS_CUDA
+TEST_CASE("cuda compile: a call under another stream waits for the previous call, in both modes") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Device cuda{DeviceType::CUDA, 0};
+  manual_seed(43);
+  const Tensor weight = randn({256, 256}, {.device = cuda});
+  const auto forward = [&](const Tensor& x) { return relu(matmul(x, weight)) * 2.0 + 1.0; };
+  std::string why_no_graphs;
+  const bool graphs = graph::CudaGraphReplay::available(&why_no_graphs);
+  for (const char* mode : {"default", "reduce_overhead"}) {
+    CAPTURE(mode);
+    if (!graphs && std::string(mode) == "reduce_overhead") {
+      MESSAGE("reduce_overhead not checked: " << why_no_graphs);
+      continue;
+    }
+    auto compiled = ember::compile(forward, {.fullgraph = true, .mode = mode});
+    const Tensor x = randn({64, 256}, {.device = cuda});
+    for (int call = 0; call < 3; ++call) (void)compiled(x);  // compiled, warmed up (and captured)
+    synchronize(cuda);
+
+    const cuda::Stream side = cuda::Stream::create(cuda);
+    Tensor on_side;
+    {
+      const cuda::StreamGuard guard(side);
+      // Milliseconds of work ahead of the call on the side stream (even with TF32 GEMMs).
+      Tensor busy = randn({2048, 2048}, {.device = cuda});
+      for (int i = 0; i < 100; ++i) busy = mul(matmul(busy, busy), 1e-3);
+      on_side = compiled(x);
+    }
+    const Tensor shifted = x + 1.0;
+    const Tensor on_default = compiled(shifted);
+    cuda::Event done;
+    done.record(cuda::current_stream(cuda));
+    // Unordered, the default stream's few microseconds of work would be long finished by now;
+    // ordered, they wait behind the side stream's queue.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_FALSE(done.query());
+    synchronize(cuda);
+    CHECK(graph_test::max_relative_error(on_side.to(kCPU), forward(x).to(kCPU)) <= 1e-6);
+    CHECK(graph_test::max_relative_error(on_default.to(kCPU), forward(shifted).to(kCPU)) <= 1e-6);
+  }
+}
+#endif
+
+namespace {
+
+// Two threads, each compiling a new function per round and calling it four times, checked against
+// eager on the same inputs. Returns one failure message per thread ("" when it passed).
+std::vector<std::string> compile_from_two_threads(Device device, const char* mode) {
+  std::vector<std::string> failures(2);
+  auto work = [&](int thread) {
+    try {
+      manual_seed(100 + static_cast<uint64_t>(thread));
+      const Tensor weight = randn({128, 128}, {.device = device});
+      const auto forward = [&](const Tensor& x) { return relu(matmul(x, weight)) * 0.5 + 1.0; };
+      for (int round = 0; round < 10; ++round) {
+        // A new function each round: under reduce_overhead each captures on its second call,
+        // while the other thread may be launching or capturing its own.
+        auto compiled = ember::compile(forward, {.fullgraph = true, .mode = mode});
+        for (int call = 0; call < 4; ++call) {
+          const Tensor x = randn({32, 128}, {.device = device});
+          const double error = graph_test::max_relative_error(compiled(x).to(kCPU), forward(x).to(kCPU));
+          if (error > 1e-6) throw std::runtime_error(fmt::format("round {} call {}: error {}", round, call, error));
+        }
+      }
+    } catch (const std::exception& error) {
+      failures[static_cast<size_t>(thread)] = error.what();
+    }
+  };
+  std::thread first(work, 0), second(work, 1);
+  first.join();
+  second.join();
+  return failures;
+}
+
+}  // namespace
+
+TEST_CASE("compile: functions compiled and called from two threads at once equal eager") {
+  for (const std::string& failure : compile_from_two_threads(kCPU, "default")) CHECK_MESSAGE(failure.empty(), failure);
+}
+
+#ifdef EMBER_HAS_CUDA
+// Every capture and launch goes through the device's one capture stream: a launch queued there by
+// one thread while the other captures would land in that graph (or break the capture).
+TEST_CASE("cuda compile: reduce_overhead functions captured and replayed from two threads at once") {
+  if (!ember::testing::cuda_or_skip()) return;
+  std::string why_no_graphs;
+  if (!graph::CudaGraphReplay::available(&why_no_graphs)) {
+    ember::testing::skip_gpu_case("CUDA graphs unavailable: " + why_no_graphs);
+    return;
+  }
+  const Device cuda{DeviceType::CUDA, 0};
+  for (const std::string& failure : compile_from_two_threads(cuda, "reduce_overhead"))
+    CHECK_MESSAGE(failure.empty(), failure);
+}
+#endif

@@ -73,7 +73,10 @@ class DeviceMemoryBackend final : public MemoryBackend {
       event = spare_events_.back();
       spare_events_.pop_back();
     }
-    cuda_check(cudaEventRecord(event, handle));
+    if (const cudaError_t status = cudaEventRecord(event, handle); status != cudaSuccess) {
+      spare_events_.push_back(event);  // not lost: the error is reported, the event kept
+      cuda_check(status);
+    }
     return event;
   }
   bool event_done(void* event) override {

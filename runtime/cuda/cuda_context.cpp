@@ -54,37 +54,6 @@ const Discovery& discovery() {
   return found;
 }
 
-// Whether device `index`'s primary context exists, asked without creating it, through the driver
-// entry points the runtime hands out (ember never links libcuda). True when it cannot be asked,
-// which keeps the guard restoring as before.
-bool has_primary_context(int index) {
-  struct Driver {
-    PFN_cuDeviceGet_v2000 device_get = nullptr;
-    PFN_cuDevicePrimaryCtxGetState_v7000 primary_state = nullptr;
-  };
-  static const Driver driver = [] {
-    Driver found;
-    void* function = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &function, 2000, cudaEnableDefault, &status) == cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      found.device_get = reinterpret_cast<PFN_cuDeviceGet_v2000>(function);
-    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &function, 7000, cudaEnableDefault,
-                                         &status) == cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      found.primary_state = reinterpret_cast<PFN_cuDevicePrimaryCtxGetState_v7000>(function);
-    cudaGetLastError();
-    return found;
-  }();
-  if (driver.device_get == nullptr || driver.primary_state == nullptr) return true;
-  CUdevice device = 0;
-  unsigned flags = 0;
-  int active = 0;
-  if (driver.device_get(&device, index) != CUDA_SUCCESS) return true;
-  if (driver.primary_state(device, &flags, &active) != CUDA_SUCCESS) return true;
-  return active != 0;
-}
-
 // Streams current on this thread, one slot per device; null is the legacy default stream.
 thread_local std::array<void*, kMaxDevices> current_streams{};
 
@@ -103,6 +72,34 @@ void check_device(Device device) {
   check(count > 0, "cuda: {} is unavailable: {}", device, why_not);
   check(device.index >= 0 && device.index < count, "cuda: {} does not exist (this machine has {} CUDA device(s))",
         device, count);
+}
+
+bool has_primary_context(int index) noexcept {
+  struct Driver {
+    PFN_cuDeviceGet_v2000 device_get = nullptr;
+    PFN_cuDevicePrimaryCtxGetState_v7000 primary_state = nullptr;
+  };
+  static const Driver driver = [] {
+    Driver found;
+    // The versions are those the two functions appeared in (their PFN_..._vNNNN types).
+    auto lookup = [](const char* symbol, unsigned version) -> void* {
+      void* function = nullptr;
+      cudaDriverEntryPointQueryResult status{};
+      const cudaError_t error = cudaGetDriverEntryPointByVersion(symbol, &function, version, cudaEnableDefault, &status);
+      if (error != cudaSuccess) cudaGetLastError();  // leave no error of ours for a later check
+      return error == cudaSuccess && status == cudaDriverEntryPointSuccess ? function : nullptr;
+    };
+    found.device_get = reinterpret_cast<PFN_cuDeviceGet_v2000>(lookup("cuDeviceGet", 2000));
+    found.primary_state = reinterpret_cast<PFN_cuDevicePrimaryCtxGetState_v7000>(lookup("cuDevicePrimaryCtxGetState", 7000));
+    return found;
+  }();
+  if (driver.device_get == nullptr || driver.primary_state == nullptr) return true;
+  CUdevice device = 0;
+  unsigned flags = 0;
+  int active = 0;
+  if (driver.device_get(&device, index) != CUDA_SUCCESS) return true;
+  if (driver.primary_state(device, &flags, &active) != CUDA_SUCCESS) return true;
+  return active != 0;
 }
 
 DeviceGuard::DeviceGuard(Device device) {

@@ -21,7 +21,13 @@ int device_count(std::string* why_not = nullptr);
 // Throws ember::Error naming `device` and the reason when it is not a usable CUDA device.
 void check_device(Device device);
 
-// Makes `device` current on this thread for the guard's lifetime, restoring the previous one.
+// Whether CUDA device `index` has an active primary context, asked without creating one (through
+// the driver entry points the runtime hands out: ember never links libcuda). True when it cannot
+// be asked. Making a device current wakes its context; this says whether that would be new.
+bool has_primary_context(int index) noexcept;
+
+// Makes `device` current on this thread for the guard's lifetime, restoring the previous one
+// unless that one has no context (a thread that never chose a device reports device 0).
 class DeviceGuard {
  public:
   explicit DeviceGuard(Device device);

@@ -2,8 +2,6 @@
 #include "graph/call_stream_order.h"
 
 #ifdef EMBER_HAS_CUDA
-#include <optional>
-
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_graph.h"
 #endif
@@ -20,14 +18,16 @@ struct CallStreamOrder::State {
 CallStreamOrder::CallStreamOrder() : state_(std::make_unique<State>()) {}
 CallStreamOrder::~CallStreamOrder() = default;
 
-void CallStreamOrder::before_call(Device device) {
-  if (!device.is_cuda()) return;
+std::optional<StreamId> CallStreamOrder::before_call(Device device) {
+  if (!device.is_cuda()) return std::nullopt;
   const cuda::Stream now = cuda::current_stream(device);
-  if (state_->previous && state_->previous->handle != now.handle) {
+  const bool switched = state_->previous && state_->previous->handle != now.handle;
+  if (switched) {
     if (!state_->switched) state_->switched.emplace();
     cuda::wait_for(now, *state_->previous, *state_->switched);
   }
   state_->previous = now;
+  return switched ? std::optional<StreamId>(now.id()) : std::nullopt;
 }
 
 #else
@@ -36,7 +36,7 @@ struct CallStreamOrder::State {};
 
 CallStreamOrder::CallStreamOrder() = default;
 CallStreamOrder::~CallStreamOrder() = default;
-void CallStreamOrder::before_call(Device) {}
+std::optional<StreamId> CallStreamOrder::before_call(Device) { return std::nullopt; }
 
 #endif
 

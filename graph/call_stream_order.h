@@ -6,8 +6,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "runtime/device.h"
+#include "runtime/memory/caching_allocator.h"
 
 namespace ember::graph {
 
@@ -20,8 +22,10 @@ class CallStreamOrder {
 
   // Before a call whose buffers live on `device`: when `device`'s current stream is not the one
   // the previous call ran on, that stream waits (on the device, not the host) for everything the
-  // previous one had queued. Free when the stream stays the same; nothing for a CPU device.
-  void before_call(Device device);
+  // previous one had queued, and the new stream is returned: the caller marks its long-lived
+  // buffers as used on it (record_stream), so that freeing them later waits for its work too.
+  // Free when the stream stays the same; nothing for a CPU device.
+  std::optional<StreamId> before_call(Device device);
 
  private:
   struct State;

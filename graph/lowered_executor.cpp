@@ -168,7 +168,7 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
   check(inputs.size() == graph.inputs.size(), "compiled graph: expected {} inputs, got {}", graph.inputs.size(),
         inputs.size());
   NoGradGuard no_grad;  // refreshes and write-back copies must not record autograd history
-  call_order_.before_call(plan_.arena_device);
+  if (const std::optional<StreamId> stream = call_order_.before_call(plan_.arena_device)) used_on_stream(graph, *stream);
   if (replay_) return run_cuda_graphs(graph, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& given = *inputs[i].impl();
@@ -185,6 +185,13 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
   std::vector<Tensor> results = finish_call(graph, inputs, /*clone_outputs=*/false);
   release_call_memory(graph);
   return results;
+}
+
+void LoweredExecutor::used_on_stream(const Graph& graph, StreamId stream) {
+  if (arena_) arena_->record_stream(stream);
+  if (!replay_) return;  // otherwise the per-call buffers are allocated on each call's stream
+  for (ValueId id : graph.inputs) impls_[id]->storage->record_stream(stream);
+  for (const PerCallBuffer& buffer : per_call_) impls_[buffer.root]->storage->record_stream(stream);
 }
 
 void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions) {

@@ -72,6 +72,9 @@ class LoweredExecutor {
   // re-pointed by the next call), or the caller's own tensor for inputs and state.
   Tensor escape(ValueId value, std::span<const Tensor> inputs) const;
   void release_call_memory(const Graph& graph);
+  // The buffers that outlive a call (the arena; under reduce_overhead the staged inputs and
+  // per-call buffers) are used on `stream` too: their free must wait for its work.
+  void used_on_stream(const Graph& graph, StreamId stream);
   void release_replaced_grads(const Graph& graph);
   void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
   void find_optimizer_runs(const Graph& graph);

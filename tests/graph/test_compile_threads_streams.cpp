@@ -64,8 +64,8 @@ TEST_CASE("cuda compile: a call under another stream waits for the previous call
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     CHECK_FALSE(done.query());
     synchronize(cuda);
-    CHECK(graph_test::max_relative_error(on_side.to(kCPU), forward(x).to(kCPU)) <= 1e-6);
-    CHECK(graph_test::max_relative_error(on_default.to(kCPU), forward(shifted).to(kCPU)) <= 1e-6);
+    CHECK(graph_test::max_relative_error(on_side.to(kCPU), forward(x).to(kCPU)) <= 1e-5);
+    CHECK(graph_test::max_relative_error(on_default.to(kCPU), forward(shifted).to(kCPU)) <= 1e-5);
   }
 }
 #endif
@@ -88,7 +88,7 @@ std::vector<std::string> compile_from_two_threads(Device device, const char* mod
         for (int call = 0; call < 4; ++call) {
           const Tensor x = randn({32, 128}, {.device = device});
           const double error = graph_test::max_relative_error(compiled(x).to(kCPU), forward(x).to(kCPU));
-          if (error > 1e-6) throw std::runtime_error(fmt::format("round {} call {}: error {}", round, call, error));
+          if (error > 1e-5) throw std::runtime_error(fmt::format("round {} call {}: error {}", round, call, error));
         }
       }
     } catch (const std::exception& error) {

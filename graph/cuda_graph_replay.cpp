@@ -55,8 +55,9 @@ cuda::Stream capture_stream(Device device) {
 
 // Held by each replay of a segment on `device`, capture and launch alike: the capture stream is
 // shared, and while one thread captures it, work another thread queues on it (a launch, an event
-// wait) would be recorded into that graph or invalidate the capture. Recursive: a replay's
-// segment may run another compiled function's on the same thread.
+// wait) would be recorded into that graph or invalidate the capture. Recursive so that a nested
+// replay on the same thread could not deadlock (none is expected: a compiled function called
+// inside another one's capture runs inline).
 std::recursive_mutex& capture_stream_lock(Device device) {
   static std::mutex mutex;
   static std::map<int, std::unique_ptr<std::recursive_mutex>> locks;

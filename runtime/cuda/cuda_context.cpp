@@ -74,6 +74,11 @@ void check_device(Device device) {
         device, count);
 }
 
+namespace {
+
+// Whether CUDA device `index` has an active primary context, asked without creating one, through
+// the driver entry points the runtime hands out (ember never links libcuda). True when it cannot
+// be asked, which keeps restore_device restoring.
 bool has_primary_context(int index) noexcept {
   struct Driver {
     PFN_cuDeviceGet_v2000 device_get = nullptr;
@@ -102,21 +107,21 @@ bool has_primary_context(int index) noexcept {
   return active != 0;
 }
 
+}  // namespace
+
 DeviceGuard::DeviceGuard(Device device) {
   check_device(device);
   cuda_check(cudaGetDevice(&previous_));
   if (previous_ != device.index) cuda_check(cudaSetDevice(device.index));
 }
 
-DeviceGuard::~DeviceGuard() {
+void restore_device(int previous) noexcept {
   int now = -1;
-  if (cudaGetDevice(&now) != cudaSuccess || now == previous_) return;
-  // A thread that never chose a device reports device 0; making it current again would create
-  // its context (hundreds of MiB: with one process per GPU, every rank would hold one on GPU 0).
-  // Like PyTorch's guard, leave the guard's device current when the previous one has none.
-  if (!has_primary_context(previous_)) return;
-  cudaSetDevice(previous_);
+  if (cudaGetDevice(&now) != cudaSuccess || now == previous || !has_primary_context(previous)) return;
+  cudaSetDevice(previous);
 }
+
+DeviceGuard::~DeviceGuard() { restore_device(previous_); }
 
 Stream Stream::create(Device device) {
   DeviceGuard guard(device);

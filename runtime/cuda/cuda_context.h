@@ -21,10 +21,11 @@ int device_count(std::string* why_not = nullptr);
 // Throws ember::Error naming `device` and the reason when it is not a usable CUDA device.
 void check_device(Device device);
 
-// Whether CUDA device `index` has an active primary context, asked without creating one (through
-// the driver entry points the runtime hands out: ember never links libcuda). True when it cannot
-// be asked. Making a device current wakes its context; this says whether that would be new.
-bool has_primary_context(int index) noexcept;
+// Makes device `previous` current again on this thread, unless it already is or has no primary
+// context: a thread that never chose a device reports device 0, and making it current would create
+// its context (hundreds of MiB; with one process per GPU, every rank would hold one on GPU 0).
+// Like PyTorch's guard, the current device then stays. Errors are ignored (used by destructors).
+void restore_device(int previous) noexcept;
 
 // Makes `device` current on this thread for the guard's lifetime, restoring the previous one
 // unless that one has no context (a thread that never chose a device reports device 0).

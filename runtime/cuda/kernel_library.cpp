@@ -51,7 +51,7 @@ KernelLibrary::~KernelLibrary() {
   int previous = 0;
   if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_.index) == cudaSuccess) {
     cudaDeviceSynchronize();
-    if (previous != device_.index && has_primary_context(previous)) cudaSetDevice(previous);  // as DeviceGuard
+    restore_device(previous);
   }
   cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
   cudaGetLastError();

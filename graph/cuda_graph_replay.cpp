@@ -42,8 +42,8 @@ class StreamSwitch {
 
 // The stream every replay on `device` captures and launches on, made once per process (like
 // PyTorch's cached capture stream): graphs on it run one after another, and its cuBLASLt
-// workspace and cached blocks (kept for the graphs, never freed) exist once per device, not once
-// per compiled function or recompile.
+// workspace and cached blocks (kept while any graph lives) exist once per device, not once per
+// compiled function or recompile.
 cuda::Stream capture_stream(Device device) {
   static std::mutex mutex;
   static std::map<int, cuda::Stream> streams;
@@ -97,7 +97,7 @@ CudaGraphReplay::~CudaGraphReplay() { invalidate(); }
 
 void CudaGraphReplay::invalidate() {
   for (cuda::GraphExec& graph : state_->graphs) {
-    cuda::destroy(graph);
+    cuda::destroy(graph, state_->stream);
     graph = nullptr;
   }
 }

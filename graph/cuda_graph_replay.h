@@ -13,8 +13,9 @@
 //  - The first call of each segment runs uncaptured on the capture stream (a warm-up: libraries'
 //    lazy set-up, cuBLASLt's workspace and the stream's cached blocks happen outside the capture);
 //    the second call captures, later calls launch. Memory a captured kernel allocates comes from
-//    the capture stream's pool, whose segments are never returned to the driver (a graph keeps
-//    the addresses), and cudaMalloc during capture runs in relaxed capture mode.
+//    the capture stream's pool, whose segments are not returned to the driver while a graph
+//    captured there lives (it keeps the addresses), and cudaMalloc during capture runs in relaxed
+//    capture mode.
 //  - No host synchronization or host read inside a captured segment: host<->device copies run
 //    directly between segments (cuda_graph_plan.h), and a graph that updates one of its inputs in
 //    place is not captured at all (the kernels see staged copies). A state tensor whose storage

@@ -26,7 +26,7 @@ CapturedGraph end_capture(const Stream&) { no_cuda("end_capture"); }
 void abandon_capture(const Stream&) noexcept {}
 GraphExec instantiate(CapturedGraph) { no_cuda("instantiate"); }
 void launch(GraphExec, const Stream&) { no_cuda("launch"); }
-void destroy(GraphExec) noexcept {}
+void destroy(GraphExec, const Stream&) noexcept {}
 void wait_for(const Stream&, const Stream&, Event&) { no_cuda("wait_for"); }
 
 }  // namespace ember::cuda

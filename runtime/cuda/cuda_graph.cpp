@@ -4,6 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+#include <exception>
+
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/device_error_report.h"
@@ -26,11 +29,28 @@ void begin_capture(const Stream& stream) {
   DeviceGuard guard(stream.device);
   prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
   prepare_gemm_for_capture(stream.device.index, stream.handle);  // the cuBLASLt handle and workspace too
-  // Blocks this capture allocates and frees stay cached for the graph: never cudaFree'd.
-  device_allocator(stream.device.index).retain_stream(stream.id());
-  cuda_check(cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal));
+  // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
+  CachingAllocator& allocator = device_allocator(stream.device.index);
+  allocator.retain_stream(stream.id());
+  const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
+  if (status != cudaSuccess) allocator.release_stream(stream.id());
+  cuda_check(status);
   capturing = true;
 }
+
+namespace {
+
+// Undoes begin_capture's retention; called where nothing may throw. A failure here is a
+// bookkeeping bug: said, and the blocks are kept (safe, only not returned).
+void release_capture_blocks(const Stream& stream) noexcept {
+  try {
+    device_allocator(stream.device.index).release_stream(stream.id());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ember: %s\n", error.what());
+  }
+}
+
+}  // namespace
 
 bool capturing_on_this_thread() { return capturing; }
 
@@ -49,6 +69,7 @@ void abandon_capture(const Stream& stream) noexcept {
   capturing = false;
   if (graph) cudaGraphDestroy(graph);
   cudaGetLastError();  // the capture's failure is reported by the caller's own error
+  release_capture_blocks(stream);
 }
 
 GraphExec instantiate(CapturedGraph graph) {
@@ -65,8 +86,10 @@ void launch(GraphExec graph, const Stream& stream) {
   cuda_check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), stream_handle(stream)));
 }
 
-void destroy(GraphExec graph) noexcept {
-  if (graph) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+void destroy(GraphExec graph, const Stream& captured_on) noexcept {
+  if (!graph) return;
+  cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+  release_capture_blocks(captured_on);
 }
 
 void wait_for(const Stream& waiter, const Stream& producer, Event& event) {

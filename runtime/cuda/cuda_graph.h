@@ -17,11 +17,14 @@ using GraphExec = void*;      // cudaGraphExec_t: what is launched
 bool graphs_available(std::string* why_not = nullptr);
 
 // Starts capturing the work queued on `stream` (never the legacy default stream) from this
-// thread; other threads may keep using CUDA meanwhile (thread-local capture mode).
+// thread; other threads may keep using CUDA meanwhile (thread-local capture mode). From here on
+// the stream's cached blocks stay allocated from the driver (the graph keeps their addresses),
+// until the capture is abandoned or the graph made from it is destroyed.
 void begin_capture(const Stream& stream);
 // Ends the capture of `stream` and returns the recorded graph.
 CapturedGraph end_capture(const Stream& stream);
-// Ends a capture after a failure, discarding what was recorded, so the stream is usable again.
+// Ends a capture after a failure (in capturing, ending or instantiating), discarding what was
+// recorded, so the stream is usable again.
 void abandon_capture(const Stream& stream) noexcept;
 // Instantiates `graph` for launching; the recorded graph is destroyed either way.
 GraphExec instantiate(CapturedGraph graph);
@@ -29,8 +32,9 @@ GraphExec instantiate(CapturedGraph graph);
 bool capturing_on_this_thread();
 // Queues one launch of `graph` on `stream`.
 void launch(GraphExec graph, const Stream& stream);
-// Frees an instantiated graph (null is a no-op).
-void destroy(GraphExec graph) noexcept;
+// Frees an instantiated graph (null is a no-op) captured on `captured_on`; an in-flight launch
+// finishes first, and the stream's blocks may go back to the driver once no graph holds them.
+void destroy(GraphExec graph, const Stream& captured_on) noexcept;
 
 // Makes `waiter` wait (on the device, no host sync) for the work queued on `producer` so far;
 // `event` is the caller's reusable marker.

@@ -195,7 +195,15 @@ void CachingAllocator::empty_cache() {
 
 void CachingAllocator::retain_stream(StreamId stream) {
   std::lock_guard lock(mutex_);
-  retained_streams_.insert(stream);
+  ++retained_streams_[stream];
+}
+
+void CachingAllocator::release_stream(StreamId stream) {
+  std::lock_guard lock(mutex_);
+  const auto found = retained_streams_.find(stream);
+  check(found != retained_streams_.end(), "{} allocator: release_stream of stream {:#x}, which is not retained",
+        backend_.name(), stream);
+  if (--found->second == 0) retained_streams_.erase(found);
 }
 
 namespace {

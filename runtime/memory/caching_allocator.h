@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -79,9 +80,12 @@ class CachingAllocator {
   // PyTorch's record_stream: when it is freed, the block returns to the pool only after the work
   // each such stream had queued by then has finished, and it counts as allocated until it does.
   void record_stream(const Allocation& allocation, StreamId stream);
-  // Never returns `stream`'s segments to the backend: CUDA graphs captured on that stream keep
-  // the addresses of the blocks their kernels used, even after those blocks went back to the cache.
+  // Keeps `stream`'s segments from the backend: a CUDA graph captured on that stream keeps the
+  // addresses of the blocks its kernels used, even after those blocks went back to the cache.
+  // Counted: each retain_stream is undone by one release_stream when that graph is gone, and once
+  // no retention is left, empty_cache returns the stream's free segments again.
   void retain_stream(StreamId stream);
+  void release_stream(StreamId stream);
 
  private:
   struct Block {
@@ -138,7 +142,7 @@ class CachingAllocator {
   mutable std::mutex mutex_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;
-  std::set<StreamId> retained_streams_;
+  std::map<StreamId, int> retained_streams_;  // retentions per stream, none listed at zero
   std::vector<PendingFree> pending_frees_;
   std::vector<FreeBlocks::node_type> spare_nodes_;  // emptied tree nodes, reused by insert_free
   std::vector<Block*> spare_blocks_;                 // deleted Blocks, reused by new_block

@@ -99,6 +99,26 @@ TEST_CASE("a retained stream's segments stay cached: empty_cache returns only ot
   allocator.free(again);
 }
 
+TEST_CASE("retention is counted: a stream's segments are returned once every graph that retained it is gone") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  allocator.retain_stream(7);  // two graphs captured on stream 7
+  allocator.retain_stream(7);
+  allocator.free(allocator.allocate(3 << 20, 7));
+  allocator.release_stream(7);  // the first graph is destroyed: the second may still address it
+  allocator.empty_cache();
+  CHECK(backend.releases == 0);
+  CHECK(allocator.stats().reserved_bytes == 4 << 20);  // the 3 MiB segment, rounded to 2 MiB
+  allocator.release_stream(7);  // the last one too
+  allocator.empty_cache();
+  CHECK(backend.releases == 1);
+  CHECK(backend.live.empty());
+  CHECK(allocator.stats().reserved_bytes == 0);
+  // A release without a retention is a bookkeeping bug, said as such rather than ignored.
+  CHECK_THROWS_WITH_AS(allocator.release_stream(7), doctest::Contains("release_stream of stream 0x7, which is not retained"),
+                       Error);
+}
+
 TEST_CASE("nothing is returned to a backend that cannot release now; out of memory then fails cleanly") {
   FakeBackend backend;
   backend.limit_bytes = 8 << 20;

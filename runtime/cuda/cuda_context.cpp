@@ -130,6 +130,22 @@ Stream Stream::create(Device device) {
   return Stream{device, stream};
 }
 
+Stream Stream::from_pool(Device device) {
+  check_device(device);
+  struct Pool {
+    std::array<void*, kPooledStreams> handles{};
+    int next = 0;
+  };
+  static std::mutex mutex;
+  static std::array<Pool, kMaxDevices> pools;
+  const std::lock_guard lock(mutex);
+  Pool& pool = pools[device.index];
+  void*& handle = pool.handles[pool.next];
+  pool.next = (pool.next + 1) % kPooledStreams;
+  if (handle == nullptr) handle = create(device).handle;  // made on first use
+  return Stream{device, handle};
+}
+
 Stream current_stream(Device device) {
   check_device(device);
   return Stream{device, current_streams[device.index]};

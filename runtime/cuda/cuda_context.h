@@ -46,7 +46,15 @@ struct Stream {
   void* handle = nullptr;  // cudaStream_t
 
   StreamId id() const { return reinterpret_cast<StreamId>(handle); }
-  // Creates a new non-blocking stream on `device` (never destroyed: streams live for the process).
+  // A side stream for user work: one of kPooledStreams non-blocking streams of `device`, handed
+  // out in turn (libtorch's getStreamFromPool). Streams live for the process, and each one used
+  // gets its own cuBLASLt workspace and cached blocks, so a program that takes a stream per
+  // iteration must reuse a few rather than make new ones. Two calls may return the same stream,
+  // which only orders their work more.
+  static Stream from_pool(Device device);
+  static constexpr int kPooledStreams = 32;
+  // A new non-blocking stream of its own, never shared with from_pool's and never destroyed: for
+  // the runtime's dedicated streams (the CUDA-graph capture stream), made once each.
   static Stream create(Device device);
 };
 

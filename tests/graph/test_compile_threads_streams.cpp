@@ -46,7 +46,7 @@ TEST_CASE("cuda compile: a call under another stream waits for the previous call
     for (int call = 0; call < 3; ++call) (void)compiled(x);  // compiled, warmed up (and captured)
     synchronize(cuda);
 
-    const cuda::Stream side = cuda::Stream::create(cuda);
+    const cuda::Stream side = cuda::Stream::from_pool(cuda);
     Tensor on_side;
     {
       const cuda::StreamGuard guard(side);

@@ -1,6 +1,9 @@
 // Host<->device copies on a GPU: non_blocking copies from pinned memory (the source must stay
-// alive until the copy has read it, even when the caller drops it at once) and pin_memory itself.
+// alive until the copy has read it, even when the caller drops it at once) and pin_memory itself;
+// the events and side streams they are ordered with.
 #include <doctest/doctest.h>
+
+#include <set>
 
 #include "cuda_test_util.h"
 #include "runtime/ember.h"
@@ -68,5 +71,26 @@ TEST_CASE("cuda events: made on their first stream's device, finished before the
   CHECK(stop.query());
   CHECK(start.elapsed_milliseconds(stop) >= 0.0f);
   CHECK(product.sizes() == Dims{512, 512});
+}
+
+TEST_CASE("cuda streams: side streams come from a pool, so asking for one per iteration does not leak") {
+  if (!ember::testing::cuda_or_skip()) return;
+  std::set<void*> handles;
+  const cuda::Stream first = cuda::Stream::from_pool(kCuda0);
+  handles.insert(first.handle);
+  for (int i = 1; i < cuda::Stream::kPooledStreams; ++i) handles.insert(cuda::Stream::from_pool(kCuda0).handle);
+  CHECK(handles.size() == static_cast<size_t>(cuda::Stream::kPooledStreams));  // each one its own stream
+  CHECK(handles.count(nullptr) == 0);                                         // never the legacy stream
+  CHECK(cuda::Stream::from_pool(kCuda0).handle == first.handle);              // then they come round again
+  CHECK(handles.count(cuda::Stream::create(kCuda0).handle) == 0);             // a dedicated one is not in it
+  // Work on a pooled stream runs like on any other.
+  Tensor on_side;
+  {
+    cuda::StreamGuard on_stream(first);
+    on_side = mul(full({1000}, 3.0, {.device = kCuda0}), 2.0);
+  }
+  synchronize(kCuda0);
+  CHECK(amin(on_side).item() == 6.0);
+  CHECK(amax(on_side).item() == 6.0);
 }
 #endif

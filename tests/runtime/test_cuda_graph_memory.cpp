@@ -22,7 +22,7 @@ TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its gra
   empty_cache(kCuda0);
   const int64_t reserved_with_total = memory_stats(kCuda0).reserved_bytes;
 
-  const cuda::Stream stream = cuda::Stream::create(kCuda0);
+  const cuda::Stream stream = cuda::Stream::from_pool(kCuda0);
   cuda::GraphExec graph = nullptr;
   {
     cuda::StreamGuard on_stream(stream);
@@ -37,7 +37,8 @@ TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its gra
     graph = cuda::instantiate(cuda::end_capture(stream));
   }
   empty_cache(kCuda0);
-  CHECK(memory_stats(kCuda0).reserved_bytes >= reserved_with_total + count * 4);  // kept for the graph
+  const int64_t reserved_with_graph = memory_stats(kCuda0).reserved_bytes;
+  CHECK(reserved_with_graph >= reserved_with_total + count * 4);  // the scratch segment, kept for the graph
 
   cuda::launch(graph, stream);
   cuda::launch(graph, stream);
@@ -47,6 +48,6 @@ TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its gra
 
   cuda::destroy(graph, stream);
   empty_cache(kCuda0);
-  CHECK(memory_stats(kCuda0).reserved_bytes == reserved_with_total);  // the graph's segment is back
+  CHECK(memory_stats(kCuda0).reserved_bytes <= reserved_with_graph - count * 4);  // back to the driver
 }
 #endif

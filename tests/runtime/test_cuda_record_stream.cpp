@@ -22,7 +22,7 @@ TEST_CASE("cuda record_stream: memory a side stream still reads is not reused un
   const void* address = source.raw_data_ptr();
   synchronize(kCuda0);  // the side stream reads `source` only after it was written
 
-  const cuda::Stream side = cuda::Stream::create(kCuda0);
+  const cuda::Stream side = cuda::Stream::from_pool(kCuda0);
   Tensor doubled;
   {
     cuda::StreamGuard on_side(side);

@@ -33,7 +33,9 @@ int launch_reduce(ReduceKind kind, DType dtype, const void* input, void* output,
 
 // The gradient of amax/amin: grad_input = grad[o, i] / ties at every element equal to
 // result[o, i] (NaN results match NaN elements), 0 elsewhere. All operands dense in the layout.
+// Few long groups count their ties in device scratch of extremum_backward_scratch_bytes (else 0).
+int64_t extremum_backward_scratch_bytes(const ReduceLayout& layout);
 int launch_extremum_backward(DType dtype, const void* grad, const void* input, const void* result,
-                             void* grad_input, const ReduceLayout& layout);
+                             void* grad_input, void* scratch, const ReduceLayout& layout);
 
 }  // namespace ember::cuda

@@ -83,15 +83,19 @@ ReducePlan plan_reduction(const Tensor& input, uint32_t mask) {
   return plan;
 }
 
+// Device scratch of `bytes` (a multiple of 8), undefined for none. The caching allocator keeps
+// the block for this stream until the kernels that use it have been queued, so no
+// synchronization is needed.
+Tensor scratch_for(int64_t bytes, Device device) {
+  return bytes > 0 ? make_tensor({bytes / 8}, kInt64, device) : Tensor();
+}
+
 void run_reduction(const Tensor& input, const Tensor& output, ReduceKind kind, uint32_t mask, int64_t correction = 0) {
   DeviceGuard guard(input.device());
   const ReducePlan plan = plan_reduction(input, mask);
-  const int64_t scratch_bytes = reduce_scratch_bytes(kind, input.dtype(), plan.layout);
-  // Partial results of split reductions; the caching allocator keeps the block for this stream
-  // until the kernels that use it have been queued, so no synchronization is needed.
-  const Tensor scratch = scratch_bytes > 0 ? make_tensor({scratch_bytes / 8}, kInt64, input.device()) : Tensor();
+  const Tensor scratch = scratch_for(reduce_scratch_bytes(kind, input.dtype(), plan.layout), input.device());
   launch_checked(launch_reduce(kind, input.dtype(), plan.packed.raw_data_ptr(), output.raw_data_ptr(),
-                               scratch_bytes > 0 ? scratch.raw_data_ptr() : nullptr, plan.layout, correction));
+                               scratch.defined() ? scratch.raw_data_ptr() : nullptr, plan.layout, correction));
 }
 
 uint32_t dims_mask(const OpCall& call) {
@@ -132,8 +136,10 @@ void extremum_backward_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor grad = contiguous_on_device(call.input(0));
   const Tensor result = contiguous_on_device(call.input(2));
   const Tensor target = plan.order.empty() ? grad_input : make_tensor(plan.packed.sizes(), input.dtype(), input.device());
+  const Tensor tie_counts = scratch_for(extremum_backward_scratch_bytes(plan.layout), input.device());
   launch_checked(launch_extremum_backward(input.dtype(), grad.raw_data_ptr(), plan.packed.raw_data_ptr(),
-                                          result.raw_data_ptr(), target.raw_data_ptr(), plan.layout));
+                                          result.raw_data_ptr(), target.raw_data_ptr(),
+                                          tie_counts.defined() ? tie_counts.raw_data_ptr() : nullptr, plan.layout));
   if (plan.order.empty() || grad_input.numel() == 0) return;
   const LaunchShape shape = shape_of(grad_input);
   StridedOperand operand;

@@ -110,6 +110,41 @@ TEST_CASE("cuda argmax and argmin: ties pick the first index, NaN wins, on long 
   CHECK(std::isnan(amax(with_nan.to(kCuda0)).to(kCPU).item()));
 }
 
+// Few long groups take the path that counts ties in shares (atomics into device scratch) before
+// writing the gradient; the rest take the one-pass kernels. Both against the CPU op, with many
+// ties (few distinct values) and a NaN result.
+TEST_CASE("cuda extremum_backward: few long groups and many short ones, with ties and NaN, match the CPU") {
+  if (!ember::testing::cuda_or_skip()) return;
+  static const OpDef& backward_op = lookup_op("extremum_backward");
+  struct Shape {
+    Dims sizes;
+    Dims dims;
+  };
+  const Shape shapes[] = {
+      {{1 << 20}, {}},         // one output: shares of one contiguous group
+      {{200000, 3}, {0}},      // three columns
+      {{512, 2, 512}, {0, 2}},  // non-adjacent dims: permuted, two long groups
+      {{3000, 40}, {1}},       // many short rows: one warp each
+      {{40, 3000}, {0}},       // many columns: one thread each
+  };
+  for (const Shape& shape : shapes) {
+    std::vector<float> values = randint(0, 5, shape.sizes, {.device = kCPU}).to(kFloat32).to_vector<float>();
+    for (bool with_nan : {false, true}) {
+      if (with_nan) values[17] = NAN;  // its group's result is NaN, and its gradient goes to the NaN alone
+      for (DType dtype : {kFloat32, kBFloat16}) {
+        const Tensor input = from_vector(values, shape.sizes, {.device = kCPU}).to(dtype);
+        const std::string label = fmt::format("{} dims {} {}{}", shape.sizes, shape.dims, dtype, with_nan ? " NaN" : "");
+        const Attrs attrs{{"dims", shape.dims}, {"keepdim", false}};
+        const Tensor result = amax(input, shape.dims);
+        const Tensor grad = randn(result.sizes(), {.device = kCPU}).to(dtype);
+        check_close(dispatch_one(backward_op, {grad.to(kCuda0), input.to(kCuda0), result.to(kCuda0)}, attrs),
+                    dispatch_one(backward_op, {grad, input, result}, attrs), dtype == kBFloat16 ? 1e-2 : 1e-6,
+                    "extremum_backward " + label);
+      }
+    }
+  }
+}
+
 TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their backward") {
   if (!ember::testing::cuda_or_skip()) return;
   static const OpDef& softmax_backward_op = lookup_op("softmax_backward");

@@ -50,14 +50,14 @@ void check(cudnnStatus_t status, std::source_location where) {
   fail("cuDNN error at {}:{}: {} ({})", where.file_name(), where.line(), cudnnGetErrorString(status), detail);
 }
 
-cudnnHandle_t handle_for_current_device() {
+cudnnHandle_t handle_for_current_device(bool create) {
   int device = 0;
   cuda_check(cudaGetDevice(&device));
   // Never destroyed (one per thread and device): plans are keyed by their handle, which must not
   // be reused by another thread's new handle.
   thread_local std::map<int, cudnnHandle_t> handles;
   cudnnHandle_t& handle = handles[device];
-  if (handle == nullptr) {
+  if (handle == nullptr && create) {
     cudnnHandle_t created = nullptr;
     check(cudnnCreate(&created));
     handle = created;

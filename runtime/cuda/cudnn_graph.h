@@ -20,9 +20,10 @@ namespace ember::cuda::cudnn {
 // Throws ember::Error "cuDNN error at file:line: <name>: <last error message>" unless success.
 void check(cudnnStatus_t status, std::source_location where = std::source_location::current());
 
-// The calling thread's handle for the current CUDA device, created on first use. Handles live
-// for the process (destroying them at exit could run after the CUDA runtime is gone).
-cudnnHandle_t handle_for_current_device();
+// The calling thread's handle for the current CUDA device, created on first use unless `create`
+// is false (then null until then). Handles live for the process (destroying them at exit could
+// run after the CUDA runtime is gone).
+cudnnHandle_t handle_for_current_device(bool create = true);
 
 // An owned backend descriptor. set() and finalize() throw through check() on failure.
 class Descriptor {

@@ -13,8 +13,10 @@
 #include <mutex>
 #include <tuple>
 
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/cudnn_graph.h"
 #include "runtime/dtype.h"
+#include "runtime/error.h"
 #include "runtime/tensor.h"
 
 namespace ember::cuda {
@@ -137,13 +139,15 @@ std::map<PlanKey, CachedPlan>& plans() {
 
 std::atomic<int64_t> forward_runs{0}, backward_runs{0};
 
-// The cached plan for `key`, built on first use; null when cuDNN has no engine for it. Building
-// failures of the graph (cuDNN refusing the shape) count as "no engine" and are remembered too,
-// with their reason (cudnn_layer_norm_refusal).
-const cudnn::Plan* cached_plan(const PlanKey& key) {
+// The cached plan for `key`, built on first use unless `may_build` is false; null when cuDNN has
+// no engine for it (or it may not be built now). Building failures of the graph (cuDNN refusing
+// the shape) count as "no engine" and are remembered too, with their reason
+// (cudnn_layer_norm_refusal).
+const cudnn::Plan* cached_plan(const PlanKey& key, bool may_build) {
   const std::lock_guard lock(plans_mutex());
   const auto found = plans().find(key);
   if (found != plans().end()) return found->second.plan.get();
+  if (!may_build) return nullptr;
   const auto [direction, device, dtype, rows, cols, thread] = key;
   CachedPlan entry;
   try {
@@ -154,6 +158,23 @@ const cudnn::Plan* cached_plan(const PlanKey& key) {
     entry.why = error.what();
   }
   return plans().emplace(key, std::move(entry)).first->second.plan.get();
+}
+
+// The plan for a call on the current device, or null when cuDNN cannot take it now. While this
+// thread captures a CUDA graph only a handle and plan made earlier are used: creating either
+// allocates device memory, which would fail or invalidate the capture (the warm-up call of
+// mode="reduce_overhead" made them, unless another thread did); ember's kernels run instead.
+// A handle cuDNN cannot create (a missing sub-library, say) also leaves the call to ember.
+const cudnn::Plan* plan_for(Direction direction, int device_index, DType dtype, int64_t rows, int64_t cols) {
+  const bool capturing = capturing_on_this_thread();
+  cudnnHandle_t handle = nullptr;
+  try {
+    handle = cudnn::handle_for_current_device(/*create=*/!capturing);
+  } catch (const Error&) {
+    return nullptr;
+  }
+  if (handle == nullptr) return nullptr;
+  return cached_plan({direction, device_index, dtype, rows, cols, handle}, /*may_build=*/!capturing);
 }
 
 // Runs `plan` with a workspace from the device's caching allocator (freed in stream order).
@@ -171,10 +192,10 @@ bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index) {
   if (!eligible(args.dtype, args.rows, args.cols,
                 {args.input, args.weight, args.bias, args.output, args.mean, args.rstd}))
     return false;
-  const cudnn::Plan* plan = cached_plan(
-      {Direction::Forward, device_index, args.dtype, args.rows, args.cols, cudnn::handle_for_current_device()});
+  const cudnn::Plan* plan = plan_for(Direction::Forward, device_index, args.dtype, args.rows, args.cols);
   if (plan == nullptr) return false;
-  float epsilon = static_cast<float>(args.eps);  // read from the host when the plan is launched
+  // Read from the host when the plan is launched; aligned as its descriptor declares.
+  alignas(16) float epsilon = static_cast<float>(args.eps);
   run(*plan, device_index, args.stream, {kX, kScale, kBias, kEpsilon, kY, kMean, kInverseStd},
       {const_cast<void*>(args.input), const_cast<void*>(args.weight), const_cast<void*>(args.bias), &epsilon,
        args.output, args.mean, args.rstd});
@@ -187,8 +208,7 @@ bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index) 
                 {args.grad_output, args.input, args.mean, args.rstd, args.weight, args.grad_input, args.grad_weight,
                  args.grad_bias}))
     return false;
-  const cudnn::Plan* plan = cached_plan(
-      {Direction::Backward, device_index, args.dtype, args.rows, args.cols, cudnn::handle_for_current_device()});
+  const cudnn::Plan* plan = plan_for(Direction::Backward, device_index, args.dtype, args.rows, args.cols);
   if (plan == nullptr) return false;
   run(*plan, device_index, args.stream, {kGradY, kX, kMean, kInverseStd, kScale, kGradX, kGradScale, kGradBias},
       {const_cast<void*>(args.grad_output), const_cast<void*>(args.input), const_cast<void*>(args.mean),

@@ -14,9 +14,10 @@ namespace ember::cuda {
 // float32 data whatever args.dtype is (cuDNN's convention; norm_cuda_ops.cpp converts).
 // Each runs the call with cuDNN on CUDA device `device_index` (already current) and returns true,
 // or returns false without touching the outputs when cuDNN cannot run it: a build without cuDNN,
-// float64, no weight or bias, pointers not 16-byte aligned, or no cuDNN engine for the shape
-// (remembered, so the heuristics are asked once per shape). Throws ember::Error when cuDNN
-// accepted the call and then failed to run it.
+// float64, no weight or bias, pointers not 16-byte aligned, no cuDNN engine for the shape
+// (remembered, so the heuristics are asked once per shape), no cuDNN handle, or a CUDA-graph
+// capture on this thread while the handle or plan has not been made yet. Throws ember::Error
+// when cuDNN accepted the call and then failed to run it.
 bool cudnn_layer_norm_forward(const LayerNormForward& args, int device_index);
 bool cudnn_layer_norm_backward(const LayerNormBackward& args, int device_index);
 

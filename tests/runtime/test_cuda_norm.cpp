@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cuda_norm_test_util.h"
 #include "kernels/cuda/layer_norm.h"
 #include "numeric_check.h"
 #include "runtime/cuda/cudnn_layer_norm.h"
@@ -22,35 +23,12 @@ using namespace ember;
 using ember::testing::check_close;
 using ember::testing::random_values;
 using ember::testing::values_of;
+using ember::cuda_test::cudnn_or_skip;
+using ember::cuda_test::LayerNormChoice;
 
 namespace {
 
 const Device kCuda0{DeviceType::CUDA, 0};
-
-// Sets EMBER_LAYER_NORM for one scope, restoring the previous value after.
-class LayerNormChoice {
- public:
-  explicit LayerNormChoice(const char* value) {
-    const char* old = std::getenv("EMBER_LAYER_NORM");
-    had_old_ = old != nullptr;
-    if (had_old_) old_ = old;
-    setenv("EMBER_LAYER_NORM", value, 1);
-  }
-  ~LayerNormChoice() { had_old_ ? setenv("EMBER_LAYER_NORM", old_.c_str(), 1) : unsetenv("EMBER_LAYER_NORM"); }
-
- private:
-  bool had_old_ = false;
-  std::string old_;
-};
-
-// Whether cuDNN can run here; the cases that need it say why not and stop (ember's kernels are
-// checked by the other cases).
-bool cudnn_or_skip() {
-  const std::string why_not = cuda::cudnn_unavailable_reason();
-  if (why_not.empty()) return true;
-  ember::testing::skip_gpu_case("cuDNN unavailable: " + why_not);
-  return false;
-}
 
 TensorList run_op(const char* name, std::initializer_list<Tensor> inputs, const Attrs& attrs) {
   const std::vector<Tensor> list(inputs);

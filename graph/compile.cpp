@@ -18,6 +18,7 @@
 #include "graph/segment_mode.h"
 #include "runtime/autocast.h"
 #include "runtime/autograd/node.h"
+#include "runtime/cuda_settings.h"
 
 namespace ember::graph {
 
@@ -206,6 +207,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   guards.grad_mode = grad_mode_enabled();
   guards.autocast = autocast_enabled();
   guards.autocast_dtype = autocast_dtype();
+  guards.allow_tf32 = get_allow_tf32();
   for (const Tensor& input : inputs) {
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));

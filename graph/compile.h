@@ -91,6 +91,8 @@ struct Guards {
   bool grad_mode = true;
   bool autocast = false;  // autocast on, and its dtype: the graph holds the casts it made
   DType autocast_dtype = kBFloat16;
+  // set_allow_tf32 when captured: a CUDA graph replay keeps the GEMMs' compute type of its capture.
+  bool allow_tf32 = false;
 };
 
 // The type-erased state of one compiled function.

@@ -5,6 +5,7 @@
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
 #include "runtime/autocast.h"
+#include "runtime/cuda_settings.h"
 
 namespace ember::graph {
 
@@ -112,6 +113,11 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
     return why([&] {
       return fmt::format("autocast is {}, the graph was captured with {}", autocast_description(),
                          autocast_description(guards.autocast, guards.autocast_dtype));
+    });
+  if (get_allow_tf32() != guards.allow_tf32)
+    return why([&] {
+      return fmt::format("allow_tf32 is {}, the graph was captured with it {}", get_allow_tf32() ? "on" : "off",
+                         guards.allow_tf32 ? "on" : "off");
     });
   for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = graph.state_tensors[i];

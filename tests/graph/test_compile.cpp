@@ -100,6 +100,22 @@ TEST_CASE("compile: a new batch size or grad mode recompiles with the reason; pa
   CHECK(scaled(x).to_vector<float>() == std::vector<float>{8.0f, 15.5f});
 }
 
+// A CUDA graph replay keeps the compute type its GEMMs were captured with, so the TF32 switch is
+// a guard like grad mode: flipping it recompiles (on every device, for one rule).
+TEST_CASE("compile: set_allow_tf32 after capture recompiles with the reason") {
+  const bool before = get_allow_tf32();
+  set_allow_tf32(false);
+  const Tensor weight = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  auto project = ember::compile([&](const Tensor& x) { return matmul(x, weight); }, {.warmup_calls = 0});
+  const Tensor x = from_vector<float>({1, 1}, {1, 2});
+  CHECK(project(x).to_vector<float>() == std::vector<float>{4.0f, 6.0f});
+  set_allow_tf32(true);
+  CHECK(project(x).to_vector<float>() == std::vector<float>{4.0f, 6.0f});
+  set_allow_tf32(before);
+  REQUIRE(project.state().recompile_reasons().size() == 1);
+  CHECK(project.state().recompile_reasons()[0] == "allow_tf32 is on, the graph was captured with it off");
+}
+
 TEST_CASE("compile: replay reads state by identity, so an in-place change outside is seen") {
   Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f}, {3});
   auto scaled = ember::compile([&](const Tensor& x) { return x * weight; }, {.warmup_calls = 0});

@@ -21,12 +21,26 @@ namespace {
 using ops::MatrixDims;
 using ops::matrix_dims;
 
-// `tensor` itself when its matrices map onto cuBLASLt, else a packed copy on its device.
+// cuBLASLt may have no algorithm for an operand that starts off a 16-byte boundary (a 16-bit
+// slice starting at an odd element, say), and its kernels for one are slow: such operands, like
+// strided ones it cannot read, are copied (a fresh block is 512-byte aligned). O(n^2) next to
+// the GEMM's O(n^3).
+bool aligned_16(const Tensor& tensor) { return reinterpret_cast<uintptr_t>(tensor.raw_data_ptr()) % 16 == 0; }
+
+Tensor packed_copy(const Tensor& tensor) {
+  Tensor copy = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
+  const LaunchShape shape = shape_of(copy);
+  launch_checked(launch_cast(tensor.dtype(), copy.raw_data_ptr(), tensor.dtype(), operand_of(tensor, shape), shape));
+  return copy;
+}
+
+// `tensor` itself when its matrices map onto cuBLASLt from an aligned start, else a packed copy.
 Tensor as_operand(const Tensor& tensor, bool right_operand) {
   const MatrixDims dims = matrix_dims(tensor, right_operand);
   GemmMatrix matrix;
-  if (describe_matrix(dims.rows, dims.cols, dims.row_stride, dims.col_stride, matrix)) return tensor;
-  return contiguous_on_device(tensor);
+  if (aligned_16(tensor) && describe_matrix(dims.rows, dims.cols, dims.row_stride, dims.col_stride, matrix))
+    return tensor;
+  return packed_copy(tensor);
 }
 
 GemmMatrix matrix_of(const Tensor& tensor, bool right_operand) {
@@ -166,12 +180,7 @@ void matmul_cuda(const OpCall& call, TensorList& outputs) {
 // aligned, which some epilogue kernels need).
 Tensor bias_operand(const Tensor& bias) {
   const bool packed = bias.numel() <= 1 || bias.strides()[0] == 1;
-  const bool aligned = reinterpret_cast<uintptr_t>(bias.raw_data_ptr()) % 16 == 0;
-  if (packed && aligned) return bias;
-  Tensor copy = make_tensor(bias.sizes(), bias.dtype(), bias.device());
-  const LaunchShape shape = shape_of(copy);
-  launch_checked(launch_cast(bias.dtype(), copy.raw_data_ptr(), bias.dtype(), operand_of(bias, shape), shape));
-  return copy;
+  return packed && aligned_16(bias) ? bias : packed_copy(bias);
 }
 
 // cuBLASLt's epilogue for linear's activation, or None/Bias when it has none for it: its GELU is
@@ -211,17 +220,17 @@ void linear_cuda(const OpCall& call, TensorList& outputs) {
   problem.n = weight.sizes()[0];
   problem.k = in_features;
   int64_t rows = 0, row_stride = 0;
-  if (!merge_leading_dims(input, input.dim() - 1, rows, row_stride) ||
+  if (!aligned_16(input) || !merge_leading_dims(input, input.dim() - 1, rows, row_stride) ||
       !describe_matrix(rows, in_features, row_stride, input.strides()[input.dim() - 1], problem.a)) {
-    input = contiguous_on_device(input);
+    input = packed_copy(input);
     merge_leading_dims(input, input.dim() - 1, rows, row_stride);
     describe_matrix(rows, in_features, row_stride, input.strides()[input.dim() - 1], problem.a);
   }
   problem.m = rows;
   problem.a.data = input.raw_data_ptr();
   // Element (i, j) of W^T is W[j, i]: row stride W's column stride and vice versa.
-  if (!describe_matrix(in_features, problem.n, weight.strides()[1], weight.strides()[0], problem.b)) {
-    weight = contiguous_on_device(weight);
+  if (!aligned_16(weight) || !describe_matrix(in_features, problem.n, weight.strides()[1], weight.strides()[0], problem.b)) {
+    weight = packed_copy(weight);
     describe_matrix(in_features, problem.n, weight.strides()[1], weight.strides()[0], problem.b);
   }
   problem.b.data = weight.raw_data_ptr();

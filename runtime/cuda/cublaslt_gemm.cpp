@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <memory>
 #include <unordered_map>
 
@@ -78,6 +79,7 @@ void broadcast_bias(const GemmProblem& p) {
 void check_problem(const GemmProblem& p) {
   check(p.m >= 0 && p.n >= 0 && p.k >= 0 && p.batch >= 0,
         "cublaslt gemm: negative size (m {}, n {}, k {}, batch {})", p.m, p.n, p.k, p.batch);
+  check(p.batch <= INT32_MAX, "cublaslt gemm: a batch of {} matrices exceeds cuBLASLt's int32 batch count", p.batch);
   check(is_floating(p.dtype), "cublaslt gemm: dtype {} is not a floating type", p.dtype);
   check(!has_bias(p.epilogue) || p.bias != nullptr, "cublaslt gemm: a bias epilogue needs a bias pointer");
   // Some epilogue kernels read the bias in 16-byte vectors; linear copies a less aligned bias.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "skip_case.h"
 
@@ -55,6 +56,13 @@ int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   const int failed = context.run();
   if (context.shouldExit() || failed != 0) return failed;
+  // tools/gpu_check.sh selects the GPU cases by name: a filter that matched nothing (a renamed
+  // case) must not read as a pass there.
+  const char* required = std::getenv("EMBER_REQUIRE_CUDA");
+  if (cases_run == 0 && required != nullptr && std::string(required) == "1") {
+    std::printf("ember: EMBER_REQUIRE_CUDA=1 and no test case matched the filter\n");
+    return 3;
+  }
   // ctest's SKIP_REGULAR_EXPRESSION (tests/CMakeLists.txt) matches this line, so such a run is
   // listed as skipped; the exit status stays doctest's for direct runs (tools/gpu_check.sh).
   if (cases_run > 0 && cases_skipped == cases_run) {

@@ -21,4 +21,12 @@ cmake --build "$build_dir" --target "${targets[@]}"
 mkdir -p "$root/.gpu_pack"
 tar -cJf "$root/.gpu_pack/build.tar.xz" -C "$build_dir" bin/test_runtime bin/test_conformance \
   bin/test_graph bin/ember-bench bin/ember-ops lib
+# What the pack is, for gpu_check.sh to check against the GPU and the tree it runs in.
+{
+  echo "arch=${arch}"
+  echo "sources=$("$root/tools/source_fingerprint.sh" "$root")"
+  echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo '+uncommitted')"
+  echo "nvcc=$(nvcc --version 2>/dev/null | tail -n 1)"
+} >"$root/.gpu_pack/PACK_INFO"
 echo "packed $(du -h "$root/.gpu_pack/build.tar.xz" | cut -f1) for sm_${arch}"
+cat "$root/.gpu_pack/PACK_INFO"

@@ -12,6 +12,7 @@ deps="$root/.deps"
 packages=(
   libeigen3-dev doctest-dev nlohmann-json3-dev libcli11-dev
   libfmt-dev libfmt9 libxxhash-dev libxxhash0 zlib1g-dev zlib1g
+  libgomp1  # OpenMP runtime of libember: present wherever gcc is, not on every image
 )
 rm -rf "$deps"
 mkdir -p "$deps/debs" "$deps/root"

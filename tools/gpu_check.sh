@@ -44,6 +44,9 @@ pytorch_why="no torch in $python"
 if torch_error=$("$python" -c "import torch" 2>&1); then pytorch_ok=1; else pytorch_why="import torch failed: $(tail -n 1 <<<"$torch_error")"; fi
 results=()   # "step|status|seconds|detail"
 failures=0
+ember_blocked=""  # why ember's own steps cannot run here (prebuilt binaries missing libraries)
+# A rerun must not mix the last run's logs into this one's.
+rm -rf "$build_dir/gpu_check_logs"
 mkdir -p "$build_dir/gpu_check_logs"
 logs="$build_dir/gpu_check_logs"
 json_lines="$logs/gpu_check.jsonl"
@@ -64,12 +67,16 @@ run_step() {
   timeout -k 10 "$limit" "$@" >"$log" 2>&1
   local status=$?
   tail -n 4 "$log"
-  if [[ $status -eq 0 ]]; then
+  if [[ $status -eq 0 ]] && grep -q "every selected test case was skipped" "$log"; then
+    # A test binary whose cases all found no GPU (the rehearsal): nothing was checked.
+    results+=("$name|SKIP|$((SECONDS - start))|every selected case was skipped, log $(basename "$log")")
+  elif [[ $status -eq 0 ]]; then
     results+=("$name|PASS|$((SECONDS - start))|")
+  elif [[ $status -eq 124 || $status -eq 137 ]]; then
+    results+=("$name|TIMEOUT|$((SECONDS - start))|over ${limit} s, log $(basename "$log")")
+    failures=$((failures + 1))
   else
-    local why="exit $status"
-    [[ $status -eq 124 ]] && why="timed out after ${limit} s"
-    results+=("$name|FAIL|$((SECONDS - start))|$why, log $(basename "$log")")
+    results+=("$name|FAIL|$((SECONDS - start))|exit $status, log $(basename "$log")")
     failures=$((failures + 1))
   fi
   save_progress
@@ -96,15 +103,22 @@ print_steps() {
   done
 }
 skip_step() { results+=("$1|SKIP|0|$2"); echo "== $1: SKIP ($2)"; save_progress; }
+# run_step for a step that runs ember's binaries: skipped, with the reason, once they cannot run.
+ember_step() {
+  if [[ -n $ember_blocked ]]; then skip_step "$1" "$ember_blocked"; return 1; fi
+  run_step "$@"
+}
 
 arch=""
 if [[ $rehearsal -eq 0 ]]; then
-  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi >/dev/null 2>&1; then
+  # A wedged driver must not hang the run before any step: every nvidia-smi call is bounded.
+  if ! command -v nvidia-smi >/dev/null || ! timeout 20 nvidia-smi >/dev/null 2>&1; then
     echo "gpu_check: no working nvidia-smi; use --cpu-rehearsal on a machine without a GPU" >&2
     exit 2
   fi
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/gpu.txt"
-  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
+  timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$logs/gpu.txt"
+  timeout 20 nvidia-smi | grep -m 1 "CUDA Version" | tee -a "$logs/gpu.txt"
+  arch=$(timeout 20 nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
   # A GPU case that finds CUDA unusable here fails instead of reporting itself skipped.
   export EMBER_REQUIRE_CUDA=1
 fi
@@ -114,7 +128,8 @@ configure=(cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release 
 # Staged Debian packages (tools/stage_gpu_deps.sh) first, for machines without them.
 [[ -d "$root/.deps/root/usr" ]] && configure+=("-DCMAKE_PREFIX_PATH=$root/.deps/root/usr")
 # cuDNN / NCCL / CUPTI from Python nvidia-* wheels when the toolkit lacks them (no network needed).
-for package in cudnn nccl cuda_cupti; do
+# (Only the build here needs them: a prebuilt run finds the wheels' libraries below.)
+[[ -z $prebuilt ]] && for package in cudnn nccl cuda_cupti; do
   dir=$("$python" -c "import nvidia.$package as p, os; print(os.path.dirname(p.__file__) if p.__file__ else list(p.__path__)[0])" 2>/dev/null || true)
   variable=$(echo "${package#cuda_}" | tr a-z A-Z)
   [[ -n "$dir" ]] && configure+=("-DEMBER_${variable}_ROOT=$dir")
@@ -124,7 +139,8 @@ command -v ccache >/dev/null && configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 # The convergence test's data: this Python's scikit-learn, else the copy tools/stage_gpu_deps.sh
 # staged; with neither, EMBER_DIGITS_PATH stays unset and the tests read Debian's python3-sklearn
 # (tests/digits_data.h), which a pyenv or venv python3 first in PATH does not see.
-digits=$("$python" -c "import sklearn, os; print(os.path.join(os.path.dirname(sklearn.__file__), 'datasets/data/digits.csv.gz'))" 2>/dev/null || true)
+digits=""
+[[ -z $prebuilt ]] && digits=$("$python" -c "import sklearn, os; print(os.path.join(os.path.dirname(sklearn.__file__), 'datasets/data/digits.csv.gz'))" 2>/dev/null || true)
 for candidate in "$digits" "$root/.deps/digits.csv.gz"; do
   if [[ -n $candidate && -f $candidate ]]; then export EMBER_DIGITS_PATH=$candidate; break; fi
 done
@@ -157,25 +173,56 @@ else
   wheel_libs=$("$python" -c "import nvidia, os; print(':'.join(os.path.join(p, d, 'lib') for p in nvidia.__path__ for d in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, d, 'lib'))))" 2>/dev/null || true)
   [[ -n "$wheel_libs" ]] && library_path+=":$wheel_libs"
   export LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  # Without a library (.deps not carried, no cuDNN wheel) every later step fails one by one:
-  # stop here with the list instead.
-  if ! run_step "packed binaries find their libraries" 20 bash -c \
-      '! ldd "$0"/bin/* "$0"/lib/*.so* | grep "not found"' "$build_dir"; then
-    print_steps | tee "$logs/summary.txt"
-    echo "gpu_check: the packed binaries miss libraries (see above); carry .deps and check the wheels" >&2
-    exit 2
+  # What the pack was built for and from (tools/pack_gpu_build.sh), against this GPU and tree.
+  pack_info="$(dirname "$prebuilt")/PACK_INFO"
+  if [[ -f $pack_info ]]; then
+    cat "$pack_info" | tee "$logs/pack_info.txt"
+    pack_arch=$(sed -n 's/^arch=//p' "$pack_info")
+    pack_sources=$(sed -n 's/^sources=//p' "$pack_info")
+    if [[ -n $arch && -n $pack_arch && $arch != "$pack_arch" ]]; then
+      results+=("pack built for this GPU|FAIL|0|pack sm_${pack_arch}, GPU sm_${arch}: its kernels cannot load")
+      failures=$((failures + 1))
+    fi
+    if [[ $pack_sources != "$("$root/tools/source_fingerprint.sh" "$root")" ]]; then
+      results+=("pack built from these sources|FAIL|0|$(sed -n 's/^commit=//p' "$pack_info"): results are of other code")
+      failures=$((failures + 1))
+    fi
+  else
+    results+=("pack built from these sources|FAIL|0|no PACK_INFO next to $prebuilt")
+    failures=$((failures + 1))
   fi
-  run_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  # Without a library (.deps not carried, no cuDNN wheel) every ember step would fail one by
+  # one: they are skipped with the list instead, and the PyTorch steps still run.
+  if ! run_step "packed binaries find their libraries" 20 bash -c \
+      'ls "$0"/bin/* "$0"/lib/*.so* >/dev/null || exit 1; [[ $(ls "$0"/bin | wc -l) -ge 5 ]] || exit 1
+       ! ldd "$0"/bin/* "$0"/lib/*.so* 2>&1 | grep -E "not found|No such file"' "$build_dir"; then
+    ember_blocked="the packed binaries miss libraries (step 'packed binaries find their libraries')"
+  fi
+  # Libraries ember opens at run time (dlopen), which ldd cannot see (the driver's only on a GPU).
+  runtime_libraries="libcublasLt.so.13 libnvrtc.so.13"
+  [[ $rehearsal -eq 0 ]] && runtime_libraries="libcuda.so.1 $runtime_libraries"
+  run_step "runtime libraries load" 20 "$python" -c 'import ctypes, sys
+missing = []
+for name in sys.argv[1].split():
+    try:
+        ctypes.CDLL(name)
+    except OSError as error:
+        missing.append(str(error))
+print("\n".join(missing) or "all found")
+sys.exit(1 if missing else 0)' "$runtime_libraries"
+  ember_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
   # Generated C++ needs ember's headers, which the packed binaries look for where they were built.
-  run_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
-    EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*'
+  # ("cuda emulation" cases run on the CPU: the rehearsal covers them.)
+  ember_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
+    EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*,fusion on CUDA*' \
+    -tce='cuda emulation*'
 fi
 # One line per op: do its conformance cases pass on CUDA (each op in its own process)?
 op_table() {
   local table_device=cuda
   [[ $rehearsal -eq 1 ]] && table_device=cpu
-  run_step "op table $table_device" 150 bash "$root/tools/op_table.sh" "$build_dir" "$table_device" "$jobs" \
+  ember_step "op table $table_device" 120 bash "$root/tools/op_table.sh" "$build_dir" "$table_device" "$jobs" \
     "$logs/op_table.txt"
 }
 
@@ -183,7 +230,9 @@ device=cuda; steps=100; warmup=10
 if [[ $rehearsal -eq 1 ]]; then device=cpu; steps=3; warmup=1; fi
 bench() {  # bench NAME TIMEOUT COMMAND...: a benchmark step whose stdout is one JSON line
   local name=$1 limit=$2; shift 2
-  run_step "$name" "$limit" bash -c '"$@" > "$0.json" && cat "$0.json"' "$logs/${name//[^a-zA-Z0-9]/_}" "$@" &&
+  local step=run_step
+  [[ $name == ember* ]] && step=ember_step
+  $step "$name" "$limit" bash -c '"$@" > "$0.json" && cat "$0.json"' "$logs/${name//[^a-zA-Z0-9]/_}" "$@" &&
     cat "$logs/${name//[^a-zA-Z0-9]/_}.json" >>"$json_lines" && save_progress
 }
 
@@ -214,7 +263,9 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   for mode in eager reduce-overhead; do
     if [[ $pytorch_ok -eq 0 ]]; then skip_step "pytorch $model $mode" "$pytorch_why"; continue; fi
     if [[ $rehearsal -eq 1 && $mode != eager ]]; then skip_step "pytorch $model $mode" "rehearsal: compiles for the GPU only"; continue; fi
-    bench "pytorch $model $mode $device" 120 env LD_LIBRARY_PATH="$original_library_path" \
+    local limit=120
+    [[ $mode == reduce-overhead ]] && limit=75  # its cold compile alone takes most of that
+    bench "pytorch $model $mode $device" "$limit" env LD_LIBRARY_PATH="$original_library_path" \
       "$python" "$root/tools/reference/pytorch_mlp.py" --model "$model" \
       --mode "$mode" --device "$device" --steps "$steps" --warmup "$warmup" --json
   done
@@ -238,27 +289,28 @@ sanitize() {
     /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
   if [[ -z $sanitizer ]]; then skip_step compute-sanitizer "not on PATH nor under /usr/local/cuda"; return; fi
   # The generated kernels first: nothing else checks their memory accesses on a GPU.
-  run_step "compute-sanitizer fused kernels" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
+  ember_step "compute-sanitizer fused kernels" 45 "$sanitizer" --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
     "$build_dir/bin/test_graph" -tc='cuda fusion*,cuda nvrtc*,cuda lowered*'
   # Hand-written kernels of the families most likely to index out of bounds; all of `cuda*`
   # (cuBLASLt, cuDNN, the benchmarks' sizes) would not finish under memcheck in the limit.
-  run_step "compute-sanitizer cuda tests" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
+  ember_step "compute-sanitizer cuda tests" 45 "$sanitizer" --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" \
     -tc='cuda softmax*,cuda cross_entropy*,cuda index*,cuda device errors*,cuda embedding*'
-  run_step "compute-sanitizer conformance" 60 "$sanitizer" --tool memcheck --error-exitcode 1 \
+  ember_step "compute-sanitizer conformance" 45 "$sanitizer" --tool memcheck --error-exitcode 1 \
     env EMBER_POISON_OUTPUTS=1 EMBER_CONFORMANCE_DEVICES=cuda "$build_dir/bin/test_conformance" \
     -tc='*binary*,*reduction*,*index*,*norm*'
 }
 
-# Priority order: what the issue's targets are stated in first; memcheck before the large model,
-# whose torch.compile alone can take a minute; wide last.
+# Priority order (steps past the budget are listed as skipped): the tests, then what the issue's
+# targets are stated in (micro benchmarks, seed against PyTorch), the conformance of every op on
+# CUDA, memcheck, the other models against PyTorch, and the graph-break variant last.
 bench_model seed
-bench_host_read
 op_table
 sanitize
 bench_model large
 bench_model wide
+bench_host_read
 
 echo
 print_steps | tee "$logs/summary.txt"

@@ -13,6 +13,8 @@ log_dir="$build_dir/op_table_logs"
 rm -rf "$log_dir"
 mkdir -p "$log_dir"
 export EMBER_POISON_OUTPUTS=1
+# JOBS processes at once: one thread each, or they oversubscribe the cores many times over.
+export EMBER_NUM_THREADS=1 OMP_NUM_THREADS=1
 [[ $device == cuda ]] && export EMBER_CONFORMANCE_DEVICES=cuda
 
 run_one() {

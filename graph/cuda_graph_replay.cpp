@@ -112,8 +112,8 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
   cuda::GraphExec& exec = state_->graphs.at(slot);
   if (state_->direct.at(slot) || (exec == nullptr && state_->runs.at(slot)++ == 0)) {
     // Warm-up: the first call runs uncaptured on the replay's stream, so lazy initialisation
-    // (library loads, cuBLASLt handle and this stream's workspace, cuDNN plans, cached blocks of
-    // this stream's pool) happens outside the capture, which then needs no cudaMalloc.
+    // (library loads, cuBLASLt handle and this stream's workspace, cuDNN handles and plans)
+    // happens outside the capture.
     StreamSwitch on_own(own, caller);
     record();
   } else if (exec == nullptr) {

@@ -11,11 +11,11 @@
 //    captured graph would freeze. Those nodes are kept OUTSIDE the graphs: the step list is split at
 //    them, and they are launched directly each call between the captured segments.
 //  - The first call of each segment runs uncaptured on the capture stream (a warm-up: libraries'
-//    lazy set-up, cuBLASLt's workspace and the stream's cached blocks happen outside the capture);
-//    the second call captures, later calls launch. Memory a captured kernel allocates comes from
-//    the capture stream's pool, whose segments are not returned to the driver while a graph
-//    captured there lives (it keeps the addresses), and cudaMalloc during capture runs in relaxed
-//    capture mode.
+//    lazy set-up and cuBLASLt's workspace happen outside the capture); the second call captures,
+//    later calls launch. Memory a captured kernel allocates comes from the capture stream's graph
+//    pool (cuda::graph_pool), private to the graphs captured there: nothing allocated outside a
+//    capture is handed a block a graph still writes, and its segments are not returned to the
+//    driver while such a graph lives. cudaMalloc during capture runs in relaxed capture mode.
 //  - No host synchronization or host read inside a captured segment: host<->device copies run
 //    directly between segments (cuda_graph_plan.h), and a graph that updates one of its inputs in
 //    place is not captured at all (the kernels see staged copies). A state tensor whose storage

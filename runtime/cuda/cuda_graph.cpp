@@ -19,6 +19,7 @@ namespace {
 cudaStream_t stream_handle(const Stream& stream) { return static_cast<cudaStream_t>(stream.handle); }
 
 thread_local bool capturing = false;
+thread_local Stream captured;  // while `capturing`
 
 }  // namespace
 
@@ -31,11 +32,18 @@ void begin_capture(const Stream& stream) {
   prepare_gemm_for_capture(stream.device.index, stream.handle);  // the cuBLASLt handle and workspace too
   // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
   CachingAllocator& allocator = device_allocator(stream.device.index);
-  allocator.retain_stream(stream.id());
+  allocator.retain_stream(graph_pool(stream));
   const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
-  if (status != cudaSuccess) allocator.release_stream(stream.id());
+  if (status != cudaSuccess) allocator.release_stream(graph_pool(stream));
   cuda_check(status);
   capturing = true;
+  captured = stream;
+}
+
+StreamId allocation_pool(Device device) {
+  const Stream current = current_stream(device);
+  if (capturing && captured.device == device && captured.handle == current.handle) return graph_pool(current);
+  return current.id();
 }
 
 namespace {
@@ -44,7 +52,7 @@ namespace {
 // bookkeeping bug: said, and the blocks are kept (safe, only not returned).
 void release_capture_blocks(const Stream& stream) noexcept {
   try {
-    device_allocator(stream.device.index).release_stream(stream.id());
+    device_allocator(stream.device.index).release_stream(graph_pool(stream));
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ember: %s\n", error.what());
   }

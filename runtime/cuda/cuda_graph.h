@@ -16,10 +16,20 @@ using GraphExec = void*;      // cudaGraphExec_t: what is launched
 // False (with the reason) when this build or machine cannot capture CUDA graphs.
 bool graphs_available(std::string* why_not = nullptr);
 
+// The caching allocator's pool for memory that kernels captured on `stream` use: private to the
+// graphs captured there (as PyTorch's graph pools), so that no allocation outside a capture is
+// handed a block a graph still writes on every launch. Graphs captured on one stream share it
+// (their launches on that stream run one after another). A pool key is the stream's id with the
+// low bit set: stream handles are pointers, so no real stream has that id.
+inline StreamId graph_pool(const Stream& stream) { return stream.id() | 1; }
+// The pool an allocation on `device` made now belongs to: the graph pool of the stream this
+// thread captures when that is the device's current stream, else the current stream's own.
+StreamId allocation_pool(Device device);
+
 // Starts capturing the work queued on `stream` (never the legacy default stream) from this
 // thread; other threads may keep using CUDA meanwhile (thread-local capture mode). From here on
-// the stream's cached blocks stay allocated from the driver (the graph keeps their addresses),
-// until the capture is abandoned or the graph made from it is destroyed.
+// the stream's graph pool stays allocated from the driver (the graph keeps its addresses), until
+// the capture is abandoned or every graph made from its captures is destroyed.
 void begin_capture(const Stream& stream);
 // Ends the capture of `stream` and returns the recorded graph.
 CapturedGraph end_capture(const Stream& stream);

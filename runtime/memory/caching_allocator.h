@@ -3,7 +3,9 @@
 // returned. The same pool logic serves the CPU (aligned_alloc) and CUDA (cudaMalloc) backends, so
 // it is tested on CPU through a fake backend. A block keeps the stream it was allocated on and is
 // reused only by allocations on that stream; record_stream() names other streams that use it, and
-// its free then waits (without blocking the host) for their work queued up to that point.
+// its free then waits (without blocking the host) for their work queued up to that point. The
+// StreamId is a pool key: the CUDA backend gives a graph capture's allocations a private key of
+// their own (cuda::graph_pool), never a real stream's.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include "runtime/error.h"
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_graph.h"
 #endif
 
 namespace ember {
@@ -27,8 +28,9 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   CachingAllocator& allocator = allocator_for(device);
   StreamId stream = 0;
 #ifdef EMBER_HAS_CUDA
-  // CUDA blocks belong to the stream current at allocation: only that stream reuses them.
-  if (device.is_cuda()) stream = cuda::current_stream(device).id();
+  // CUDA blocks belong to the stream current at allocation: only that stream reuses them (or,
+  // under a CUDA-graph capture, to the graphs captured on it).
+  if (device.is_cuda()) stream = cuda::allocation_pool(device);
 #endif
   return std::make_shared<Storage>(allocator.allocate(nbytes, stream), nbytes, device, &allocator, nullptr);
 }

@@ -1,6 +1,7 @@
 // CUDA graphs and the caching allocator on a GPU: a block a graph's kernel used during capture
-// went back to its stream's cache, but the graph keeps writing it on every launch, so it must stay
-// allocated from the driver while the graph lives, and may go back once the graph is destroyed.
+// went back to the cache, but the graph keeps writing it on every launch, so it must stay
+// allocated from the driver while the graph lives, and may go back once the graph is destroyed;
+// and no allocation outside a capture may be handed it meanwhile (the graph's private pool).
 #include <doctest/doctest.h>
 
 #include "cuda_test_util.h"
@@ -14,7 +15,7 @@ using namespace ember;
 using cuda_test::kCuda0;
 
 #ifdef EMBER_HAS_CUDA
-TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its graph lives, returned after") {
+TEST_CASE("cuda graphs: a graph's blocks are its own while it lives (kept, never handed out) and returned after") {
   if (!ember::testing::cuda_or_skip()) return;
   const int64_t count = (2 << 20) + 12345;  // ~8 MiB of float32: a large-pool segment of its own
   Tensor total = zeros({count}, {.device = kCuda0});
@@ -26,15 +27,19 @@ TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its gra
   cuda::GraphExec graph = nullptr;
   {
     cuda::StreamGuard on_stream(stream);
-    // Outside the capture, the stream's cache gets the segment the capture then takes its
-    // scratch block from (cudaMalloc would be recorded by the capture).
-    full({count}, 0.0, {.device = kCuda0});
     cuda::begin_capture(stream);
     {
       const Tensor scratch = full({count}, 2.0, {.device = kCuda0});
       total.add_(scratch);
-    }  // scratch's block returns to the stream's cache, still addressed by the graph
+    }  // scratch's block returns to the graph pool, still addressed by the graph
     graph = cuda::instantiate(cuda::end_capture(stream));
+  }
+  // The same size on the same stream, outside the capture: it must not get the graph's block,
+  // or each launch below would overwrite it with 2s.
+  Tensor bystander;
+  {
+    cuda::StreamGuard on_stream(stream);
+    bystander = full({count}, 5.0, {.device = kCuda0});
   }
   empty_cache(kCuda0);
   const int64_t reserved_with_graph = memory_stats(kCuda0).reserved_bytes;
@@ -45,6 +50,9 @@ TEST_CASE("cuda graphs: a captured stream's cached blocks are kept while its gra
   synchronize(kCuda0);
   CHECK(amin(total).item() == 4.0);  // nothing ran at capture; each launch added 2
   CHECK(amax(total).item() == 4.0);
+  CHECK(amin(bystander).item() == 5.0);
+  CHECK(amax(bystander).item() == 5.0);
+  bystander = Tensor();
 
   cuda::destroy(graph, stream);
   empty_cache(kCuda0);

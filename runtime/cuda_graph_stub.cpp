@@ -21,7 +21,10 @@ bool graphs_available(std::string* why_not) {
   return false;
 }
 
+StreamId allocation_pool(Device) { no_cuda("allocation_pool"); }
 void begin_capture(const Stream&) { no_cuda("begin_capture"); }
+bool capture_running_on(int) { return false; }
+bool capture_running_anywhere() { return false; }
 CapturedGraph end_capture(const Stream&) { no_cuda("end_capture"); }
 void abandon_capture(const Stream&) noexcept {}
 GraphExec instantiate(CapturedGraph) { no_cuda("instantiate"); }

@@ -165,8 +165,8 @@ void copy_on_device(void* destination, const void* source, size_t bytes, const S
 void synchronize(Device device) {
   DeviceGuard guard(device);
   cuda_check(cudaDeviceSynchronize());
-  raise_device_error(device);  // a bad target or index a kernel found since the last sync
   release_copied_sources();    // every copy on this device has read its source now
+  raise_device_error(device);  // a bad target or index a kernel found since the last sync
 }
 
 Event::Event(bool enable_timing) : enable_timing_(enable_timing) {

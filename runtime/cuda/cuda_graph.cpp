@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <exception>
 
@@ -20,6 +22,13 @@ cudaStream_t stream_handle(const Stream& stream) { return static_cast<cudaStream
 
 thread_local bool capturing = false;
 thread_local Stream captured;  // while `capturing`
+std::array<std::atomic<int>, kMaxDevices> captures_running{};  // by any thread, per device
+
+void stop_capturing() {
+  if (!capturing) return;
+  captures_running[static_cast<size_t>(captured.device.index)].fetch_sub(1);
+  capturing = false;
+}
 
 }  // namespace
 
@@ -36,6 +45,7 @@ void begin_capture(const Stream& stream) {
   const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
   if (status != cudaSuccess) allocator.release_stream(graph_pool(stream));
   cuda_check(status);
+  captures_running[static_cast<size_t>(stream.device.index)].fetch_add(1);
   capturing = true;
   captured = stream;
 }
@@ -62,11 +72,21 @@ void release_capture_blocks(const Stream& stream) noexcept {
 
 bool capturing_on_this_thread() { return capturing; }
 
+bool capture_running_on(int device) {
+  return device >= 0 && device < kMaxDevices && captures_running[static_cast<size_t>(device)].load() > 0;
+}
+
+bool capture_running_anywhere() {
+  for (const std::atomic<int>& count : captures_running)
+    if (count.load() > 0) return true;
+  return false;
+}
+
 CapturedGraph end_capture(const Stream& stream) {
   DeviceGuard guard(stream.device);
   cudaGraph_t graph = nullptr;
   const cudaError_t status = cudaStreamEndCapture(stream_handle(stream), &graph);
-  capturing = false;  // the capture ends whether or not it succeeded
+  stop_capturing();  // the capture ends whether or not it succeeded
   cuda_check(status);
   return graph;
 }
@@ -74,7 +94,7 @@ CapturedGraph end_capture(const Stream& stream) {
 void abandon_capture(const Stream& stream) noexcept {
   cudaGraph_t graph = nullptr;
   cudaStreamEndCapture(stream_handle(stream), &graph);
-  capturing = false;
+  stop_capturing();
   if (graph) cudaGraphDestroy(graph);
   cudaGetLastError();  // the capture's failure is reported by the caller's own error
   release_capture_blocks(stream);

@@ -40,6 +40,12 @@ void abandon_capture(const Stream& stream) noexcept;
 GraphExec instantiate(CapturedGraph graph);
 // True between begin_capture and end_capture / abandon_capture on this thread.
 bool capturing_on_this_thread();
+// True while any thread captures a stream of `device` (of any device). A device-wide wait (a
+// device sync, cudaFree, cudaFreeHost, unloading a module) from any thread would invalidate that
+// capture, so such waits are put off or skipped meanwhile. (A capture that begins right after
+// the check can still be hit: it then fails, and reduce_overhead runs that segment directly.)
+bool capture_running_on(int device);
+bool capture_running_anywhere();
 // Queues one launch of `graph` on `stream`.
 void launch(GraphExec graph, const Stream& stream);
 // Frees an instantiated graph (null is a no-op) captured on `captured_on`; an in-flight launch

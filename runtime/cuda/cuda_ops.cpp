@@ -139,14 +139,21 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
   if (destination.device().is_cuda() && source.device().is_cpu()) {
     DeviceGuard guard(destination.device());
     const auto stream = static_cast<cudaStream_t>(current_stream(destination.device()).handle);
+    const bool held = non_blocking && is_pinned(packed.raw_data_ptr());
+    // A graph would read the source again at every replay, long after any hold ended.
+    check(!held || !capturing_on_this_thread(),
+          "to_device: a non_blocking copy from host memory cannot be captured into a CUDA graph; copy_ "
+          "into a device tensor made before the capture instead");
     cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
                                cudaMemcpyHostToDevice, stream));
-    if (non_blocking && is_pinned(packed.raw_data_ptr())) {
-      // A graph would read the source again at every replay, long after any hold ended.
-      check(!capturing_on_this_thread(),
-            "to_device: a non_blocking copy from host memory cannot be captured into a CUDA graph; copy_ "
-            "into a device tensor made before the capture instead");
-      hold_until_copied(packed, current_stream(destination.device()));
+    if (held) {
+      try {
+        hold_until_copied(packed, current_stream(destination.device()));
+      } catch (...) {
+        // No hold was made: the source must not go back to the pinned pool before it was read.
+        cudaStreamSynchronize(stream);
+        throw;
+      }
     } else {
       cuda_check(cudaStreamSynchronize(stream));
       raise_device_error(destination.device());  // a sync point like any other

@@ -4,7 +4,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <thread>
+
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/error.h"
 
 namespace ember::cuda {
@@ -47,7 +51,15 @@ KernelLibrary::~KernelLibrary() {
   if (!library_) return;
   // Kernels of this library may still be queued or running (a compiled function dropped right
   // after its last call), and unloading under them is undefined: the device finishes first.
+  // That wait would invalidate a graph capture running on the device, so it waits for captures
+  // to end first (they are short), and under this thread's own capture, or one that does not end
+  // in seconds, the library stays loaded (one module's memory, not a crash).
   // Errors are ignored: at process exit the driver may already be shut down.
+  if (capturing_on_this_thread()) return;
+  for (int waited_ms = 0; capture_running_on(device_.index); ++waited_ms) {
+    if (waited_ms >= 5000) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   int previous = 0;
   if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_.index) == cudaSuccess) {
     cudaDeviceSynchronize();

@@ -50,7 +50,8 @@ struct Stream {
   // out in turn (libtorch's getStreamFromPool). Streams live for the process, and each one used
   // gets its own cuBLASLt workspace and cached blocks, so a program that takes a stream per
   // iteration must reuse a few rather than make new ones. Two calls may return the same stream,
-  // which only orders their work more.
+  // which only orders their work more (a stream one thread captures into a CUDA graph must not be
+  // used by another meanwhile: capture on a stream of your own, Stream::create).
   static Stream from_pool(Device device);
   static constexpr int kPooledStreams = 32;
   // A new non-blocking stream of its own, never shared with from_pool's and never destroyed: for

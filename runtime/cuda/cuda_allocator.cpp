@@ -3,7 +3,9 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -117,10 +119,17 @@ class PinnedMemoryBackend final : public MemoryBackend {
   const char* name() const override { return "cuda pinned host"; }
 };
 
+// EMBER_NO_CUDA_MEMORY_CACHING=1 (PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING): every tensor its own
+// cudaMalloc, freed at once, so compute-sanitizer's memcheck sees its bounds (tools/gpu_check.sh).
+bool caching_from_env() {
+  const char* value = std::getenv("EMBER_NO_CUDA_MEMORY_CACHING");
+  return value == nullptr || std::string(value) != "1";
+}
+
 struct DevicePool {
   DeviceMemoryBackend backend;
   CachingAllocator allocator;
-  explicit DevicePool(int index) : backend(index), allocator(backend) {}
+  explicit DevicePool(int index) : backend(index), allocator(backend, caching_from_env()) {}
 };
 
 }  // namespace

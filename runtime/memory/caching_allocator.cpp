@@ -60,7 +60,7 @@ CachingAllocator::Block* CachingAllocator::new_block(const Block& value) {
 void CachingAllocator::delete_block(Block* block) { spare_blocks_.push_back(block); }
 
 CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId stream) {
-  const size_t size = round_up(std::max<size_t>(bytes, 1), kRoundBytes);
+  const size_t size = caching_ ? round_up(std::max<size_t>(bytes, 1), kRoundBytes) : std::max<size_t>(bytes, 1);
   const bool small_pool = size <= kSmallRequestBytes;
   std::lock_guard lock(mutex_);
   if (!pending_frees_.empty()) finish_pending_frees(/*wait=*/false);
@@ -93,6 +93,7 @@ void CachingAllocator::free(const Allocation& allocation) {
     return;
   }
   free_block(block);
+  if (!caching_) release_free_segments();
 }
 
 void CachingAllocator::free_block(Block* block) {
@@ -126,7 +127,7 @@ CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, siz
 }
 
 CachingAllocator::Block* CachingAllocator::new_segment(size_t size, StreamId stream, bool small_pool) {
-  const size_t segment = small_pool ? kSmallSegmentBytes : round_up(size, kLargeSegmentRound);
+  const size_t segment = !caching_ ? size : small_pool ? kSmallSegmentBytes : round_up(size, kLargeSegmentRound);
   void* memory = backend_.allocate(segment);
   if (memory == nullptr) return nullptr;
   ++stats_.num_backend_allocations;

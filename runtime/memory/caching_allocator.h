@@ -59,7 +59,11 @@ class CachingAllocator {
   static constexpr size_t kSmallSegmentBytes = size_t{2} << 20;
   static constexpr size_t kLargeSegmentRound = size_t{2} << 20;
 
-  explicit CachingAllocator(MemoryBackend& backend) : backend_(backend) {}
+  // Without `caching`, every allocation is a segment of its own of exactly its size, returned to
+  // the backend as soon as it is freed (when the backend can release then): slow, but a tool
+  // watching the backend's allocations (compute-sanitizer's memcheck) sees each tensor's bounds
+  // and each use after free, which carving tensors out of cached segments hides.
+  explicit CachingAllocator(MemoryBackend& backend, bool caching = true) : backend_(backend), caching_(caching) {}
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -141,6 +145,7 @@ class CachingAllocator {
   void delete_block(Block* block);
 
   MemoryBackend& backend_;
+  const bool caching_;
   mutable std::mutex mutex_;
   FreeBlocks small_free_;
   FreeBlocks large_free_;

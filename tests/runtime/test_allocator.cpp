@@ -119,6 +119,30 @@ TEST_CASE("retention is counted: a stream's segments are returned once every gra
                        Error);
 }
 
+TEST_CASE("without caching, each allocation is its own backend allocation of its exact size, released when freed") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend, /*caching=*/false);
+  const auto a = allocator.allocate(1000, 7);
+  const auto b = allocator.allocate(1000, 7);
+  CHECK(backend.allocations == 2);  // no shared segment: a tool watching the backend sees both
+  CHECK(backend.live.at(a.pointer) == 1000);
+  CHECK(backend.live.at(b.pointer) == 1000);
+  allocator.free(a);
+  CHECK(backend.releases == 1);  // back at once: a later use of it is a use after free there
+  CHECK(backend.live.count(a.pointer) == 0);
+  allocator.free(b);
+  CHECK(backend.live.empty());
+  CHECK(allocator.stats().reserved_bytes == 0);
+  CHECK(allocator.stats().allocated_bytes == 0);
+  // While the backend cannot release (a CUDA-graph capture), a freed block stays cached.
+  backend.releasable = false;
+  allocator.free(allocator.allocate(64, 7));
+  CHECK(backend.live.size() == 1);
+  backend.releasable = true;
+  allocator.empty_cache();
+  CHECK(backend.live.empty());
+}
+
 TEST_CASE("nothing is returned to a backend that cannot release now; out of memory then fails cleanly") {
   FakeBackend backend;
   backend.limit_bytes = 8 << 20;

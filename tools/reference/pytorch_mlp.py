@@ -118,6 +118,15 @@ def main():
     }
     if compile_ms is not None:
         result["compile_ms"] = round(compile_ms, 1)
+    if args.mode != "eager":
+        # Whether reduce-overhead really replayed CUDA graphs (inductor skips them, quietly, for
+        # some graphs) and whether dynamo split the step: from a private API, so best effort.
+        try:
+            from torch._dynamo.utils import counters
+            result["cudagraph_skips"] = int(counters["inductor"].get("cudagraph_skips", 0))
+            result["graph_breaks"] = int(sum(counters["graph_break"].values()))
+        except Exception as error:  # noqa: BLE001 - any failure here must not cost the figures
+            result["compile_counters"] = f"unavailable: {error}"
     if args.json:
         print(json.dumps(result))
     else:

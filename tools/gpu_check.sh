@@ -71,7 +71,10 @@ run_step() {
     # A test binary whose cases all found no GPU (the rehearsal): nothing was checked.
     results+=("$name|SKIP|$((SECONDS - start))|every selected case was skipped, log $(basename "$log")")
   elif [[ $status -eq 0 ]]; then
-    results+=("$name|PASS|$((SECONDS - start))|")
+    # Cases that found no GPU are counted as skipped by the test binaries, not passed: say so.
+    local skipped
+    skipped=$(grep -oE "[0-9]+ of the [0-9]+ test cases above were skipped" "$log" | head -n 1)
+    results+=("$name|PASS|$((SECONDS - start))|${skipped:+${skipped/ test cases above were/ cases}}")
   elif [[ $status -eq 124 || $status -eq 137 ]]; then
     results+=("$name|TIMEOUT|$((SECONDS - start))|over ${limit} s, log $(basename "$log")")
     failures=$((failures + 1))
@@ -182,10 +185,14 @@ else
     if [[ -n $arch && -n $pack_arch && $arch != "$pack_arch" ]]; then
       results+=("pack built for this GPU|FAIL|0|pack sm_${pack_arch}, GPU sm_${arch}: its kernels cannot load")
       failures=$((failures + 1))
+    elif [[ -n $arch ]]; then
+      results+=("pack built for this GPU|PASS|0|sm_${pack_arch}")
     fi
     if [[ $pack_sources != "$("$root/tools/source_fingerprint.sh" "$root")" ]]; then
       results+=("pack built from these sources|FAIL|0|$(sed -n 's/^commit=//p' "$pack_info"): results are of other code")
       failures=$((failures + 1))
+    else
+      results+=("pack built from these sources|PASS|0|$(sed -n 's/^commit=//p' "$pack_info")")
     fi
   else
     results+=("pack built from these sources|FAIL|0|no PACK_INFO next to $prebuilt")

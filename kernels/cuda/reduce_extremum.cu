@@ -98,8 +98,7 @@ __global__ void share_gradient(const T* grad, const T* input, const T* result, c
 constexpr int64_t kBusyThreads = int64_t{1} << 18;  // about what an H200 keeps in flight
 constexpr int64_t kMinTieShare = 64;                // elements per share, at least
 
-}  // namespace
-
+// Shares per group for count_ties, or 1 when the one-pass kernels keep the GPU busy enough.
 int64_t tie_shares(const ReduceLayout& layout) {
   const int64_t outputs = layout.outer * layout.inner;
   const int64_t threads = layout.inner == 1 ? outputs * 32 : outputs;  // of the one-pass kernels
@@ -108,6 +107,8 @@ int64_t tie_shares(const ReduceLayout& layout) {
   const int64_t wanted = ceil_div(kBusyThreads, outputs);
   return wanted < most ? wanted : most;
 }
+
+}  // namespace
 
 int launch_extremum_family(ReduceKind kind, DType dtype, const void* input, void* output, void* scratch,
                            const ReduceLayout& layout) {

@@ -5,8 +5,8 @@
 #include <array>
 #include <cstdlib>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "runtime/cuda/cuda_check.h"

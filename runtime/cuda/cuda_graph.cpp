@@ -30,6 +30,16 @@ void stop_capturing() {
   capturing = false;
 }
 
+// Undoes begin_capture's retention; called where nothing may throw. A failure here is a
+// bookkeeping bug: said, and the blocks are kept (safe, only not returned).
+void release_capture_blocks(const Stream& stream) noexcept {
+  try {
+    device_allocator(stream.device.index).release_stream(graph_pool(stream));
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ember: %s\n", error.what());
+  }
+}
+
 }  // namespace
 
 bool graphs_available(std::string* why_not) { return device_count(why_not) > 0; }
@@ -55,20 +65,6 @@ StreamId allocation_pool(Device device) {
   if (capturing && captured.device == device && captured.handle == current.handle) return graph_pool(current);
   return current.id();
 }
-
-namespace {
-
-// Undoes begin_capture's retention; called where nothing may throw. A failure here is a
-// bookkeeping bug: said, and the blocks are kept (safe, only not returned).
-void release_capture_blocks(const Stream& stream) noexcept {
-  try {
-    device_allocator(stream.device.index).release_stream(graph_pool(stream));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "ember: %s\n", error.what());
-  }
-}
-
-}  // namespace
 
 bool capturing_on_this_thread() { return capturing; }
 

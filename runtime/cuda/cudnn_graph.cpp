@@ -43,11 +43,20 @@ std::string cudnn_unavailable_reason() {
 
 namespace cudnn {
 
-void check(cudnnStatus_t status, std::source_location where) {
-  if (status == CUDNN_STATUS_SUCCESS) [[likely]] return;
+namespace {
+
+// cuDNN's name for `status` and its own detail of the last failure (the refusal's reason).
+std::string last_error(cudnnStatus_t status) {
   char detail[512] = {};
   cudnnGetLastErrorString(detail, sizeof detail);
-  fail("cuDNN error at {}:{}: {} ({})", where.file_name(), where.line(), cudnnGetErrorString(status), detail);
+  return std::string(cudnnGetErrorString(status)) + (detail[0] ? std::string(": ") + detail : std::string());
+}
+
+}  // namespace
+
+void check(cudnnStatus_t status, std::source_location where) {
+  if (status == CUDNN_STATUS_SUCCESS) [[likely]] return;
+  fail("cuDNN error at {}:{}: {}", where.file_name(), where.line(), last_error(status));
 }
 
 cudnnHandle_t handle_for_current_device(bool create) {
@@ -137,9 +146,11 @@ std::string build_plan(std::vector<Descriptor> tensors, Descriptor operation, Pl
   graph.set_descriptor(CUDNN_ATTR_OPERATIONGRAPH_OPS, operation);
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   // A graph no engine can express fails here or in the heuristics: that is "unsupported", not an error.
-  if (cudnnBackendFinalize(graph.get()) != CUDNN_STATUS_SUCCESS) return "cuDNN rejected the operation graph";
+  if (const cudnnStatus_t status = cudnnBackendFinalize(graph.get()); status != CUDNN_STATUS_SUCCESS)
+    return "cuDNN rejected the operation graph: " + last_error(status);
 
   std::vector<Descriptor> parts = std::move(tensors);
+  cudnnStatus_t last_status = CUDNN_STATUS_SUCCESS;
   // Mode A's ranked list first; the fallback list holds engines mode A may leave out.
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<Descriptor> configs = engine_configs(graph, mode, parts);
@@ -147,7 +158,8 @@ std::string build_plan(std::vector<Descriptor> tensors, Descriptor operation, Pl
       Descriptor candidate(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       candidate.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
       candidate.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
-      if (cudnnBackendFinalize(candidate.get()) != CUDNN_STATUS_SUCCESS) continue;  // try the next engine
+      last_status = cudnnBackendFinalize(candidate.get());
+      if (last_status != CUDNN_STATUS_SUCCESS) continue;  // try the next engine
       int64_t returned = 0;
       check(cudnnBackendGetAttribute(candidate.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
                                      &returned, &plan.workspace_bytes));
@@ -159,7 +171,8 @@ std::string build_plan(std::vector<Descriptor> tensors, Descriptor operation, Pl
       return {};
     }
   }
-  return "no engine configuration of cuDNN's heuristics finalized";
+  if (last_status == CUDNN_STATUS_SUCCESS) return "cuDNN's heuristics offered no engine configuration";
+  return "no engine configuration of cuDNN's heuristics finalized (the last: " + last_error(last_status) + ")";
 }
 
 void execute(const Plan& plan, void* stream, const std::vector<int64_t>& unique_ids, const std::vector<void*>& pointers,

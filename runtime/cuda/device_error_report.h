@@ -2,7 +2,9 @@
 // and the host checks at ember's synchronization points. A kernel that finds a bad class target
 // or index writes the device's record; the synchronizations of the runtime (cuda::synchronize,
 // copies to the CPU such as item() and to(kCPU), the wait of a blocking copy to the device) then
-// raise it as an ember::Error and clear it, so later calls work.
+// raise it as an ember::Error and clear it, so later calls work. The record is per device, not
+// per thread (kernels cannot know the host thread): with several threads on one device, the
+// first of them to synchronize raises the error, whichever thread queued the failing kernel.
 #pragma once
 
 #include <optional>

@@ -3,7 +3,6 @@
 // cublaslt_plan.h.
 #include "runtime/cuda/cublaslt_plan.h"
 
-#include <array>
 #include <bit>
 #include <map>
 #include <mutex>
@@ -12,6 +11,7 @@
 #include "runtime/cuda/cublaslt_library.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/thread_handle_pool.h"
 #include "runtime/error.h"
 
 namespace ember::cuda::detail {
@@ -191,15 +191,21 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan) {
   }
 }
 
+namespace {
+
+cublasLtHandle_t create_handle(int device) {
+  DeviceGuard guard(Device(DeviceType::CUDA, device));
+  cublasLtHandle_t handle = nullptr;
+  cublas_check(cublaslt().Create(&handle));
+  return handle;
+}
+
+}  // namespace
+
 cublasLtHandle_t handle_for(int device) {
-  // Per thread as well as per device: a handle is then never used by two threads at once.
-  thread_local std::array<cublasLtHandle_t, kMaxDevices> handles{};
-  check(device >= 0 && device < kMaxDevices, "cublaslt gemm: device index {} out of range", device);
-  if (handles[device] == nullptr) {
-    DeviceGuard guard(Device(DeviceType::CUDA, device));
-    cublas_check(cublaslt().Create(&handles[device]));
-  }
-  return handles[device];
+  // Per thread as well as per device: a handle is then never used by two threads at once; an
+  // exited thread's handle serves the next new one (thread_handle_pool.h).
+  return ThreadHandlePool<cublasLtHandle_t>::of(create_handle).for_this_thread(device);
 }
 
 void* workspace_for(int device, void* stream) {

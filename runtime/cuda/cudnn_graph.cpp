@@ -11,10 +11,11 @@
 #ifdef EMBER_HAS_CUDNN
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <utility>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/thread_handle_pool.h"
 #endif
 
 namespace ember::cuda {
@@ -59,19 +60,23 @@ void check(cudnnStatus_t status, std::source_location where) {
   fail("cuDNN error at {}:{}: {}", where.file_name(), where.line(), last_error(status));
 }
 
+namespace {
+
+cudnnHandle_t create_handle(int device) {
+  DeviceGuard guard(Device(DeviceType::CUDA, device));
+  cudnnHandle_t handle = nullptr;
+  check(cudnnCreate(&handle));
+  return handle;
+}
+
+}  // namespace
+
 cudnnHandle_t handle_for_current_device(bool create) {
   int device = 0;
   cuda_check(cudaGetDevice(&device));
-  // Never destroyed (one per thread and device): plans are keyed by their handle, which must not
-  // be reused by another thread's new handle.
-  thread_local std::map<int, cudnnHandle_t> handles;
-  cudnnHandle_t& handle = handles[device];
-  if (handle == nullptr && create) {
-    cudnnHandle_t created = nullptr;
-    check(cudnnCreate(&created));
-    handle = created;
-  }
-  return handle;
+  // One per thread and device, never destroyed: plans are keyed by their handle, and a handle
+  // serves one thread at a time (an exited thread's goes to the next new one, with its plans).
+  return ThreadHandlePool<cudnnHandle_t>::of(create_handle).for_this_thread(device, create);
 }
 
 Descriptor::Descriptor(cudnnBackendDescriptorType_t type) { check(cudnnBackendCreateDescriptor(type, &raw_)); }

@@ -54,8 +54,9 @@ class DeviceMemoryBackend final : public MemoryBackend {
     cuda_check(cudaFree(pointer));
   }
   // cudaFree and the sync before it wait for the whole device: illegal while any thread captures
-  // a graph there (it would invalidate the capture). The cache keeps its segments meanwhile.
-  bool can_release() const override { return !capture_running_on(index_); }
+  // a graph there (it would invalidate the capture), and on a thread that captures at all
+  // (thread-local capture mode). The cache keeps its segments meanwhile.
+  bool can_release() const override { return !capturing_on_this_thread() && !capture_running_on(index_); }
   const char* name() const override { return "cuda"; }
 
   // Markers for record_stream. None is made while a capture could swallow it: an event recorded
@@ -115,7 +116,7 @@ class PinnedMemoryBackend final : public MemoryBackend {
   }
   void release(void* pointer, size_t) override { cuda_check(cudaFreeHost(pointer)); }
   // cudaFreeHost synchronizes: not while a graph is being captured on any device.
-  bool can_release() const override { return !capture_running_anywhere(); }
+  bool can_release() const override { return !capturing_on_this_thread() && !capture_running_anywhere(); }
   const char* name() const override { return "cuda pinned host"; }
 };
 

@@ -52,10 +52,15 @@ void begin_capture(const Stream& stream) {
   // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
   CachingAllocator& allocator = device_allocator(stream.device.index);
   allocator.retain_stream(graph_pool(stream));
+  // Counted before it begins, so another thread's device-wide wait sees it as early as possible.
+  std::atomic<int>& running = captures_running[static_cast<size_t>(stream.device.index)];
+  running.fetch_add(1);
   const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
-  if (status != cudaSuccess) allocator.release_stream(graph_pool(stream));
+  if (status != cudaSuccess) {
+    running.fetch_sub(1);
+    allocator.release_stream(graph_pool(stream));
+  }
   cuda_check(status);
-  captures_running[static_cast<size_t>(stream.device.index)].fetch_add(1);
   capturing = true;
   captured = stream;
 }

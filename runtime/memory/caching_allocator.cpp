@@ -93,7 +93,14 @@ void CachingAllocator::free(const Allocation& allocation) {
     return;
   }
   free_block(block);
-  if (!caching_) release_free_segments();
+  if (!caching_) {
+    // free() runs in destructors: a backend error (a sticky CUDA error, say) leaves the segment
+    // cached, to be released by a later free or empty_cache.
+    try {
+      release_free_segments();
+    } catch (const Error&) {
+    }
+  }
 }
 
 void CachingAllocator::free_block(Block* block) {
@@ -121,6 +128,9 @@ CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, siz
   Block key{nullptr, size, stream, false, false, nullptr, nullptr};
   auto candidate = pool.lower_bound(&key);
   if (candidate == pool.end() || (*candidate)->stream != stream) return nullptr;
+  // Without caching a block is reused (while segments cannot be released) only at its exact size:
+  // a split would start a block off its segment's alignment, a bigger one hide overruns.
+  if (!caching_ && (*candidate)->size != size) return nullptr;
   // A huge cached block must not be carved for a small large-pool request (fragmentation).
   if (!(*candidate)->small_pool && (*candidate)->size > 2 * size + kLargeSegmentRound) return nullptr;
   return *candidate;
@@ -137,6 +147,7 @@ CachingAllocator::Block* CachingAllocator::new_segment(size_t size, StreamId str
 }
 
 void CachingAllocator::split(Block* block, size_t size, FreeBlocks& pool) {
+  if (!caching_) return;  // exact sizes only (find_free_block)
   const size_t remainder = block->size - size;
   if (remainder < (block->small_pool ? kMinSplitRemainderSmall : kMinSplitRemainderLarge)) return;
   Block* rest = new_block({static_cast<char*>(block->pointer) + size, remainder, block->stream, false,

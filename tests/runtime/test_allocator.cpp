@@ -134,10 +134,20 @@ TEST_CASE("without caching, each allocation is its own backend allocation of its
   CHECK(backend.live.empty());
   CHECK(allocator.stats().reserved_bytes == 0);
   CHECK(allocator.stats().allocated_bytes == 0);
-  // While the backend cannot release (a CUDA-graph capture), a freed block stays cached.
+  // While the backend cannot release (a CUDA-graph capture), a freed block stays cached and is
+  // reused only at its exact size: never split (a piece would start off its segment's
+  // alignment), never a bigger block (it would hide an overrun).
   backend.releasable = false;
-  allocator.free(allocator.allocate(64, 7));
+  const auto cached = allocator.allocate(2000, 7);
+  allocator.free(cached);
   CHECK(backend.live.size() == 1);
+  const auto smaller = allocator.allocate(6, 7);
+  CHECK(smaller.pointer != cached.pointer);
+  CHECK(backend.live.at(smaller.pointer) == 6);
+  allocator.free(smaller);
+  const auto same = allocator.allocate(2000, 7);
+  CHECK(same.pointer == cached.pointer);
+  allocator.free(same);
   backend.releasable = true;
   allocator.empty_cache();
   CHECK(backend.live.empty());

@@ -42,8 +42,9 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
     if (i < dynamic_dims.size() && (dynamic_dims[i] & all_dims(input.sizes.size())) != 0)
       text += fmt::format(" (dims {} dynamic)", dims_text(dynamic_dims[i] & all_dims(input.sizes.size())));
   }
-  text += fmt::format("; grad mode {}; autocast {}", guards.grad_mode ? "on" : "off",
-                      guards.autocast ? fmt::format("on ({})", guards.autocast_dtype) : "off");
+  text += fmt::format("; grad mode {}; autocast {}; allow_tf32 {}", guards.grad_mode ? "on" : "off",
+                      guards.autocast ? fmt::format("on ({})", guards.autocast_dtype) : "off",
+                      guards.allow_tf32 ? "on" : "off");
   text += fmt::format("; {} state tensors (types, grad and owners)", guards.states.size());
   for (const HostGuard& host : guards.host) text += fmt::format("; host: {}", host.what);
   return text;

@@ -132,7 +132,7 @@ TEST_CASE("compile diagnostics: guards of each entry, why each missed, and the r
   const std::vector<nlohmann::json> guards = logs.lines("guards");
   REQUIRE(guards.size() == 3);  // entry 0's guards, its miss, entry 1's guards
   CHECK(guards[0].at("guards").get<std::string>().find("input 0: [2, 3] float32 on cpu; grad mode on; autocast off; "
-                                                       "1 state tensors") == 0);
+                                                       "allow_tf32 off; 1 state tensors") == 0);
   CHECK(guards[1].at("failure") == "grad mode is off, the graph was captured with it on");
   CHECK(guards[2].at("guards").get<std::string>().find("grad mode off") != std::string::npos);
   REQUIRE(logs.lines("recompiles").size() == 1);

@@ -47,15 +47,20 @@ Tensor as_dtype(const Tensor& tensor, DType dtype) {
 
 Tensor contiguous_on_device(const Tensor& tensor) {
   if (tensor.is_contiguous()) return tensor;
-  Tensor packed = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
   if (tensor.device().is_cpu()) {
+    Tensor packed = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
     TensorList staging{packed};
     const Tensor inputs[] = {tensor};
     const OpCall call{registry().get("clone"), inputs, Attrs{}};
     cpu::clone_kernel(call, staging);
     return packed;
   }
+  return packed_copy(tensor);
+}
+
+Tensor packed_copy(const Tensor& tensor) {
   DeviceGuard guard(tensor.device());
+  Tensor packed = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
   const LaunchShape shape = shape_of(packed);
   launch_checked(launch_cast(tensor.dtype(), packed.raw_data_ptr(), tensor.dtype(), operand_of(tensor, shape), shape));
   return packed;

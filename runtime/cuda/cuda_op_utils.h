@@ -24,6 +24,9 @@ Tensor as_dtype(const Tensor& tensor, DType dtype);
 
 // `tensor` as one dense row-major block on its own device (itself when already contiguous).
 Tensor contiguous_on_device(const Tensor& tensor);
+// A dense row-major copy of CUDA `tensor` in a fresh block (512-byte aligned), even when it is
+// contiguous already: for a view whose start some library cannot take.
+Tensor packed_copy(const Tensor& tensor);
 
 // The cudaStream_t (as void*) kernels on `tensor`'s device are launched on from this thread.
 void* stream_of(const Tensor& tensor);

@@ -27,13 +27,6 @@ using ops::matrix_dims;
 // the GEMM's O(n^3).
 bool aligned_16(const Tensor& tensor) { return reinterpret_cast<uintptr_t>(tensor.raw_data_ptr()) % 16 == 0; }
 
-Tensor packed_copy(const Tensor& tensor) {
-  Tensor copy = make_tensor(tensor.sizes(), tensor.dtype(), tensor.device());
-  const LaunchShape shape = shape_of(copy);
-  launch_checked(launch_cast(tensor.dtype(), copy.raw_data_ptr(), tensor.dtype(), operand_of(tensor, shape), shape));
-  return copy;
-}
-
 // `tensor` itself when its matrices map onto cuBLASLt from an aligned start, else a packed copy.
 Tensor as_operand(const Tensor& tensor, bool right_operand) {
   const MatrixDims dims = matrix_dims(tensor, right_operand);

@@ -25,6 +25,7 @@ StreamId allocation_pool(Device) { no_cuda("allocation_pool"); }
 void begin_capture(const Stream&) { no_cuda("begin_capture"); }
 bool capture_running_on(int) { return false; }
 bool capture_running_anywhere() { return false; }
+std::unique_lock<std::mutex> hold_off_captures(int) { return {}; }  // nothing to hold off
 CapturedGraph end_capture(const Stream&) { no_cuda("end_capture"); }
 void abandon_capture(const Stream&) noexcept {}
 GraphExec instantiate(CapturedGraph) { no_cuda("instantiate"); }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_check.h"
@@ -23,6 +24,7 @@ cudaStream_t stream_handle(const Stream& stream) { return static_cast<cudaStream
 thread_local bool capturing = false;
 thread_local Stream captured;  // while `capturing`
 std::array<std::atomic<int>, kMaxDevices> captures_running{};  // by any thread, per device
+std::array<std::mutex, kMaxDevices> capture_gates;  // see hold_off_captures
 
 void stop_capturing() {
   if (!capturing) return;
@@ -49,12 +51,16 @@ void begin_capture(const Stream& stream) {
   DeviceGuard guard(stream.device);
   prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
   prepare_gemm_for_capture(stream.device.index, stream.handle);  // the cuBLASLt handle and workspace too
+  // Counted first; then every device-wide wait that checked the count before is let finish (each
+  // checks under one of these locks), so none is running when the capture begins, none after.
+  const size_t index = static_cast<size_t>(stream.device.index);
+  std::atomic<int>& running = captures_running[index];
+  running.fetch_add(1);
   // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
   CachingAllocator& allocator = device_allocator(stream.device.index);
-  allocator.retain_stream(graph_pool(stream));
-  // Counted before it begins, so another thread's device-wide wait sees it as early as possible.
-  std::atomic<int>& running = captures_running[static_cast<size_t>(stream.device.index)];
-  running.fetch_add(1);
+  allocator.retain_stream(graph_pool(stream));  // under the lock its releases check in
+  pinned_allocator().wait_for_releases();
+  { const std::lock_guard gate(capture_gates[index]); }
   const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
   if (status != cudaSuccess) {
     running.fetch_sub(1);
@@ -75,6 +81,11 @@ bool capturing_on_this_thread() { return capturing; }
 
 bool capture_running_on(int device) {
   return device >= 0 && device < kMaxDevices && captures_running[static_cast<size_t>(device)].load() > 0;
+}
+
+std::unique_lock<std::mutex> hold_off_captures(int device) {
+  check(device >= 0 && device < kMaxDevices, "cuda: hold_off_captures of device {}", device);
+  return std::unique_lock(capture_gates[static_cast<size_t>(device)]);
 }
 
 bool capture_running_anywhere() {

@@ -4,6 +4,7 @@
 // graph handles, which do not mix with ours. No CUDA header here: the handles are opaque.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "runtime/cuda/cuda_context.h"
@@ -42,10 +43,14 @@ GraphExec instantiate(CapturedGraph graph);
 bool capturing_on_this_thread();
 // True while any thread captures a stream of `device` (of any device). A device-wide wait (a
 // device sync, cudaFree, cudaFreeHost, unloading a module) from any thread would invalidate that
-// capture, so such waits are put off or skipped meanwhile. (A capture that begins right after
-// the check can still be hit: it then fails, and reduce_overhead runs that segment directly.)
+// capture, so such waits are put off or skipped meanwhile. The check and the wait must not be
+// split by a capture's start: the caching allocators check under their own lock and begin_capture
+// waits for that lock after counting itself (CachingAllocator::wait_for_releases); other
+// device-wide waits check and wait while holding hold_off_captures(device).
 bool capture_running_on(int device);
 bool capture_running_anywhere();
+// While the returned lock is held, no capture on `device` begins (begin_capture waits for it).
+std::unique_lock<std::mutex> hold_off_captures(int device);
 // Queues one launch of `graph` on `stream`.
 void launch(GraphExec graph, const Stream& stream);
 // Frees an instantiated graph (null is a no-op) captured on `captured_on`; an in-flight launch

@@ -56,9 +56,12 @@ KernelLibrary::~KernelLibrary() {
   // in seconds, the library stays loaded (one module's memory, not a crash).
   // Errors are ignored: at process exit the driver may already be shut down.
   if (capturing_on_this_thread()) return;
+  std::unique_lock no_new_captures = hold_off_captures(device_.index);
   for (int waited_ms = 0; capture_running_on(device_.index); ++waited_ms) {
     if (waited_ms >= 5000) return;
+    no_new_captures.unlock();  // a capture may need to begin before the running ones end
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    no_new_captures.lock();
   }
   int previous = 0;
   if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device_.index) == cudaSuccess) {

@@ -218,6 +218,8 @@ void CachingAllocator::release_stream(StreamId stream) {
   if (--found->second == 0) retained_streams_.erase(found);
 }
 
+void CachingAllocator::wait_for_releases() const { std::lock_guard lock(mutex_); }
+
 namespace {
 class CpuMemoryBackend final : public MemoryBackend {
  public:

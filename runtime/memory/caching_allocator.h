@@ -92,6 +92,11 @@ class CachingAllocator {
   // no retention is left, empty_cache returns the stream's free segments again.
   void retain_stream(StreamId stream);
   void release_stream(StreamId stream);
+  // Returns once a release of segments to the backend running on another thread (empty_cache, an
+  // out-of-memory retry, a free without caching) has finished. Releases check can_release() under
+  // the lock this takes, so a caller that first made can_release() false (a CUDA capture counting
+  // itself as running) knows afterwards that none is running and none will start.
+  void wait_for_releases() const;
 
  private:
   struct Block {

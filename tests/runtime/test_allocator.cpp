@@ -1,6 +1,11 @@
 // The caching allocator's pool logic, driven through a fake backend that records every call.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "fake_memory_backend.h"
 #include "runtime/ember.h"
 
@@ -168,6 +173,47 @@ TEST_CASE("nothing is returned to a backend that cannot release now; out of memo
   auto big = allocator.allocate(7 << 20);
   CHECK(backend.releases == 1);
   allocator.free(big);
+}
+
+namespace {
+
+// Its release() blocks until the test lets it finish, so a test can look at another thread while
+// a release is under way (CUDA: the device sync and cudaFree of empty_cache).
+class SlowReleaseBackend final : public MemoryBackend {
+ public:
+  std::atomic<bool> releasing = false, may_finish = false, released = false;
+  void* allocate(size_t bytes) override { return std::malloc(bytes); }
+  void release(void* pointer, size_t) override {
+    releasing = true;
+    while (!may_finish) std::this_thread::yield();
+    std::free(pointer);
+    released = true;
+  }
+  const char* name() const override { return "slow"; }
+};
+
+}  // namespace
+
+TEST_CASE("wait_for_releases returns only after a release running on another thread has finished") {
+  SlowReleaseBackend backend;
+  CachingAllocator allocator(backend);
+  allocator.free(allocator.allocate(6 << 20));
+  std::thread releaser([&] { allocator.empty_cache(); });
+  while (!backend.releasing) std::this_thread::yield();
+  // What begin_capture does once it has counted itself: it must not go on while cudaFree runs.
+  std::atomic<bool> waited = false, release_had_finished = false;
+  std::thread capturer([&] {
+    allocator.wait_for_releases();
+    release_had_finished = backend.released.load();
+    waited = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(waited.load());
+  backend.may_finish = true;
+  releaser.join();
+  capturer.join();
+  CHECK(release_had_finished.load());
+  CHECK(allocator.stats().reserved_bytes == 0);
 }
 
 TEST_CASE("the CPU allocator reaches a steady state in a loop of tensor ops") {

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 
 #include "kernels/cuda/elementwise.h"
 #include "runtime/cuda/cublaslt_library.h"
@@ -14,6 +13,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda_settings.h"
 #include "runtime/error.h"
+#include "runtime/lru_cache.h"
 
 namespace ember::cuda {
 
@@ -27,21 +27,20 @@ bool has_bias(Epilogue epilogue) {
 }
 
 // The plans of this thread: descriptors are mutated per call (the bias pointer), so threads
-// never share them, and the lookup needs no lock.
-using PlanCache = std::unordered_map<PlanKey, std::unique_ptr<Plan>, detail::PlanKeyHash>;
+// never share them, and the lookup needs no lock. Bounded, least recently used dropped first
+// (dynamic shapes make a key per batch size); a plan is host memory only (a captured graph keeps
+// its own copy of the launch), so dropping one is always safe.
+using PlanCache = LruCache<PlanKey, std::unique_ptr<Plan>, detail::PlanKeyHash>;
 PlanCache& plan_cache() {
-  thread_local PlanCache plans;
+  thread_local PlanCache plans(kCachedPlansPerThread);
   return plans;
 }
 
 Plan& plan_for(const PlanKey& key, const void* bias) {
-  std::unique_ptr<Plan>& slot = plan_cache()[key];
-  if (!slot) {
-    auto plan = std::make_unique<Plan>();
-    detail::build_plan(key, bias, *plan);
-    slot = std::move(plan);
-  }
-  return *slot;
+  if (std::unique_ptr<Plan>* cached = plan_cache().find(key)) return **cached;
+  auto plan = std::make_unique<Plan>();
+  detail::build_plan(key, bias, *plan);
+  return *plan_cache().insert(key, std::move(plan));
 }
 
 // The workspace of the stream this thread last ran a GEMM on, else the shared table's.

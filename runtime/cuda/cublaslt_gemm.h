@@ -69,7 +69,9 @@ double benchmark_raw_gemm(int64_t m, int64_t n, int64_t k, DType dtype, int iter
 // there (cudaStreamCaptureModeThreadLocal prohibits it).
 void prepare_gemm_for_capture(int device, void* stream);
 
-// Number of cached GEMM plans of this thread (tests check that repeated calls create none).
+// Number of cached GEMM plans of this thread (tests check that repeated calls create none). At
+// most kCachedPlansPerThread: past that, the least recently used plan is dropped.
 int64_t cached_plan_count();
+constexpr int64_t kCachedPlansPerThread = 1024;
 
 }  // namespace ember::cuda

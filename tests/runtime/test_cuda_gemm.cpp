@@ -263,6 +263,20 @@ TEST_CASE("cuda gemm: a repeated shape reuses its cached plan") {
   CHECK(cuda::benchmark_raw_gemm(256, 256, 256, kFloat32, 2) > 0.0);
 }
 
+TEST_CASE("cuda gemm: the plan cache stays bounded over more shapes than it holds, and results stay right") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor weight_cpu = values({8, 4}, kFloat32, 2);
+  const Tensor weight = weight_cpu.to(kGpu);
+  const int64_t rows_count = cuda::kCachedPlansPerThread + 8;  // a new shape per row count (dynamic batch)
+  for (int64_t rows = 1; rows <= rows_count; ++rows) (void)mm(values({rows, 4}, kFloat32, 1).to(kGpu), weight.t());
+  CHECK(cuda::cached_plan_count() == cuda::kCachedPlansPerThread);
+  // The first shapes' plans were dropped: they are rebuilt and give the same product as the CPU.
+  const Tensor x = values({1, 4}, kFloat32, 1);
+  check_close(mm(x.to(kGpu), weight.t()), mm(x.to(kFloat64), weight_cpu.to(kFloat64).t()), 1e-6, 1e-6,
+              "rebuilt plan");
+  CHECK(cuda::cached_plan_count() == cuda::kCachedPlansPerThread);
+}
+
 // Views starting one element into a buffer (2 bytes off a 16-byte boundary for 16-bit types):
 // cuBLASLt may have no algorithm for such a start, so ember copies them (gemm_cuda_ops.cpp).
 TEST_CASE("cuda gemm: operands starting off a 16-byte boundary match the float64 product") {

@@ -127,6 +127,11 @@ struct CachedPlan {
   std::string why;
 };
 
+// Most plans (and remembered refusals) kept; past it a new shape runs ember's kernels. Not dropped
+// least recently used like the GEMM plans: a cuDNN plan may own the kernels a captured CUDA graph
+// launches, so none is destroyed while the process runs. Tests lower it.
+std::atomic<size_t> plan_limit{512};
+
 std::mutex& plans_mutex() {
   static std::mutex mutex;
   return mutex;
@@ -147,7 +152,7 @@ const cudnn::Plan* cached_plan(const PlanKey& key, bool may_build) {
   const std::lock_guard lock(plans_mutex());
   const auto found = plans().find(key);
   if (found != plans().end()) return found->second.plan.get();
-  if (!may_build) return nullptr;
+  if (!may_build || plans().size() >= plan_limit.load()) return nullptr;
   const auto [direction, device, dtype, rows, cols, thread] = key;
   CachedPlan entry;
   try {
@@ -225,7 +230,16 @@ std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtyp
   const auto found =
       plans().find({backward ? Direction::Backward : Direction::Forward, device_index, dtype, rows, cols,
                     cudnn::handle_for_current_device()});
-  return found == plans().end() ? std::string() : found->second.why;
+  if (found != plans().end()) return found->second.why;
+  if (plans().size() >= plan_limit.load())
+    return fmt::format("cuDNN's plan cache is full ({} plans): new shapes run ember's kernels", plans().size());
+  return {};
+}
+
+void set_cudnn_plan_limit(size_t plans) { plan_limit.store(plans); }
+size_t cudnn_plan_count() {
+  const std::lock_guard lock(plans_mutex());
+  return plans().size();
 }
 
 }  // namespace ember::cuda
@@ -239,6 +253,8 @@ int64_t cudnn_layer_norm_runs(bool) { return 0; }
 std::string cudnn_layer_norm_refusal(bool, int, DType, int64_t, int64_t) {
   return "ember was built without cuDNN";
 }
+void set_cudnn_plan_limit(size_t) {}
+size_t cudnn_plan_count() { return 0; }
 }  // namespace ember::cuda
 
 #endif  // EMBER_HAS_CUDNN

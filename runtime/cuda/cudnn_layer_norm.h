@@ -3,6 +3,7 @@
 // Used by runtime/cuda/norm_cuda_ops.cpp when EMBER_LAYER_NORM selects cuDNN.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -28,5 +29,11 @@ int64_t cudnn_layer_norm_runs(bool backward);
 // that thread's handle; empty when it has one or was never asked): cuDNN's own
 // message when building the plan threw, else the reason build_plan gave.
 std::string cudnn_layer_norm_refusal(bool backward, int device_index, DType dtype, int64_t rows, int64_t cols);
+
+// The most plans kept (default 512, each with its refusals): a shape that finds the cache full runs
+// ember's kernels, and its refusal says so. No plan is ever destroyed (a captured graph may launch
+// its kernels). Tests lower the limit; cudnn_plan_count is how many are held now.
+void set_cudnn_plan_limit(size_t plans);
+size_t cudnn_plan_count();
 
 }  // namespace ember::cuda

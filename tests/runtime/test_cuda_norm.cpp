@@ -221,6 +221,30 @@ TEST_CASE("cuda layer_norm: auto takes cuDNN for each pass only where the benchm
   CHECK((cuda::cudnn_layer_norm_runs(true) - backward_before == 1) == cudnn_faster[1]);
 }
 
+TEST_CASE("cuda layer_norm: past cuDNN's plan limit a new shape runs ember's kernels, right, and says why") {
+  if (!ember::testing::cuda_or_skip() || !cudnn_or_skip()) return;
+  const LayerNormChoice choice("cudnn");
+  struct RestoreLimit {
+    ~RestoreLimit() { cuda::set_cudnn_plan_limit(512); }
+  } restore;
+  cuda::set_cudnn_plan_limit(cuda::cudnn_plan_count());  // full from here on
+  const int64_t rows = 37, cols = 2048;  // float32, cols % 1024 == 0: cuDNN has engines for it
+  const Tensor x = random_tensor({rows, cols}, 31, kFloat32);
+  const Tensor weight = random_tensor({cols}, 32, kFloat32);
+  const Tensor bias = random_tensor({cols}, 33, kFloat32);
+  const Attrs attrs{{"normalized_shape", Dims{cols}}, {"eps", 1e-5}};
+  const TensorList cpu = run_op("layer_norm", {x, weight, bias}, attrs);
+  const int64_t runs_before = cuda::cudnn_layer_norm_runs(false);
+  const TensorList full = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, attrs);
+  CHECK(cuda::cudnn_layer_norm_runs(false) == runs_before);
+  CHECK(cuda::cudnn_layer_norm_refusal(false, 0, kFloat32, rows, cols).find("plan cache is full") != std::string::npos);
+  check_close(on_cpu(full[0]), values_of(cpu[0]), tolerance_for(kFloat32));
+  cuda::set_cudnn_plan_limit(512);  // room again: the same shape now reaches cuDNN
+  const TensorList planned = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, attrs);
+  CHECK(cuda::cudnn_layer_norm_runs(false) == runs_before + 1);
+  check_close(on_cpu(planned[0]), values_of(cpu[0]), tolerance_for(kFloat32));
+}
+
 TEST_CASE("cuda layer_norm_backward: ember's column sums are bit-identical across runs") {
   if (!ember::testing::cuda_or_skip()) return;
   const LayerNormChoice choice("ember");

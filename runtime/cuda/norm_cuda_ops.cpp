@@ -23,12 +23,13 @@ namespace {
 
 constexpr DeviceType kCuda = DeviceType::CUDA;
 
-// Seconds per call measured by benchmark_layer_norm, per (rows, cols, dtype, pass).
+// Seconds per call measured by benchmark_layer_norm, per (device, rows, cols, dtype, pass): two
+// GPUs of one machine need not be the same model, nor favour the same implementation.
 struct Measurements {
   double ember = 0.0;  // 0: not measured
   double cudnn = 0.0;
 };
-using ShapeKey = std::tuple<int64_t, int64_t, DType, LayerNormPass>;
+using ShapeKey = std::tuple<int, int64_t, int64_t, DType, LayerNormPass>;
 
 std::mutex& measurements_mutex() {
   static std::mutex mutex;
@@ -39,19 +40,19 @@ std::map<ShapeKey, Measurements>& measurements() {
   return table;
 }
 
-bool cudnn_measured_faster(int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
+bool cudnn_measured_faster(int device, int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
   const std::lock_guard lock(measurements_mutex());
-  const auto found = measurements().find({rows, cols, dtype, pass});
+  const auto found = measurements().find({device, rows, cols, dtype, pass});
   if (found == measurements().end()) return false;
   const Measurements& seen = found->second;
   return seen.ember > 0.0 && seen.cudnn > 0.0 && seen.cudnn < seen.ember;
 }
 
-bool wants_cudnn(int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
+bool wants_cudnn(int device, int64_t rows, int64_t cols, DType dtype, LayerNormPass pass) {
   switch (layer_norm_impl_from_env()) {
     case LayerNormImpl::Ember: return false;
     case LayerNormImpl::Cudnn: return true;
-    case LayerNormImpl::Auto: return cudnn_measured_faster(rows, cols, dtype, pass);
+    case LayerNormImpl::Auto: return cudnn_measured_faster(device, rows, cols, dtype, pass);
   }
   return false;
 }
@@ -122,7 +123,7 @@ void layer_norm_cuda(const OpCall& call, TensorList& outputs) {
   args.cols = call.attrs.get<Dims>("normalized_shape").product();
   args.eps = call.attrs.get<double>("eps");
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype, LayerNormPass::Forward) &&
+  if (wants_cudnn(outputs[0].device().index, args.rows, args.cols, args.dtype, LayerNormPass::Forward) &&
       cudnn_forward(args, weight, bias, outputs[0].device().index))
     return;
   launch_checked(launch_layer_norm_forward(args));
@@ -148,7 +149,8 @@ void layer_norm_backward_cuda(const OpCall& call, TensorList& outputs) {
   args.rows = mean.numel();
   args.cols = outputs[1].numel();
   args.stream = stream_of(outputs[0]);
-  if (wants_cudnn(args.rows, args.cols, args.dtype, LayerNormPass::Backward) && cudnn_backward(args, weight, outputs))
+  if (wants_cudnn(outputs[0].device().index, args.rows, args.cols, args.dtype, LayerNormPass::Backward) &&
+      cudnn_backward(args, weight, outputs))
     return;
   ember_backward(args, outputs[0].device());
 }
@@ -173,12 +175,12 @@ LayerNormImpl layer_norm_impl_from_env() {
 }
 
 double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations,
-                            LayerNormPass pass) {
+                            LayerNormPass pass, int device_index) {
   check(impl != LayerNormImpl::Auto, "benchmark_layer_norm: pick ember or cudnn, not auto");
   check(rows > 0 && cols > 0 && iterations > 0,
         "benchmark_layer_norm: rows {}, cols {} and iterations {} must be positive", rows, cols, iterations);
   check(is_floating(dtype), "benchmark_layer_norm: expected a floating dtype, got {}", dtype);
-  const Device device{kCuda, 0};
+  const Device device{kCuda, device_index};
   check_device(device);
   DeviceGuard guard(device);
   const DType statistic = dtype == kFloat64 ? kFloat64 : kFloat32;
@@ -239,7 +241,7 @@ double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormIm
   stop.synchronize();  // the host reads the timing: the one place this waits for the GPU
   const double seconds = start.elapsed_milliseconds(stop) / 1000.0 / iterations;
   const std::lock_guard lock(measurements_mutex());
-  Measurements& seen = measurements()[{rows, cols, dtype, pass}];
+  Measurements& seen = measurements()[{device_index, rows, cols, dtype, pass}];
   (impl == LayerNormImpl::Ember ? seen.ember : seen.cudnn) = seconds;
   return seconds;
 }

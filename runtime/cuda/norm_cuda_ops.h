@@ -9,8 +9,8 @@
 
 namespace ember::cuda {
 
-// EMBER_LAYER_NORM=ember|cudnn|auto (default auto). auto uses cuDNN only for a shape, dtype and
-// pass (forward or backward, each on its own: cuDNN may win one and lose the other) where
+// EMBER_LAYER_NORM=ember|cudnn|auto (default auto). auto uses cuDNN only for a device, shape, dtype
+// and pass (forward or backward, each on its own: cuDNN may win one and lose the other) where
 // benchmark_layer_norm measured it faster than ember's kernels; until both are measured it uses
 // ember's. cudnn uses cuDNN wherever cuDNN supports the call and ember's kernels elsewhere
 // (float64, missing weight or bias, misaligned pointers, a build without cuDNN).
@@ -25,12 +25,12 @@ std::string cudnn_unavailable_reason();
 
 // Seconds per call of layer_norm's `pass` (forward: layer_norm with weight and bias, eps 1e-5;
 // backward: layer_norm_backward with the weight, all three gradients) on a rows x cols input of
-// `dtype` on cuda:0 with implementation `impl` (Ember or Cudnn), averaged over `iterations` calls
-// after one warm-up call, timed with CUDA events. cuDNN's time includes what the op adds around
-// it (16-bit weight, bias and their gradients converted to and from float32). Remembers the
-// result for auto's choice of that pass. Throws ember::Error when CUDA is unavailable, or for
-// Cudnn when cuDNN cannot run this shape.
+// `dtype` on cuda:`device_index` with implementation `impl` (Ember or Cudnn), averaged over
+// `iterations` calls after one warm-up call, timed with CUDA events. cuDNN's time includes what
+// the op adds around it (16-bit weight, bias and their gradients converted to and from float32).
+// Remembers the result for auto's choice of that pass on that device. Throws ember::Error when
+// CUDA is unavailable, or for Cudnn when cuDNN cannot run this shape.
 double benchmark_layer_norm(int64_t rows, int64_t cols, DType dtype, LayerNormImpl impl, int iterations,
-                            LayerNormPass pass = LayerNormPass::Forward);
+                            LayerNormPass pass = LayerNormPass::Forward, int device_index = 0);
 
 }  // namespace ember::cuda

@@ -32,7 +32,8 @@ template <bool kPerWarp, typename Acc> __device__ __forceinline__ Acc row_sum(Ac
 // grad_input. kPerWarp: 32 x kWarpsPerBlock threads, one row per warp; else kRowBlockThreads
 // threads, one row per block. Either way `threads` lanes stride over the row's columns.
 template <typename T, bool kPerWarp>
-__global__ void grad_input_kernel(BackwardPointers<T> p, int64_t rows, int64_t cols) {
+__global__ void __launch_bounds__(kRowBlockThreads)
+    grad_input_kernel(BackwardPointers<T> p, int64_t rows, int64_t cols) {
   using Acc = acc_t<T>;
   __shared__ double shared[32];
   const int64_t threads = kPerWarp ? 32 : blockDim.x;

@@ -71,8 +71,9 @@ __global__ void forward_warp_kernel(const T* input, const T* weight, const T* bi
 
 // One block of kRowBlockThreads per row, for rows too long for a warp's registers.
 template <typename T>
-__global__ void forward_block_kernel(const T* input, const T* weight, const T* bias, T* output, acc_t<T>* mean_out,
-                                     acc_t<T>* rstd_out, int64_t rows, int64_t cols, double eps) {
+__global__ void __launch_bounds__(kRowBlockThreads)
+    forward_block_kernel(const T* input, const T* weight, const T* bias, T* output, acc_t<T>* mean_out,
+                         acc_t<T>* rstd_out, int64_t rows, int64_t cols, double eps) {
   using Acc = acc_t<T>;
   __shared__ double shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {

@@ -237,7 +237,8 @@ TEST_CASE("cuda layer_norm: past cuDNN's plan limit a new shape runs ember's ker
   const int64_t runs_before = cuda::cudnn_layer_norm_runs(false);
   const TensorList full = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, attrs);
   CHECK(cuda::cudnn_layer_norm_runs(false) == runs_before);
-  CHECK(cuda::cudnn_layer_norm_refusal(false, 0, kFloat32, rows, cols).find("plan cache is full") != std::string::npos);
+  const std::string why = cuda::cudnn_layer_norm_refusal(false, 0, kFloat32, rows, cols);
+  CHECK_MESSAGE(why.find("plan cache is full") != std::string::npos, why);
   check_close(on_cpu(full[0]), values_of(cpu[0]), tolerance_for(kFloat32));
   cuda::set_cudnn_plan_limit(512);  // room again: the same shape now reaches cuDNN
   const TensorList planned = run_op("layer_norm", {x.to(kCuda0), weight.to(kCuda0), bias.to(kCuda0)}, attrs);

@@ -145,12 +145,14 @@ TEST_CASE("cuda extremum_backward: few long groups and many short ones, with tie
   }
 }
 
-TEST_CASE("cuda softmax: long rows (cached and uncached block kernels) and their backward") {
+// Along dim 1: rows (warp and block kernels, cached and uncached), then columns: [2, 300, 5] runs
+// the column kernel, [3, 2000, 3] and [1, 5000, 2] (few long columns) run as rows after a swap.
+TEST_CASE("cuda softmax: long rows (cached and uncached block kernels), columns, and their backward") {
   if (!ember::testing::cuda_or_skip()) return;
   static const OpDef& softmax_backward_op = lookup_op("softmax_backward");
   static const OpDef& log_softmax_backward_op = lookup_op("log_softmax_backward");
-  for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 12032}, Dims{2, 12288}, Dims{2, 20000},
-                            Dims{3, 2000, 3}}) {
+  for (const Dims& sizes : {Dims{64, 128}, Dims{5, 700}, Dims{7, 130}, Dims{4, 3000}, Dims{2, 12032}, Dims{2, 12288},
+                            Dims{2, 20000}, Dims{2, 300, 5}, Dims{3, 2000, 3}, Dims{1, 5000, 2}}) {
     const int64_t dim = 1;
     const Tensor input = random_cpu(sizes);
     const Tensor grad = random_cpu(sizes);

@@ -22,6 +22,7 @@
 #include "graph/fusion.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -122,6 +123,24 @@ class Fuser {
   }
 
  private:
+  // What a group being grown holds besides its members: how many values it exports, and the
+  // values its members read from outside it (an upper bound of the fused node's inputs).
+  struct Growth {
+    int exports = 0;
+    std::set<ValueId> reads;
+  };
+  void add_reads(const Node& node, Growth& growth) const {
+    for (ValueId input : node.inputs)
+      if (input >= 0) growth.reads.insert(input);
+  }
+  // The group's outside reads if the producer of `value` joined: `value` is then computed inside.
+  size_t reads_after_join(ValueId value, const Growth& growth) const {
+    size_t reads = growth.reads.size() - (growth.reads.contains(value) ? 1 : 0);
+    for (ValueId input : graph_.nodes[graph_.values[value].index].inputs)
+      if (input >= 0 && input != value && !growth.reads.contains(input)) ++reads;
+    return reads;
+  }
+
   bool has_outside_user(ValueId value, const std::vector<bool>& member) const {
     return std::any_of(users_[value].begin(), users_[value].end(), [&](int user) { return !member[user]; });
   }
@@ -133,14 +152,17 @@ class Fuser {
     std::vector<int> members{root};
     member[root] = true;
     group_of_[root] = -2;  // provisional
-    int exports = 0;
+    Growth growth;
+    add_reads(node, growth);
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t m = 0; m < members.size(); ++m)
         for (ValueId input : graph_.nodes[members[m]].inputs) {
-          if (!join_reason(input, shape_source, member, root, exports).empty()) continue;
+          if (!join_reason(input, shape_source, member, root, growth).empty()) continue;
           const int producer = graph_.values[input].index;
-          exports += has_outside_user(input, member) ? 1 : 0;
+          growth.exports += has_outside_user(input, member) ? 1 : 0;
+          growth.reads.erase(input);  // computed inside the group from now on
+          add_reads(graph_.nodes[producer], growth);
           members.push_back(producer);
           member[producer] = true;
           group_of_[producer] = -2;
@@ -154,7 +176,7 @@ class Fuser {
           if (member[graph_.values[input].index]) continue;
           fmt::print(stderr, "[ember fusion] not fused: {} (%{}) into the group of node {} ({}): {}\n",
                      graph_.nodes[graph_.values[input].index].op->name, input, root, node.op->name,
-                     join_reason(input, shape_source, member, root, exports));
+                     join_reason(input, shape_source, member, root, growth));
         }
     }
     return members;
@@ -162,7 +184,7 @@ class Fuser {
 
   // Why the producer of `value` may not join the group, or "" when it may.
   std::string join_reason(ValueId value, const TensorMeta& shape, const std::vector<bool>& member, int root,
-                          int exports) const {
+                          const Growth& growth) const {
     if (value < 0 || graph_.values[value].source != ValueSource::NodeOutput) return "a graph or state input";
     const int producer = graph_.values[value].index;
     if (member[producer]) return "already in the group";
@@ -181,9 +203,12 @@ class Fuser {
     if (moved_[producer]) return "it reads an output of a later group, so it runs after that group's root";
     const std::string outside = outside_reason(value, member, root, nullptr);
     if (!outside.empty()) return outside;
-    if (has_outside_user(value, member) && exports + 1 >= kMaxFusedOutputs)
-      return fmt::format("the group already exports {} values, and a fused node has at most {} outputs", exports,
-                         kMaxFusedOutputs);
+    if (has_outside_user(value, member) && growth.exports + 1 >= kMaxFusedOutputs)
+      return fmt::format("the group already exports {} values, and a fused node has at most {} outputs",
+                         growth.exports, kMaxFusedOutputs);
+    if (const size_t reads = reads_after_join(value, growth); reads > kMaxFusedInputs)
+      return fmt::format("the group would read {} tensors, and a fused node reads at most {}", reads,
+                         kMaxFusedInputs);
     return "";
   }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -171,4 +172,21 @@ TEST_CASE("fusion: without a working compiler the graph stays unfused and still 
   ::unsetenv("EMBER_CXX");
   ::unsetenv("EMBER_CACHE_DIR");
   std::filesystem::remove_all(directory);
+}
+
+TEST_CASE("fusion: a group reads at most kMaxFusedInputs tensors; a longer chain splits and still equals eager") {
+  // x0 + x1 + ... + x139, one add per input: a single group would read 140 tensors.
+  GraphBuilder builder;
+  constexpr int kTerms = static_cast<int>(kMaxFusedInputs) + 12;
+  ValueId total = builder.input(graph_test::seeded_randn({3}, 100));
+  for (int i = 1; i < kTerms; ++i)
+    total = builder.node("add", {total, builder.input(graph_test::seeded_randn({3}, 100 + i))});
+  builder.graph.outputs = {total};
+  Graph graph = builder.graph;
+  CHECK(fuse_pointwise(graph) == 2);
+  verify(graph);
+  size_t most = 0;
+  for (const Node& node : graph.nodes) most = std::max(most, node.inputs.size());
+  CHECK(most == kMaxFusedInputs);
+  CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[total]) <= 1e-6);
 }

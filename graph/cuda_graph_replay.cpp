@@ -76,7 +76,7 @@ struct CudaGraphReplay::State {
   cuda::Event before;
   cuda::Event after;
   std::vector<cuda::GraphExec> graphs;
-  std::vector<int> runs;  // per segment: calls so far (the first one runs uncaptured, as a warm-up)
+  std::vector<bool> warmed_up;  // per segment: its first call ran (uncaptured, as a warm-up) and succeeded
   std::vector<bool> direct;  // per segment: capture failed once, so it runs without a graph
 };
 
@@ -89,7 +89,7 @@ CudaGraphReplay::CudaGraphReplay(Device device, int segments) {
   state_->device = device;
   state_->stream = capture_stream(device);
   state_->graphs.assign(static_cast<size_t>(segments), nullptr);
-  state_->runs.assign(static_cast<size_t>(segments), 0);
+  state_->warmed_up.assign(static_cast<size_t>(segments), false);
   state_->direct.assign(static_cast<size_t>(segments), false);
 }
 
@@ -108,14 +108,33 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
   const cuda::Stream caller = cuda::current_stream(state_->device);
   const cuda::Stream& own = state_->stream;
   for_segment("ordering after the caller's work", index, [&] { cuda::wait_for(own, caller, state_->before); });
+  try {
+    run_on_own_stream(index, record);
+  } catch (...) {
+    // Kernels queued on the replay's stream before the error still use the step's buffers: the
+    // caller's later work (a retry copying new inputs in, the buffers' reuse once the executor is
+    // dropped) waits for them as after a success. The op's error is the one to report.
+    try {
+      cuda::wait_for(caller, own, state_->after);
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  for_segment("ordering the caller's later work", index, [&] { cuda::wait_for(caller, own, state_->after); });
+}
+
+void CudaGraphReplay::run_on_own_stream(int index, const std::function<void()>& record) {
+  const cuda::Stream& own = state_->stream;
+  const cuda::Stream caller = cuda::current_stream(state_->device);
   const auto slot = static_cast<size_t>(index);
   cuda::GraphExec& exec = state_->graphs.at(slot);
-  if (state_->direct.at(slot) || (exec == nullptr && state_->runs.at(slot)++ == 0)) {
+  if (state_->direct.at(slot) || (exec == nullptr && !state_->warmed_up.at(slot))) {
     // Warm-up: the first call runs uncaptured on the replay's stream, so lazy initialisation
     // (library loads, cuBLASLt handle and this stream's workspace, cuDNN handles and plans)
-    // happens outside the capture.
+    // happens outside the capture. Only a warm-up that succeeded counts.
     StreamSwitch on_own(own, caller);
     record();
+    state_->warmed_up[slot] = true;
   } else if (exec == nullptr) {
     StreamSwitch on_own(own, caller);
     for_segment("beginning capture", index, [&] { cuda::begin_capture(own); });
@@ -140,7 +159,6 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
     }
   }
   if (exec != nullptr) for_segment("launching the graph", index, [&] { cuda::launch(exec, own); });
-  for_segment("ordering the caller's later work", index, [&] { cuda::wait_for(caller, own, state_->after); });
 }
 
 #else  // built without CUDA: nothing can be captured

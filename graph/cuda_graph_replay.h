@@ -54,6 +54,9 @@ class CudaGraphReplay {
   void invalidate();
 
  private:
+  // The segment's work on the replay's stream: warm-up, capture, or launch (run() orders it).
+  void run_on_own_stream(int index, const std::function<void()>& record);
+
   struct State;
   std::unique_ptr<State> state_;
 };

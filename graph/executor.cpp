@@ -30,7 +30,16 @@ Executor::Executor(Graph graph, ExecutorOptions options) : graph_(std::move(grap
 }
 
 Executor::Executor(Executor&&) noexcept = default;
-Executor& Executor::operator=(Executor&&) noexcept = default;
+// The lowered executor's CUDA graphs launch kernels that the graph's fused programs load: they
+// must go first, as in the destructor (members die in reverse order), while the defaulted
+// assignment would replace graph_ first and unload those kernels under live CUDA graphs.
+Executor& Executor::operator=(Executor&& other) noexcept {
+  lowered_ = std::move(other.lowered_);
+  graph_ = std::move(other.graph_);
+  why_not_lowered_ = std::move(other.why_not_lowered_);
+  slots_ = std::move(other.slots_);
+  return *this;
+}
 Executor::~Executor() = default;
 
 const MemoryPlan* Executor::memory_plan() const { return lowered_ ? &lowered_->plan() : nullptr; }

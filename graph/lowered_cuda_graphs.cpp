@@ -77,20 +77,23 @@ void LoweredExecutor::set_up_cuda_graphs(const Graph& graph) {
     if (!segments_.empty() && segments_.back().captured == captured) segments_.back().end = s + 1;
     else segments_.push_back({s, s + 1, captured});
   }
-  state_pointers_.assign(graph.state_tensors.size(), nullptr);
+  state_places_.assign(graph.state_tensors.size(), StatePlace{});
   replay_ = std::make_unique<CudaGraphReplay>(plan_.arena_device, static_cast<int>(segments_.size()));
 }
 
 std::vector<Tensor> LoweredExecutor::run_cuda_graphs(Graph& graph, std::span<const Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) Tensor(impls_[graph.inputs[i]]).copy_(inputs[i]);
+  // Captured kernels hold each state's address and strides: a state re-pointed (a new storage,
+  // or set_ to another slice or layout of the same one) means capturing again.
   bool moved = false;
   for (size_t i = 0; i < graph.state_tensors.size(); ++i) {
-    const std::shared_ptr<Storage>& storage = graph.state_tensors[i]->storage;
-    const void* now = storage ? storage->data() : nullptr;
-    moved = moved || now != state_pointers_[i];
-    state_pointers_[i] = now;
+    const TensorImpl& state = *graph.state_tensors[i];
+    StatePlace now{state.storage ? state.storage->data() : nullptr, state.offset, state.strides};
+    if (now == state_places_[i]) continue;
+    moved = true;
+    state_places_[i] = std::move(now);
   }
-  if (moved) replay_->invalidate();  // captured kernels hold the old addresses
+  if (moved) replay_->invalidate();
   for (size_t k = 0; k < segments_.size(); ++k) {
     const Segment& segment = segments_[k];
     if (!segment.captured) {

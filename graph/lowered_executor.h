@@ -93,13 +93,19 @@ class LoweredExecutor {
   std::vector<ValueId> view_values_;  // whose storage is re-pointed each call
   std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
   std::vector<Tensor> run_inputs_;       // an optimizer run's flat input list, reused per call
-  // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and the state tensors' data pointers
-  // when captured (a moved one means capturing again).
+  // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and where each state tensor's data
+  // was when captured (its storage, offset and strides; a change means capturing again).
+  struct StatePlace {
+    const void* storage = nullptr;
+    int64_t offset = 0;
+    Dims strides;
+    bool operator==(const StatePlace&) const = default;
+  };
   std::unique_ptr<CudaGraphReplay> replay_;
   CallStreamOrder call_order_;  // a call under another stream waits for the previous call
   std::string why_no_cuda_graphs_;
   std::vector<Segment> segments_;
-  std::vector<const void*> state_pointers_;
+  std::vector<StatePlace> state_places_;
 };
 
 }  // namespace ember::graph

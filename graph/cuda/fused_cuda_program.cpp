@@ -1,6 +1,7 @@
 // Fused groups on CUDA: NVRTC compile at fusion time, load per device, launch per call.
 #include "graph/cuda/fused_cuda_program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <tuple>
 
@@ -26,11 +27,15 @@ std::pair<const ember::cuda::KernelLibrary*, void*> FusedCudaProgram::kernel(Dev
 std::shared_ptr<FusedCudaProgram> compile_fused_cuda_program(std::span<const FusedGroup* const> groups, bool log) {
   auto program = std::make_shared<FusedCudaProgram>();
   program->source = emit_module_source(groups, Target::Cuda);
-  // The cubin is for the GPU the graph runs on when one is usable (its PTX serves newer ones);
-  // without one, for the H200 (sm_90) that gpu_check.sh runs on.
-  const Device device = groups.front()->device;
+  // The cubin is for the oldest GPU the groups run on when one is usable: it also runs on newer
+  // GPUs of that major version, and its PTX is JIT-compiled for any newer one (PTX never serves
+  // an older GPU). Without a usable GPU, for the H200 (sm_90) that gpu_check.sh runs on.
   cuda::CudaTarget target;
-  if (cuda_is_available()) target.sm = ember::cuda::compute_capability(device);
+  if (cuda_is_available()) {
+    target.sm = ember::cuda::compute_capability(groups.front()->device);
+    for (const FusedGroup* group : groups)
+      target.sm = std::min(target.sm, ember::cuda::compute_capability(group->device));
+  }
   const auto start = std::chrono::steady_clock::now();
   program->binary = cuda::compile_cuda(program->source, target, "ember_fused.cu");
   if (log) {

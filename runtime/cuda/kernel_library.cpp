@@ -28,8 +28,9 @@ KernelLibrary::KernelLibrary(Device device, std::string_view cubin, int cubin_sm
   DeviceGuard guard(device);
   const int sm = compute_capability(device);
   const int major = sm / 10, minor = sm % 10;
-  // A cubin runs only on its own architecture; PTX is JIT-compiled for any newer one.
-  from_ptx_ = sm != cubin_sm;
+  // A cubin for X.y runs on X.z with z >= y (binary compatibility within a major version); PTX
+  // is JIT-compiled for any newer architecture.
+  from_ptx_ = !(sm / 10 == cubin_sm / 10 && sm % 10 >= cubin_sm % 10);
   // PTX is text and must be NUL-terminated; a std::string's data() is.
   std::string image(from_ptx_ ? ptx : cubin);
   check(!image.empty(), "KernelLibrary: no {} image for {} (compute capability {}.{})",

@@ -22,9 +22,10 @@ int compute_capability(Device device);
 // it into a device's context at the first launch there.
 class KernelLibrary {
  public:
-  // Loads `cubin` when `device`'s compute capability is `cubin_sm` (e.g. 90), else `ptx`, which
-  // the driver compiles for the device (a newer GPU than the cubin's). Throws ember::Error with
-  // the CUDA runtime's message when neither loads.
+  // Loads `cubin` (built for compute capability `cubin_sm`, e.g. 80) when `device` can run it
+  // (same major version, same or newer minor: 8.0 or 8.6 for sm_80), else `ptx`, which the driver
+  // compiles for the device (a newer GPU than the cubin's). Throws ember::Error with the CUDA runtime's message
+  // when the image cannot be loaded.
   KernelLibrary(Device device, std::string_view cubin, int cubin_sm, std::string_view ptx);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;

@@ -180,7 +180,7 @@ TEST_CASE("fusion: a group reads at most kMaxFusedInputs tensors; a longer chain
   constexpr int kTerms = static_cast<int>(kMaxFusedInputs) + 12;
   ValueId total = builder.input(graph_test::seeded_randn({3}, 100));
   for (int i = 1; i < kTerms; ++i)
-    total = builder.node("add", {total, builder.input(graph_test::seeded_randn({3}, 100 + i))});
+    total = builder.node("add", {total, builder.input(graph_test::seeded_randn({3}, 100 + i))}, Attrs{{"alpha", 1.0}});
   builder.graph.outputs = {total};
   Graph graph = builder.graph;
   CHECK(fuse_pointwise(graph) == 2);

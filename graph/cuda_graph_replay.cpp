@@ -116,7 +116,7 @@ void CudaGraphReplay::run(int index, const std::function<void()>& record) {
     // dropped) waits for them as after a success. The op's error is the one to report.
     try {
       cuda::wait_for(caller, own, state_->after);
-    } catch (const Error&) {
+    } catch (...) {
     }
     throw;
   }

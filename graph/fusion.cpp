@@ -4,7 +4,8 @@
 //  - A producer of a member's input joins when it is fusible and its value has the group's
 //    iteration shape and dtype. Its value may also have readers outside the group: it then
 //    becomes an extra output of the fused node (an export, at most kMaxFusedOutputs - 1 per
-//    group), written by the same kernel, so nothing is computed twice.
+//    group), written by the same kernel, so nothing is computed twice. A group reads at most
+//    kMaxFusedInputs tensors from outside it (a CUDA kernel's parameter block is bounded).
 //  - No cycle: a producer joins only if no path from its value through non-members reaches a
 //    member. The group stays convex as it grows (the only new paths start at the newcomer), so
 //    contracting it to one node keeps the graph acyclic.

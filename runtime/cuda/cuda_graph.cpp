@@ -58,7 +58,12 @@ void begin_capture(const Stream& stream) {
   running.fetch_add(1);
   // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
   CachingAllocator& allocator = device_allocator(stream.device.index);
-  allocator.retain_stream(graph_pool(stream));  // under the lock its releases check in
+  try {
+    allocator.retain_stream(graph_pool(stream));  // under the lock its releases check in
+  } catch (...) {
+    running.fetch_sub(1);
+    throw;
+  }
   pinned_allocator().wait_for_releases();
   { const std::lock_guard gate(capture_gates[index]); }
   const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);

@@ -134,12 +134,13 @@ class Fuser {
     for (ValueId input : node.inputs)
       if (input >= 0) growth.reads.insert(input);
   }
-  // The group's outside reads if the producer of `value` joined: `value` is then computed inside.
+  // The group's outside reads if the producer of `value` joined: `value` is then computed inside,
+  // and the producer's inputs (each counted once: mul(y, y) reads y once) are read.
   size_t reads_after_join(ValueId value, const Growth& growth) const {
-    size_t reads = growth.reads.size() - (growth.reads.contains(value) ? 1 : 0);
+    std::set<ValueId> added;
     for (ValueId input : graph_.nodes[graph_.values[value].index].inputs)
-      if (input >= 0 && input != value && !growth.reads.contains(input)) ++reads;
-    return reads;
+      if (input >= 0 && !growth.reads.contains(input)) added.insert(input);
+    return growth.reads.size() - (growth.reads.contains(value) ? 1 : 0) + added.size();
   }
 
   bool has_outside_user(ValueId value, const std::vector<bool>& member) const {

@@ -83,8 +83,9 @@ std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string&
 // value would be one more export than this does not join the group.
 constexpr int kMaxFusedOutputs = TensorList::kCapacity;
 // Tensors one fused node may read. A generated CUDA kernel takes, per input, a pointer and a
-// stride per dim in its parameter block, which a launch limits to 32 KiB: 128 inputs of 8 dims
-// are about 9 KiB. A producer that would bring the group past this does not join.
+// stride per dim in its parameter block, which a launch limits to 32 KiB (CUDA 12.1 and later,
+// sm_70 and newer: every driver and GPU a CUDA 13 build runs on): 128 inputs of 8 dims are about
+// 9 KiB. A producer that would bring the group past this does not join.
 constexpr size_t kMaxFusedInputs = 128;
 
 struct FusionOptions {

@@ -11,7 +11,8 @@
 //   - The standard headers those files include (<cmath>, <limits>, <type_traits>, <cstdint>,
 //     <cstring>) resolve to kernels/nvrtc_std.h; the generated code itself should not need more.
 //   - compile_cuda(source) returns the cubin (for CudaTarget::sm) and its PTX; hand both to
-//     ember::cuda::KernelLibrary, which loads the cubin on a matching GPU and the PTX elsewhere.
+//     ember::cuda::KernelLibrary, which loads the cubin on a GPU that can run it (same major
+//     version, same or newer minor) and the PTX on newer ones.
 //     Simplest: load_cuda_program(source, device) (graph/cuda/cuda_program_cache.h) does both,
 //     once per process and device; then library->kernel("name") and library->launch(...).
 // Everything here exists only in builds with EMBER_HAS_CUDA.

@@ -51,27 +51,27 @@ void begin_capture(const Stream& stream) {
   DeviceGuard guard(stream.device);
   prepare_error_record(stream.device);  // captured kernels report there; it cannot be allocated mid-capture
   prepare_gemm_for_capture(stream.device.index, stream.handle);  // the cuBLASLt handle and workspace too
+  CachingAllocator& allocator = device_allocator(stream.device.index);
+  CachingAllocator& pinned = pinned_allocator();
   // Counted first; then every device-wide wait that checked the count before is let finish (each
   // checks under one of these locks), so none is running when the capture begins, none after.
   const size_t index = static_cast<size_t>(stream.device.index);
   std::atomic<int>& running = captures_running[index];
   running.fetch_add(1);
-  // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
-  CachingAllocator& allocator = device_allocator(stream.device.index);
+  bool retained = false;
   try {
+    // Blocks this capture allocates and frees stay cached for the graph: not cudaFree'd while it lives.
     allocator.retain_stream(graph_pool(stream));  // under the lock its releases check in
+    retained = true;
+    pinned.wait_for_releases();
+    { const std::lock_guard gate(capture_gates[index]); }
+    cuda_check(cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal));
   } catch (...) {
+    // Not capturing after all: releases may run again on this device.
     running.fetch_sub(1);
+    if (retained) allocator.release_stream(graph_pool(stream));
     throw;
   }
-  pinned_allocator().wait_for_releases();
-  { const std::lock_guard gate(capture_gates[index]); }
-  const cudaError_t status = cudaStreamBeginCapture(stream_handle(stream), cudaStreamCaptureModeThreadLocal);
-  if (status != cudaSuccess) {
-    running.fetch_sub(1);
-    allocator.release_stream(graph_pool(stream));
-  }
-  cuda_check(status);
   capturing = true;
   captured = stream;
 }

@@ -43,10 +43,11 @@ GraphExec instantiate(CapturedGraph graph);
 bool capturing_on_this_thread();
 // True while any thread captures a stream of `device` (of any device). A device-wide wait (a
 // device sync, cudaFree, cudaFreeHost, unloading a module) from any thread would invalidate that
-// capture, so such waits are put off or skipped meanwhile. The check and the wait must not be
-// split by a capture's start: the caching allocators check under their own lock and begin_capture
-// waits for that lock after counting itself (CachingAllocator::wait_for_releases); other
-// device-wide waits check and wait while holding hold_off_captures(device).
+// capture, so ember's own such waits are put off or skipped meanwhile (a cuda::synchronize the
+// user calls is not). The check and the wait must not be split by a capture's start: the caching
+// allocators check under their own lock and begin_capture waits for that lock after counting
+// itself (CachingAllocator::wait_for_releases); KernelLibrary's unload checks and waits while
+// holding hold_off_captures(device).
 bool capture_running_on(int device);
 bool capture_running_anywhere();
 // While the returned lock is held, no capture on `device` begins (begin_capture waits for it).

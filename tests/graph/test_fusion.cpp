@@ -190,3 +190,19 @@ TEST_CASE("fusion: a group reads at most kMaxFusedInputs tensors; a longer chain
   CHECK(most == kMaxFusedInputs);
   CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[total]) <= 1e-6);
 }
+
+TEST_CASE("fusion: an input a member reads twice counts once toward kMaxFusedInputs") {
+  // mul(z, z) + x1 + ... + x127: the whole chain reads exactly kMaxFusedInputs tensors (z once).
+  GraphBuilder builder;
+  const ValueId z = builder.input(graph_test::seeded_randn({3}, 300));
+  ValueId total = builder.node("mul", {z, z});
+  for (int i = 1; i < static_cast<int>(kMaxFusedInputs); ++i)
+    total = builder.node("add", {total, builder.input(graph_test::seeded_randn({3}, 300 + i))}, Attrs{{"alpha", 1.0}});
+  builder.graph.outputs = {total};
+  Graph graph = builder.graph;
+  CHECK(fuse_pointwise(graph) == 1);
+  CHECK(graph.count_op("mul") == 0);  // joined last, when the group already read 128 tensors
+  REQUIRE(graph.nodes.size() == 1);
+  CHECK(graph.nodes[0].inputs.size() == kMaxFusedInputs);
+  CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[total]) <= 1e-6);
+}

@@ -34,7 +34,7 @@ ReduceLayout layout_along(const Dims& sizes, int dim, void* stream) {
 // them), each walking the whole dim: with few long columns ([2, 100000, 3] along dim 1) a handful
 // of threads do all the work. Those are moved so the dim is last, run as rows (a warp or a block
 // each), and moved back: two more copies, against a kernel that leaves the GPU idle. The bounds
-// are a judgement, not a measurement yet (docs/PERFORMANCE.md).
+// are a judgement: no GPU has run this path yet.
 constexpr int64_t kFewColumns = 4096;
 constexpr int64_t kLongColumn = 512;
 bool run_as_rows(const ReduceLayout& layout) {

@@ -28,6 +28,22 @@ template <typename T> EMBER_HOST_DEVICE bool is_nan(T a) {
   }
 }
 
+// Integer +, - and * wrap around (two's complement) like PyTorch's instead of being undefined:
+// integers compute in their unsigned type. Only for integers other than bool.
+template <typename T> inline constexpr bool wraps = std::is_integral_v<T> && !is_bool<T>;
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T wrapping_add(T a, T b) {
+  using Unsigned = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<Unsigned>(a) + static_cast<Unsigned>(b));
+}
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T wrapping_sub(T a, T b) {
+  using Unsigned = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<Unsigned>(a) - static_cast<Unsigned>(b));
+}
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T wrapping_mul(T a, T b) {
+  using Unsigned = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<Unsigned>(a) * static_cast<Unsigned>(b));
+}
+
 // Integer negation that wraps like PyTorch (-INT_MIN == INT_MIN) instead of being undefined.
 template <typename T> EMBER_HOST_DEVICE T negate(T a) {
   if constexpr (std::is_integral_v<T> && !is_bool<T>) {
@@ -101,6 +117,8 @@ struct Add {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (sizeof(T) == 1) {  // bool: addition is logical or, like PyTorch
       return static_cast<T>(a || (b && alpha != 0.0));
+    } else if constexpr (detail::wraps<T>) {  // alpha is an integer of T's range (the op checks)
+      return detail::wrapping_add(a, alpha == 1.0 ? b : detail::wrapping_mul(static_cast<T>(alpha), b));
     } else {
       return alpha == 1.0 ? static_cast<T>(a + b) : static_cast<T>(a + static_cast<T>(alpha) * b);
     }
@@ -109,13 +127,19 @@ struct Add {
 struct Sub {
   double alpha = 1.0;  // a - alpha * b
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    return alpha == 1.0 ? static_cast<T>(a - b) : static_cast<T>(a - static_cast<T>(alpha) * b);
+    if constexpr (detail::wraps<T>) {
+      return detail::wrapping_sub(a, alpha == 1.0 ? b : detail::wrapping_mul(static_cast<T>(alpha), b));
+    } else {
+      return alpha == 1.0 ? static_cast<T>(a - b) : static_cast<T>(a - static_cast<T>(alpha) * b);
+    }
   }
 };
 struct Mul {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (detail::is_bool<T>) {  // bool: multiplication is logical and
       return a && b;
+    } else if constexpr (detail::wraps<T>) {
+      return detail::wrapping_mul(a, b);
     } else {
       return a * b;
     }
@@ -182,7 +206,11 @@ struct Where {
 struct AddScalar {
   double value;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
-    return static_cast<T>(a + static_cast<T>(value));
+    if constexpr (detail::wraps<T>) {  // value is an integer of T's range (scalar_result_dtype)
+      return detail::wrapping_add(a, static_cast<T>(value));
+    } else {
+      return static_cast<T>(a + static_cast<T>(value));
+    }
   }
 };
 struct MulScalar {
@@ -190,6 +218,8 @@ struct MulScalar {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
     if constexpr (sizeof(T) == 1) {  // bool: multiplication is logical and
       return static_cast<T>(a && value != 0.0);
+    } else if constexpr (detail::wraps<T>) {
+      return detail::wrapping_mul(a, static_cast<T>(value));
     } else {
       return static_cast<T>(a * static_cast<T>(value));
     }
@@ -204,7 +234,11 @@ struct DivScalar {  // a / value (floating types only: integer tensors are promo
 struct RsubScalar {  // value - a
   double value;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
-    return static_cast<T>(static_cast<T>(value) - a);
+    if constexpr (detail::wraps<T>) {
+      return detail::wrapping_sub(static_cast<T>(value), a);
+    } else {
+      return static_cast<T>(static_cast<T>(value) - a);
+    }
   }
 };
 struct RdivScalar {  // value / a (floating types only)
@@ -238,6 +272,10 @@ struct Clamp {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    // A NaN bound makes every element NaN, as in PyTorch (a comparison with it would ignore it).
+    // Integer tensors are promoted to float32 by such a bound (clamp_shape), so T has NaN here.
+    if constexpr (!detail::wraps<T> && !detail::is_bool<T>)
+      if (min != min || max != max) return static_cast<T>(std::numeric_limits<float>::quiet_NaN());
     const T low = detail::saturate<T>(min);
     const T high = detail::saturate<T>(max);
     const T raised = a < low ? low : a;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/host_device.h"
 
@@ -23,7 +24,15 @@ EMBER_HOST_DEVICE bool is_nan(T value) {
 template <typename Acc>
 struct SumReduce {
   EMBER_HOST_DEVICE Acc identity() const { return Acc(0); }
-  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a + b; }
+  // Integer sums wrap around like PyTorch's (signed overflow is undefined behaviour in C++).
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const {
+    if constexpr (std::is_integral_v<Acc> && !std::is_same_v<Acc, bool>) {
+      using Unsigned = std::make_unsigned_t<Acc>;
+      return static_cast<Acc>(static_cast<Unsigned>(a) + static_cast<Unsigned>(b));
+    } else {
+      return a + b;
+    }
+  }
   EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
 };
 

@@ -5,6 +5,10 @@ namespace ember {
 
 std::string Dims::str() const { return fmt::format("[{}]", fmt::join(begin(), end(), ", ")); }
 
+void Dims::fail_too_many_elements() const {
+  fail("shape {} has more elements than an int64 can count", *this);
+}
+
 Dims contiguous_strides(const Dims& sizes) {
   Dims strides = Dims::filled(sizes.size(), 1);
   for (int i = sizes.size() - 2; i >= 0; --i)

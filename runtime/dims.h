@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,10 +59,24 @@ class Dims {
     rank_ = rank;
   }
 
-  int64_t product() const {
+  // The element count, or nullopt when it does not fit in an int64 (any 0 dim makes it 0,
+  // whatever the others are).
+  std::optional<int64_t> checked_product() const {
     int64_t result = 1;
-    for (int i = 0; i < rank_; ++i) result *= values_[i];
+    bool overflowed = false;
+    for (int i = 0; i < rank_; ++i) {
+      if (values_[i] == 0) return 0;
+      overflowed = __builtin_mul_overflow(result, values_[i], &result) || overflowed;
+    }
+    if (overflowed) return std::nullopt;
     return result;
+  }
+  // The element count; a count past int64 is an Error (byte sizes and indices are computed from
+  // it, so a wrapped count would corrupt memory).
+  int64_t product() const {
+    const std::optional<int64_t> count = checked_product();
+    if (!count) [[unlikely]] fail_too_many_elements();
+    return *count;
   }
   std::vector<int64_t> vec() const { return {begin(), end()}; }
   std::string str() const;  // "[32, 100]"
@@ -71,6 +86,7 @@ class Dims {
   }
 
  private:
+  [[noreturn]] void fail_too_many_elements() const;
   void assign(const int64_t* values, size_t count) {
     check(count <= kMaxRank, "tensors have at most {} dimensions (got {})", kMaxRank, count);
     rank_ = static_cast<int>(count);

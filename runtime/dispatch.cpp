@@ -139,26 +139,6 @@ void record_autograd(const OpCall& call, TensorList& outputs) {
   attach_outputs(create_node(call), call, outputs);
 }
 
-// The tensor an in-place op writes (input `written`) must hold each element once, and no other
-// input may share part of its memory (the same tensor is fine): otherwise the result depends on
-// the order the kernel visits elements, which on a GPU is none (runtime/memory/overlap.h).
-void check_no_overlap(const OpCall& call, size_t written) {
-  const Tensor& target = call.inputs[written];
-  if (!target.defined()) return;  // an optional state buffer that is absent
-  check(!has_internal_overlap(target),
-        "{}: input {} (shape {}, strides {}) is written in place but several of its elements share one "
-        "address (an expanded tensor); clone() it first",
-        call.op.name, written, target.sizes(), target.strides());
-  for (size_t j = 0; j < call.inputs.size(); ++j) {
-    if (j == written || !call.inputs[j].defined()) continue;
-    check(memory_overlap(target, call.inputs[j]) != MemoryOverlap::Partial,
-          "{}: input {} (shape {}, strides {}) partly overlaps input {} (shape {}, strides {}), which is written "
-          "in place; clone() it first",
-          call.op.name, j, call.inputs[j].sizes(), call.inputs[j].strides(), written, target.sizes(),
-          target.strides());
-  }
-}
-
 void check_inplace_allowed(const OpCall& call, bool recording) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (!has_bit(call.op.mutated_inputs, i)) continue;
@@ -254,6 +234,27 @@ TensorList run_view(const OpCall& call) {
 }
 
 }  // namespace
+
+// The tensor an in-place op writes (input `written`) must hold each element once, and no other
+// input may share part of its memory (the same tensor is fine): otherwise the result depends on
+// the order the kernel visits elements, which on a GPU is none (runtime/memory/overlap.h).
+void check_no_overlap(const OpCall& call, size_t written) {
+  const Tensor& target = call.inputs[written];
+  if (!target.defined()) return;  // an optional state buffer that is absent
+  check(!has_internal_overlap(target),
+        "{}: input {} (shape {}, strides {}) is written in place but several of its elements share one "
+        "address (an expanded tensor); clone() it first",
+        call.op.name, written, target.sizes(), target.strides());
+  for (size_t j = 0; j < call.inputs.size(); ++j) {
+    if (j == written || !call.inputs[j].defined()) continue;
+    check(memory_overlap(target, call.inputs[j]) != MemoryOverlap::Partial,
+          "{}: input {} (shape {}, strides {}) partly overlaps input {} (shape {}, strides {}), which is written "
+          "in place; clone() it first",
+          call.op.name, j, call.inputs[j].sizes(), call.inputs[j].strides(), written, target.sizes(),
+          target.strides());
+  }
+}
+
 
 TensorList dispatch_eager(const OpCall& call) {
   const OpDef& op = call.op;

@@ -24,6 +24,7 @@ class DispatchNext {
 
  private:
   friend TensorList dispatch(const OpCall& call);
+
   explicit DispatchNext(int level) : level_(level) {}
   int level_;  // index of the next mode to consult, -1: eager
 };
@@ -115,6 +116,11 @@ TensorList dispatch(const OpCall& call);
 
 // The eager path alone: shape rule, output allocation, kernel, autograd recording.
 TensorList dispatch_eager(const OpCall& call);
+
+// The dispatcher's rule for an in-place op's target, input `written` of `call`: it must hold each
+// element once (not an expanded tensor), and no other input may partly overlap it. Exposed for
+// ops that write inputs without the dispatcher's in-place path (the multi-tensor optimizer steps).
+void check_no_overlap(const OpCall& call, size_t written);
 
 // While one is alive on this thread, the eager path does everything but run kernels: shape rules,
 // output allocation, autograd recording and version bumps happen now, and the caller (a compiled

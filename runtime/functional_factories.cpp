@@ -115,11 +115,10 @@ template Tensor from_vector(const std::vector<Float16>&, const Dims&, TensorOpti
 Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device,
                  std::function<void(void*)> deleter, Where where) {
   CallSiteScope site(where);
-  check(data != nullptr || sizes.product() == 0, "from_blob: null data for shape {}", sizes);
   for (int64_t size : sizes) check(size >= 0, "from_blob: negative size in shape {}", sizes);
+  check(data != nullptr || sizes.product() == 0, "from_blob: null data for shape {}", sizes);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::wrap(data, static_cast<size_t>(sizes.product()) * element_size(dtype), device,
-                                std::move(deleter));
+  impl->storage = Storage::wrap(data, byte_size(sizes, dtype, "from_blob"), device, std::move(deleter));
   impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
   impl->dtype = dtype;

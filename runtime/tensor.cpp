@@ -2,7 +2,9 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
@@ -21,10 +23,18 @@ Device TensorOptions::resolved_device() const {
   return fallback;
 }
 
+size_t byte_size(const Dims& sizes, DType dtype, std::string_view op) {
+  const int64_t numel = sizes.product();
+  const auto item = static_cast<int64_t>(element_size(dtype));
+  check(numel <= std::numeric_limits<int64_t>::max() / item,
+        "{}: shape {} of {} needs more bytes than an int64 can count", op, sizes, dtype);
+  return static_cast<size_t>(numel * item);
+}
+
 Tensor make_tensor(const Dims& sizes, DType dtype, Device device) {
   for (int64_t size : sizes) check(size >= 0, "tensor: negative size in shape {}", sizes);
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(static_cast<size_t>(sizes.product()) * element_size(dtype), device);
+  impl->storage = Storage::allocate(byte_size(sizes, dtype, "tensor"), device);
   impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
   impl->dtype = dtype;
@@ -87,6 +97,23 @@ double Tensor::item(Where where) const {
     using T = decltype(zero);
     return static_cast<double>(static_cast<compute_t<T>>(*static_cast<const T*>(host.raw_data_ptr())));
   });
+}
+
+int64_t Tensor::item_int64(Where where) const {
+  CallSiteScope site(where);
+  if (dtype() == kInt64 || dtype() == kInt32 || dtype() == kBool) {
+    notify_host_read("item", *this);
+    check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(), sizes());
+    const Tensor host = device().is_cpu() ? *this : to(kCPU);
+    if (dtype() == kInt64) return *static_cast<const int64_t*>(host.raw_data_ptr());
+    if (dtype() == kInt32) return *static_cast<const int32_t*>(host.raw_data_ptr());
+    return *static_cast<const bool*>(host.raw_data_ptr()) ? 1 : 0;
+  }
+  const double value = item(where);
+  // 2^63 is an exact double: the values below it (after truncation) fit an int64.
+  check(std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0,
+        "item: {} {} does not fit an integer", dtype(), value);
+  return static_cast<int64_t>(value);
 }
 
 template <typename T>

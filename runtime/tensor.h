@@ -7,6 +7,8 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/tensor_impl.h"
@@ -66,8 +68,17 @@ class Tensor {
 
   // ---- host values (these synchronize with the device) ----
   double item(Where where = Where::current()) const;
+  // Integers are read without a trip through double (exact past 2^53); a floating value must then
+  // be finite and within int64's range (truncated toward zero), else an Error.
   template <typename T>
-  T item(Where where = Where::current()) const { return static_cast<T>(item(where)); }
+  T item(Where where = Where::current()) const {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return static_cast<T>(item_int64(where));
+    } else {
+      return static_cast<T>(item(where));
+    }
+  }
+  int64_t item_int64(Where where = Where::current()) const;
   template <typename T>
   std::vector<T> to_vector(Where where = Where::current()) const;
   std::string str() const;  // PyTorch-like printing
@@ -184,6 +195,9 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 // Allocates an uninitialized contiguous tensor (no op, no autograd): the building block of
 // factories and of the dispatcher's output allocation.
 Tensor make_tensor(const Dims& sizes, DType dtype, Device device);
+// The bytes of a dense tensor of `sizes` and `dtype` (sizes non-negative); an Error naming `op`
+// when the count does not fit in an int64.
+size_t byte_size(const Dims& sizes, DType dtype, std::string_view op);
 
 }  // namespace ember
 

@@ -24,7 +24,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) c
   check(length >= 0, "narrow: length must be non-negative, got {}", length);
   const int64_t size = this->size(dim, where);
   const int64_t begin = start < 0 ? start + size : start;
-  check(begin >= 0 && begin + length <= size,
+  check(begin >= 0 && begin <= size && length <= size - begin,
         "narrow: start {} and length {} are out of range for dim {} of size {}", start, length, dim, size);
   return ember::slice(*this, dim, begin, begin + length, 1, where);
 }

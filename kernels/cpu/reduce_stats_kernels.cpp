@@ -26,7 +26,8 @@ void var_typed(const Tensor& output, const Tensor& input, uint32_t mask, int64_t
   const T* data = input.data_ptr<T>();
   const ReduceGeometry<1> geometry = make_reduce_geometry<1>(input.sizes(), {input.strides()}, mask);
   const int64_t count = geometry.reduce_count;
-  const double divisor = static_cast<double>(std::max<int64_t>(0, count - correction));
+  // In double: count - correction overflows int64 for a correction near its limits.
+  const double divisor = std::max(0.0, static_cast<double>(count) - static_cast<double>(correction));
   const bool parallel = run_parallel(geometry.num_outputs, count);
   parallel_for(geometry.num_outputs, parallel, [&](int64_t o) {
     const std::array<int64_t, 1> base = geometry.outer_offsets(o);

@@ -46,7 +46,8 @@ template <typename Real> struct VarianceReducer {
     return Acc{count, a.mean + delta * weight, a.m2 + b.m2 + delta * delta * a.count * weight, Real(0)};
   }
   __device__ __forceinline__ Real finish(Acc acc, int64_t count) const {
-    const int64_t divisor = count - correction > 0 ? count - correction : 0;
+    // In double: count - correction overflows int64 for a correction near its limits.
+    const double divisor = fmax(0.0, static_cast<double>(count) - static_cast<double>(correction));
     return acc.m2 / static_cast<Real>(divisor);
   }
 };

@@ -82,6 +82,7 @@ void binary_inplace_cuda(const OpCall& call, TensorList&) {
   const Tensor& target = call.input(0);
   ops::check_inplace_broadcast(call);
   ops::check_inplace_dtype(call, promote_types(target.dtype(), call.input(1).dtype()));
+  if (op == BinaryOp::Add) ops::check_integer_alpha(call, target.dtype());
   DeviceGuard guard(target.device());
   const Tensor other = as_dtype(call.input(1), target.dtype());
   const double alpha = op == BinaryOp::Add ? call.attrs.get<double>("alpha") : 1.0;

@@ -22,6 +22,11 @@ void sub_shape(const OpCall& call, OutputMetas& outputs) {
         "for masks use logical operations instead",
         a.dtype(), b.dtype(), a.sizes(), b.sizes());
   binary_shape(call, outputs);
+  check_integer_alpha(call, outputs[0].dtype);
+}
+void add_shape(const OpCall& call, OutputMetas& outputs) {
+  binary_shape(call, outputs);
+  check_integer_alpha(call, outputs[0].dtype);
 }
 
 void add_kernel(const OpCall& call, TensorList& out) {
@@ -36,6 +41,7 @@ void mul_kernel(const OpCall& call, TensorList& out) {
 void add_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
   check_inplace_dtype(call, promote_types(call.input(0).dtype(), call.input(1).dtype()));
+  check_integer_alpha(call, call.input(0).dtype());
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
 void mul_inplace_kernel(const OpCall& call, TensorList& out) {
@@ -93,7 +99,7 @@ OpDef inplace(OpDef def) {
 }
 
 void register_arithmetic_ops(OpRegistry& registry) {
-  registry.add(pointwise_op("add", "add(Tensor a, Tensor b, float alpha=1) -> Tensor", binary_shape,
+  registry.add(pointwise_op("add", "add(Tensor a, Tensor b, float alpha=1) -> Tensor", add_shape,
                             add_kernel, add_backward, 0, 0, "ember::fn::Add"));
   registry.add(pointwise_op("sub", "sub(Tensor a, Tensor b, float alpha=1) -> Tensor", sub_shape,
                             sub_kernel, sub_backward, 0, 0, "ember::fn::Sub"));

@@ -1,6 +1,7 @@
 // Gathers: embedding, index_select, gather, one_hot. Their gradients are the scatter-add ops of
 // scatter_ops.cpp (embedding_backward, index_add, scatter_add). Kernels: kernels/cpu/index_kernels.
 #include <algorithm>
+#include <limits>
 
 #include "kernels/cpu/index_kernels.h"
 #include "runtime/dispatch.h"
@@ -52,12 +53,13 @@ void index_select_shape(const OpCall& call, OutputMetas& outputs) {
   check(index.dim() <= 1, "index_select: index must be 1-D or 0-d, got shape {}", index.sizes());
   outputs[0].sizes = a.sizes();
   outputs[0].dtype = a.dtype();
+  const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "index_select");  // 0-d: dim 0 or -1
   if (a.dim() == 0) {
     check(index.numel() == 1, "index_select: a 0-d input takes exactly one index, got index of shape {}",
           index.sizes());
     return;
   }
-  outputs[0].sizes[wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "index_select")] = index.numel();
+  outputs[0].sizes[dim] = index.numel();
 }
 
 void index_select_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
@@ -72,7 +74,7 @@ void gather_shape(const OpCall& call, OutputMetas& outputs) {
   check(index.dtype() == kInt64, "gather: index must be int64, got {}", index.dtype());
   check(index.dim() == a.dim(), "gather: index {} must have as many dims as the input {}", index.sizes(),
         a.sizes());
-  const int dim = a.dim() == 0 ? 0 : wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "gather");
+  const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "gather");  // 0-d: dim 0 or -1
   for (int d = 0; d < a.dim(); ++d)
     check(d == dim || index.size(d) <= a.size(d),
           "gather: index {} is larger than the input {} at dim {} (only dim {} may differ)", index.sizes(),
@@ -97,8 +99,11 @@ void one_hot_shape(const OpCall& call, OutputMetas& outputs) {
     // sync, as in PyTorch).
     check(index.numel() > 0, "one_hot: cannot infer num_classes from an empty index (shape {})", index.sizes());
     const std::vector<int64_t> values = index.to_vector<int64_t>();
-    classes = *std::max_element(values.begin(), values.end()) + 1;
-    check(classes > 0, "one_hot: class indices must be non-negative, got maximum {}", classes - 1);
+    const int64_t largest = *std::max_element(values.begin(), values.end());
+    check(largest >= 0, "one_hot: class indices must be non-negative, got maximum {}", largest);
+    check(largest < std::numeric_limits<int64_t>::max(), "one_hot: class index {} is too large to count classes",
+          largest);
+    classes = largest + 1;
   }
   outputs[0].sizes = index.sizes();
   outputs[0].sizes.push_back(classes);

@@ -23,6 +23,7 @@ void cat_shape(const OpCall& call, OutputMetas& outputs) {
   for (const Tensor& input : inputs) dtype = promote_types(dtype, input.dtype());
   outputs[0].dtype = dtype;
   if (reference == nullptr) {  // every input is 1-D and empty
+    (void)wrap_dim(call.attrs.get<int64_t>("dim"), 1, "cat");  // still a dim of a 1-D tensor
     outputs[0].sizes = {0};
     return;
   }

@@ -58,7 +58,10 @@ void check_multi_step(const OpCall& call) {
       if (tensor.defined())  // check() evaluates its arguments: an undefined tensor has no device
         check(tensor.device() == param.device(), "{}: parameter {} is on {} but one of its tensors is on {}", op, i,
               param.device(), tensor.device());
-    // The in-place rule of the dispatcher (run_inplace), which an OpKind::Other op does not get.
+    // The in-place rules of the dispatcher (run_inplace), which an OpKind::Other op does not get:
+    // an expanded parameter or state would have several elements updated through one address.
+    for (size_t k = 0; k < slice.inputs.size(); ++k)
+      if (((slice.op.mutated_inputs >> k) & 1u) != 0) check_no_overlap(slice, k);
     check(!(grad_mode_enabled() && param.requires_grad()),
           "{}: parameter {} (shape {}) requires grad and is updated in place; wrap the step in NoGradGuard", op, i,
           param.sizes());

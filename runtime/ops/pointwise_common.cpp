@@ -60,6 +60,15 @@ void check_inplace_broadcast(const OpCall& call) {
         call.op.name, b.sizes(), a.sizes());
 }
 
+void check_integer_alpha(const OpCall& call, DType result) {
+  if (result != kInt32 && result != kInt64) return;
+  const double alpha = call.attrs.get<double>("alpha");
+  // 2^31 and 2^63 are exact doubles: the integral values below them fit the integer type.
+  const double limit = result == kInt32 ? 2147483648.0 : 9223372036854775808.0;
+  check(std::isfinite(alpha) && alpha == std::floor(alpha) && alpha >= -limit && alpha < limit,
+        "{}: alpha must be an integer within {}'s range for {} tensors, got {}", call.op.name, result, result, alpha);
+}
+
 void check_inplace_dtype(const OpCall& call, DType result) {
   const DType target = call.input(0).dtype();
   const bool loses_kind = (is_floating(result) && !is_floating(target)) || (target == kBool && result != kBool);

@@ -35,6 +35,10 @@ void check_inplace_broadcast(const OpCall& call);
 // In-place ops: the result dtype must be storable in the target without losing its kind
 // (float into an integer tensor, or a number into a bool tensor, is an error like PyTorch).
 void check_inplace_dtype(const OpCall& call, DType result);
+// add/sub's alpha on integer tensors (`result` int32 or int64) must be an integer of that type,
+// as PyTorch requires: a fraction would be truncated silently, a NaN or out-of-range value is
+// undefined behaviour to convert.
+void check_integer_alpha(const OpCall& call, DType result);
 
 // ---- for backward rules ----
 // A 0-d tensor holding `value` with `like`'s dtype and device (broadcasts in where/compare).

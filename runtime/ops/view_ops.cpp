@@ -1,6 +1,8 @@
 // View ops: view, transpose, permute, slice, expand, squeeze, unsqueeze. Each computes new
 // sizes/strides/offset over input 0's storage; no data moves. Backward rules map the gradient
 // back to the input's geometry.
+#include <limits>
+
 #include "runtime/functional.h"
 #include "runtime/ops/registry.h"
 
@@ -13,16 +15,18 @@ namespace {
 Dims infer_view_shape(const Dims& shape, int64_t numel, const Dims& from) {
   Dims result = shape;
   int inferred = -1;
-  int64_t known = 1;
+  Dims given;  // the sizes other than -1
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       check(inferred < 0, "view: only one dimension can be -1, got shape {}", shape);
       inferred = i;
     } else {
       check(shape[i] >= 0, "view: invalid size {} in shape {}", shape[i], shape);
-      known *= shape[i];
+      given.push_back(shape[i]);
     }
   }
+  // More elements than an int64 counts: no input has that many.
+  const int64_t known = given.checked_product().value_or(std::numeric_limits<int64_t>::max());
   if (inferred >= 0) {
     check(known != 0 && numel % known == 0, "view: shape {} is invalid for input of shape {} ({} elements)",
           shape, from, numel);
@@ -102,8 +106,10 @@ ViewGeometry slice_rule(const OpCall& call) {
   const int64_t start = clamp_bound(call.attrs.get<int64_t>("start"));
   const int64_t end = std::max(start, clamp_bound(call.attrs.get<int64_t>("end")));
   ViewGeometry geometry{input.sizes(), input.strides(), input.storage_offset() + start * input.stride(dim)};
-  geometry.sizes[dim] = (end - start + step - 1) / step;
-  geometry.strides[dim] = input.stride(dim) * step;
+  // Written so that no step, however large, overflows: at most one element is kept when the step
+  // spans the range, and the stride of a dim of size <= 1 is never used.
+  geometry.sizes[dim] = end == start ? 0 : (end - start - 1) / step + 1;
+  geometry.strides[dim] = geometry.sizes[dim] <= 1 ? input.stride(dim) : input.stride(dim) * step;
   return geometry;
 }
 
@@ -131,12 +137,15 @@ ViewGeometry expand_rule(const OpCall& call) {
     }
     const int64_t own = input.size(i - lead);
     const int64_t wanted = shape[i] == -1 ? own : shape[i];
+    check(wanted >= 0, "expand: size {} at dim {} is invalid (target {})", shape[i], i, shape);
     check(own == wanted || own == 1,
           "expand: the input's size {} at dim {} cannot expand to {} (input {}, target {})", own, i - lead,
           wanted, input.sizes(), shape);
     geometry.sizes[i] = wanted;
     geometry.strides[i] = own == wanted ? input.stride(i - lead) : 0;
   }
+  check(geometry.sizes.checked_product().has_value(),
+        "expand: target shape {} has more elements than an int64 can count", geometry.sizes);
   return geometry;
 }
 

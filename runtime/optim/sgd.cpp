@@ -3,6 +3,8 @@
 // mode (compile's capture) is active.
 #include "runtime/optim/sgd.h"
 
+#include <cmath>
+
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/optim/fused_steps.h"
@@ -14,6 +16,8 @@ void SGDOptions::validate(const char* optimizer) const {
   check(lr >= 0.0, "{}: learning rate must be non-negative, got {}", optimizer, lr);
   check(momentum >= 0.0, "{}: momentum must be non-negative, got {}", optimizer, momentum);
   check(weight_decay >= 0.0, "{}: weight_decay must be non-negative, got {}", optimizer, weight_decay);
+  // Any finite value, as in PyTorch; NaN or infinity would silently turn every parameter to NaN.
+  check(std::isfinite(dampening), "{}: dampening must be finite, got {}", optimizer, dampening);
   check(!nesterov || (momentum > 0.0 && dampening == 0.0),
         "{}: Nesterov momentum needs momentum > 0 and dampening 0, got momentum {} and dampening {}", optimizer,
         momentum, dampening);

@@ -1,0 +1,121 @@
+// Inputs at the edges of int64 and of the dtypes, found by probing the API under ASan/UBSan: each
+// must give PyTorch's result or a clear ember::Error, never a wrapped size, undefined behaviour or
+// a silently wrong value.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+Tensor longs(const std::vector<int64_t>& values) {
+  return from_vector(values, Dims{static_cast<int64_t>(values.size())}, {.dtype = kInt64, .device = kCPU});
+}
+Tensor floats(const std::vector<float>& values) {
+  return from_vector(values, Dims{static_cast<int64_t>(values.size())}, {.dtype = kFloat32, .device = kCPU});
+}
+// Two's-complement arithmetic, as the reference for ember's wrapping integer ops.
+int64_t wrapped(uint64_t bits) { return static_cast<int64_t>(bits); }
+
+}  // namespace
+
+TEST_CASE("hostile inputs: element and byte counts past int64 are errors, not wrapped allocations") {
+  const TensorOptions on_cpu{.device = kCPU};
+  CHECK_THROWS_WITH_AS(zeros({int64_t{1} << 62}, on_cpu), doctest::Contains("needs more bytes than an int64"), Error);
+  CHECK_THROWS_WITH_AS(zeros({int64_t{1} << 40, int64_t{1} << 40}, on_cpu),
+                       doctest::Contains("more elements than an int64 can count"), Error);
+  CHECK_THROWS_WITH_AS(linspace(0, 1, int64_t{1} << 62, on_cpu), doctest::Contains("more bytes than an int64"), Error);
+  float one = 1.0f;
+  CHECK_THROWS_AS(from_blob(&one, {int64_t{1} << 62, 4}, kFloat32), Error);
+  CHECK_THROWS_WITH_AS(zeros({1}, on_cpu).expand({int64_t{1} << 40, int64_t{1} << 40}),
+                       doctest::Contains("expand: target shape"), Error);
+  // A 0 dim makes any shape empty, however large the others.
+  CHECK(zeros({0}, on_cpu).view({int64_t{1} << 62, 8, 0}).numel() == 0);
+}
+
+TEST_CASE("hostile inputs: views with sizes or steps at int64's edges") {
+  const Tensor x = arange(0, 10, 1, {.dtype = kFloat32, .device = kCPU});
+  const Tensor every = x.slice(0, 1, 10, kMax);  // a step past the end keeps one element
+  REQUIRE(every.numel() == 1);
+  CHECK(every.item() == 1.0);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 5, kMax), doctest::Contains("narrow: start 5 and length"), Error);
+  CHECK_THROWS_WITH_AS(x.narrow(0, -1, kMax), doctest::Contains("narrow: start -1 and length"), Error);
+  CHECK_THROWS_WITH_AS(zeros({1}, {.device = kCPU}).expand({-2}), doctest::Contains("expand: size -2"), Error);
+  CHECK_THROWS_WITH_AS(one_hot(longs({kMax})), doctest::Contains("one_hot: class index 9223372036854775807 is too large"), Error);
+  // correction near int64's limits: the divisor is computed without overflowing.
+  const double spread = var(floats({1, 2, 3}), {}, kMin).item();
+  CHECK(spread >= 0.0);
+  CHECK(spread < 1e-15);
+}
+
+TEST_CASE("hostile inputs: integer arithmetic wraps around like PyTorch's") {
+  CHECK(add(longs({kMax}), longs({1})).item<int64_t>() == kMin);
+  CHECK(sub(longs({kMin}), longs({1})).item<int64_t>() == kMax);
+  CHECK(mul(longs({kMax}), longs({3})).item<int64_t>() == wrapped(static_cast<uint64_t>(kMax) * 3u));
+  CHECK(add(longs({kMax}), longs({2}), 3.0).item<int64_t>() == wrapped(static_cast<uint64_t>(kMax) + 6u));
+  CHECK(mul(longs({3}), 9e18).item<int64_t>() == wrapped(uint64_t{3} * 9000000000000000000u));
+  CHECK(add(longs({kMax}), 1.0).item<int64_t>() == kMin);
+  CHECK(rsub(longs({kMin}), 0.0).item<int64_t>() == kMin);
+  CHECK(sum(longs({kMax, 1})).item<int64_t>() == kMin);
+}
+
+TEST_CASE("hostile inputs: alpha on integer tensors must be an integer of their range") {
+  const Tensor a = longs({4});
+  CHECK_THROWS_WITH_AS(sub(a, longs({1}), 0.5), doctest::Contains("sub: alpha must be an integer"), Error);
+  CHECK_THROWS_WITH_AS(add(a, longs({1}), 1e300), doctest::Contains("add: alpha must be an integer"), Error);
+  CHECK_THROWS_WITH_AS(add(a, longs({1}), NAN), doctest::Contains("alpha must be an integer"), Error);
+  Tensor target = longs({1});
+  CHECK_THROWS_WITH_AS(target.add_(longs({1}), 2.5), doctest::Contains("add_: alpha must be an integer"), Error);
+  CHECK(target.item<int64_t>() == 1);  // nothing written
+  CHECK(add(a, longs({1}), 2.0).item<int64_t>() == 6);
+  CHECK(add(floats({4}), floats({1}), 0.5).item() == 4.5);  // floats take any alpha
+}
+
+TEST_CASE("hostile inputs: item<int64_t>() is exact past 2^53 and refuses what no int64 holds") {
+  const int64_t big = (int64_t{1} << 53) + 1;
+  CHECK(longs({big}).item<int64_t>() == big);
+  CHECK(longs({kMax}).item<int64_t>() == kMax);
+  CHECK(floats({-2.75f}).item<int64_t>() == -2);
+  CHECK_THROWS_WITH_AS(floats({NAN}).item<int64_t>(), doctest::Contains("does not fit an integer"), Error);
+  CHECK_THROWS_AS(floats({1e30f}).item<int64_t>(), Error);
+}
+
+TEST_CASE("hostile inputs: foreach optimizers refuse an expanded parameter, as the per-parameter path does") {
+  for (const bool foreach : {true, false}) {
+    INFO("foreach ", foreach);
+    Tensor base = ones({1}, {.device = kCPU});
+    Tensor param = base.expand({3});
+    param.set_grad(ones({3}, {.device = kCPU}));
+    optim::SGD sgd({param}, {.lr = 0.1, .foreach = foreach});
+    CHECK_THROWS_WITH_AS(sgd.step(), doctest::Contains("several of its elements share one address"), Error);
+    CHECK(base.item() == 1.0);
+  }
+}
+
+TEST_CASE("hostile inputs: a NaN clamp bound gives NaN, an out-of-range dim is refused on 0-d and empty inputs") {
+  const Tensor low = clamp(floats({1, 5}), NAN, std::nullopt);
+  for (float value : low.to_vector<float>()) CHECK(std::isnan(value));
+  const Tensor high = clamp(longs({1, 5}), std::nullopt, NAN);
+  CHECK(high.dtype() == kFloat32);
+  for (float value : high.to_vector<float>()) CHECK(std::isnan(value));
+  CHECK(clamp(floats({1, 5}), 2.0, 4.0).to_vector<float>() == std::vector<float>{2, 4});
+  CHECK_THROWS_WITH_AS(index_select(scalar_tensor(5, {.device = kCPU}), 3, longs({0})),
+                       doctest::Contains("index_select: dim 3 is out of range"), Error);
+  CHECK_THROWS_WITH_AS(cat({zeros({0}, {.device = kCPU}), zeros({0}, {.device = kCPU})}, 7),
+                       doctest::Contains("cat: dim 7 is out of range"), Error);
+}
+
+TEST_CASE("hostile inputs: SGD's dampening must be finite") {
+  Tensor param = ones({2}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(optim::SGD({param}, {.momentum = 0.9, .dampening = NAN}),
+                       doctest::Contains("dampening must be finite"), Error);
+}

@@ -169,6 +169,11 @@ Tensor Tensor::grad() const {
 
 void Tensor::set_grad(const Tensor& grad) {
   checked_impl();
+  // As PyTorch: a gradient of another shape would fail (or broadcast) far away, in backward's
+  // accumulation or an optimizer step.
+  if (grad.defined())
+    check(grad.sizes() == sizes(), "set_grad: the gradient has shape {} but the tensor has shape {}", grad.sizes(),
+          sizes());
   notify_grad_set(*this);
   if (!grad.defined() && !impl_->autograd_meta) return;
   impl_->meta().grad = grad.defined() ? std::make_shared<Tensor>(grad) : nullptr;

@@ -71,6 +71,7 @@ OutputOperand target_of(const Tensor& target) {
 
 void fill_inplace_cuda(const OpCall& call, TensorList&) {
   const Tensor& target = call.input(0);
+  ops::check_value_fits("fill_", call.attrs.get<double>("value"), target.dtype());
   DeviceGuard guard(target.device());
   launch_checked(launch_fill_strided(target.dtype(), target_of(target), call.attrs.get<double>("value"),
                                      shape_of(target)));

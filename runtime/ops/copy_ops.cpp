@@ -5,6 +5,7 @@
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cpu/range_kernels.h"
 #include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
 #include "runtime/random/random_attrs.h"
 
@@ -20,18 +21,39 @@ void factory_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[0] = {sizes, call.attrs.get<DType>("dtype"), call.attrs.get<Device>("device")};
 }
 
+void full_shape(const OpCall& call, OutputMetas& outputs) {
+  factory_shape(call, outputs);
+  ops::check_value_fits("full", call.attrs.get<double>("value"), outputs[0].dtype);
+}
+
 void arange_shape(const OpCall& call, OutputMetas& outputs) {
   const double start = call.attrs.get<double>("start");
   const double end = call.attrs.get<double>("end");
   const double step = call.attrs.get<double>("step");
   check((end - start) * step >= 0.0, "arange: step {} does not move from {} towards {}", step, start, end);
-  const int64_t count = static_cast<int64_t>(std::ceil((end - start) / step));
-  outputs[0] = {{count}, call.attrs.get<DType>("dtype"), call.attrs.get<Device>("device")};
+  // In double first: converting a count past int64 would be undefined (arange(0, 1e300)).
+  const double count = std::ceil((end - start) / step);
+  check(count < 9223372036854775808.0, "arange: from {} to {} by {} is more elements than an int64 can count",
+        start, end, step);
+  const DType dtype = call.attrs.get<DType>("dtype");
+  outputs[0] = {{static_cast<int64_t>(count)}, dtype, call.attrs.get<Device>("device")};
+  if (count > 0) {  // the values it stores: the first and the last
+    ops::check_value_fits("arange", start, dtype);
+    ops::check_value_fits("arange", start + (count - 1) * step, dtype);
+  }
 }
 
 void linspace_shape(const OpCall& call, OutputMetas& outputs) {
-  outputs[0] = {{call.attrs.get<int64_t>("steps")}, call.attrs.get<DType>("dtype"),
-                call.attrs.get<Device>("device")};
+  const DType dtype = call.attrs.get<DType>("dtype");
+  ops::check_value_fits("linspace", call.attrs.get<double>("start"), dtype);
+  ops::check_value_fits("linspace", call.attrs.get<double>("end"), dtype);
+  outputs[0] = {{call.attrs.get<int64_t>("steps")}, dtype, call.attrs.get<Device>("device")};
+}
+
+// fill_ has no shape rule (in place): its kernels check the value.
+void fill_inplace_cpu(const OpCall& call, TensorList& outputs) {
+  ops::check_value_fits("fill_", call.attrs.get<double>("value"), call.input(0).dtype());
+  cpu::fill_inplace_kernel(call, outputs);
 }
 
 // randint's bounds, as the factory checked them before reserving draws (a call building its
@@ -107,7 +129,7 @@ void register_copy_ops(OpRegistry& registry) {
   registry.add(make("empty", "empty(int[] sizes, dtype, device) -> Tensor", OpKind::Factory, factory_shape,
                     cpu::empty_kernel));
   registry.add(make("full", "full(int[] sizes, float value, dtype, device) -> Tensor", OpKind::Factory,
-                    factory_shape, cpu::full_kernel));
+                    full_shape, cpu::full_kernel));
   registry.add(make("arange", "arange(float start, float end, float step, dtype, device) -> Tensor",
                     OpKind::Factory, arange_shape, cpu::arange_kernel));
   registry.add(make("linspace", "linspace(float start, float end, int steps, dtype, device) -> Tensor",
@@ -136,7 +158,7 @@ void register_copy_ops(OpRegistry& registry) {
   copy.backward = copy_backward;
   registry.add(std::move(copy));
   OpDef fill = make("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
-                     cpu::fill_inplace_kernel);
+                     fill_inplace_cpu);
   fill.backward = fill_backward;
   registry.add(std::move(fill));
 }

@@ -39,6 +39,10 @@ void check_inplace_dtype(const OpCall& call, DType result);
 // as PyTorch requires: a fraction would be truncated silently, a NaN or out-of-range value is
 // undefined behaviour to convert.
 void check_integer_alpha(const OpCall& call, DType result);
+// A host value stored into a tensor of `dtype` (full, fill_, linspace's ends): for int32 and int64
+// it must be finite and, truncated toward zero, within the dtype's range, as PyTorch requires; a
+// NaN or out-of-range value would otherwise be stored as 0 or saturated, silently.
+void check_value_fits(std::string_view op, double value, DType dtype);
 
 // ---- for backward rules ----
 // A 0-d tensor holding `value` with `like`'s dtype and device (broadcasts in where/compare).

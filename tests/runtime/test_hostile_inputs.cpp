@@ -119,3 +119,26 @@ TEST_CASE("hostile inputs: SGD's dampening must be finite") {
   CHECK_THROWS_WITH_AS(optim::SGD({param}, {.momentum = 0.9, .dampening = NAN}),
                        doctest::Contains("dampening must be finite"), Error);
 }
+
+TEST_CASE("hostile inputs: a value an integer tensor cannot hold is refused by full, fill_, arange and linspace") {
+  const TensorOptions int64_cpu{.dtype = kInt64, .device = kCPU};
+  const TensorOptions int32_cpu{.dtype = kInt32, .device = kCPU};
+  CHECK_THROWS_WITH_AS(full({2}, NAN, int64_cpu), doctest::Contains("full: value nan cannot be stored in an int64"),
+                       Error);
+  CHECK_THROWS_AS(full({2}, 1e30, int32_cpu), Error);
+  CHECK(full({2}, 2.75, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{2, 2});  // truncated, as PyTorch
+  Tensor target = zeros({2}, int64_cpu);
+  CHECK_THROWS_WITH_AS(target.fill_(NAN), doctest::Contains("fill_: value nan"), Error);
+  CHECK(target.to_vector<int64_t>() == std::vector<int64_t>{0, 0});
+  CHECK_THROWS_WITH_AS(arange(0, 6e9, 2e9, int32_cpu), doctest::Contains("arange: value 4e+09"), Error);
+  CHECK_THROWS_WITH_AS(arange(0, 1e300, 1, {.device = kCPU}), doctest::Contains("more elements than an int64"), Error);
+  CHECK_THROWS_WITH_AS(linspace(0, NAN, 3, int64_cpu), doctest::Contains("linspace: value nan"), Error);
+  CHECK(arange(0, 6e9, 2e9, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 2000000000, 4000000000});
+}
+
+TEST_CASE("hostile inputs: set_grad refuses a gradient of another shape") {
+  Tensor param = ones({3}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(param.set_grad(ones({5}, {.device = kCPU})),
+                       doctest::Contains("set_grad: the gradient has shape [5] but the tensor has shape [3]"), Error);
+  CHECK_FALSE(param.grad().defined());
+}

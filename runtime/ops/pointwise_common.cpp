@@ -73,8 +73,8 @@ void check_value_fits(std::string_view op, double value, DType dtype) {
   if (dtype != kInt32 && dtype != kInt64) return;
   const double limit = dtype == kInt32 ? 2147483648.0 : 9223372036854775808.0;
   const double whole = std::trunc(value);
-  check(std::isfinite(value) && whole >= -limit && whole < limit, "{}: value {} cannot be stored in an {} tensor", op,
-        value, dtype);
+  check(std::isfinite(value) && whole >= -limit && whole < limit, "{}: value {} cannot be stored in an {} tensor",
+        op, value, dtype);
 }
 
 void check_inplace_dtype(const OpCall& call, DType result) {

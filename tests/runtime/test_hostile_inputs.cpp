@@ -50,7 +50,8 @@ TEST_CASE("hostile inputs: views with sizes or steps at int64's edges") {
   CHECK_THROWS_WITH_AS(x.narrow(0, 5, kMax), doctest::Contains("narrow: start 5 and length"), Error);
   CHECK_THROWS_WITH_AS(x.narrow(0, -1, kMax), doctest::Contains("narrow: start -1 and length"), Error);
   CHECK_THROWS_WITH_AS(zeros({1}, {.device = kCPU}).expand({-2}), doctest::Contains("expand: size -2"), Error);
-  CHECK_THROWS_WITH_AS(one_hot(longs({kMax})), doctest::Contains("one_hot: class index 9223372036854775807 is too large"), Error);
+  CHECK_THROWS_WITH_AS(one_hot(longs({kMax})), doctest::Contains("one_hot: class index 9223372036854775807 is too large"),
+                       Error);
   // correction near int64's limits: the divisor is computed without overflowing.
   const double spread = var(floats({1, 2, 3}), {}, kMin).item();
   CHECK(spread >= 0.0);

@@ -131,7 +131,7 @@ TEST_CASE("hostile inputs: a value an integer tensor cannot hold is refused by f
   Tensor target = zeros({2}, int64_cpu);
   CHECK_THROWS_WITH_AS(target.fill_(NAN), doctest::Contains("fill_: value nan"), Error);
   CHECK(target.to_vector<int64_t>() == std::vector<int64_t>{0, 0});
-  CHECK_THROWS_WITH_AS(arange(0, 6e9, 2e9, int32_cpu), doctest::Contains("arange: value 4e+09"), Error);
+  CHECK_THROWS_WITH_AS(arange(0, 6e9, 2e9, int32_cpu), doctest::Contains("arange: value 4000000000 cannot be stored in an int32"), Error);
   CHECK_THROWS_WITH_AS(arange(0, 1e300, 1, {.device = kCPU}), doctest::Contains("more elements than an int64"), Error);
   CHECK_THROWS_WITH_AS(linspace(0, NAN, 3, int64_cpu), doctest::Contains("linspace: value nan"), Error);
   CHECK(arange(0, 6e9, 2e9, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 2000000000, 4000000000});

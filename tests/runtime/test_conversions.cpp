@@ -24,7 +24,8 @@ const std::vector<double> kSpecial{kNan, kInf, -kInf, 1e20, -1e20, 3.7, -3.7, 21
 
 }  // namespace
 
-TEST_CASE("float to int conversions saturate, truncate and take NaN to 0 in to, copy_, fill_ and full") {
+// Tensor conversions saturate; a host scalar an integer tensor cannot hold is refused, as PyTorch does.
+TEST_CASE("float to int conversions saturate in to and copy_; full and fill_ refuse scalars they cannot hold") {
   constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
   constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
   constexpr int64_t kMax64 = std::numeric_limits<int64_t>::max();
@@ -43,11 +44,15 @@ TEST_CASE("float to int conversions saturate, truncate and take NaN to 0 in to, 
     target.copy_(values);
     CHECK(target.to_vector<int32_t>() == values.to(kInt32).to_vector<int32_t>());
   }
-  CHECK(full({2}, kNan, {.dtype = kInt32, .device = kCPU}).to_vector<int32_t>() == std::vector<int32_t>{0, 0});
-  CHECK(full({2}, 1e20, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>() ==
-        std::vector<int64_t>{kMax64, kMax64});
+  CHECK_THROWS_WITH_AS(full({2}, kNan, {.dtype = kInt32, .device = kCPU}),
+                       doctest::Contains("full: value nan cannot be stored in an int32 tensor"), Error);
+  CHECK_THROWS_AS(full({2}, 1e20, {.dtype = kInt64, .device = kCPU}), Error);
+  CHECK(full({2}, -3.7, {.dtype = kInt64, .device = kCPU}).to_vector<int64_t>() == std::vector<int64_t>{-3, -3});
   Tensor filled = zeros({3}, {.dtype = kInt32, .device = kCPU});
-  filled.fill_(-kInf);
+  CHECK_THROWS_WITH_AS(filled.fill_(-kInf), doctest::Contains("fill_: value -inf cannot be stored in an int32"),
+                       Error);
+  CHECK(filled.to_vector<int32_t>() == std::vector<int32_t>(3, 0));
+  filled.fill_(-2147483648.5);  // truncates to int32's minimum: it fits
   CHECK(filled.to_vector<int32_t>() == std::vector<int32_t>(3, kMin32));
 }
 
@@ -64,6 +69,9 @@ TEST_CASE("cuda float to int conversions give the CPU's values") {
       CHECK(cpu.to_vector<int64_t>() == gpu.to_vector<int64_t>());
     }
   }
-  CHECK(full({2}, kNan, {.dtype = kInt32, .device = kCuda0}).to(kCPU).to_vector<int32_t>() ==
-        std::vector<int32_t>{0, 0});
+  // A scalar an integer tensor cannot hold is refused on CUDA too (full's shape rule, fill_'s kernel).
+  CHECK_THROWS_AS(full({2}, kNan, {.dtype = kInt32, .device = kCuda0}), Error);
+  Tensor filled = zeros({2}, {.dtype = kInt64, .device = kCuda0});
+  CHECK_THROWS_AS(filled.fill_(kNan), Error);
+  CHECK(filled.to(kCPU).to_vector<int64_t>() == std::vector<int64_t>{0, 0});
 }

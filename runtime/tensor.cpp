@@ -76,7 +76,8 @@ void* Tensor::raw_data_ptr() const {
 
 template <typename T>
 T* Tensor::data_ptr() const {
-  internal_assert(dtype() == dtype_of<T>(), "data_ptr<T> with a T that does not match the dtype");
+  check(dtype() == dtype_of<T>(), "data_ptr: the tensor's dtype is {}, the pointer asked for is to {}", dtype(),
+        dtype_of<T>());
   return static_cast<T*>(raw_data_ptr());
 }
 template float* Tensor::data_ptr<float>() const;

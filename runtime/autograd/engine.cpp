@@ -91,7 +91,11 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
       for (const GradHook& hook : node->output_hooks[output]) {
         if (!grads[output].defined()) continue;
         Tensor replaced = hook(grads[output]);
-        if (replaced.defined()) grads[output] = replaced;
+        if (!replaced.defined()) continue;
+        check(replaced.sizes() == grads[output].sizes(),
+              "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
+              grads[output].sizes());
+        grads[output] = replaced;
       }
     }
     bool any_gradient = false;

@@ -111,7 +111,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   AutogradMeta& meta = leaf_->meta();
   for (const GradHook& hook : meta.hooks) {
     Tensor replaced = hook(incoming);
-    if (replaced.defined()) incoming = replaced;
+    if (!replaced.defined()) continue;
+    check(replaced.sizes() == incoming.sizes(),
+          "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
+          incoming.sizes());
+    incoming = replaced;
   }
   if (!meta.grad || !meta.grad->defined()) {
     // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation

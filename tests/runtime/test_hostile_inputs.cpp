@@ -143,3 +143,20 @@ TEST_CASE("hostile inputs: set_grad refuses a gradient of another shape") {
                        doctest::Contains("set_grad: the gradient has shape [5] but the tensor has shape [3]"), Error);
   CHECK_FALSE(param.grad().defined());
 }
+
+TEST_CASE("hostile inputs: a data_ptr of the wrong type and a hook changing a gradient's shape are user errors") {
+  const Tensor values = floats({1, 2});
+  CHECK_THROWS_WITH_AS(values.data_ptr<double>(),
+                       doctest::Contains("data_ptr: the tensor's dtype is float32, the pointer asked for is to float64"),
+                       Error);
+  for (const bool leaf : {true, false}) {
+    INFO("hook on a ", leaf ? "leaf" : "non-leaf");
+    Tensor x = ones({3}, {.device = kCPU}).requires_grad_();
+    Tensor hooked = leaf ? x : mul(x, 2.0);
+    hooked.register_hook([](const Tensor&) { return ones({5}, {.device = kCPU}); });
+    CHECK_THROWS_WITH_AS(sum(mul(hooked, 3.0)).backward(),
+                         doctest::Contains("register_hook: a hook returned a gradient of shape [5] for a gradient of "
+                                           "shape [3]"),
+                         Error);
+  }
+}

@@ -88,15 +88,8 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
       continue;
     }
     for (int output = 0; output < node->num_outputs(); ++output) {
-      for (const GradHook& hook : node->output_hooks[output]) {
-        if (!grads[output].defined()) continue;
-        Tensor replaced = hook(grads[output]);
-        if (!replaced.defined()) continue;
-        check(replaced.sizes() == grads[output].sizes(),
-              "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
-              grads[output].sizes());
-        grads[output] = replaced;
-      }
+      for (const GradHook& hook : node->output_hooks[output])
+        if (grads[output].defined()) grads[output] = run_grad_hook(hook, grads[output]);
     }
     bool any_gradient = false;
     for (const Tensor& grad : grads) any_gradient = any_gradient || grad.defined();

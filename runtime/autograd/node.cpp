@@ -105,18 +105,20 @@ void OpNode::release_saved() {
   released_ = true;
 }
 
+Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
+  Tensor replaced = hook(grad);
+  if (!replaced.defined()) return grad;
+  check(replaced.sizes() == grad.sizes(),
+        "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
+        grad.sizes());
+  return replaced;
+}
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   Tensor incoming = std::move(grad_outputs[0]);
   if (!incoming.defined()) return {};
   AutogradMeta& meta = leaf_->meta();
-  for (const GradHook& hook : meta.hooks) {
-    Tensor replaced = hook(incoming);
-    if (!replaced.defined()) continue;
-    check(replaced.sizes() == incoming.sizes(),
-          "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
-          incoming.sizes());
-    incoming = replaced;
-  }
+  for (const GradHook& hook : meta.hooks) incoming = run_grad_hook(hook, incoming);
   if (!meta.grad || !meta.grad->defined()) {
     // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation
     // would write into a tensor that another leaf or the user also sees.

@@ -15,6 +15,10 @@ namespace ember::autograd {
 
 class Node;
 
+// `grad` after `hook` (a tensor's register_hook): its replacement, which must keep the shape, or
+// `grad` itself when the hook returns an undefined tensor.
+Tensor run_grad_hook(const GradHook& hook, const Tensor& grad);
+
 struct Edge {
   std::shared_ptr<Node> node;  // null: that input needs no gradient
   uint32_t input_nr = 0;       // which output of `node` the gradient flows into

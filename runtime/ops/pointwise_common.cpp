@@ -34,13 +34,22 @@ void binary_float_shape(const OpCall& call, OutputMetas& outputs) {
   if (!is_floating(outputs[0].dtype)) outputs[0].dtype = kFloat32;
 }
 
+namespace {
+
+// Whether the integral `whole` is a value of `dtype` (int32 or int64). 2^31 and 2^63 are exact
+// doubles: the integral values below them fit the integer type.
+bool in_integer_range(double whole, DType dtype) {
+  const double limit = dtype == kInt32 ? 2147483648.0 : 9223372036854775808.0;
+  return whole >= -limit && whole < limit;
+}
+
+}  // namespace
+
 DType scalar_result_dtype(std::string_view op, DType tensor, double value, bool saturates) {
   if (is_floating(tensor)) return tensor;
   if (!std::isfinite(value) || value != std::floor(value)) return kFloat32;
   const DType result = tensor == kBool ? kInt64 : tensor;
-  // 2^31 and 2^63 are exact doubles: the integral values below them fit the integer type.
-  const double limit = result == kInt32 ? 2147483648.0 : 9223372036854775808.0;
-  check(saturates || (value >= -limit && value < limit), "{}: scalar {} is out of range for a {} result", op, value,
+  check(saturates || in_integer_range(value, result), "{}: scalar {} is out of range for a {} result", op, value,
         result);
   return result;
 }
@@ -63,18 +72,14 @@ void check_inplace_broadcast(const OpCall& call) {
 void check_integer_alpha(const OpCall& call, DType result) {
   if (result != kInt32 && result != kInt64) return;
   const double alpha = call.attrs.get<double>("alpha");
-  // 2^31 and 2^63 are exact doubles: the integral values below them fit the integer type.
-  const double limit = result == kInt32 ? 2147483648.0 : 9223372036854775808.0;
-  check(std::isfinite(alpha) && alpha == std::floor(alpha) && alpha >= -limit && alpha < limit,
+  check(std::isfinite(alpha) && alpha == std::floor(alpha) && in_integer_range(alpha, result),
         "{}: alpha must be an integer within {}'s range for {} tensors, got {}", call.op.name, result, result, alpha);
 }
 
 void check_value_fits(std::string_view op, double value, DType dtype) {
   if (dtype != kInt32 && dtype != kInt64) return;
-  const double limit = dtype == kInt32 ? 2147483648.0 : 9223372036854775808.0;
-  const double whole = std::trunc(value);
-  check(std::isfinite(value) && whole >= -limit && whole < limit, "{}: value {} cannot be stored in an {} tensor",
-        op, value, dtype);
+  check(std::isfinite(value) && in_integer_range(std::trunc(value), dtype),
+        "{}: value {} cannot be stored in an {} tensor", op, value, dtype);
 }
 
 void check_inplace_dtype(const OpCall& call, DType result) {

@@ -7,7 +7,7 @@
 #
 #   tools/stage_gpu_deps.sh                    # beforehand, on a machine with network access
 #   tools/gpu_check.sh [--cpu-rehearsal] [--build-dir DIR] [--jobs N] [--budget SECONDS]
-#                      [--prebuilt .gpu_pack/build.tar.xz]
+#                      [--prebuilt .gpu_pack/build.tar.xz] [--groups tests,micro,seed,ops,sanitize,large,wide,host_read]
 #
 # Needs no network: build dependencies come from .deps (staged) when the machine lacks them.
 # --cpu-rehearsal runs every step that needs no GPU (on the CPU, few steps) and marks the GPU
@@ -15,7 +15,8 @@
 # once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
 # (for leases too short to build): the whole-suite ctest step is then replaced by the CUDA tests
-# of test_runtime and test_graph.
+# of test_runtime and test_graph. --groups runs only the named groups of steps (a second call in the
+# same lease, for the groups the first call's budget left out).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rehearsal=0
@@ -23,6 +24,7 @@ build_dir="$root/build-gpu"
 jobs=$(nproc)
 budget=470
 prebuilt=""
+groups=tests,micro,seed,ops,sanitize,large,wide,host_read
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpu-rehearsal) rehearsal=1 ;;
@@ -30,10 +32,12 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=$2; shift ;;
     --budget) budget=$2; shift ;;
     --prebuilt) prebuilt=$2; shift ;;
+    --groups) groups=$2; shift ;;
     *) echo "gpu_check: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
+wanted() { [[ ",$groups," == *",$1,"* ]]; }
 out_dir=${OUT:-}
 python=${PYTHON:-python3}
 # The environment PyTorch was installed for: the ember steps below add library folders (the
@@ -154,7 +158,7 @@ if [[ -z $prebuilt ]]; then
   # The whole suite. On a GPU machine the conformance suite runs every case on CUDA as well.
   # install_and_find_package needs the dependencies where find_package and the loader look by
   # default, which staged .deps and wheel libraries are not; CI runs it on the dev machines.
-  run_step ctest 200 env EMBER_POISON_OUTPUTS=1 ctest --test-dir "$build_dir" --output-on-failure \
+  wanted tests && run_step ctest 200 env EMBER_POISON_OUTPUTS=1 ctest --test-dir "$build_dir" --output-on-failure \
     --parallel "$jobs" --timeout 60 -E '^install_and_find_package$'
   cp "$build_dir/Testing/Temporary/LastTest.log" "$logs/ctest_LastTest.log" 2>/dev/null
 else
@@ -168,7 +172,7 @@ else
   # Libraries the packed binaries were linked against, found here: staged fmt/xxhash, the
   # toolkit's cuBLASLt and NVRTC, the wheels'.
   library_path="$build_dir/lib:$root/.deps/root/usr/lib/x86_64-linux-gnu"
-  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/extras/CUPTI/lib64; do
     [[ -d $dir ]] && library_path+=":$dir"
   done
   # Every nvidia-* wheel's lib folder (cuDNN, cuBLAS, NCCL, CUPTI, NVRTC for the fused kernels),
@@ -217,11 +221,11 @@ for name in sys.argv[1].split():
         missing.append(str(error))
 print("\n".join(missing) or "all found")
 sys.exit(1 if missing else 0)' "$runtime_libraries"
-  ember_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  wanted tests && ember_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
   # Generated C++ needs ember's headers, which the packed binaries look for where they were built.
   # ("cuda emulation" cases run on the CPU: the rehearsal covers them.)
-  ember_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
+  wanted tests && ember_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
     EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*,fusion on CUDA*' \
     -tce='cuda emulation*'
 fi
@@ -243,7 +247,9 @@ bench() {  # bench NAME TIMEOUT COMMAND...: a benchmark step whose stdout is one
     cat "$logs/${name//[^a-zA-Z0-9]/_}.json" >>"$json_lines" && save_progress
 }
 
-if [[ $rehearsal -eq 1 ]]; then
+if ! wanted micro; then
+  :
+elif [[ $rehearsal -eq 1 ]]; then
   skip_step "ember-bench micro cuda" "rehearsal: no GPU"
 else
   bench "ember-bench micro cuda" 60 "$build_dir/bin/ember-bench" --micro cuda --device cuda --json
@@ -314,12 +320,12 @@ sanitize() {
 # Priority order (steps past the budget are listed as skipped): the tests, then what the issue's
 # targets are stated in (micro benchmarks, seed against PyTorch), the conformance of every op on
 # CUDA, memcheck, the other models against PyTorch, and the graph-break variant last.
-bench_model seed
-op_table
-sanitize
-bench_model large
-bench_model wide
-bench_host_read
+wanted seed && bench_model seed
+wanted ops && op_table
+wanted sanitize && sanitize
+wanted large && bench_model large
+wanted wide && bench_model wide
+wanted host_read && bench_host_read
 
 echo
 print_steps | tee "$logs/summary.txt"

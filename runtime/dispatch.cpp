@@ -308,6 +308,16 @@ Tensor dispatch_one(const OpDef& op, std::span<const Tensor> inputs, const Attrs
 DispatchModeGuard::DispatchModeGuard(DispatchMode& mode) { mode_stack.push_back(&mode); }
 DispatchModeGuard::~DispatchModeGuard() { mode_stack.pop_back(); }
 
+DispatchModesHidden::DispatchModesHidden() { hidden_.swap(mode_stack); }
+DispatchModesHidden::~DispatchModesHidden() { hidden_.swap(mode_stack); }
+
+Tensor host_values(const char* what, const Tensor& tensor, bool dense) {
+  notify_host_read(what, tensor);
+  DispatchModesHidden run_now;
+  const Tensor host = tensor.device().is_cpu() ? tensor : tensor.to(kCPU);
+  return dense ? host.contiguous() : host;
+}
+
 void notify_host_read(const char* what, const Tensor& tensor) {
   if (mode_stack.empty()) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_read(what, tensor);

@@ -61,6 +61,10 @@ class DispatchMode {
 
 // Tells the installed modes that `tensor`'s values are read on the host (no-op without modes).
 void notify_host_read(const char* what, const Tensor& tensor);
+// `tensor`'s values where the host can read them (dense when `dense`), for code about to read
+// them (item, to_vector, printing): tells the modes of the read (notify_host_read), then copies
+// outside them (DispatchModesHidden below), so no copy is deferred past the read.
+Tensor host_values(const char* what, const Tensor& tensor, bool dense);
 // Tells the installed modes that `alias` is `source` without its history (no-op without modes).
 void notify_alias(const Tensor& source, const Tensor& alias);
 // Tells the installed modes that the code's path depends on `what` staying true (no-op without modes).
@@ -109,6 +113,21 @@ class DispatchModeGuard {
   ~DispatchModeGuard();
   DispatchModeGuard(const DispatchModeGuard&) = delete;
   DispatchModeGuard& operator=(const DispatchModeGuard&) = delete;
+};
+
+// Hides this thread's installed modes for the guard's lifetime, so ops run eagerly now: for the
+// copy that brings values to the host after notify_host_read told the modes of the read (a mode
+// that defers kernels would otherwise defer that copy too, and the host would read memory no
+// kernel has written yet).
+class DispatchModesHidden {
+ public:
+  DispatchModesHidden();
+  ~DispatchModesHidden();
+  DispatchModesHidden(const DispatchModesHidden&) = delete;
+  DispatchModesHidden& operator=(const DispatchModesHidden&) = delete;
+
+ private:
+  std::vector<DispatchMode*> hidden_;
 };
 
 // Runs one op call through the mode stack.

@@ -90,10 +90,9 @@ template bool* Tensor::data_ptr<bool>() const;
 
 double Tensor::item(Where where) const {
   CallSiteScope site(where);
-  notify_host_read("item", *this);
   check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(),
         sizes());
-  Tensor host = device().is_cpu() ? *this : to(kCPU);
+  const Tensor host = host_values("item", *this, /*dense=*/false);
   return dispatch_dtype(dtype(), [&](auto zero) {
     using T = decltype(zero);
     return static_cast<double>(static_cast<compute_t<T>>(*static_cast<const T*>(host.raw_data_ptr())));
@@ -103,9 +102,8 @@ double Tensor::item(Where where) const {
 int64_t Tensor::item_int64(Where where) const {
   CallSiteScope site(where);
   if (dtype() == kInt64 || dtype() == kInt32 || dtype() == kBool) {
-    notify_host_read("item", *this);
     check(numel() == 1, "item: the tensor has {} elements (shape {}), expected exactly one", numel(), sizes());
-    const Tensor host = device().is_cpu() ? *this : to(kCPU);
+    const Tensor host = host_values("item", *this, /*dense=*/false);
     if (dtype() == kInt64) return *static_cast<const int64_t*>(host.raw_data_ptr());
     if (dtype() == kInt32) return *static_cast<const int32_t*>(host.raw_data_ptr());
     return *static_cast<const bool*>(host.raw_data_ptr()) ? 1 : 0;
@@ -120,10 +118,9 @@ int64_t Tensor::item_int64(Where where) const {
 template <typename T>
 std::vector<T> Tensor::to_vector(Where where) const {
   CallSiteScope site(where);
-  notify_host_read("to_vector", *this);
   check(dtype() == dtype_of<T>(), "to_vector: requested {} from a {} tensor; convert with to() first",
         dtype_name(dtype_of<T>()), dtype());
-  Tensor host = (device().is_cpu() ? *this : to(kCPU)).contiguous();
+  const Tensor host = host_values("to_vector", *this, /*dense=*/true);
   const T* data = host.data_ptr<T>();
   return std::vector<T>(data, data + host.numel());
 }
@@ -204,11 +201,10 @@ Tensor Tensor::pin_memory(Where where) const {
   CallSiteScope site(where);
   const TensorImpl& source = checked_impl();
   check(source.device.is_cpu(), "pin_memory: only CPU tensors can be pinned, got a tensor on {}", source.device);
-  notify_host_read("pin_memory", *this);  // the copy is made on the host, outside any graph
   std::string why_not;
   check(cuda_is_available(&why_not), "pin_memory: pinned host memory needs a CUDA device: {}", why_not);
   if (is_pinned()) return *this;
-  const Tensor dense = contiguous();
+  const Tensor dense = host_values("pin_memory", *this, /*dense=*/true);  // copied on the host, outside any graph
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::allocate_pinned(std::max<size_t>(dense.nbytes(), 1));
   impl->sizes = dense.sizes();

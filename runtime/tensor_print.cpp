@@ -48,7 +48,7 @@ void print_values(std::ostringstream& out, const Tensor& host, int dim, int64_t 
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
   NoGradGuard no_grad;
-  Tensor host = device().is_cpu() ? *this : to(kCPU);
+  const Tensor host = host_values("str", *this, /*dense=*/false);
   std::ostringstream out;
   out << "tensor(";
   print_values(out, host, 0, host.storage_offset(), numel() > kSummarizeAbove, 7);

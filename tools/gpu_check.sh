@@ -116,6 +116,23 @@ ember_step() {
   run_step "$@"
 }
 
+# ember_step for a test binary: when it crashes (a signal), the same command runs again under
+# cuda-gdb (on the GPU image; it also debugs host code) for the crashing thread's backtrace.
+test_step() {
+  local name=$1 limit=$2
+  ember_step "$@"
+  local status=$?
+  ((status > 128 && status != 137)) || return $status
+  local debugger
+  debugger=$(command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null | head -n 1)
+  [[ -n $debugger ]] || return $status
+  shift 2
+  run_step "$name backtrace" 60 "$debugger" -q -batch -ex "set pagination off" -ex run -ex "thread apply all bt 25" \
+    --args "$@"
+  # The backtrace step ran the crash again: it records the failure, not the debugger's exit.
+  return $status
+}
+
 arch=""
 if [[ $rehearsal -eq 0 ]]; then
   # A wedged driver must not hang the run before any step: every nvidia-smi call is bounded.
@@ -221,11 +238,11 @@ for name in sys.argv[1].split():
         missing.append(str(error))
 print("\n".join(missing) or "all found")
 sys.exit(1 if missing else 0)' "$runtime_libraries"
-  wanted tests && ember_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  wanted tests && test_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
   # Generated C++ needs ember's headers, which the packed binaries look for where they were built.
   # ("cuda emulation" cases run on the CPU: the rehearsal covers them.)
-  wanted tests && ember_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
+  wanted tests && test_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
     EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*,fusion on CUDA*' \
     -tce='cuda emulation*'
 fi
@@ -235,6 +252,12 @@ op_table() {
   [[ $rehearsal -eq 1 ]] && table_device=cpu
   ember_step "op table $table_device" 120 bash "$root/tools/op_table.sh" "$build_dir" "$table_device" "$jobs" \
     "$logs/op_table.txt"
+  # Each failing op's own log (the table keeps its first line only), for the logs archive.
+  local op
+  for op in $(awk '$2 == "FAIL" {print $1}' "$logs/op_table.txt" 2>/dev/null); do
+    cp "$build_dir/op_table_logs/$op.log" "$logs/op_table_$op.log" 2>/dev/null
+  done
+  save_progress
 }
 
 device=cuda; steps=100; warmup=10
@@ -296,7 +319,8 @@ bench_host_read() {
 # Memory errors in the CUDA kernels: the GPU-specific tests, the generated (fused) kernels and a
 # few conformance families under compute-sanitizer memcheck (slow, so a subset). Without the
 # caching allocator each tensor is its own cudaMalloc, so memcheck sees its bounds; exit 86 is a
-# memcheck error, 1 a failed test.
+# memcheck error, 1 a failed test. API errors are not reported: tests provoke some on purpose
+# (a kernel name a library lacks), and ember checks every API call's status itself.
 sanitize() {
   if [[ $rehearsal -eq 1 ]]; then skip_step compute-sanitizer "rehearsal: no GPU"; return; fi
   local sanitizer
@@ -304,15 +328,15 @@ sanitize() {
     /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
   if [[ -z $sanitizer ]]; then skip_step compute-sanitizer "not on PATH nor under /usr/local/cuda"; return; fi
   # The generated kernels first: nothing else checks their memory accesses on a GPU.
-  ember_step "compute-sanitizer fused kernels" 45 "$sanitizer" --tool memcheck --error-exitcode 86 \
+  ember_step "compute-sanitizer fused kernels" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
     "$build_dir/bin/test_graph" -tc='cuda fusion*,cuda nvrtc*,cuda lowered*'
   # Hand-written kernels of the families most likely to index out of bounds; all of `cuda*`
   # (cuBLASLt, cuDNN, the benchmarks' sizes) would not finish under memcheck in the limit.
-  ember_step "compute-sanitizer cuda tests" 45 "$sanitizer" --tool memcheck --error-exitcode 86 \
+  ember_step "compute-sanitizer cuda tests" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 "$build_dir/bin/test_runtime" \
     -tc='cuda softmax*,cuda cross_entropy*,cuda index*,cuda device errors*,cuda embedding*'
-  ember_step "compute-sanitizer conformance" 45 "$sanitizer" --tool memcheck --error-exitcode 86 \
+  ember_step "compute-sanitizer conformance" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 EMBER_CONFORMANCE_DEVICES=cuda "$build_dir/bin/test_conformance" \
     -tc='*binary*,*reduction*,*index*,*norm*'
 }

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 
 namespace ember::data {
@@ -264,7 +265,7 @@ void write_npy(const std::filesystem::path& path, const Tensor& tensor, Where wh
   CallSiteScope site(where);
   check(tensor.defined(), "write_npy: '{}': the tensor is undefined", path.string());
   const std::string_view descr = descr_for(tensor.dtype());
-  const Tensor host = tensor.detach().to(kCPU).contiguous();
+  const Tensor host = host_values("write_npy", tensor.detach(), /*dense=*/true);
 
   std::string shape;
   for (int64_t size : host.sizes()) shape += fmt::format("{}, ", size);

@@ -113,6 +113,31 @@ TEST_CASE("compile segments: a backward after the break reads the activations sa
   CHECK(train_step.state().segments()->kernel_runs() == 0);
 }
 
+TEST_CASE("compile segments: host reads that need a copy first (to_vector of a transposed result, str) read the values") {
+  // to_vector makes a transposed result dense before reading it, and str() reads strided memory:
+  // after the break those copies must run at once, not be deferred into the next segment (the host
+  // would read memory no kernel has filled; EMBER_POISON_OUTPUTS makes that NaN).
+  const auto body = [](const Tensor& x, std::vector<float>* read, std::string* printed) {
+    const Tensor scaled = exp(x * 0.5).transpose(0, 1);
+    *read = scaled.to_vector<float>();
+    *printed = (scaled + 1.0).str();
+    return mul(scaled, static_cast<double>((*read)[1]));
+  };
+  std::vector<float> compiled_read, eager_read;
+  std::string compiled_printed, eager_printed;
+  auto f = ember::compile([&](const Tensor& x) { return body(x, &compiled_read, &compiled_printed); },
+                          {.compile_every_segment = true});
+  for (int call = 0; call < 5; ++call) {
+    manual_seed(40 + static_cast<uint64_t>(call));
+    const Tensor x = randn({3, 4});
+    CHECK(bit_equal(f(x), body(x, &eager_read, &eager_printed)));
+    CHECK(compiled_read == eager_read);
+    CHECK(compiled_printed == eager_printed);
+  }
+  REQUIRE(f.state().segments() != nullptr);
+  CHECK(f.state().segments()->compiled_runs() >= 3);
+}
+
 TEST_CASE("compile segments: kept tensors, views and in-place updates of inputs and views are eager's") {
   const auto body = [](const Tensor& x, Tensor buffer) {
     Tensor hidden = relu(x * 2.0 - 1.0);

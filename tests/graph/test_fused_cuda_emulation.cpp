@@ -97,6 +97,15 @@ GraphBuilder reduction(const Dims& sizes, const Dims& dims, bool mean, bool keep
   return builder;
 }
 
+// get_total_norm's part for one float32 gradient: its float64 sum of squares over every dim.
+GraphBuilder float64_sum_of_squares(const Dims& sizes) {
+  GraphBuilder builder;
+  const ValueId grad = builder.input(values(sizes, 12));
+  const ValueId wide = builder.node("to_dtype", {grad}, Attrs{{"dtype", kFloat64}});
+  builder.graph.outputs = {builder.node("sum", {builder.node("mul", {wide, wide})}, Attrs{{"dims", Dims{}}, {"keepdim", false}})};
+  return builder;
+}
+
 // Every case graph, built on `device`.
 std::vector<std::pair<std::string, GraphBuilder>> case_graphs(Device on) {
   device = on;
@@ -110,6 +119,8 @@ std::vector<std::pair<std::string, GraphBuilder>> case_graphs(Device on) {
   graphs.emplace_back("leading and trailing dims", reduction({3, 4, 5}, Dims{0, 2}, true));
   graphs.emplace_back("every dim, mean", reduction({7, 9}, Dims{}, true));
   graphs.emplace_back("an empty reduced dim", reduction({0, 3}, Dims{0}, false));
+  graphs.emplace_back("float64 sum of squares of a [256, 100] float32", float64_sum_of_squares({256, 100}));
+  graphs.emplace_back("float64 sum of squares of a [10] float32", float64_sum_of_squares({10}));
   device = kCPU;
   return graphs;
 }

@@ -228,7 +228,7 @@ TEST_CASE("cuda nvrtc: loaded kernels compute the fused expression like a float6
     }
     CHECK(mismatches == 0);
   }
-  MESSAGE("loaded the " << (library.loaded_from_ptx() ? "PTX" : "sm_90 cubin"));
+  MESSAGE("loaded the " << std::string(library.loaded_from_ptx() ? "PTX" : "cubin"));
   // The per-process map loads a program once per device.
   auto loaded = load_cuda_program(fused_program(), gpu);
   CHECK(loaded == load_cuda_program(fused_program(), gpu));

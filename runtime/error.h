@@ -26,6 +26,7 @@ class CallSite {
 
  private:
   friend class CallSiteScope;
+  friend class CallSiteSuspend;
   static thread_local std::source_location current_;
   static thread_local bool known_;
 };
@@ -48,6 +49,23 @@ class CallSiteScope {
 
  private:
   bool owner_;
+};
+
+// Forgets the call site while user code that ember calls back (an optimizer's loss closure) runs,
+// so the errors raised there name the closure's own lines; restores it afterwards.
+class CallSiteSuspend {
+ public:
+  CallSiteSuspend() noexcept : saved_(CallSite::current_), was_known_(CallSite::known_) { CallSite::known_ = false; }
+  ~CallSiteSuspend() {
+    CallSite::current_ = saved_;
+    CallSite::known_ = was_known_;
+  }
+  CallSiteSuspend(const CallSiteSuspend&) = delete;
+  CallSiteSuspend& operator=(const CallSiteSuspend&) = delete;
+
+ private:
+  std::source_location saved_;
+  bool was_known_;
 };
 
 // Throws ember::Error with the formatted message followed by the user's call site.

@@ -36,11 +36,11 @@ void AdamOptionsFor<Decoupled>::validate(const char* optimizer) const {
 }
 
 template <bool Decoupled>
-AdamFamily<Decoupled>::AdamFamily(std::vector<Tensor> params, Options options)
-    : OptimizerBase<Options, AdamParamState>(Decoupled ? "AdamW" : "Adam", std::move(params), options) {}
+AdamFamily<Decoupled>::AdamFamily(std::vector<Tensor> params, Options options, Where where)
+    : OptimizerBase<Options, AdamParamState>(Decoupled ? "AdamW" : "Adam", std::move(params), options, where) {}
 
 template <bool Decoupled>
-Tensor AdamFamily<Decoupled>::step(const LossClosure& closure) {
+Tensor AdamFamily<Decoupled>::step_impl(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
   // Under capture the per-parameter ops are recorded: compile's functionalization and replay

@@ -59,8 +59,10 @@ template <bool Decoupled>
 class AdamFamily : public OptimizerBase<AdamOptionsFor<Decoupled>, AdamParamState> {
  public:
   using Options = AdamOptionsFor<Decoupled>;
-  explicit AdamFamily(std::vector<Tensor> params, Options options = {});
-  Tensor step(const LossClosure& closure = nullptr) override;
+  explicit AdamFamily(std::vector<Tensor> params, Options options = {}, Where where = Where::current());
+
+ protected:
+  Tensor step_impl(const LossClosure& closure) override;
 
  private:
   // The parameter's state, created (zeros) on its first step.

@@ -57,7 +57,8 @@ std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, const ch
 
 }  // namespace
 
-Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite, Where where) {
+  CallSiteScope site(where);
   check_norm_type(norm_type, "get_total_norm");
   NoGradGuard no_grad;
   const Tensor total = accumulated_powers(tensors, norm_type);
@@ -69,7 +70,9 @@ Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   return norm;
 }
 
-void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm) {
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, const Tensor& total_norm,
+                           Where where) {
+  CallSiteScope site(where);
   check(max_norm >= 0.0, "clip_grads_with_norm_: max_norm must be non-negative, got {}", max_norm);
   check(total_norm.defined() && total_norm.numel() == 1,
         "clip_grads_with_norm_: total_norm must hold one value (get_total_norm's result), got shape {}",
@@ -84,7 +87,8 @@ void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_nor
 }
 
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+                       bool error_if_nonfinite, Where where) {
+  CallSiteScope site(where);
   check_norm_type(norm_type, "clip_grad_norm_");
   check(max_norm >= 0.0, "clip_grad_norm_: max_norm must be non-negative, got {}", max_norm);
   NoGradGuard no_grad;
@@ -98,7 +102,8 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   return norm;
 }
 
-void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value, Where where) {
+  CallSiteScope site(where);
   check(clip_value >= 0.0, "clip_grad_value_: clip_value must be non-negative, got {}", clip_value);
   NoGradGuard no_grad;
   for (const Tensor& param : parameters) {

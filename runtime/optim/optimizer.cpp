@@ -48,6 +48,7 @@ bool parse_key(const std::string& key, const std::string& section, size_t& index
 Tensor run_closure(const LossClosure& closure) {
   if (!closure) return {};
   AutoGradMode enable_grad(true);
+  CallSiteSuspend closure_lines;
   return closure();
 }
 

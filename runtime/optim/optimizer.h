@@ -38,8 +38,12 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   // Updates every parameter that has a gradient, each in one fused pass over its memory.
-  // `closure`, when given, is called first (with gradients enabled) and its loss returned.
-  virtual Tensor step(const LossClosure& closure = nullptr) = 0;
+  // `closure`, when given, is called first (with gradients enabled) and its loss returned. Errors
+  // name the line that called step (those raised inside the closure, the closure's own lines).
+  Tensor step(const LossClosure& closure = nullptr, Where where = Where::current()) {
+    CallSiteScope site(where);
+    return step_impl(closure);
+  }
   // Clears (set_to_none) or zeroes the gradient of every parameter.
   void zero_grad(bool set_to_none = true);
 
@@ -53,7 +57,16 @@ class Optimizer {
   virtual OptimizerState state_dict() const = 0;
   // Validates everything (group and parameter counts, keys, shapes) before changing anything;
   // errors name the offending key.
-  virtual void load_state_dict(const OptimizerState& state) = 0;
+  void load_state_dict(const OptimizerState& state, Where where = Where::current()) {
+    CallSiteScope site(where);
+    load_state_impl(state);
+  }
+
+ protected:
+  // What step and load_state_dict do; an optimizer implements these (the public calls record the
+  // caller's line for errors).
+  virtual Tensor step_impl(const LossClosure& closure) = 0;
+  virtual void load_state_impl(const OptimizerState& state) = 0;
 };
 
 namespace detail {
@@ -82,7 +95,9 @@ class OptimizerBase : public Optimizer {
   };
 
   // Adds a group with its own options (the constructor's defaults when none are given).
-  void add_param_group(std::vector<Tensor> params, std::optional<Options> options = std::nullopt) {
+  void add_param_group(std::vector<Tensor> params, std::optional<Options> options = std::nullopt,
+                       Where where = Where::current()) {
+    CallSiteScope site(where);
     const Options& chosen = options ? *options : defaults_;
     chosen.validate(name_.c_str());
     detail::check_new_params(name_, params, parameters());
@@ -136,7 +151,8 @@ class OptimizerBase : public Optimizer {
     return out;
   }
 
-  void load_state_dict(const OptimizerState& state) override {
+ protected:
+  void load_state_impl(const OptimizerState& state) override {
     validate_state(state);
     for (size_t g = 0; g < groups_.size(); ++g) {
       Options loaded = groups_[g].options;
@@ -165,9 +181,10 @@ class OptimizerBase : public Optimizer {
     state_ = std::move(loaded_state);
   }
 
- protected:
-  OptimizerBase(std::string name, std::vector<Tensor> params, Options defaults)
+  // `where`: the user's line that constructs the optimizer, which its option errors name.
+  OptimizerBase(std::string name, std::vector<Tensor> params, Options defaults, Where where)
       : name_(std::move(name)), defaults_(defaults) {
+    CallSiteScope site(where);
     defaults_.validate(name_.c_str());
     add_param_group(std::move(params));
   }

@@ -23,9 +23,10 @@ void SGDOptions::validate(const char* optimizer) const {
         momentum, dampening);
 }
 
-SGD::SGD(std::vector<Tensor> params, SGDOptions options) : OptimizerBase("SGD", std::move(params), options) {}
+SGD::SGD(std::vector<Tensor> params, SGDOptions options, Where where)
+    : OptimizerBase("SGD", std::move(params), options, where) {}
 
-Tensor SGD::step(const LossClosure& closure) {
+Tensor SGD::step_impl(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
   // Under capture the per-parameter ops are recorded (see adam.cpp for why).

@@ -42,8 +42,10 @@ struct SGDParamState {
 
 class SGD : public OptimizerBase<SGDOptions, SGDParamState> {
  public:
-  explicit SGD(std::vector<Tensor> params, SGDOptions options = {});
-  Tensor step(const LossClosure& closure = nullptr) override;
+  explicit SGD(std::vector<Tensor> params, SGDOptions options = {}, Where where = Where::current());
+
+ protected:
+  Tensor step_impl(const LossClosure& closure) override;
 
  private:
   // The momentum buffer of `param` (created uninitialised), and whether this is its first step.

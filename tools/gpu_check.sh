@@ -127,8 +127,9 @@ test_step() {
   debugger=$(command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null | head -n 1)
   [[ -n $debugger ]] || return $status
   shift 2
+  # --no-breaks: a failed check must not stop the debugger before the crash.
   run_step "$name backtrace" 60 "$debugger" -q -batch -ex "set pagination off" -ex run -ex "thread apply all bt 25" \
-    --args "$@"
+    --args "$@" --no-breaks=true
   # The backtrace step ran the crash again: it records the failure, not the debugger's exit.
   return $status
 }

@@ -119,7 +119,8 @@ std::vector<std::pair<std::string, GraphBuilder>> case_graphs(Device on) {
   graphs.emplace_back("leading and trailing dims", reduction({3, 4, 5}, Dims{0, 2}, true));
   graphs.emplace_back("every dim, mean", reduction({7, 9}, Dims{}, true));
   graphs.emplace_back("an empty reduced dim", reduction({0, 3}, Dims{0}, false));
-  graphs.emplace_back("float64 sum of squares of a [256, 100] float32", float64_sum_of_squares({256, 100}));
+  // 3840 elements: on CUDA a larger full sum stays a library reduction (fusion.cpp).
+  graphs.emplace_back("float64 sum of squares of a [64, 60] float32", float64_sum_of_squares({64, 60}));
   graphs.emplace_back("float64 sum of squares of a [10] float32", float64_sum_of_squares({10}));
   device = kCPU;
   return graphs;

@@ -49,11 +49,14 @@ const TensorImpl& Tensor::checked_impl() const {
 
 int64_t Tensor::size(int64_t dim, Where where) const {
   CallSiteScope site(where);
+  // wrap_dim lets a 0-d tensor name dim 0 (reductions accept it), but it has no size to return.
+  check(this->dim() > 0, "size: dim {} of a 0-d tensor, which has no dims", dim);
   return sizes()[wrap_dim(dim, this->dim(), "size")];
 }
 
 int64_t Tensor::stride(int64_t dim, Where where) const {
   CallSiteScope site(where);
+  check(this->dim() > 0, "stride: dim {} of a 0-d tensor, which has no dims", dim);
   return strides()[wrap_dim(dim, this->dim(), "stride")];
 }
 

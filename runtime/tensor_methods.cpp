@@ -21,6 +21,7 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step, Wher
 }
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) const {
   CallSiteScope site(where);
+  check(this->dim() > 0, "narrow: cannot be applied to a 0-d tensor (dim {}, start {}, length {})", dim, start, length);
   check(length >= 0, "narrow: length must be non-negative, got {}", length);
   const int64_t size = this->size(dim, where);
   const int64_t begin = start < 0 ? start + size : start;
@@ -30,6 +31,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) c
 }
 Tensor Tensor::select(int64_t dim, int64_t index, Where where) const {
   CallSiteScope site(where);
+  check(this->dim() > 0, "select: cannot be applied to a 0-d tensor (dim {}, index {})", dim, index);
   const int64_t size = this->size(dim, where);
   check(index >= -size && index < size, "select: index {} is out of range for dim {} of size {}", index,
         dim, size);

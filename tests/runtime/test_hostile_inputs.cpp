@@ -115,6 +115,15 @@ TEST_CASE("hostile inputs: a NaN clamp bound gives NaN, an out-of-range dim is r
                        doctest::Contains("cat: dim 7 is out of range"), Error);
 }
 
+TEST_CASE("hostile inputs: size, stride, select and narrow of a 0-d tensor are errors, not reads past its dims") {
+  const Tensor scalar = scalar_tensor(1, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(scalar.size(0), doctest::Contains("size: dim 0 of a 0-d tensor"), Error);
+  CHECK_THROWS_WITH_AS(scalar.stride(-1), doctest::Contains("stride: dim -1 of a 0-d tensor"), Error);
+  CHECK_THROWS_WITH_AS(scalar.select(0, 0), doctest::Contains("select: cannot be applied to a 0-d tensor"), Error);
+  CHECK_THROWS_WITH_AS(scalar.narrow(0, 0, 1), doctest::Contains("narrow: cannot be applied to a 0-d tensor"), Error);
+  CHECK(scalar.sum(Dims{0}).item() == 1.0);  // reductions still take dim 0 of a 0-d tensor, as PyTorch's do
+}
+
 TEST_CASE("hostile inputs: SGD's dampening must be finite") {
   Tensor param = ones({2}, {.device = kCPU});
   CHECK_THROWS_WITH_AS(optim::SGD({param}, {.momentum = 0.9, .dampening = NAN}),

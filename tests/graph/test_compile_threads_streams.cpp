@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <exception>
 #include <stdexcept>
@@ -72,6 +73,30 @@ TEST_CASE("cuda compile: a call under another stream waits for the previous call
 
 namespace {
 
+// What a wrong compiled result looks like, so one failed GPU run can tell the likely causes apart:
+// unwritten memory (NaN under EMBER_POISON_OUTPUTS), the previous call's values (a stale read) or
+// other values (another thread's data, a wrong kernel).
+std::string describe_mismatch(int round, int call, const Tensor& got, const Tensor& expected, const Tensor& previous,
+                              double error) {
+  const std::vector<float> a = got.to_vector<float>(), b = expected.to_vector<float>();
+  size_t worst = 0;
+  float worst_difference = -1.0f;
+  int wrong = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float difference = std::isnan(a[i]) ? INFINITY : std::abs(a[i] - b[i]);
+    if (difference > 1e-5f * std::max(1.0f, std::abs(b[i]))) ++wrong;
+    if (difference > worst_difference) {
+      worst = i;
+      worst_difference = difference;
+    }
+  }
+  const std::string stale =
+      previous.defined() ? fmt::format("{}", graph_test::max_relative_error(got, previous)) : "none (first call)";
+  return fmt::format("round {} call {}: error {}; {} of {} elements wrong; worst at {}: {} vs {}; error against "
+                     "the previous call's result: {}",
+                     round, call, error, wrong, a.size(), worst, a[worst], b[worst], stale);
+}
+
 // Two threads, each compiling a new function per round and calling it four times, checked against
 // eager on the same inputs. Returns one failure message per thread ("" when it passed).
 std::vector<std::string> compile_from_two_threads(Device device, const char* mode) {
@@ -85,10 +110,14 @@ std::vector<std::string> compile_from_two_threads(Device device, const char* mod
         // A new function each round: under reduce_overhead each captures on its second call,
         // while the other thread may be launching or capturing its own.
         auto compiled = ember::compile(forward, {.fullgraph = true, .mode = mode});
+        Tensor previous;  // the last call's eager result: a stale read would match it
         for (int call = 0; call < 4; ++call) {
           const Tensor x = randn({32, 128}, {.device = device});
-          const double error = graph_test::max_relative_error(compiled(x).to(kCPU), forward(x).to(kCPU));
-          if (error > 1e-5) throw std::runtime_error(fmt::format("round {} call {}: error {}", round, call, error));
+          const Tensor got = compiled(x).to(kCPU);
+          const Tensor expected = forward(x).to(kCPU);
+          const double error = graph_test::max_relative_error(got, expected);
+          if (error > 1e-5) throw std::runtime_error(describe_mismatch(round, call, got, expected, previous, error));
+          previous = expected;
         }
       }
     } catch (const std::exception& error) {

@@ -14,8 +14,8 @@
 # steps SKIP, so the script is debugged before a GPU is spent on it. Steps run in priority order;
 # once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
-# (for leases too short to build): the whole-suite ctest step is then replaced by the CUDA tests
-# of test_runtime and test_graph. --groups runs only the named groups of steps (a second call in the
+# (for leases too short to build): the whole ctest suite runs from the pack's test lists, then the
+# CUDA cases of test_runtime and test_graph on their own (a crash there gets a backtrace). --groups runs only the named groups of steps (a second call in the
 # same lease, for the groups the first call's budget left out).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -239,10 +239,23 @@ for name in sys.argv[1].split():
         missing.append(str(error))
 print("\n".join(missing) or "all found")
 sys.exit(1 if missing else 0)' "$runtime_libraries"
+  # The whole suite when the pack carries ctest's files (written with the paths it was built at:
+  # re-aimed at this build folder and checkout). Generated C++ needs ember's headers, which the
+  # packed binaries would look for where they were built.
+  pack_build=$(sed -n 's/^build_dir=//p' "$pack_info" 2>/dev/null)
+  pack_source=$(sed -n 's/^source_dir=//p' "$pack_info" 2>/dev/null)
+  if wanted tests && [[ -n $pack_build && -n $pack_source && -f $build_dir/CTestTestfile.cmake ]]; then
+    find "$build_dir" -name '*.cmake' -exec sed -i -e "s|$pack_build|@PACK_BUILD@|g" -e "s|$pack_source|@PACK_SOURCE@|g" \
+      -e "s|@PACK_BUILD@|$build_dir|g" -e "s|@PACK_SOURCE@|$root|g" {} +
+    ember_step ctest 240 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
+      ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" --timeout 60 -E '^install_and_find_package$'
+    cp "$build_dir/Testing/Temporary/LastTest.log" "$logs/ctest_LastTest.log" 2>/dev/null
+    save_progress
+  fi
+  # The CUDA cases of the two test binaries on their own: what an older pack without ctest's files
+  # runs, and a backtrace when one crashes. ("cuda emulation" cases run on the CPU.)
   wanted tests && test_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
-  # Generated C++ needs ember's headers, which the packed binaries look for where they were built.
-  # ("cuda emulation" cases run on the CPU: the rehearsal covers them.)
   wanted tests && test_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
     EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*,fusion on CUDA*' \
     -tce='cuda emulation*'

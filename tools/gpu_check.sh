@@ -7,7 +7,8 @@
 #
 #   tools/stage_gpu_deps.sh                    # beforehand, on a machine with network access
 #   tools/gpu_check.sh [--cpu-rehearsal] [--build-dir DIR] [--jobs N] [--budget SECONDS]
-#                      [--prebuilt .gpu_pack/build.tar.xz] [--groups tests,micro,seed,ops,sanitize,large,wide,host_read]
+#                      [--prebuilt .gpu_pack/build.tar.xz]
+#                      [--groups tests,micro,seed,ops,sanitize,large,wide,host_read]
 #
 # Needs no network: build dependencies come from .deps (staged) when the machine lacks them.
 # --cpu-rehearsal runs every step that needs no GPU (on the CPU, few steps) and marks the GPU
@@ -15,8 +16,9 @@
 # once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
 # (for leases too short to build): the whole ctest suite runs from the pack's test lists, then the
-# CUDA cases of test_runtime and test_graph on their own (a crash there gets a backtrace). --groups runs only the named groups of steps (a second call in the
-# same lease, for the groups the first call's budget left out).
+# CUDA cases of test_runtime and test_graph on their own (a crash there gets a backtrace).
+# --groups runs only the named groups of steps (a second call in the same lease, for the groups
+# the first call's budget left out).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rehearsal=0
@@ -245,10 +247,11 @@ sys.exit(1 if missing else 0)' "$runtime_libraries"
   pack_build=$(sed -n 's/^build_dir=//p' "$pack_info" 2>/dev/null)
   pack_source=$(sed -n 's/^source_dir=//p' "$pack_info" 2>/dev/null)
   if wanted tests && [[ -n $pack_build && -n $pack_source && -f $build_dir/CTestTestfile.cmake ]]; then
-    find "$build_dir" -name '*.cmake' -exec sed -i -e "s|$pack_build|@PACK_BUILD@|g" -e "s|$pack_source|@PACK_SOURCE@|g" \
-      -e "s|@PACK_BUILD@|$build_dir|g" -e "s|@PACK_SOURCE@|$root|g" {} +
-    ember_step ctest 240 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
-      ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" --timeout 60 -E '^install_and_find_package$'
+    find "$build_dir" -name '*.cmake' -exec sed -i -e "s|$pack_build|@PACK_BUILD@|g" \
+      -e "s|$pack_source|@PACK_SOURCE@|g" -e "s|@PACK_BUILD@|$build_dir|g" -e "s|@PACK_SOURCE@|$root|g" {} +
+    ember_step ctest 240 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
+      EMBER_CACHE_DIR="$build_dir/kernel-cache" ctest --test-dir "$build_dir" --output-on-failure \
+      --parallel "$jobs" --timeout 60 -E '^install_and_find_package$'
     cp "$build_dir/Testing/Temporary/LastTest.log" "$logs/ctest_LastTest.log" 2>/dev/null
     save_progress
   fi
@@ -342,15 +345,18 @@ sanitize() {
     /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
   if [[ -z $sanitizer ]]; then skip_step compute-sanitizer "not on PATH nor under /usr/local/cuda"; return; fi
   # The generated kernels first: nothing else checks their memory accesses on a GPU.
-  ember_step "compute-sanitizer fused kernels" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
+  ember_step "compute-sanitizer fused kernels" 45 "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 EMBER_INCLUDE_DIR="$root" EMBER_CACHE_DIR="$build_dir/kernel-cache" \
     "$build_dir/bin/test_graph" -tc='cuda fusion*,cuda nvrtc*,cuda lowered*'
   # Hand-written kernels of the families most likely to index out of bounds; all of `cuda*`
   # (cuBLASLt, cuDNN, the benchmarks' sizes) would not finish under memcheck in the limit.
-  ember_step "compute-sanitizer cuda tests" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
+  ember_step "compute-sanitizer cuda tests" 45 "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 "$build_dir/bin/test_runtime" \
     -tc='cuda softmax*,cuda cross_entropy*,cuda index*,cuda device errors*,cuda embedding*'
-  ember_step "compute-sanitizer conformance" 45 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86 \
+  ember_step "compute-sanitizer conformance" 45 "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 86 \
     env EMBER_POISON_OUTPUTS=1 EMBER_NO_CUDA_MEMORY_CACHING=1 EMBER_CONFORMANCE_DEVICES=cuda "$build_dir/bin/test_conformance" \
     -tc='*binary*,*reduction*,*index*,*norm*'
 }

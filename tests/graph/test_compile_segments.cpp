@@ -113,7 +113,7 @@ TEST_CASE("compile segments: a backward after the break reads the activations sa
   CHECK(train_step.state().segments()->kernel_runs() == 0);
 }
 
-TEST_CASE("compile segments: host reads that need a copy first (to_vector of a transposed result, str) read the values") {
+TEST_CASE("compile segments: host reads that copy first (to_vector of a transposed result, str) read the values") {
   // to_vector makes a transposed result dense before reading it, and str() reads strided memory:
   // after the break those copies must run at once, not be deferred into the next segment (the host
   // would read memory no kernel has filled; EMBER_POISON_OUTPUTS makes that NaN).

@@ -102,7 +102,8 @@ GraphBuilder float64_sum_of_squares(const Dims& sizes) {
   GraphBuilder builder;
   const ValueId grad = builder.input(values(sizes, 12));
   const ValueId wide = builder.node("to_dtype", {grad}, Attrs{{"dtype", kFloat64}});
-  builder.graph.outputs = {builder.node("sum", {builder.node("mul", {wide, wide})}, Attrs{{"dims", Dims{}}, {"keepdim", false}})};
+  const ValueId squares = builder.node("mul", {wide, wide});
+  builder.graph.outputs = {builder.node("sum", {squares}, Attrs{{"dims", Dims{}}, {"keepdim", false}})};
   return builder;
 }
 

@@ -15,8 +15,9 @@
 # steps SKIP, so the script is debugged before a GPU is spent on it. Steps run in priority order;
 # once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
-# (for leases too short to build): the whole ctest suite runs from the pack's test lists, then the
-# CUDA cases of test_runtime and test_graph on their own (a crash there gets a backtrace).
+# (for leases too short to build): the whole ctest suite runs from the pack's test lists, and when
+# it fails the CUDA cases of test_runtime and test_graph run again on their own (a crash there
+# gets a backtrace).
 # --groups runs only the named groups of steps (a second call in the same lease, for the groups
 # the first call's budget left out).
 set -uo pipefail
@@ -246,20 +247,23 @@ sys.exit(1 if missing else 0)' "$runtime_libraries"
   # packed binaries would look for where they were built.
   pack_build=$(sed -n 's/^build_dir=//p' "$pack_info" 2>/dev/null)
   pack_source=$(sed -n 's/^source_dir=//p' "$pack_info" 2>/dev/null)
+  suite_passed=0
   if wanted tests && [[ -n $pack_build && -n $pack_source && -f $build_dir/CTestTestfile.cmake ]]; then
     find "$build_dir" -name '*.cmake' -exec sed -i -e "s|$pack_build|@PACK_BUILD@|g" \
       -e "s|$pack_source|@PACK_SOURCE@|g" -e "s|@PACK_BUILD@|$build_dir|g" -e "s|@PACK_SOURCE@|$root|g" {} +
     ember_step ctest 240 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
       EMBER_CACHE_DIR="$build_dir/kernel-cache" ctest --test-dir "$build_dir" --output-on-failure \
-      --parallel "$jobs" --timeout 60 -E '^install_and_find_package$'
+      --parallel "$jobs" --timeout 60 -E '^install_and_find_package$' && suite_passed=1
     cp "$build_dir/Testing/Temporary/LastTest.log" "$logs/ctest_LastTest.log" 2>/dev/null
     save_progress
   fi
-  # The CUDA cases of the two test binaries on their own: what an older pack without ctest's files
-  # runs, and a backtrace when one crashes. ("cuda emulation" cases run on the CPU.)
-  wanted tests && test_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 "$build_dir/bin/test_runtime" -tc='cuda*'
+  # The CUDA cases of the two test binaries on their own, unless the whole suite passed: what a
+  # pack without ctest's files runs, and after a failure a second look (a crash gets a backtrace,
+  # an intermittent failure another chance to show). ("cuda emulation" cases run on the CPU.)
+  wanted tests && ((!suite_passed)) && test_step "cuda tests" 90 env EMBER_POISON_OUTPUTS=1 \
+    "$build_dir/bin/test_runtime" -tc='cuda*'
   # The compile stage on CUDA: reduce_overhead's CUDA-graph replay and NVRTC-loaded kernels.
-  wanted tests && test_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
+  wanted tests && ((!suite_passed)) && test_step "cuda graph tests" 60 env EMBER_POISON_OUTPUTS=1 EMBER_INCLUDE_DIR="$root" \
     EMBER_CACHE_DIR="$build_dir/kernel-cache" "$build_dir/bin/test_graph" -tc='cuda*,fusion on CUDA*' \
     -tce='cuda emulation*'
 fi

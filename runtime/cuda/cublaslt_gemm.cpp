@@ -43,7 +43,7 @@ Plan& plan_for(const PlanKey& key, const void* bias) {
   return *plan_cache().insert(key, std::move(plan));
 }
 
-// The workspace of the stream this thread last ran a GEMM on, else the shared table's.
+// This thread's workspace for the stream it last ran a GEMM on, else the table's lookup.
 void* workspace_for(int device, void* stream) {
   thread_local int last_device = -1;
   thread_local void* last_stream = nullptr;

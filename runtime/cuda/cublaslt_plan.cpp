@@ -6,6 +6,7 @@
 #include <bit>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "runtime/cuda/cublaslt_library.h"
@@ -209,13 +210,13 @@ cublasLtHandle_t handle_for(int device) {
 }
 
 void* workspace_for(int device, void* stream) {
-  // Shared by every thread (a stream can be used from several), so guarded; gemm() remembers
-  // the last answer per thread, so this runs only when the stream changes. The blocks are never
-  // freed: they serve their stream for the process's life.
+  // The map is shared by every thread, so guarded; gemm() remembers the last answer per thread,
+  // so this runs only when the thread's stream changes.
   static std::mutex mutex;
-  static auto* workspaces = new std::map<std::pair<int, void*>, void*>();
+  static auto* workspaces = new std::map<std::tuple<int, void*, cublasLtHandle_t>, void*>();
+  const cublasLtHandle_t handle = handle_for(device);  // this thread's alone
   const std::lock_guard lock(mutex);
-  void*& workspace = (*workspaces)[{device, stream}];
+  void*& workspace = (*workspaces)[{device, stream, handle}];
   if (workspace == nullptr) {
     DeviceGuard guard(Device(DeviceType::CUDA, device));
     const auto stream_id = reinterpret_cast<StreamId>(stream);

@@ -65,8 +65,12 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan);
 // This thread's cuBLASLt handle for `device` (created on first use, kept for the thread's life).
 cublasLtHandle_t handle_for(int device);
 
-// A kWorkspaceBytes block of `device` memory reserved for GEMMs queued on `stream` (GEMMs on one
-// stream run one after another, so they can share it). Taken once from the caching allocator.
+// A kWorkspaceBytes block of `device` memory reserved for this thread's GEMMs on `stream`. Not one
+// per stream: a GEMM may be several kernels (split-K writes partial sums there, then reduces
+// them), and two threads queueing on one stream (the legacy one, say) interleave their kernels, so
+// one thread's reduction would read the other's partial sums. Keyed by the thread's handle, so an
+// exited thread's block serves the next thread that takes its handle. Taken once from the caching
+// allocator, never freed.
 void* workspace_for(int device, void* stream);
 
 }  // namespace ember::cuda::detail

@@ -124,7 +124,7 @@ TEST_CASE("capture: without fullgraph a break is recorded and the function keeps
   CHECK(mode.break_reason().find("item() reads the values of %2 (from sum)") == 0);
 }
 
-TEST_CASE("capture: a random op is recorded with a refresh; one dispatched without it is a graph break") {
+TEST_CASE("capture: a random op is recorded with a refresh, one dispatched without it is a graph break") {
   Tensor a = from_vector<float>({1.5f, -2.0f, 0.25f, 3.0f});
   Graph graph;
   CaptureMode mode(graph, /*fullgraph=*/true);

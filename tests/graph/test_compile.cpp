@@ -73,7 +73,7 @@ TEST_CASE("compile: SGD with momentum and zero_grad(set_to_none=false) equals ea
   }
 }
 
-TEST_CASE("compile: a new batch size or grad mode recompiles with the reason; past the limit it runs eagerly") {
+TEST_CASE("compile: a new batch size or grad mode recompiles with the reason, past the limit it runs eagerly") {
   Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f}, {3});
   // Static shapes: a new size is a variant of its own (test_dynamic_shapes.cpp has the others).
   auto scaled = ember::compile([&](const Tensor& x) { return (x * weight).sum(Dims{1}); },

@@ -146,7 +146,7 @@ TEST_CASE("compile: a weight changed in place between forward and backward is an
   CHECK(forward.state().replays() == 1);
 }
 
-TEST_CASE("compile: freezing a parameter after the capture recompiles; it gets no gradient") {
+TEST_CASE("compile: freezing a parameter after the capture recompiles, it gets no gradient") {
   nn::Sequential compiled_model = mlp(), eager_model = mlp();
   auto forward = ember::compile([&](const Tensor& x) { return compiled_model->forward(x); });
   for (int call = 0; call < 5; ++call) {

@@ -26,7 +26,7 @@ std::string fused_source(const graph::Graph& graph) {
 
 }  // namespace
 
-TEST_CASE("dynamic shapes: auto makes a changed batch dim dynamic; later sizes reuse the kernels and match eager") {
+TEST_CASE("dynamic shapes: auto makes a changed batch dim dynamic, later sizes reuse the kernels and match eager") {
   graph_test::ScopedCacheDir cache;  // cold: every compiler run shows in compiler_runs()
   graph_test::SeedMlp eager(7), compiled(7);
   auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },

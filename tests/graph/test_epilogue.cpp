@@ -109,7 +109,7 @@ TEST_CASE("epilogue fusion: linear -> relu is one node, bit-identical to eager")
   CHECK(*std::max_element(pre.begin(), pre.end()) > 0.0f);
 }
 
-TEST_CASE("epilogue fusion: gelu fuses without a backward; with one, or a second reader, it does not") {
+TEST_CASE("epilogue fusion: gelu fuses without a backward, with one, or a second reader, it does not") {
   const Layer layer(3);
   manual_seed(4);
   const Tensor input = randn({3, 4});

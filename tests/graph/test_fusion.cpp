@@ -70,7 +70,7 @@ TEST_CASE("fusion: a relu_backward + mul chain becomes one node rooted at its bi
   for (int i = 1; i < 4; ++i) CHECK(graph_test::bits_equal_or_nan(results[i], known.builder.eager[graph.outputs[i]]));
 }
 
-TEST_CASE("fusion: a group node's inputs may broadcast; the fused node replays like any node") {
+TEST_CASE("fusion: a group node's inputs may broadcast, the fused node replays like any node") {
   GraphBuilder builder;
   const ValueId x = builder.input(graph_test::seeded_randn({4, 3, 5}, 4));
   const ValueId row = builder.input(graph_test::seeded_randn({5}, 5));
@@ -174,7 +174,7 @@ TEST_CASE("fusion: without a working compiler the graph stays unfused and still 
   std::filesystem::remove_all(directory);
 }
 
-TEST_CASE("fusion: a group reads at most kMaxFusedInputs tensors; a longer chain splits and still equals eager") {
+TEST_CASE("fusion: a group reads at most kMaxFusedInputs tensors, a longer chain splits and still equals eager") {
   // x0 + x1 + ... + x139, one add per input: a single group would read 140 tensors.
   GraphBuilder builder;
   constexpr int kTerms = static_cast<int>(kMaxFusedInputs) + 12;

@@ -70,7 +70,7 @@ TEST_CASE("fusion on CUDA: a graph with CPU and cuda:0 parts gets one group per 
   // A node whose inputs live on two devices is never a member.
   CHECK(unfusible_reason(typed.graph, typed.graph.nodes[2]).find("is not a pointwise op") != std::string::npos);
 }
-TEST_CASE("fusion on CUDA: a mean of 16 M elements into one stays a library reduction; its producers still fuse") {
+TEST_CASE("fusion on CUDA: a mean of 16 M elements into one stays a library reduction, its producers still fuse") {
   TypedGraph typed;
   const TensorMeta full{{4096, 4096}, kFloat32, kGpu};
   const ValueId a = typed.input({4096, 4096}, kGpu);

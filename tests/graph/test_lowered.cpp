@@ -100,7 +100,7 @@ TEST_CASE("lowered: 20 wide-MLP steps equal eager bit for bit") {
   train_side_by_side({784, 1024, 1024, 1024, 10}, 256, 20, /*lowered=*/true);
 }
 
-TEST_CASE("lowered: optimizer runs split where param groups' attributes differ; SGD runs too") {
+TEST_CASE("lowered: optimizer runs split where param groups' attributes differ, SGD runs too") {
   for (bool adam : {true, false}) {
     CAPTURE(adam);
     // Two param groups: the first layer's lr changes mid-way (a scheduler), the second's differs.

@@ -88,7 +88,7 @@ TEST_CASE("memory plan: the seed step's buffers never overlap while live, and re
   for (size_t i = 0; i < plan.buffers.size(); ++i) CHECK(plan.buffers[i].offset == again.buffers[i].offset);
 }
 
-TEST_CASE("memory plan: a chain reuses the buffer of a dead value; views keep their base alive") {
+TEST_CASE("memory plan: a chain reuses the buffer of a dead value, views keep their base alive") {
   Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f, 0.75f, 1.5f, -0.5f}, {2, 3});
   auto chain = ember::compile([&](const Tensor& x) {
     Tensor a = x * weight;      // [2, 3]

@@ -158,7 +158,7 @@ TEST_CASE("without caching, each allocation is its own backend allocation of its
   CHECK(backend.live.empty());
 }
 
-TEST_CASE("nothing is returned to a backend that cannot release now; out of memory then fails cleanly") {
+TEST_CASE("nothing is returned to a backend that cannot release now, out of memory then fails cleanly") {
   FakeBackend backend;
   backend.limit_bytes = 8 << 20;
   CachingAllocator allocator(backend);

@@ -151,7 +151,7 @@ TEST_CASE("autocast: fp32-listed ops lift 16-bit inputs to float32 and equal han
   }
 }
 
-TEST_CASE("autocast: other ops keep their dtypes; float64 and integers are never cast") {
+TEST_CASE("autocast: other ops keep their dtypes, float64 and integers are never cast") {
   const Tensor x16 = bf16(random_tensor({3, 4}, 21, kFloat32));
   const Tensor x32 = random_tensor({3, 4}, 22, kFloat32);
   const Tensor x64 = random_tensor({4, 2}, 23, kFloat64);

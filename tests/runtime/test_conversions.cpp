@@ -25,7 +25,7 @@ const std::vector<double> kSpecial{kNan, kInf, -kInf, 1e20, -1e20, 3.7, -3.7, 21
 }  // namespace
 
 // Tensor conversions saturate; a host scalar an integer tensor cannot hold is refused, as PyTorch does.
-TEST_CASE("float to int conversions saturate in to and copy_; full and fill_ refuse scalars they cannot hold") {
+TEST_CASE("float to int conversions saturate in to and copy_, full and fill_ refuse scalars they cannot hold") {
   constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
   constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
   constexpr int64_t kMax64 = std::numeric_limits<int64_t>::max();

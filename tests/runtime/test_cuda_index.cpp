@@ -206,7 +206,7 @@ TEST_CASE("cuda sgd_step_ and adam_step_ follow the CPU over several steps, stri
 // Large shapes: results checked against the CPU, and the achieved bandwidth reported for the
 // H200 run (bytes read + written per op over the time of 5 calls). Sizes stay near 16 MB so the
 // compute-sanitizer pass of gpu_check.sh stays short; the numbers are indicative only.
-TEST_CASE("cuda gathers and cat on large shapes are correct; bandwidth is reported") {
+TEST_CASE("cuda gathers and cat on large shapes are correct, bandwidth is reported") {
   if (!ember::testing::cuda_or_skip()) return;
   const Tensor weight = randn({8192, 512}, kOnCpu);
   const Tensor ids = randint(0, 8192, {8192}, kInt64OnCpu);

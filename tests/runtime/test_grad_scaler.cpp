@@ -204,7 +204,7 @@ TEST_CASE("GradScaler: misuse is a clear error") {
   CHECK_THROWS_WITH_AS(amp::GradScaler({.init_scale = -1.0}), doctest::Contains("got -1"), Error);
 }
 
-TEST_CASE("GradScaler: state_dict round trip continues identically; bad states change nothing") {
+TEST_CASE("GradScaler: state_dict round trip continues identically, bad states change nothing") {
   Problem problem;
   amp::GradScaler scaler({.init_scale = 256.0, .growth_interval = 4});
   for (bool inf : {false, true, false, false}) {

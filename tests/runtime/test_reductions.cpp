@@ -141,7 +141,7 @@ TEST_CASE("reduction results do not depend on the thread count") {
   CHECK(single == several);
 }
 
-TEST_CASE("integer and bool sums give int64; mean and var of integers are errors") {
+TEST_CASE("integer and bool sums give int64, mean and var of integers are errors") {
   const Tensor ints = from_vector<int32_t>({1, -2, 3, 40, 5, 6}, {2, 3}, {.dtype = kInt32});
   const Tensor total = sum(ints, {1});
   CHECK(total.dtype() == kInt64);

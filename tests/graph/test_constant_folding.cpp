@@ -15,7 +15,8 @@ using graph_test::replay_one;
 
 namespace {
 
-const Tensor input = from_vector<float>({1.0f, -2.0f, 0.5f}, {3});
+// On the CPU by name: made before main(), it would otherwise fix the default device (tests/main.cpp).
+const Tensor input = from_vector<float>({1.0f, -2.0f, 0.5f}, {3}, {.device = kCPU});
 
 Tensor with_factory_subgraph(const Tensor& in) {
   const Tensor table = (arange(0.0, 3.0, 1.0, TensorOptions{.dtype = kFloat32}) * 2.0 + ones({3})).exp();

@@ -33,8 +33,9 @@ std::vector<float> replay(Graph graph, const Tensor& input) {
   return executor.run(std::span<const Tensor>(&input, 1)).at(0).to_vector<float>();
 }
 
-const Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f}, {3});
-const Tensor x = from_vector<float>({1.0f, 2.0f, -3.0f}, {3});
+// On the CPU by name: made before main(), they would otherwise fix the default device (tests/main.cpp).
+const Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f}, {3}, {.device = kCPU});
+const Tensor x = from_vector<float>({1.0f, 2.0f, -3.0f}, {3}, {.device = kCPU});
 
 }  // namespace
 

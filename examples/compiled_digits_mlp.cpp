@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   ember::manual_seed(0);
-  const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::kPath);
+  const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::default_path());
   digits::Mlp mlp;
   // fullgraph: a host read inside the step (loss.item()) would be an error, not a silent slowdown;
   // digits::train reads the returned loss after each compiled call.

@@ -5,12 +5,19 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/ember.h"
 
 namespace digits {
 
-inline const char* kPath = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+// Debian's python3-sklearn location, unless EMBER_DIGITS_PATH names another copy (scikit-learn
+// from pip keeps it inside its own package).
+inline const char* default_path() {
+  const char* given = std::getenv("EMBER_DIGITS_PATH");
+  if (given != nullptr && given[0] != '\0') return given;
+  return "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+}
 
 struct Split {
   ember::Tensor x_train, y_train, x_test, y_test;
@@ -19,7 +26,9 @@ struct Split {
 inline Split load(const char* path) {
   ember::Tensor table = ember::data::read_csv(path);  // [1797, 65] float32
   const int64_t rows = table.size(0);
-  ember::Tensor order = ember::from_vector(ember::data::random_permutation(rows, 1234, 0));
+  // The split stays on the CPU, where the loader batches it; the training loop moves each batch.
+  ember::Tensor order =
+      ember::from_vector(ember::data::random_permutation(rows, 1234, 0), {rows}, {.device = ember::kCPU});
   ember::Tensor shuffled = ember::index_select(table, 0, order);
   ember::Tensor pixels = ember::div(shuffled.slice(1, 0, 64), 16.0).contiguous();  // pixels are 0..16
   ember::Tensor labels = shuffled.select(1, 64).to(ember::kInt64);
@@ -50,13 +59,14 @@ struct Mlp {
 // the mean training loss every 5 epochs.
 template <typename Step>
 void train(const Split& split, Step&& step) {
+  const ember::Device device = ember::default_device();  // where the model's parameters are
   ember::data::DataLoader loader(ember::data::TensorDataset(split.x_train, split.y_train),
                                  {.batch_size = 32, .shuffle = true});
   for (int epoch = 0; epoch < 30; ++epoch) {
     double total = 0.0;
     int batches = 0;
     for (auto& [x, y] : loader) {
-      total += step(x, y).item();
+      total += step(x.to(device), y.to(device)).item();
       ++batches;
     }
     if (epoch % 5 == 4) std::printf("epoch %2d  train loss %.4f\n", epoch + 1, total / batches);
@@ -67,8 +77,9 @@ void train(const Split& split, Step&& step) {
 inline double test_accuracy(ember::nn::Sequential& model, const Split& split) {
   ember::NoGradGuard no_grad;
   model->eval();
-  ember::Tensor predicted = ember::argmax(model->forward(split.x_test), 1);
-  return ember::mean(ember::eq(predicted, split.y_test).to(ember::kFloat32)).item();
+  const ember::Device device = ember::default_device();
+  ember::Tensor predicted = ember::argmax(model->forward(split.x_test.to(device)), 1);
+  return ember::mean(ember::eq(predicted, split.y_test.to(device)).to(ember::kFloat32)).item();
 }
 
 }  // namespace digits

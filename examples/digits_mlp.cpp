@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   ember::manual_seed(0);
-  const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::kPath);
+  const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::default_path());
   digits::Mlp mlp;
   digits::train(data, [&](const ember::Tensor& x, const ember::Tensor& y) { return mlp.step(x, y); });
   std::printf("test accuracy %.2f%% (%lld test images)\n", digits::test_accuracy(mlp.model, data) * 100.0,

@@ -1,8 +1,10 @@
 // read_csv: plain and gzip files, options, the scikit-learn digits data, and malformed input.
 #include <doctest/doctest.h>
 
+#include <string>
 #include <string_view>
 
+#include "../digits_data.h"
 #include "runtime/ember.h"
 #include "runtime/temp_dir.h"
 
@@ -16,9 +18,6 @@ namespace {
 // gzip.compress(b"1,2.5,-3\n4,5e2,6\n", mtime=0)
 constexpr std::string_view kGzipCsv = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\x33\xd4\x31\xd2\x33\xd5\xd1\x35\xe6\x32\xd1\x31M5\xd2\x31\xe3\x02\x00m*\xb4\xf7\x11\x00\x00\x00"sv;
 
-// The digits data scikit-learn ships (python3-sklearn): 1797 images of 8x8 pixels valued 0..16,
-// then the label 0..9, one image per line.
-constexpr const char* kDigitsPath = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
 
 }  // namespace
 
@@ -62,8 +61,11 @@ TEST_CASE("read_csv reads gzip files through zlib") {
 }
 
 TEST_CASE("the scikit-learn digits data loads: 1797 rows of 64 pixels and a label") {
-  REQUIRE_MESSAGE(std::filesystem::exists(kDigitsPath), "install python3-sklearn: " << kDigitsPath);
-  Tensor digits = read_csv(kDigitsPath);
+  // The digits data scikit-learn ships: 1797 images of 8x8 pixels valued 0..16, then the label 0..9,
+  // one image per line.
+  const std::string path = ember::testing::digits_path();
+  REQUIRE_MESSAGE(std::filesystem::exists(path), "install python3-sklearn (or set EMBER_DIGITS_PATH): " << path);
+  Tensor digits = read_csv(path);
   REQUIRE(digits.sizes() == Dims{1797, 65});
   const auto values = digits.to_vector<float>();
   const std::vector<float> first(values.begin(), values.begin() + 16);

@@ -10,12 +10,15 @@ int synth(const std::filesystem::path& out, int world_size, uint64_t seed, int s
   check(target.has_filename(), "synth: --out {} must name the new checkpoint directory", out.string());
   manual_seed(seed);
   // ember-bench's wide model: 784-1024-1024-1024-10, Adam, batch 256 (tools/reference/pytorch_mlp.py).
-  nn::Sequential model(nn::Linear(784, 1024), nn::ReLU(), nn::Linear(1024, 1024), nn::ReLU(),
-                       nn::Linear(1024, 1024), nn::ReLU(), nn::Linear(1024, 10));
+  // On the CPU on every machine: the same seed writes the same checkpoint with or without a GPU.
+  const nn::LinearOptions on_cpu{.device = kCPU};
+  nn::Sequential model(nn::Linear(784, 1024, on_cpu), nn::ReLU(), nn::Linear(1024, 1024, on_cpu), nn::ReLU(),
+                       nn::Linear(1024, 1024, on_cpu), nn::ReLU(), nn::Linear(1024, 10, on_cpu));
   optim::Adam adam(model->parameters(), {.lr = 1e-3});
   optim::StepLR scheduler(adam, 100, 0.5);
-  data::DataLoader loader(data::TensorDataset(randn({2048, 784}), randint(0, 10, {2048})),
-                          {.batch_size = 256, .shuffle = true});
+  data::DataLoader loader(
+      data::TensorDataset(randn({2048, 784}, {.device = kCPU}), randint(0, 10, {2048}, {.device = kCPU})),
+      {.batch_size = 256, .shuffle = true});
   double loss_value = 0;
   for (int step = 0; step < steps; ++step) {
     const data::Batch& batch = *loader.begin();  // each begin() delivers the next batch

@@ -121,7 +121,7 @@ std::vector<std::string> compile_from_two_threads(Device device, const char* mod
         }
       }
     } catch (const std::exception& error) {
-      failures[static_cast<size_t>(thread)] = error.what();
+      failures[static_cast<size_t>(thread)] = fmt::format("thread {}: {}", thread, error.what());
     }
   };
   std::thread first(work, 0), second(work, 1);
@@ -135,6 +135,17 @@ std::vector<std::string> compile_from_two_threads(Device device, const char* mod
 TEST_CASE("compile: functions compiled and called from two threads at once equal eager") {
   for (const std::string& failure : compile_from_two_threads(kCPU, "default")) CHECK_MESSAGE(failure.empty(), failure);
 }
+
+#ifdef EMBER_HAS_CUDA
+// The same on a GPU without CUDA graphs: both threads' kernels on the legacy default stream, the
+// generated kernels' libraries shared. Next to the reduce_overhead case below, a failure of one
+// and not the other tells the graph replay's ordering from the rest.
+TEST_CASE("cuda compile: functions compiled and called from two threads at once equal eager") {
+  if (!ember::testing::cuda_or_skip()) return;
+  for (const std::string& failure : compile_from_two_threads(Device{DeviceType::CUDA, 0}, "default"))
+    CHECK_MESSAGE(failure.empty(), failure);
+}
+#endif
 
 #ifdef EMBER_HAS_CUDA
 // Every capture and launch goes through the device's one capture stream: a launch queued there by

@@ -1,11 +1,13 @@
 // The cuBLASLt GEMM entry point: checks the problem, finds (or builds once) its cached plan and
-// queues cublasLtMatmul with the per-stream workspace. See cublaslt_gemm.h.
+// queues cublasLtMatmul with this thread's workspace for the stream, one GEMM per stream at a time.
+// See cublaslt_gemm.h.
 #include "runtime/cuda/cublaslt_gemm.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "kernels/cuda/elementwise.h"
 #include "runtime/cuda/cublaslt_library.h"
@@ -43,17 +45,24 @@ Plan& plan_for(const PlanKey& key, const void* bias) {
   return *plan_cache().insert(key, std::move(plan));
 }
 
-// This thread's workspace for the stream it last ran a GEMM on, else the table's lookup.
-void* workspace_for(int device, void* stream) {
+// What a GEMM on a stream uses besides its plan: this thread's workspace there, and the stream's
+// submission lock (cublaslt_plan.h says why each).
+struct OnStream {
+  void* workspace = nullptr;
+  std::mutex* lock = nullptr;
+};
+
+// The stream this thread last ran a GEMM on is remembered: the tables behind it take a lock.
+const OnStream& on_stream(int device, void* stream) {
   thread_local int last_device = -1;
   thread_local void* last_stream = nullptr;
-  thread_local void* last_workspace = nullptr;
+  thread_local OnStream last;
   if (device != last_device || stream != last_stream) {
-    last_workspace = detail::workspace_for(device, stream);
+    last = {detail::workspace_for(device, stream), &detail::submission_lock(device, stream)};
     last_device = device;
     last_stream = stream;
   }
-  return last_workspace;
+  return last;
 }
 
 bool output_is_packed(const GemmProblem& p) {
@@ -159,21 +168,23 @@ bool gemm(const GemmProblem& p) {
     cublas_check(cublaslt().MatmulDescSetAttribute(plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias,
                                                    sizeof p.bias));
   }
-  void* workspace = workspace_for(p.device, p.stream);
+  const OnStream& resources = on_stream(p.device, p.stream);
   const double alpha_double = 1.0, beta_double = bias_in_out ? 1.0 : 0.0;
   const float alpha_float = 1.0f, beta_float = bias_in_out ? 1.0f : 0.0f;
   const void* alpha = plan->double_scale ? static_cast<const void*>(&alpha_double) : &alpha_float;
   const void* beta = plan->double_scale ? static_cast<const void*>(&beta_double) : &beta_float;
   // cuBLASLt's A is our b and its B our a (cublaslt_plan.cpp); C and D are both out.
+  const std::lock_guard one_gemm_at_a_time(*resources.lock);
   cublas_check(cublaslt().Matmul(detail::handle_for(p.device), plan->operation, alpha, p.b.data, plan->a_layout,
                                  p.a.data, plan->b_layout, beta, p.out, plan->out_layout, p.out, plan->out_layout,
-                                 &plan->algorithm, workspace, plan->workspace_bytes, stream));
+                                 &plan->algorithm, resources.workspace, plan->workspace_bytes, stream));
   return true;
 }
 
 void prepare_gemm_for_capture(int device, void* stream) {
   detail::handle_for(device);
   detail::workspace_for(device, stream);
+  detail::submission_lock(device, stream);
 }
 
 int64_t cached_plan_count() { return static_cast<int64_t>(plan_cache().size()); }

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -223,6 +224,15 @@ void* workspace_for(int device, void* stream) {
     workspace = device_allocator(device).allocate(kWorkspaceBytes, stream_id).pointer;
   }
   return workspace;
+}
+
+std::mutex& submission_lock(int device, void* stream) {
+  static std::mutex mutex;
+  static auto* locks = new std::map<std::pair<int, void*>, std::unique_ptr<std::mutex>>();
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<std::mutex>& found = (*locks)[{device, stream}];
+  if (!found) found = std::make_unique<std::mutex>();
+  return *found;
 }
 
 }  // namespace ember::cuda::detail

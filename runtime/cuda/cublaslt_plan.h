@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "runtime/cuda/cublaslt_gemm.h"
 
@@ -72,5 +73,11 @@ cublasLtHandle_t handle_for(int device);
 // exited thread's block serves the next thread that takes its handle. Taken once from the caching
 // allocator, never freed.
 void* workspace_for(int device, void* stream);
+
+// Held while one GEMM's work is queued on `stream` of `device`: two threads whose cublasLtMatmul
+// calls on one stream (the legacy one, say) overlapped got each other's products on an H200, even
+// with a workspace each; serialized, or on streams of their own, they did not. One per stream for
+// the process's life.
+std::mutex& submission_lock(int device, void* stream);
 
 }  // namespace ember::cuda::detail

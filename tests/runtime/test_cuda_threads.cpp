@@ -1,18 +1,23 @@
 // Eager CUDA ops from several host threads at once. Each thread's current stream is the legacy
-// default stream, so their kernels interleave on one stream: whatever a multi-kernel op keeps
-// between its kernels (cuBLASLt's split-K partial sums in its workspace) must be the thread's own.
+// default stream, so their library calls queue work on one stream: cuBLASLt's (and cuDNN's) calls
+// must not overlap there (cublaslt_plan.h), and the scratch they keep must be the thread's own.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/ember.h"
 #include "skip_case.h"
+#ifdef EMBER_HAS_CUDA
+#include "cuda_norm_test_util.h"
+#endif
 
 using namespace ember;
 
@@ -26,22 +31,23 @@ double max_relative_error(const std::vector<double>& got, const std::vector<doub
   return worst;
 }
 
-// Products of thread-own operands on cuda:0, each against its float64 CPU reference; "" when all
-// matched, else the first mismatch.
-std::string multiply_on_cuda(int thread) {
+// The op on thread-own operands on cuda:0, 40 times over `shapes` in turn, each result against the
+// op in float64 on the CPU; "" when all matched, else the first mismatch.
+using BinaryOp = std::function<Tensor(const Tensor&, const Tensor&)>;
+std::string run_on_cuda(int thread, const BinaryOp& op, const std::vector<std::pair<Dims, Dims>>& shapes) {
   try {
     const Device cuda{DeviceType::CUDA, 0};
     std::string failure;
     for (int call = 0; call < 40 && failure.empty(); ++call) {
-      // A short k (one pass) and a long one (split-K likely: few output tiles, much work each).
-      const int64_t k = call % 2 == 0 ? 128 : 4096;
+      const auto& [a_shape, b_shape] = shapes[static_cast<size_t>(call) % shapes.size()];
       const TensorOptions cpu64{.dtype = kFloat64, .device = kCPU};  // the default generator is locked
-      const Tensor a = randn({32, k}, cpu64), b = randn({k, 128}, cpu64);
-      const Tensor product = matmul(a.to(kFloat32).to(cuda), b.to(kFloat32).to(cuda));
+      const Tensor a = randn(a_shape, cpu64), b = randn(b_shape, cpu64);
+      const Tensor on_gpu = op(a.to(kFloat32).to(cuda), b.to(kFloat32).to(cuda));
       const double error =
-          max_relative_error(product.to(kCPU).to(kFloat64).to_vector<double>(), matmul(a, b).to_vector<double>());
-      // float32 operands rounded from float64, accumulated in float32 (TF32 is off by default).
-      if (error > 1e-4) failure = fmt::format("thread {} call {} (k {}): relative error {}", thread, call, k, error);
+          max_relative_error(on_gpu.to(kCPU).to(kFloat64).to_vector<double>(), op(a, b).to_vector<double>());
+      // float32 operands rounded from float64, computed in float32 (TF32 is off by default).
+      if (error > 1e-4) failure = fmt::format("thread {} call {} ({} and {}): relative error {}", thread, call,
+                                              a_shape, b_shape, error);
     }
     return failure;
   } catch (const std::exception& error) {
@@ -49,14 +55,30 @@ std::string multiply_on_cuda(int thread) {
   }
 }
 
-}  // namespace
-
-TEST_CASE("cuda: GEMMs from two threads at once on the legacy stream each get their own product") {
-  if (!ember::testing::cuda_or_skip()) return;
+// `op` from two threads at once; a CHECK per thread.
+void check_from_two_threads(const BinaryOp& op, const std::vector<std::pair<Dims, Dims>>& shapes) {
   std::vector<std::string> failures(2);
-  std::thread first([&] { failures[0] = multiply_on_cuda(0); });
-  std::thread second([&] { failures[1] = multiply_on_cuda(1); });
+  std::thread first([&] { failures[0] = run_on_cuda(0, op, shapes); });
+  std::thread second([&] { failures[1] = run_on_cuda(1, op, shapes); });
   first.join();
   second.join();
   for (const std::string& failure : failures) CHECK_MESSAGE(failure.empty(), failure);
 }
+
+}  // namespace
+
+TEST_CASE("cuda: GEMMs from two threads at once on the legacy stream each get their own product") {
+  if (!ember::testing::cuda_or_skip()) return;
+  // A short k (one pass) and a long one (split-K likely: few output tiles, much work each).
+  check_from_two_threads([](const Tensor& a, const Tensor& b) { return matmul(a, b); },
+                         {{{32, 128}, {128, 128}}, {{32, 4096}, {4096, 128}}});
+}
+
+#ifdef EMBER_HAS_CUDA
+TEST_CASE("cuda: layer_norm through cuDNN from two threads at once each gets its own result") {
+  if (!ember::testing::cuda_or_skip() || !cuda_test::cudnn_or_skip()) return;
+  const cuda_test::LayerNormChoice cudnn("cudnn");  // set before the threads start, read by them
+  check_from_two_threads([](const Tensor& x, const Tensor& weight) { return layer_norm(x, {1024}, weight); },
+                         {{{32, 1024}, {1024}}, {{256, 1024}, {1024}}});
+}
+#endif

@@ -66,12 +66,11 @@ void build_plan(const PlanKey& key, const void* bias, Plan& plan);
 // This thread's cuBLASLt handle for `device` (created on first use, kept for the thread's life).
 cublasLtHandle_t handle_for(int device);
 
-// A kWorkspaceBytes block of `device` memory reserved for this thread's GEMMs on `stream`. Not one
-// per stream: a GEMM may be several kernels (split-K writes partial sums there, then reduces
-// them), and two threads queueing on one stream (the legacy one, say) interleave their kernels, so
-// one thread's reduction would read the other's partial sums. Keyed by the thread's handle, so an
-// exited thread's block serves the next thread that takes its handle. Taken once from the caching
-// allocator, never freed.
+// A kWorkspaceBytes block of `device` memory reserved for this thread's GEMMs on `stream`: keyed
+// by stream and handle, as PyTorch keys its own, so no block is ever in two threads' calls at
+// once, whatever a call queues (this and the lock below are what passed on the H200). An exited
+// thread's block serves the next thread that takes its handle. Taken once from the caching
+// allocator, never freed: 32 MiB per stream and thread that ran a GEMM there.
 void* workspace_for(int device, void* stream);
 
 // Held while one GEMM's work is queued on `stream` of `device`: two threads whose cublasLtMatmul

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <string>
 
 #include "runtime/device.h"
 #include "runtime/tensor.h"

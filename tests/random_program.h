@@ -93,9 +93,7 @@ inline const Tensor& full_at_or_before(const std::vector<Tensor>& pool, int inde
 
 // `t` broadcast to [4,6] (through an op, so autograd sums the gradient back).
 inline Tensor expand_to_full(const Tensor& t) {
-  TensorOptions options;
-  options.dtype = t.dtype();
-  return add(t, zeros({4, 6}, options));
+  return add(t, zeros({4, 6}, {.dtype = t.dtype(), .device = t.device()}));
 }
 
 inline Tensor apply(const Instruction& in, const std::vector<Tensor>& pool, const Tensor& w) {

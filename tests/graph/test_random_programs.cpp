@@ -18,6 +18,7 @@
 #include "graph/fusion.h"
 #include "graph/segments.h"
 #include "runtime/ember.h"
+#include "skip_case.h"
 
 using namespace ember;
 using ember::testing::Program;
@@ -32,11 +33,11 @@ struct Model {
   std::unique_ptr<optim::AdamW> adamw;
   optim::Optimizer* optimizer = nullptr;
 
-  explicit Model(bool use_adamw) {
+  explicit Model(bool use_adamw, Device device = kCPU) {
     manual_seed(7);
-    p = randn({6}).requires_grad_();
-    q = randn({4, 6}).requires_grad_();
-    w = mul(randn({6, 6}), 0.4).detach().requires_grad_();
+    p = randn({6}, {.device = device}).requires_grad_();
+    q = randn({4, 6}, {.device = device}).requires_grad_();
+    w = mul(randn({6, 6}, {.device = device}), 0.4).detach().requires_grad_();
     std::vector<Tensor> parameters{p, q, w};
     if (use_adamw) {
       adamw = std::make_unique<optim::AdamW>(parameters, optim::AdamWOptions{.lr = 0.01, .weight_decay = 0.1});
@@ -108,7 +109,11 @@ int env_or(const char* name, int fallback) {
 
 }  // namespace
 
-TEST_CASE("random programs: compiled training steps (fused and plain replay) equal eager") {
+namespace {
+
+// Every program's training step compiled three ways (fused, fused with every dim dynamic, plain
+// replay), each against eager on `device`.
+void compiled_training_steps_equal_eager(Device device) {
   const int kPrograms = env_or("EMBER_RANDOM_PROGRAMS", 24);
   constexpr int kCalls = 4;  // one eager warm-up, the capture, two replays
   std::mt19937 rng(static_cast<unsigned>(env_or("EMBER_RANDOM_SEED", 20261202)));
@@ -118,7 +123,7 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
     INFO("program ", index, ":\n", program.describe());
     const bool use_adamw = index % 2 == 1;
     INFO("optimizer ", use_adamw ? "AdamW" : "SGD with momentum");
-    Model eager(use_adamw), fused(use_adamw), plain(use_adamw), dynamic(use_adamw);
+    Model eager(use_adamw, device), fused(use_adamw, device), plain(use_adamw, device), dynamic(use_adamw, device);
     auto fused_step = ember::compile([&](const Tensor& x) { return fused.step(program, x); },
                                      {.fullgraph = true});
     // Every input dim dynamic: the fused kernels read the sizes 4 and 6 at run time. Every other
@@ -130,17 +135,18 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
                                      {.fullgraph = true, .fuse = false, .lowered = false});
     for (int call = 0; call < kCalls; ++call) {
       manual_seed(300 + static_cast<uint64_t>(call));
-      const Tensor x = randn({4, 6});
+      const Tensor x = randn({4, 6}, {.device = device});
       INFO("call ", call);
-      // Dropout masks come from the generator: each run starts where the eager one did.
-      const GeneratorState start = default_generator().get_state();
+      // Dropout masks come from the device's generator: each run starts where the eager one did.
+      Generator& generator = default_generator(device);
+      const GeneratorState start = generator.get_state();
       const Tensor expected = eager.step(program, x);
-      default_generator().set_state(start);
+      generator.set_state(start);
       check_close(fused_step(x), expected);
-      default_generator().set_state(start);
+      generator.set_state(start);
       check_close(plain_step(x), expected);
       if (!with_dynamic) continue;
-      default_generator().set_state(start);
+      generator.set_state(start);
       check_close(dynamic_step(x), expected);
     }
     CHECK(fused_step.state().replays() == kCalls - 2);
@@ -161,6 +167,21 @@ TEST_CASE("random programs: compiled training steps (fused and plain replay) equ
   CHECK(programs_with_fusion >= kPrograms * 3 / 4);
   CHECK(dynamic_groups >= dynamic_programs_with_fusion);
 }
+
+}  // namespace
+
+TEST_CASE("random programs: compiled training steps (fused and plain replay) equal eager") {
+  compiled_training_steps_equal_eager(kCPU);
+}
+
+#ifdef EMBER_HAS_CUDA
+// The same programs on a GPU: the fused groups become generated CUDA kernels (NVRTC), the dynamic
+// ones read their sizes there, and dropout draws from the GPU's generator.
+TEST_CASE("cuda random programs: compiled training steps (fused and plain replay) equal eager on cuda") {
+  if (!ember::testing::cuda_or_skip()) return;
+  compiled_training_steps_equal_eager(Device{DeviceType::CUDA, 0});
+}
+#endif
 
 TEST_CASE("random programs: steps that read values on the host run as compiled segments and equal eager") {
   // Each program reads a few of its values on the host (and branches on them): without fullgraph

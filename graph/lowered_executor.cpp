@@ -78,8 +78,9 @@ std::string LoweredExecutor::unsupported_reason(const Graph& graph) {
 }
 
 LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
-    : plan_(plan_memory(graph)), values_(graph.values), poison_(poison_enabled()) {
-  if (plan_.arena_bytes > 0) arena_ = Storage::allocate(static_cast<size_t>(plan_.arena_bytes), plan_.arena_device);
+    : plan_(plan_memory(graph, {.grads_in_arena = !cuda_graphs})), values_(graph.values), poison_(poison_enabled()) {
+  // An arena that gradients escape from is allocated per call (run()); otherwise once, here.
+  if (plan_.arena_bytes > 0 && !plan_.arena_escapes) arena_ = allocate_arena();
   build_values(graph);
   build_steps(graph);
   find_optimizer_runs(graph);
@@ -103,6 +104,7 @@ void LoweredExecutor::build_values(const Graph& graph) {
     if (plan_.placement[buffer.root] == Placement::Arena) {
       impl->storage = arena_;
       impl->offset = buffer.offset / static_cast<int64_t>(element_size(impl->dtype));
+      if (plan_.arena_escapes) arena_roots_.push_back(buffer.root);
     } else {
       per_call_.push_back({buffer.root, static_cast<size_t>(buffer.bytes)});
     }
@@ -147,7 +149,9 @@ void LoweredExecutor::build_steps(const Graph& graph) {
       } else {
         view_values_.push_back(node.outputs[0]);
       }
-      if (base == Placement::PerCall) view_values_.push_back(node.outputs[0]);
+      // Views of per-call memory let go of it between calls with their bases.
+      if (base == Placement::PerCall || (base == Placement::Arena && plan_.arena_escapes))
+        view_values_.push_back(node.outputs[0]);
     } else {
       step.kind = node.op->kind == OpKind::InPlace ? StepKind::InPlace : StepKind::Compute;
       step.kernel = node.op->kernel_for(node_device(graph, node));
@@ -178,7 +182,11 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
     impl.strides = given.strides;
     impl.offset = given.offset;
   }
-  release_replaced_grads(graph);
+  release_replaced_grads(graph);  // first: the last call's arena may be free again after it
+  if (plan_.arena_escapes && plan_.arena_bytes > 0) {
+    arena_ = allocate_arena();
+    for (ValueId root : arena_roots_) impls_[root]->storage = arena_;
+  }
   for (const PerCallBuffer& buffer : per_call_)
     impls_[buffer.root]->storage = Storage::allocate(buffer.bytes, values_[buffer.root].meta.device);
   run_steps(graph, 0, steps_.size());
@@ -279,6 +287,13 @@ void LoweredExecutor::release_call_memory(const Graph& graph) {
   for (ValueId input : graph.inputs) impls_[input]->storage.reset();
   for (const PerCallBuffer& buffer : per_call_) impls_[buffer.root]->storage.reset();
   for (ValueId view : view_values_) impls_[view]->storage.reset();
+  // A per-call arena lives on in the gradients made in it, and no longer than they do.
+  for (ValueId root : arena_roots_) impls_[root]->storage.reset();
+  if (plan_.arena_escapes) arena_.reset();
+}
+
+std::shared_ptr<Storage> LoweredExecutor::allocate_arena() const {
+  return Storage::allocate(static_cast<size_t>(plan_.arena_bytes), plan_.arena_device);
 }
 
 }  // namespace ember::graph

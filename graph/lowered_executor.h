@@ -1,7 +1,11 @@
 // The lowered executor: each node resolved once at compile time (kernel for its device, output
 // buffers from the memory plan, prebuilt input/output lists) and replayed as a flat step list that
 // calls the kernels directly: no dispatcher, no shape rules, no autograd, no per-call allocation
-// except the few values that escape the call (outputs, new .grad tensors).
+// except the values that escape the call. Returned values get their own allocations. New .grad
+// tensors are slices of the arena (PlanOptions::grads_in_arena), which is then one allocation per
+// call that the gradients keep alive: a gradient the caller still holds when the next call runs
+// keeps its call's arena, and the next call takes a new one, so nothing held is overwritten.
+// Under CUDA-graph replay (fixed addresses) the arena is allocated once and gradients apart.
 #pragma once
 
 #include <memory>
@@ -20,8 +24,9 @@ class LoweredExecutor {
   // Why `graph` cannot be lowered ("" when it can): a node without a kernel for its device.
   static std::string unsupported_reason(const Graph& graph);
 
-  // Plans memory and allocates the arena (one allocation from the device's caching allocator).
-  // With `cuda_graphs` and an arena on a CUDA device, steps are replayed as CUDA graphs.
+  // Plans memory; the arena is one allocation from the device's caching allocator, made here or,
+  // when gradients live in it, per call. With `cuda_graphs` and an arena on a CUDA device, steps
+  // are replayed as CUDA graphs.
   explicit LoweredExecutor(const Graph& graph, bool cuda_graphs = false);
 
   // Runs the steps on `inputs`; `graph` is the graph given to the constructor (its nodes hold the
@@ -72,6 +77,7 @@ class LoweredExecutor {
   // re-pointed by the next call), or the caller's own tensor for inputs and state.
   Tensor escape(ValueId value, std::span<const Tensor> inputs) const;
   void release_call_memory(const Graph& graph);
+  std::shared_ptr<Storage> allocate_arena() const;
   // The buffers that outlive a call (the arena; under reduce_overhead the staged inputs and
   // per-call buffers) are used on `stream` too: their free must wait for its work.
   void used_on_stream(const Graph& graph, StreamId stream);
@@ -91,6 +97,7 @@ class LoweredExecutor {
   std::vector<Step> steps_;
   std::vector<PerCallBuffer> per_call_;
   std::vector<ValueId> view_values_;  // whose storage is re-pointed each call
+  std::vector<ValueId> arena_roots_;  // the arena's buffers, re-pointed each call when it is per call
   std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
   std::vector<Tensor> run_inputs_;       // an optimizer run's flat input list, reused per call
   // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and where each state tensor's data

@@ -6,8 +6,9 @@
 //    of any alias (a view read after its base's last direct use keeps the base alive).
 //  - Live ranges are inclusive at both ends: an output never shares memory with an input of its
 //    own node (kernels may read inputs while writing outputs, element order unknown).
-//  - Returned values and values installed as a .grad outlive the call (the caller holds them while
-//    the next call runs), so they never live in the arena, which every call reuses.
+//  - Returned values outlive the call (the caller holds them while the next call runs), so they
+//    never live in the arena. Values installed as a .grad outlive it too: they get the arena only
+//    when the executor allocates it per call (PlanOptions::grads_in_arena), live to the end.
 //  - Write-back values are read by the copy after the last node: live until the end.
 //  - Graph and state inputs are the caller's memory; in-place updates of them write there.
 #include "graph/memory_plan.h"
@@ -76,7 +77,7 @@ int64_t aligned_bytes(const TensorMeta& meta) {
   return (bytes + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
 }
 
-MemoryPlan plan_memory(const Graph& graph) {
+MemoryPlan plan_memory(const Graph& graph, PlanOptions options) {
   const size_t count = graph.values.size();
   const int end = static_cast<int>(graph.nodes.size());
   MemoryPlan plan;
@@ -88,10 +89,10 @@ MemoryPlan plan_memory(const Graph& graph) {
     if (graph.values[v].source != ValueSource::NodeOutput) plan.placement[v] = Placement::External;
   find_roots(graph, plan);
 
-  std::vector<bool> escapes(count, false);
+  std::vector<bool> escapes(count, false), new_grads(count, false);
   for (ValueId output : graph.outputs) escapes[plan.root[output]] = true;
   for (const GradWriteBack& write : graph.grad_write_backs)
-    if (write.value >= 0) escapes[plan.root[write.value]] = true;
+    if (write.value >= 0) (options.grads_in_arena ? new_grads : escapes)[plan.root[write.value]] = true;
 
   // Live ranges of roots: from the defining node to the last node (or the end) using an alias.
   std::vector<int> first(count, -1), last(count, -1);
@@ -107,6 +108,8 @@ MemoryPlan plan_memory(const Graph& graph) {
   }
   for (const WriteBack& write : graph.write_backs) last[plan.root[write.value]] = end;
   for (ValueId output : graph.outputs) last[plan.root[output]] = end;
+  for (size_t v = 0; v < count; ++v)
+    if (new_grads[v]) last[v] = end;
 
   // The arena lives on the device of the first planned value; values elsewhere go per call.
   bool have_device = false;
@@ -118,6 +121,7 @@ MemoryPlan plan_memory(const Graph& graph) {
       have_device = true;
     }
     if (escapes[v] || meta.device != plan.arena_device) plan.placement[v] = Placement::PerCall;
+    else if (new_grads[v]) plan.arena_escapes = true;
     plan.buffers.push_back({static_cast<ValueId>(v), first[v], last[v], aligned_bytes(meta), -1});
   }
   std::vector<BufferInterval*> arena;

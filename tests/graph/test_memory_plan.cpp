@@ -1,6 +1,7 @@
 // Memory planning: no two simultaneously live buffers overlap (checked by brute force over every
-// pair), live ranges cover every use of every alias, escaping values stay out of the arena, and
-// reuse actually happens (planned bytes below the sum of sizes).
+// pair), live ranges cover every use of every alias, returned values stay out of the arena, new
+// .grad tensors too unless planned into it (then live to the end of the call), and reuse actually
+// happens (planned bytes below the sum of sizes).
 #include <doctest/doctest.h>
 
 #include "graph/compile.h"
@@ -26,7 +27,7 @@ graph::Graph seed_graph() {
   return *train_step.state().graph();
 }
 
-void check_plan(const graph::Graph& graph, const MemoryPlan& plan) {
+void check_plan(const graph::Graph& graph, const MemoryPlan& plan, graph::PlanOptions options = {}) {
   const int end = static_cast<int>(graph.nodes.size());
   std::vector<const graph::BufferInterval*> arena;
   int64_t sum = 0;
@@ -65,10 +66,18 @@ void check_plan(const graph::Graph& graph, const MemoryPlan& plan) {
     }
   for (const graph::WriteBack& write : graph.write_backs)
     if (plan.placement[write.value] == Placement::Arena) CHECK(interval_of(write.value)->last == end);
-  // What the caller keeps after the call is never in the arena.
+  // What the caller gets back is never in the arena; new gradients only when asked, and then they
+  // live to the end of the call, with the arena made per call.
   for (graph::ValueId output : graph.outputs) CHECK(plan.placement[output] != Placement::Arena);
-  for (const graph::GradWriteBack& write : graph.grad_write_backs)
-    if (write.value >= 0) CHECK(plan.placement[write.value] != Placement::Arena);
+  bool grads_in_arena = false;
+  for (const graph::GradWriteBack& write : graph.grad_write_backs) {
+    if (write.value < 0) continue;
+    const bool in_arena = plan.placement[write.value] == Placement::Arena;
+    CHECK(in_arena == options.grads_in_arena);
+    if (in_arena) CHECK(interval_of(write.value)->last == end);
+    grads_in_arena = grads_in_arena || in_arena;
+  }
+  CHECK(plan.arena_escapes == grads_in_arena);
 }
 
 }  // namespace
@@ -86,6 +95,27 @@ TEST_CASE("memory plan: the seed step's buffers never overlap while live, and re
   // Deterministic: planning twice gives the same offsets.
   const MemoryPlan again = graph::plan_memory(graph);
   for (size_t i = 0; i < plan.buffers.size(); ++i) CHECK(plan.buffers[i].offset == again.buffers[i].offset);
+}
+
+TEST_CASE("memory plan: the seed step's new gradients planned into the arena take dead intermediates' space") {
+  const graph::Graph graph = seed_graph();
+  const MemoryPlan apart = graph::plan_memory(graph);
+  const MemoryPlan together = graph::plan_memory(graph, {.grads_in_arena = true});
+  check_plan(graph, together, {.grads_in_arena = true});
+  CHECK(together.arena_escapes);
+  // Only the loss is allocated on its own now.
+  int per_call = 0;
+  int64_t grad_bytes = 0;
+  for (const graph::BufferInterval& buffer : together.buffers) {
+    per_call += together.placement[buffer.root] == Placement::PerCall;
+    if (apart.placement[buffer.root] == Placement::PerCall && together.placement[buffer.root] == Placement::Arena)
+      grad_bytes += buffer.bytes;
+  }
+  CHECK(per_call == 1);
+  CHECK(grad_bytes > 0);
+  // Planned together, the gradients reuse bytes of intermediates that died before them.
+  INFO("arena apart ", apart.arena_bytes, ", gradients ", grad_bytes, ", together ", together.arena_bytes);
+  CHECK(together.arena_bytes < apart.arena_bytes + grad_bytes);
 }
 
 TEST_CASE("memory plan: a chain reuses the buffer of a dead value, views keep their base alive") {

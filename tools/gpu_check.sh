@@ -174,8 +174,14 @@ for candidate in "$digits" "$root/.deps/digits.csv.gz"; do
 done
 
 if [[ -z $prebuilt ]]; then
+  # What the build runs with, for a failure read later from the logs alone.
+  { command -v g++ cmake ninja nvcc; g++ --version | head -n 1; cmake --version | head -n 1
+    nvcc --version | tail -n 2; } >"$logs/toolchain.txt" 2>&1
   run_step configure 90 "${configure[@]}"
-  run_step build 330 cmake --build "$build_dir" --parallel "$jobs" || true
+  # A 16-core GPU machine builds in about two minutes; a 2-core rehearsal takes far longer.
+  build_limit=330
+  ((rehearsal)) && build_limit=3600
+  run_step build "$build_limit" cmake --build "$build_dir" --parallel "$jobs" || true
   # The whole suite. On a GPU machine the conformance suite runs every case on CUDA as well.
   # install_and_find_package needs the dependencies where find_package and the loader look by
   # default, which staged .deps and wheel libraries are not; CI runs it on the dev machines.
@@ -410,13 +416,13 @@ for line in open(sys.argv[1]):
         rows.append(json.loads(line))
     except ValueError:
         pass  # a benchmark that printed something else: its log says what
-print(f"{'model':<6} {'framework':<22} {'mode':<16} {'device':<7} {'step us':>10} {'samples/s':>12}")
+print(f"{'model':<6} {'framework':<22} {'mode':<16} {'device':<7} {'step us':>10} {'samples/s':>12} {'peak MB':>9}")
 for r in rows:
     if "model" not in r:
         continue
     mode = r['mode'] + (' +read' if r.get('host_read') else '')
     print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {mode:<16} {r['device']:<7} "
-          f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f}")
+          f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f} {(r.get('peak_bytes') or 0) / 1e6:>9.1f}")
 for r in rows:
     if r.get("benchmark") in ("cuda_micro", "pytorch_gemm"):
         print(r["benchmark"] + ":", json.dumps({k: v for k, v in r.items() if k != "benchmark"}))

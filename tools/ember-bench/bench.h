@@ -33,6 +33,7 @@ struct RunOptions {
   // (CompileOptions::compile_every_segment), to measure the compiled form.
   bool compile_every_segment = false;
   bool explain = false;  // compiled modes: print CompiledFunction::explain() on stderr after the run
+  bool fuse = true;      // compiled modes: false replays the graph without generated kernels
   bool json = false;
 };
 

@@ -5,9 +5,13 @@
 //   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
 //   layer_norm ember's kernel next to cuDNN's (the measurement EMBER_LAYER_NORM=auto decides by)
 //   relu_epilogue_keeps_nan  per dtype, whether linear fuses its ReLU into cuBLASLt here
+//   fused_reduction a pointwise op with a sum at its end, eager (two kernels) and compiled (one
+//             generated kernel), as in the bias gradients of the large model's backward pass
 // Device time comes from CUDA events on the current stream, host time from the steady clock.
 #include <chrono>
 
+#include "graph/compile.h"
+#include "graph/fusion.h"
 #include "tools/ember-bench/bench.h"
 
 #ifdef EMBER_HAS_CUDA
@@ -86,6 +90,35 @@ nlohmann::json layer_norm_figures() {
   return rows_out;
 }
 
+// d = g * x and d.sum(dim) over bf16 [4096, 4096]: the shape of large's bias gradients (dim 0: a
+// column sum over the batch) and of a row sum (dim 1). Eager runs a pointwise kernel and a split
+// reduction; the compiled function one generated kernel writing both. Bytes: g and x read, d
+// written (2 bytes each per element); the sums are 8 KB.
+nlohmann::json fused_reduction_figures(Device device, double copy_gb_per_s) {
+  constexpr int64_t kSize = 4096;
+  const Tensor g = randn({kSize, kSize}, {.device = device}).to(kBFloat16);
+  const Tensor x = randn({kSize, kSize}, {.device = device}).to(kBFloat16);
+  const double bytes = 3.0 * 2.0 * static_cast<double>(kSize * kSize);
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t dim : {int64_t{0}, int64_t{1}}) {
+    auto step = [dim](const Tensor& a, const Tensor& b) {
+      Tensor d = a * b;
+      return std::pair<Tensor, Tensor>(d, d.sum(Dims{dim}));
+    };
+    auto compiled = ember::compile(step, {.fullgraph = true});
+    for (int i = 0; i < 3; ++i) (void)compiled(g, x);  // eager warm-up, capture and compile, replay
+    const double eager_seconds = device_seconds(device, 20, [&] { (void)step(g, x); });
+    const double compiled_seconds = device_seconds(device, 20, [&] { (void)compiled(g, x); });
+    rows.push_back({{"shape", {kSize, kSize}}, {"dtype", "bfloat16"}, {"sum_dim", dim},
+                    {"eager_us", eager_seconds * 1e6}, {"compiled_us", compiled_seconds * 1e6},
+                    {"eager_fraction_of_copy", bytes / eager_seconds * 1e-9 / copy_gb_per_s},
+                    {"compiled_fraction_of_copy", bytes / compiled_seconds * 1e-9 / copy_gb_per_s},
+                    {"fused_nodes", compiled.state().executor() == nullptr
+                                        ? 0 : graph::fused_ops(compiled.state().executor()->graph()).size()}});
+  }
+  return rows;
+}
+
 }  // namespace
 #endif
 
@@ -157,6 +190,7 @@ nlohmann::json run_cuda_micro(const RunOptions& options) {
   }
   result["gemm"] = cuda_gemm_figures(device);
   result["layer_norm"] = layer_norm_figures();
+  result["fused_reduction"] = fused_reduction_figures(device, copy_gb_per_s);
   nlohmann::json keeps_nan;
   for (DType dtype : {kFloat32, kBFloat16, kFloat16})
     keeps_nan[fmt::format("{}", dtype)] =

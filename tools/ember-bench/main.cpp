@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
                "(JSON adds segments and eager_places)");
   app.add_flag("--compile-every-segment", options.compile_every_segment,
                "with --host-read: compile every segment, also CPU ones that would not pay for their deferral");
+  app.add_flag("--fuse,!--no-fuse", options.fuse,
+               "compiled modes: --no-fuse replays every node as its own kernel, no generated ones (what fusion gives)");
   app.add_flag("--explain", options.explain,
                "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
   app.add_flag("--json", options.json, "print one JSON line per run");

@@ -127,11 +127,12 @@ nlohmann::json run_model(const RunOptions& options) {
       train_step,
       {.fullgraph = !options.host_read,
        .compile_every_segment = options.compile_every_segment,
+       .fuse = options.fuse,
        .mode = options.mode == "reduce_overhead" ? "reduce_overhead" : "default",
        .dynamic = dynamic});
   auto compiled_forward = ember::compile(
       [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); },
-      {.fullgraph = true, .dynamic = dynamic});
+      {.fullgraph = true, .fuse = options.fuse, .dynamic = dynamic});
   const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
   double compile_ms = 0.0;  // the first capture's call
   double segment_compile_ms = 0.0;  // --host-read: the calls that compiled segments, together

@@ -81,13 +81,15 @@ std::string loads(const FusedGroup& group, const std::function<std::string(size_
   return text;
 }
 
-std::string pointer_declarations(const FusedGroup& group, const std::string& data) {
-  std::string text = fmt::format("  using Storage = {};\n  Storage* out = reinterpret_cast<Storage*>({}[0]);\n",
-                                 storage_type(group.dtype), data);
+std::string pointer_declarations(const FusedGroup& group, const std::string& data, const std::string& restrict) {
+  const std::string pointer = restrict.empty() ? "*" : "* " + restrict;
+  std::string text = fmt::format("  using Storage = {};\n  Storage{} out = reinterpret_cast<Storage*>({}[0]);\n",
+                                 storage_type(group.dtype), pointer, data);
   for (size_t k = 0; k < group.inputs.size(); ++k)
-    text += fmt::format("  const Storage* in{} = reinterpret_cast<const Storage*>({}[{}]);\n", k, data, k + 1);
+    text += fmt::format("  const Storage{} in{} = reinterpret_cast<const Storage*>({}[{}]);\n", pointer, k, data,
+                        k + 1);
   for (size_t e = 0; e < group.exports.size(); ++e)
-    text += fmt::format("  Storage* ex{} = reinterpret_cast<Storage*>({}[{}]);\n", e, data,
+    text += fmt::format("  Storage{} ex{} = reinterpret_cast<Storage*>({}[{}]);\n", pointer, e, data,
                         group.inputs.size() + 1 + e);
   return text;
 }

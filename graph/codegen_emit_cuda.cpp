@@ -98,16 +98,26 @@ std::string pointwise_loop(const FusedGroup& group) {
       element(group, strided_loads(group), "out[i]", "flat", "    "));
 }
 
-// The statements for element r of output o: read flat when every input is, else at the offsets.
-std::string reduction_element(const FusedGroup& group, const std::string& indent) {
+// The loops over output o's elements r = part, part + split, ...: one reading flat when every
+// input is, one at the offsets. The flat one is unrolled so that, with the pointers restrict-
+// qualified, the loads of four elements can be in flight at once instead of one element's at a
+// time, each issued behind the previous element's export store. That was the large model's bias
+// gradients (gelu_backward + a sum over a 4096 batch, 128 blocks of 1024 threads): its seven such
+// kernels cost its compiled step 0.25 ms against eager's two kernels each (H200, --no-fuse). The
+// sum's order is unchanged.
+std::string reduction_loops(const FusedGroup& group, const std::string& indent) {
+  const std::string loop =
+      fmt::format("{}  for (int64_t r = part; r < {}; r += split) {{\n", indent, extent_text(group, true));
   const std::string closed = closed_form_flat(group);
-  std::string contiguous = closed.empty()
-                               ? indent + "  int64_t kept = o, reduced = r;\n" + offsets(group, indent + "  ")
-                               : fmt::format("{}  const int64_t flat = {};\n", indent, closed);
-  contiguous += element(group, flat_loads(group), "sum", "flat", indent + "  ");
-  const std::string strided = indent + "  int64_t kept = o, reduced = r;\n" + offsets(group, indent + "  ") +
-                              element(group, strided_loads(group), "sum", "flat", indent + "  ");
-  return fmt::format("{0}if (args.contiguous) {{\n{1}{0}}} else {{\n{2}{0}}}\n", indent, contiguous, strided);
+  const std::string inner = indent + "    ";
+  std::string flat = closed.empty() ? inner + "int64_t kept = o, reduced = r;\n" + offsets(group, inner)
+                                    : fmt::format("{}const int64_t flat = {};\n", inner, closed);
+  flat += element(group, flat_loads(group), "sum", "flat", inner);
+  const std::string strided = inner + "int64_t kept = o, reduced = r;\n" + offsets(group, inner) +
+                              element(group, strided_loads(group), "sum", "flat", inner);
+  return fmt::format("{0}if (args.contiguous) {{\n#pragma unroll 4\n{1}{2}{0}  }}\n"
+                     "{0}}} else {{\n{1}{3}{0}  }}\n{0}}}\n",
+                     indent, loop, flat, strided);
 }
 
 // Threads along one block axis split an output's elements (`part` of `split`), along the other
@@ -132,21 +142,18 @@ std::string reduction_loop(const FusedGroup& group) {
       "    const int64_t o = base + slot;\n"
       "    double sum = 0;\n"
       "    if (o < {3}) {{\n"
-      "      for (int64_t r = part; r < {4}; r += split) {{\n"
-      "{5}"
-      "      }}\n"
+      "{4}"
       "    }}\n"
       "    partial[me] = sum;\n"
       "    __syncthreads();\n"
       "    if (part == 0 && o < {3}) {{\n"
       "      double total = 0;  // the parts in order: the same sum every run\n"
-      "      for (unsigned p = 0; p < split; ++p) total += partial[{6}];\n"
-      "      out[o] = {7};\n"
+      "      for (unsigned p = 0; p < split; ++p) total += partial[{5}];\n"
+      "      out[o] = {6};\n"
       "    }}\n"
       "    __syncthreads();  // partial is rewritten by the next iteration\n"
       "  }}\n",
-      kFusedCudaMaxBlock, split_axis, across_axis, extent_text(group, false), count,
-      reduction_element(group, "        "),
+      kFusedCudaMaxBlock, split_axis, across_axis, extent_text(group, false), reduction_loops(group, "      "),
       extent.inner_reduced ? "slot * blockDim.x + p" : "p * blockDim.x + slot", store(group, total));
 }
 
@@ -160,7 +167,7 @@ std::string emit_cuda_entry(const FusedGroup& group) {
   const unsigned threads = group.root == FusedRoot::None ? launch.block_x : kFusedCudaMaxBlock;
   text += fmt::format("extern \"C\" __global__ void __launch_bounds__({1}) {0}(const {0}_args args) {{\n", group.name,
                       threads);
-  text += pointer_declarations(group, "args.data");
+  text += pointer_declarations(group, "args.data", "__restrict__");
   if (group.shape.size() > 0) text += constant_sizes(group);
   text += group.root == FusedRoot::None ? pointwise_loop(group) : reduction_loop(group);
   return text + "}\n";

@@ -30,8 +30,9 @@ std::string emit_body(const FusedGroup& group);
 std::string loads(const FusedGroup& group, const std::function<std::string(size_t)>& index);
 
 // `Storage* out`, `const Storage* in<k>`, `Storage* ex<e>` from `data` (an array expression
-// holding output 0, the inputs, then the exports).
-std::string pointer_declarations(const FusedGroup& group, const std::string& data);
+// holding output 0, the inputs, then the exports), each qualified with `restrict` (say
+// "__restrict__"; the memory plan never lets a node's output share bytes with its inputs).
+std::string pointer_declarations(const FusedGroup& group, const std::string& data, const std::string& restrict = "");
 
 // `value` converted for storing: 16-bit types round from float, the others convert directly.
 std::string store(const FusedGroup& group, const std::string& value);

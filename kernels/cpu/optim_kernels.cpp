@@ -1,7 +1,8 @@
 // CPU fused optimizer steps: one pass over memory per parameter. Every tensor of a call has the
 // same shape and dtype (runtime/ops/optim_ops.cpp checks); a contiguous run is a flat loop, other
 // layouts walk their strides through the pointwise iterator's geometry. Elements are independent,
-// so the result does not depend on the thread count.
+// so the result does not depend on the thread count (the file is compiled without FMA contraction,
+// so a chunk's vectorized loop and its scalar tail round alike: runtime/CMakeLists.txt).
 #include "kernels/cpu/optim_kernels.h"
 
 #include <cmath>

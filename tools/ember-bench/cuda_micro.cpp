@@ -1,7 +1,8 @@
 // CUDA micro-benchmarks (`--micro cuda`), the figures issue 3's targets are stated in:
 //   copy      device-to-device copy bandwidth at 256 MiB: the ceiling for pointwise kernels
 //   pointwise ember's pointwise ops over 256 MiB float32, as GB/s and as a fraction of the copy
-//   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync)
+//   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync),
+//             and per launch of an empty kernel (the driver's share: the floor under the former)
 //   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
 //   layer_norm ember's kernel next to cuDNN's (the measurement EMBER_LAYER_NORM=auto decides by)
 //   relu_epilogue_keeps_nan  per dtype, whether linear fuses its ReLU into cuBLASLt here
@@ -15,9 +16,11 @@
 #include "tools/ember-bench/bench.h"
 
 #ifdef EMBER_HAS_CUDA
+#include "kernels/cuda/launch_floor.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cublaslt_relu_probe.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/cuda/norm_cuda_ops.h"
 #endif
 
@@ -174,15 +177,22 @@ nlohmann::json run_cuda_micro(const RunOptions& options) {
     // earlier kernel, and the figure above becomes the GPU's tiny-kernel rate where the host is
     // faster than it. This one is the host's cost alone.
     constexpr int kBurst = 256;
-    double burst_us = 0.0;
-    for (int burst = 0; burst < kOps / kBurst; ++burst) {
-      const Clock::time_point burst_start = Clock::now();
-      for (int i = 0; i < kBurst; ++i) (void)add(a, b);
-      burst_us += std::chrono::duration<double, std::micro>(Clock::now() - burst_start).count();
-      synchronize(device);
-    }
+    auto in_bursts = [&](const std::function<void()>& launch) {
+      double total_us = 0.0;
+      for (int burst = 0; burst < kOps / kBurst; ++burst) {
+        const Clock::time_point burst_start = Clock::now();
+        for (int i = 0; i < kBurst; ++i) launch();
+        total_us += std::chrono::duration<double, std::micro>(Clock::now() - burst_start).count();
+        synchronize(device);
+      }
+      return total_us / (kOps / kBurst * kBurst);
+    };
+    const double burst_us = in_bursts([&] { (void)add(a, b); });
+    void* stream = cuda::current_stream(device).handle;
+    const double empty_us = in_bursts([&] { cuda::launch_checked(cuda::launch_empty_kernel(stream)); });
     result["launch"] = {{"op", "add [4] + [4] float32"}, {"host_us_per_op", host_us},
-                        {"host_us_per_op_in_bursts", burst_us / (kOps / kBurst * kBurst)},
+                        {"host_us_per_op_in_bursts", burst_us},
+                        {"host_us_per_empty_kernel_in_bursts", empty_us},
                         {"backend_allocations", memory_stats(device).num_backend_allocations - mallocs_before}};
   }
   result["gemm"] = cuda_gemm_figures(device);

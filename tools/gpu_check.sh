@@ -319,11 +319,14 @@ bench_model() {  # ember and PyTorch (eager, reduce-overhead) on one model
   if [[ $model == large && $rehearsal -eq 1 ]]; then skip_step "large on cpu" "rehearsal: 3.3 TFLOP per step"; return; fi
   bench "ember $model eager $device" 90 "$build_dir/bin/ember-bench" --model "$model" --device "$device" \
     --steps "$steps" --warmup "$warmup" --json
-  # The compile stage: fused generated kernels, then the same replayed as CUDA graphs.
-  for mode in compiled reduce_overhead; do
+  # The compile stage: fused generated kernels, the same without them (what fusion gives), then
+  # replayed as CUDA graphs.
+  local variant mode
+  for variant in compiled "compiled --no-fuse" reduce_overhead; do
+    mode=${variant%% *}
     if [[ $rehearsal -eq 1 && $mode == reduce_overhead ]]; then skip_step "ember $model $mode" "rehearsal: CUDA graphs need a GPU"; continue; fi
-    bench "ember $model $mode $device" 90 env EMBER_CACHE_DIR="$build_dir/kernel-cache" EMBER_INCLUDE_DIR="$root" \
-      "$build_dir/bin/ember-bench" --model "$model" --mode "$mode" --device "$device" \
+    bench "ember $model $variant $device" 90 env EMBER_CACHE_DIR="$build_dir/kernel-cache" EMBER_INCLUDE_DIR="$root" \
+      "$build_dir/bin/ember-bench" --model "$model" --mode $variant --device "$device" \
       --steps "$steps" --warmup "$((warmup > 2 ? warmup : 2))" --json
   done
   for mode in eager reduce-overhead; do
@@ -420,7 +423,7 @@ print(f"{'model':<6} {'framework':<22} {'mode':<16} {'device':<7} {'step us':>10
 for r in rows:
     if "model" not in r:
         continue
-    mode = r['mode'] + (' +read' if r.get('host_read') else '')
+    mode = r['mode'] + (' no-fuse' if r.get('fuse') is False else '') + (' +read' if r.get('host_read') else '')
     print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {mode:<16} {r['device']:<7} "
           f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f} {(r.get('peak_bytes') or 0) / 1e6:>9.1f}")
 for r in rows:

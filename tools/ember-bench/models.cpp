@@ -226,6 +226,7 @@ nlohmann::json run_model(const RunOptions& options) {
       const graph::Executor& executor = *compiled_state.executor();
       const graph::MemoryPlan* plan = executor.memory_plan();
       compiled_fields = {{"compile_ms", compile_ms},
+                         {"fuse", options.fuse},
                          {"dynamic", options.dynamic},
                          {"captures", capture_calls},
                          {"executor", plan ? "lowered" : "dispatching"},

@@ -1,5 +1,6 @@
 // Shared by the graph tests: the seed MLP (Linear(100,256)-ReLU-Linear(256,10), cross entropy,
-// Adam) with deterministic weights and batches, and helpers comparing tensors exactly.
+// Adam) and an MLP of any widths, with deterministic weights and batches, and helpers comparing
+// tensors exactly.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,16 +11,21 @@
 
 namespace ember::graph_test {
 
-struct SeedMlp {
+// An MLP with ReLU between Linear layers and Adam: the seed and wide reference models.
+struct Mlp {
   nn::Sequential model;
   std::unique_ptr<optim::Adam> optimizer;
 
-  explicit SeedMlp(uint64_t seed, double lr = 1e-3) {
+  Mlp(uint64_t seed, const std::vector<int64_t>& widths, Device device = kCPU, double lr = 1e-3) {
     manual_seed(seed);
-    model = nn::Sequential(nn::Linear(100, 256), nn::ReLU(), nn::Linear(256, 10));
+    for (size_t i = 0; i + 1 < widths.size(); ++i) {
+      model->push_back(nn::Linear(widths[i], widths[i + 1]));
+      if (i + 2 < widths.size()) model->push_back(nn::ReLU());
+    }
+    model->to(device);
     optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = lr});
   }
-  // One eager training step, exactly what the compiled function runs.
+  // One eager training step, exactly what a compiled function of it runs.
   Tensor step(const Tensor& x, const Tensor& y) {
     optimizer->zero_grad();
     Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
@@ -27,6 +33,11 @@ struct SeedMlp {
     optimizer->step();
     return loss;
   }
+};
+
+// The seed model: Linear(100,256)-ReLU-Linear(256,10).
+struct SeedMlp : Mlp {
+  explicit SeedMlp(uint64_t seed, double lr = 1e-3) : Mlp(seed, {100, 256, 10}, kCPU, lr) {}
 };
 
 // Batch `index` of a fixed synthetic data set: x ~ N(0, 1), labels in 0..9.
@@ -43,7 +54,7 @@ inline bool bit_equal(const Tensor& a, const Tensor& b) {
 }
 
 // Parameters, their .grad and Adam's state (step, both moments) equal bit for bit.
-inline void check_same_state(SeedMlp& eager, SeedMlp& compiled) {
+inline void check_same_state(Mlp& eager, Mlp& compiled) {
   const std::vector<Tensor> expected = eager.model->parameters();
   const std::vector<Tensor> actual = compiled.model->parameters();
   REQUIRE(expected.size() == actual.size());

@@ -13,43 +13,9 @@ using namespace ember;
 
 namespace {
 
-// An MLP with ReLU between Linear layers and Adam: the seed and wide reference models.
-struct Mlp {
-  nn::Sequential model;
-  std::unique_ptr<optim::Adam> optimizer;
+using graph_test::Mlp;
 
-  Mlp(uint64_t seed, const std::vector<int64_t>& widths, Device device = kCPU) {
-    manual_seed(seed);
-    for (size_t i = 0; i + 1 < widths.size(); ++i) {
-      model->push_back(nn::Linear(widths[i], widths[i + 1]));
-      if (i + 2 < widths.size()) model->push_back(nn::ReLU());
-    }
-    model->to(device);
-    optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
-  }
-  Tensor step(const Tensor& x, const Tensor& y) {
-    optimizer->zero_grad();
-    Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
-    loss.backward();
-    optimizer->step();
-    return loss;
-  }
-};
-
-void check_same_state(Mlp& eager, Mlp& compiled) {
-  const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
-  REQUIRE(expected.size() == actual.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    CHECK(graph_test::bit_equal(expected[i], actual[i]));
-    CHECK(graph_test::bit_equal(expected[i].grad(), actual[i].grad()));
-    const auto* eager_state = eager.optimizer->state(expected[i]);
-    const auto* compiled_state = compiled.optimizer->state(actual[i]);
-    REQUIRE(compiled_state != nullptr);
-    CHECK(eager_state->step == compiled_state->step);
-    CHECK(graph_test::bit_equal(eager_state->exp_avg, compiled_state->exp_avg));
-    CHECK(graph_test::bit_equal(eager_state->exp_avg_sq, compiled_state->exp_avg_sq));
-  }
-}
+using graph_test::check_same_state;
 
 // Trains `steps` batches eagerly and compiled (lowered or dispatching) side by side.
 void train_side_by_side(const std::vector<int64_t>& widths, int64_t batch, int steps, bool lowered) {

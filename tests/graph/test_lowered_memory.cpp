@@ -4,8 +4,6 @@
 // the arena.
 #include <doctest/doctest.h>
 
-#include <functional>
-
 #include "graph/compile.h"
 #include "graph/memory_plan.h"
 #include "graph_test_util.h"
@@ -17,26 +15,8 @@ namespace {
 // Three layers whose activations (batch x width) weigh twice their weights, so the intermediates
 // the backward pass frees make room for the gradients it makes. Big enough that the allocator's
 // rounding of large blocks (to 2 MiB segments) is small beside the arena.
-struct SquareMlp {
-  static constexpr int64_t kWidth = 512;
-  static constexpr int64_t kBatch = 1024;
-  nn::Sequential model;
-  std::unique_ptr<optim::Adam> optimizer;
-
-  SquareMlp() {
-    manual_seed(7);
-    model = nn::Sequential(nn::Linear(kWidth, kWidth), nn::ReLU(), nn::Linear(kWidth, kWidth), nn::ReLU(),
-                           nn::Linear(kWidth, kWidth));
-    optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
-  }
-  Tensor step(const Tensor& x, const Tensor& y) {
-    optimizer->zero_grad();
-    Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
-    loss.backward();
-    optimizer->step();
-    return loss;
-  }
-};
+constexpr int64_t kWidth = 512;
+constexpr int64_t kBatch = 1024;
 
 struct PeakFigures {
   int64_t step_peak = 0;         // above what was allocated before the model was made
@@ -49,10 +29,10 @@ PeakFigures step_peak(bool compiled) {
   const int64_t before = memory_stats(kCPU).allocated_bytes;
   PeakFigures figures;
   {
-    SquareMlp mlp;
+    graph_test::Mlp mlp(7, {kWidth, kWidth, kWidth, kWidth});
     manual_seed(11);
-    const Tensor x = randn({SquareMlp::kBatch, SquareMlp::kWidth});
-    const Tensor y = randint(0, SquareMlp::kWidth, {SquareMlp::kBatch});
+    const Tensor x = randn({kBatch, kWidth});
+    const Tensor y = randint(0, kWidth, {kBatch});
     auto train_step = ember::compile([&](const Tensor& a, const Tensor& b) { return mlp.step(a, b); },
                                      {.fullgraph = true});
     for (int step = 0; step < 3; ++step) (void)(compiled ? train_step(x, y) : mlp.step(x, y));

@@ -2,7 +2,8 @@
 // same shape and dtype (runtime/ops/optim_ops.cpp checks); a contiguous run is a flat loop, other
 // layouts walk their strides through the pointwise iterator's geometry. Elements are independent,
 // so the result does not depend on the thread count (the file is compiled without FMA contraction,
-// so a chunk's vectorized loop and its scalar tail round alike: runtime/CMakeLists.txt).
+// so every compiled copy of a loop, vectorized or scalar, serial or OpenMP's, rounds alike:
+// runtime/CMakeLists.txt).
 #include "kernels/cpu/optim_kernels.h"
 
 #include <cmath>

@@ -1,6 +1,6 @@
-// The CPU optimizer steps round every element alike wherever it falls: in a chunk's vectorized
-// loop, in its scalar tail, or alone. The thread count moves elements between those (and OpenMP
-// runs its own compiled copy of the loop), so any difference there made 1 and 3 threads disagree
+// The CPU optimizer steps round every element alike wherever it falls: in a loop's vectorized
+// body, in its scalar tail, or alone. The thread count picks between the serial loop and OpenMP's
+// own compiled copy of it, so any difference between compiled copies made 1 and 3 threads disagree
 // (GCC 13 on the H200 machine's host: a conformance failure). Compared bit for bit with the same
 // update applied to one element at a time, where the loop is always scalar.
 #include <doctest/doctest.h>

@@ -18,14 +18,17 @@ std::string argument_struct(const FusedGroup& group) {
       "struct {0}_args {{\n"
       "  char* data[{1}];  // output 0, the inputs, then the exports\n"
       "  int64_t strides[{2}];  // each input's element strides over the shape (0: broadcast)\n"
-      "{4}"
+      "{4}{5}"
       "  int64_t contiguous;  // 1: every input is flat over the shape\n"
       "}};\n"
       "static_assert(sizeof({0}_args) == {3} * 8, \"the layout graph/fused_launch.h packs\");\n",
       group.name, pointers, fused_cuda_stride_words(group), fused_cuda_argument_words(group),
       group.dynamic_dims == 0 ? ""
                               : fmt::format("  int64_t sizes[{}];  // the shape: its dynamic dims are read here\n",
-                                            group.shape.size()));
+                                            group.shape.size()),
+      group.root == FusedRoot::None ? ""
+                                    : "  double* piece_sums;  // [pieces][outputs] when split over blocks\n"
+                                      "  int64_t pieces;  // gridDim.y: how many pieces each output's elements are cut in\n");
 }
 
 // The shape as constants, except the dynamic dims, which the argument block carries.
@@ -106,8 +109,7 @@ std::string pointwise_loop(const FusedGroup& group) {
 // kernels cost its compiled step 0.25 ms against eager's two kernels each (H200, --no-fuse). The
 // sum's order is unchanged.
 std::string reduction_loops(const FusedGroup& group, const std::string& indent) {
-  const std::string loop =
-      fmt::format("{}  for (int64_t r = part; r < {}; r += split) {{\n", indent, extent_text(group, true));
+  const std::string loop = fmt::format("{}  for (int64_t r = first + part; r < last; r += split) {{\n", indent);
   const std::string closed = closed_form_flat(group);
   const std::string inner = indent + "    ";
   std::string flat = closed.empty() ? inner + "int64_t kept = o, reduced = r;\n" + offsets(group, inner)
@@ -120,23 +122,33 @@ std::string reduction_loops(const FusedGroup& group, const std::string& indent) 
                      indent, loop, flat, strided);
 }
 
+// The output's value from `total`, its elements' sum in double: divided by the count for a mean.
+std::string root_value(const FusedGroup& group) {
+  const std::string count = extent_text(group, true);
+  const bool dynamic_count = (group.dynamic_dims & group.reduced_dims) != 0;
+  return group.root != FusedRoot::Mean ? "total"
+         : dynamic_count               ? fmt::format("total / static_cast<double>{}", count)
+                                       : fmt::format("total / {}.0", count);
+}
+
 // Threads along one block axis split an output's elements (`part` of `split`), along the other
 // they take different outputs (`slot` of `across`); see fused_cuda_launch. Every thread of a block
-// runs the same number of outer iterations, so the barriers are reached by all.
+// runs the same number of outer iterations, so the barriers are reached by all. Blocks along y
+// take one piece each of every output's elements, [first, last); with more than one piece the
+// block's sum goes to piece_sums, for the finishing kernel.
 std::string reduction_loop(const FusedGroup& group) {
   const FusedExtent extent = fused_extent(group);
   const char* split_axis = extent.inner_reduced ? "x" : "y";
   const char* across_axis = extent.inner_reduced ? "y" : "x";
   const std::string count = extent_text(group, true);
-  const bool dynamic_count = (group.dynamic_dims & group.reduced_dims) != 0;
-  const std::string total = group.root != FusedRoot::Mean ? "total"
-                            : dynamic_count               ? fmt::format("total / static_cast<double>{}", count)
-                                                          : fmt::format("total / {}.0", count);
   return fmt::format(
       "  __shared__ double partial[{0}];\n"
       "  const unsigned part = threadIdx.{1}, split = blockDim.{1};\n"
       "  const unsigned slot = threadIdx.{2}, across = blockDim.{2};\n"
       "  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x;\n"
+      "  const int64_t piece = ({7} + args.pieces - 1) / args.pieces;\n"
+      "  const int64_t first = static_cast<int64_t>(blockIdx.y) * piece;\n"
+      "  const int64_t last = first + piece < {7} ? first + piece : {7};\n"
       "  for (int64_t base = static_cast<int64_t>(blockIdx.x) * across; base < {3};\n"
       "       base += static_cast<int64_t>(across) * gridDim.x) {{\n"
       "    const int64_t o = base + slot;\n"
@@ -149,12 +161,35 @@ std::string reduction_loop(const FusedGroup& group) {
       "    if (part == 0 && o < {3}) {{\n"
       "      double total = 0;  // the parts in order: the same sum every run\n"
       "      for (unsigned p = 0; p < split; ++p) total += partial[{5}];\n"
-      "      out[o] = {6};\n"
+      "      if (args.pieces > 1) args.piece_sums[static_cast<int64_t>(blockIdx.y) * {3} + o] = total;\n"
+      "      else out[o] = {6};\n"
       "    }}\n"
       "    __syncthreads();  // partial is rewritten by the next iteration\n"
       "  }}\n",
       kFusedCudaMaxBlock, split_axis, across_axis, extent_text(group, false), reduction_loops(group, "      "),
-      extent.inner_reduced ? "slot * blockDim.x + p" : "p * blockDim.x + slot", store(group, total));
+      extent.inner_reduced ? "slot * blockDim.x + p" : "p * blockDim.x + slot", store(group, root_value(group)),
+      count);
+}
+
+// `<name>_finish`: each output's piece sums added in piece order, then stored as the root does.
+std::string emit_finish_kernel(const FusedGroup& group) {
+  std::string text = fmt::format(
+      "extern \"C\" __global__ void __launch_bounds__(256) {0}_finish(const {0}_args args) {{\n"
+      "  using Storage = {1};\n"
+      "  Storage* out = reinterpret_cast<Storage*>(args.data[0]);\n",
+      group.name, storage_type(group.dtype));
+  const std::string outputs = extent_text(group, false), value = store(group, root_value(group));
+  if ((outputs + value).find("sizes[") != std::string::npos) text += constant_sizes(group);  // dynamic counts
+  return text + fmt::format(
+                    "  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;\n"
+                    "  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < {0};\n"
+                    "       o += step) {{\n"
+                    "    double total = 0;  // the pieces in order: the same sum every run\n"
+                    "    for (int64_t p = 0; p < args.pieces; ++p) total += args.piece_sums[p * {0} + o];\n"
+                    "    out[o] = {1};\n"
+                    "  }}\n"
+                    "}}\n",
+                    outputs, value);
 }
 
 }  // namespace
@@ -170,7 +205,9 @@ std::string emit_cuda_entry(const FusedGroup& group) {
   text += pointer_declarations(group, "args.data", "__restrict__");
   if (group.shape.size() > 0) text += constant_sizes(group);
   text += group.root == FusedRoot::None ? pointwise_loop(group) : reduction_loop(group);
-  return text + "}\n";
+  text += "}\n";
+  if (group.root != FusedRoot::None) text += emit_finish_kernel(group);
+  return text;
 }
 
 }  // namespace ember::graph::codegen

@@ -20,6 +20,9 @@ unsigned at_most(int64_t value, int64_t limit) { return static_cast<unsigned>(st
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Enough blocks to fill an H200 (132 SMs) several times over; more loop in the kernel.
+constexpr int64_t kMaxGrid = 4096;
+
 }  // namespace
 
 FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs) {
@@ -54,10 +57,12 @@ int64_t fused_cuda_stride_words(const FusedGroup& group) {
 int64_t fused_cuda_argument_words(const FusedGroup& group) {
   const int64_t pointers = 1 + static_cast<int64_t>(group.inputs.size() + group.exports.size());
   const int64_t sizes = group.dynamic_dims == 0 ? 0 : group.shape.size();
-  return pointers + fused_cuda_stride_words(group) + sizes + 1;
+  const int64_t pieces = group.root == FusedRoot::None ? 0 : 2;
+  return pointers + fused_cuda_stride_words(group) + sizes + pieces + 1;
 }
 
-std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands) {
+std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands,
+                                           FusedPieceSums pieces) {
   static_assert(sizeof(char*) == sizeof(uint64_t) && sizeof(int64_t) == sizeof(uint64_t));
   std::vector<uint64_t> words;
   words.reserve(static_cast<size_t>(fused_cuda_argument_words(group)));
@@ -67,6 +72,13 @@ std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedO
   if (operands.strides.size() == output_strides) words.push_back(0);
   if (group.dynamic_dims != 0)
     for (int d = 0; d < group.shape.size(); ++d) words.push_back(static_cast<uint64_t>(group.shape[d]));
+  if (group.root != FusedRoot::None) {
+    words.push_back(reinterpret_cast<uint64_t>(pieces.sums));
+    words.push_back(static_cast<uint64_t>(pieces.pieces));
+  }
+  internal_assert(group.root != FusedRoot::None || pieces.pieces == 1,
+                  "fused CUDA arguments: pieces of a pointwise group");
+  internal_assert(pieces.pieces == 1 || pieces.sums != nullptr, "fused CUDA arguments: split without piece sums");
   words.push_back(operands.contiguous ? 1 : 0);
   internal_assert(static_cast<int64_t>(words.size()) == fused_cuda_argument_words(group),
                   "fused CUDA arguments: the operands do not match the group");
@@ -85,8 +97,12 @@ FusedExtent fused_extent(const FusedGroup& group) {
 }
 
 FusedCudaLaunch fused_cuda_launch(const FusedGroup& group) {
-  // Enough blocks to fill an H200 (132 SMs) several times over; more loop in the kernel.
-  constexpr int64_t kMaxGrid = 4096;
+  // A split reduction's figures are eager's (kernels/cuda/reduce_kernels.cuh): about 1024 blocks
+  // of 256 threads in all, pieces of at least 256 rows of columns or 4096 elements of a row.
+  constexpr int64_t kTargetThreads = 1024 * 256;
+  constexpr int64_t kMinColumnPiece = 256;
+  constexpr int64_t kMinRowPiece = 4096;
+  constexpr int64_t kMaxPieces = 1024;
   const FusedExtent extent = fused_extent(group);
   FusedCudaLaunch launch;
   if (group.root == FusedRoot::None) {
@@ -97,15 +113,38 @@ FusedCudaLaunch fused_cuda_launch(const FusedGroup& group) {
   // Threads that split one output's elements: a power of two up to a warp, no more than needed.
   unsigned split = 1;
   while (split < 32 && static_cast<int64_t>(split) < extent.count) split *= 2;
-  if (extent.inner_reduced) {  // x splits (adjacent elements), y walks outputs: 256 threads
+  if (extent.inner_reduced) {  // x splits (adjacent elements), y walks outputs: up to 256 threads
+    unsigned rows = 1;  // outputs per block: a power of two, no more than there are
+    while (rows < 256 / split && static_cast<int64_t>(rows) < extent.outputs) rows *= 2;
+    // Threads fewer outputs leave over split the elements further (a whole-tensor sum: 256 x 1).
+    while (split * rows < 256 && static_cast<int64_t>(split) < extent.count) split *= 2;
     launch.block_x = split;
-    launch.block_y = 256 / split;
+    launch.block_y = rows;
   } else {  // x walks adjacent outputs, y splits: up to 32 x 32
     launch.block_x = 32;
     launch.block_y = split;
   }
   const unsigned across = extent.inner_reduced ? launch.block_y : launch.block_x;
-  launch.grid = at_most(ceil_div(extent.outputs, across), kMaxGrid);
+  const int64_t tiles = ceil_div(extent.outputs, across);
+  launch.grid = at_most(tiles, kMaxGrid);
+  const int64_t longest = ceil_div(extent.count, extent.inner_reduced ? kMinRowPiece : kMinColumnPiece);
+  if (tiles == 0 || longest < 2) return launch;
+  // Split columns run in eager's 32 x 8 blocks: the pieces, not the threads of one block, cover
+  // the rows.
+  const unsigned split_block_y = extent.inner_reduced ? launch.block_y : std::min(launch.block_y, 8u);
+  const int64_t wanted = ceil_div(kTargetThreads, tiles * launch.block_x * split_block_y);
+  const int64_t pieces = std::min({wanted, longest, kMaxPieces});
+  if (pieces >= 2) {
+    launch.block_y = split_block_y;
+    launch.pieces = static_cast<unsigned>(pieces);
+  }
+  return launch;
+}
+
+FusedCudaLaunch finish_launch(const FusedGroup& group) {
+  FusedCudaLaunch launch;
+  launch.block_x = 256;
+  launch.grid = at_most(ceil_div(fused_extent(group).outputs, launch.block_x), kMaxGrid);
   return launch;
 }
 

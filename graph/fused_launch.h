@@ -25,10 +25,19 @@ struct FusedOperands {
 // exports are fresh and contiguous (the generated code indexes them by element number).
 FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs);
 
+// Where a reduction split over blocks (FusedCudaLaunch::pieces > 1) leaves each piece's sum of
+// each output before the finishing kernel adds them: pieces x outputs doubles, on the device.
+struct FusedPieceSums {
+  double* sums = nullptr;
+  int64_t pieces = 1;
+};
+
 // The CUDA kernel's one by-value parameter, as 8-byte words: the data pointers, then the input
 // strides (at least one word, so an input-less rank-0 group still has the array), the shape when
-// the group has dynamic dims, then 1 or 0 for `contiguous`.
-std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands);
+// the group has dynamic dims, for a reduction the piece sums' pointer and count, then 1 or 0 for
+// `contiguous`.
+std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands,
+                                           FusedPieceSums pieces = {});
 int64_t fused_cuda_stride_words(const FusedGroup& group);
 int64_t fused_cuda_argument_words(const FusedGroup& group);
 
@@ -45,12 +54,23 @@ FusedExtent fused_extent(const FusedGroup& group);
 // 2-D blocks, one axis across outputs and the other splitting each output's reduced elements
 // (x is whichever axis walks adjacent memory, so warps read coalesced); the partial sums meet in
 // shared memory in a fixed order, so results do not depend on timing. grid 0: nothing to launch.
+//
+// Few outputs of many elements each (a bias gradient over a 4096 batch: 128 blocks) would leave
+// most of a GPU idle, so their elements are also cut into `pieces` along the reduced extent, one
+// row of blocks per piece (grid y): each block leaves its piece's sums in FusedPieceSums, and the
+// group's `<name>_finish` kernel (finish_launch) adds the pieces in order, also a fixed order.
+// That is how eager's reductions spread (kernels/cuda/reduce_kernels.cuh), with their block and
+// piece sizes.
 struct FusedCudaLaunch {
-  unsigned grid = 0;
+  unsigned grid = 0;  // blocks along x (across outputs)
   unsigned block_x = 1;
   unsigned block_y = 1;
+  unsigned pieces = 1;  // blocks along y, each reducing one piece of every output's elements
 };
 FusedCudaLaunch fused_cuda_launch(const FusedGroup& group);
+
+// The finishing kernel's launch when `pieces` > 1: 1-D blocks of 256 threads, one per output.
+FusedCudaLaunch finish_launch(const FusedGroup& group);
 
 // The most threads a reduction block has (the emitted shared-memory array's size).
 constexpr int kFusedCudaMaxBlock = 1024;

@@ -14,8 +14,9 @@
 //    (no in-place write, no per-call host scalars) and never join a later group (which would run
 //    before them).
 //  - One device per group: every member and input lives where the root does (the CPU, or one
-//    CUDA device when the build has the CUDA backend; graph/cuda/ compiles those with NVRTC). On
-//    CUDA a sum/mean is a root only when its shape keeps the GPU busy (starves_the_gpu).
+//    CUDA device when the build has the CUDA backend; graph/cuda/ compiles those with NVRTC). A
+//    sum/mean of any shape is a root there: the generated reduction spreads few long outputs
+//    over the whole GPU as the library's does (graph/fused_launch.h).
 //  - Values the graph returns, writes back, installs as .grad or mutates later (CSE's pinned
 //    values) never join (only a root may produce one); in-place nodes and nodes with per-call
 //    host scalars are never fused, and no group spans an in-place node (the fused node runs at
@@ -52,28 +53,11 @@ uint32_t reduced_mask(const Dims& dims, int rank) {
   return mask;
 }
 
-// The generated CUDA reduction gives each output at most 32 threads (graph/fused_launch.h): a
-// few outputs of many elements each would leave the GPU idle, where the library reduction
-// spreads them over the whole device. Such a sum stays a library call (its producers still fuse):
-// a root needs 1024+ outputs or at most 4096 elements per output.
-// Why a sum/mean on CUDA stays a library call, or "".
-std::string starves_the_gpu(const Graph& graph, const Node& node) {
-  const TensorMeta& input = graph.values[node.inputs[0]].meta;
-  if (!input.device.is_cuda()) return "";
-  const uint32_t mask = reduced_mask(node.attrs.get<Dims>("dims"), input.sizes.size());
-  int64_t outputs = 1, count = 1;
-  for (int d = 0; d < input.sizes.size(); ++d) ((mask >> d) & 1u ? count : outputs) *= input.sizes[d];
-  if (outputs >= 1024 || count <= 4096) return "";
-  return fmt::format("{} output{} of {} elements each would leave the GPU idle in the generated reduction", outputs,
-                     outputs == 1 ? "" : "s", count);
-}
-
 bool is_reduction_root(const Graph& graph, const Node& node) {
   if (node.op->name != "sum" && node.op->name != "mean") return false;
   if (node.refresh || node.inputs.size() != 1 || node.inputs[0] < 0) return false;
   const TensorMeta& input = graph.values[node.inputs[0]].meta;
   const TensorMeta& output = graph.values[node.outputs[0]].meta;
-  if (!starves_the_gpu(graph, node).empty()) return false;
   return device_reason(input.device).empty() && output.device == input.device && is_floating(input.dtype) &&
          output.dtype == input.dtype;
 }
@@ -99,9 +83,6 @@ class Fuser {
       if (group_of_[n] >= 0 || moved_[n]) continue;
       const Node& node = graph_.nodes[n];
       const bool reduction = is_reduction_root(graph_, node);
-      if (log_ && (node.op->name == "sum" || node.op->name == "mean") && !node.inputs.empty() && node.inputs[0] >= 0)
-        if (const std::string why = starves_the_gpu(graph_, node); !why.empty())
-          fmt::print(stderr, "[ember fusion] not a group root: node {} ({}): {}\n", n, node.op->name, why);
       if (!reduction && !unfusible_reason(graph_, node).empty()) continue;
       std::vector<bool> member(graph_.nodes.size(), false);
       std::vector<int> members = grow(n, reduction, member);

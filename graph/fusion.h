@@ -57,10 +57,12 @@ struct FusedOpDef : OpDef {
   void* function = nullptr;                // CPU: the generated entry point in `module`
   std::shared_ptr<FusedCudaProgram> cuda;  // CUDA: the program holding this group's kernel
   // CUDA: per device index, the loaded library (an ember::cuda::KernelLibrary) and this group's
-  // kernel in it, set at the first launch there, so later launches take no lock.
+  // kernel in it (and a reduction's finishing kernel), set at the first launch there, so later
+  // launches take no lock.
   struct CudaHandles {
     std::atomic<const void*> library{nullptr};
     std::atomic<void*> kernel{nullptr};
+    std::atomic<void*> finish{nullptr};
   };
   mutable std::array<CudaHandles, 16> cuda_handles;
 };

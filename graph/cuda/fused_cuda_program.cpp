@@ -44,9 +44,48 @@ std::shared_ptr<FusedCudaProgram> compile_fused_cuda_program(std::span<const Fus
                program->binary.from_cache ? "disk cache" : "NVRTC", ms, program->source);
   }
   if (cuda_is_available())
-    for (const FusedGroup* group : groups) program->kernel(group->device, group->name);
+    for (const FusedGroup* group : groups) {
+      program->kernel(group->device, group->name);
+      if (group->root != FusedRoot::None) program->kernel(group->device, group->name + "_finish");
+    }
   return program;
 }
+
+namespace {
+
+struct GroupKernels {
+  const ember::cuda::KernelLibrary* library = nullptr;
+  void* kernel = nullptr;
+  void* finish = nullptr;  // a reduction's; null for a pointwise group
+};
+
+// The group's kernels on `device`, looked up once per device and then read without a lock.
+GroupKernels kernels_of(const FusedOpDef& def, Device device) {
+  const FusedGroup& group = def.group;
+  const bool reduction = group.root != FusedRoot::None;
+  auto look_up = [&] {
+    GroupKernels found;
+    std::tie(found.library, found.kernel) = def.cuda->kernel(device, group.name);
+    if (reduction) found.finish = def.cuda->kernel(device, group.name + "_finish").second;
+    return found;
+  };
+  if (device.index < 0 || static_cast<size_t>(device.index) >= def.cuda_handles.size()) return look_up();
+  FusedOpDef::CudaHandles& handles = def.cuda_handles[static_cast<size_t>(device.index)];
+  GroupKernels kernels;
+  kernels.kernel = handles.kernel.load(std::memory_order_acquire);
+  if (kernels.kernel == nullptr) {
+    kernels = look_up();
+    handles.library.store(kernels.library, std::memory_order_relaxed);
+    handles.finish.store(kernels.finish, std::memory_order_relaxed);
+    handles.kernel.store(kernels.kernel, std::memory_order_release);  // publishes the two above
+  } else {
+    kernels.library = static_cast<const ember::cuda::KernelLibrary*>(handles.library.load(std::memory_order_relaxed));
+    kernels.finish = handles.finish.load(std::memory_order_relaxed);
+  }
+  return kernels;
+}
+
+}  // namespace
 
 void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
   const auto& def = static_cast<const FusedOpDef&>(call.op);
@@ -55,25 +94,25 @@ void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
   if (launch.grid == 0) return;  // no output elements
   const Device device = outputs[0].device();
   const FusedOperands operands = fused_operands(group, call, outputs);
-  std::vector<uint64_t> words = fused_cuda_arguments(group, operands);
-  void* arguments[] = {words.data()};
-  const ember::cuda::KernelLibrary* library = nullptr;
-  void* kernel = nullptr;
-  if (device.index >= 0 && static_cast<size_t>(device.index) < def.cuda_handles.size()) {
-    FusedOpDef::CudaHandles& handles = def.cuda_handles[static_cast<size_t>(device.index)];
-    kernel = handles.kernel.load(std::memory_order_acquire);
-    if (kernel == nullptr) {
-      std::tie(library, kernel) = def.cuda->kernel(device, group.name);
-      handles.library.store(library, std::memory_order_relaxed);
-      handles.kernel.store(kernel, std::memory_order_release);
-    } else {
-      library = static_cast<const ember::cuda::KernelLibrary*>(handles.library.load(std::memory_order_relaxed));
-    }
-  } else {
-    std::tie(library, kernel) = def.cuda->kernel(device, group.name);
+  // A split reduction's piece sums: scratch from the caching allocator, like eager's reductions
+  // (during a CUDA-graph capture, from the graph's private pool).
+  Tensor piece_sums;
+  FusedPieceSums pieces;
+  if (launch.pieces > 1) {
+    piece_sums = make_tensor({static_cast<int64_t>(launch.pieces) * fused_extent(group).outputs}, kFloat64, device);
+    pieces = {static_cast<double*>(piece_sums.raw_data_ptr()), launch.pieces};
   }
-  library->launch(kernel, ember::cuda::Dim3{launch.grid}, ember::cuda::Dim3{launch.block_x, launch.block_y},
-                  arguments, ember::cuda::current_stream(device));
+  std::vector<uint64_t> words = fused_cuda_arguments(group, operands, pieces);
+  void* arguments[] = {words.data()};
+  const GroupKernels kernels = kernels_of(def, device);
+  const ember::cuda::Stream stream = ember::cuda::current_stream(device);
+  kernels.library->launch(kernels.kernel, ember::cuda::Dim3{launch.grid, launch.pieces},
+                          ember::cuda::Dim3{launch.block_x, launch.block_y}, arguments, stream);
+  if (launch.pieces > 1) {
+    const FusedCudaLaunch finish = finish_launch(group);
+    kernels.library->launch(kernels.finish, ember::cuda::Dim3{finish.grid}, ember::cuda::Dim3{finish.block_x},
+                            arguments, stream);
+  }
 }
 
 }  // namespace ember::graph

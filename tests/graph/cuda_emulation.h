@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,16 +36,16 @@ struct Dim {
 inline Dim grid_dim, block_dim;
 inline thread_local Dim block_index, thread_index;
 inline thread_local std::barrier<>* block_barrier = nullptr;
-inline void launch(unsigned grid, unsigned block_x, unsigned block_y, void (*kernel)(const void*), const void* arguments) {
-  grid_dim = {grid, 1, 1};
-  block_dim = {block_x, block_y, 1};
-  for (unsigned b = 0; b < grid; ++b) {
-    std::barrier<> barrier(static_cast<std::ptrdiff_t>(block_x * block_y));
+inline void launch(Dim grid, Dim block, void (*kernel)(const void*), const void* arguments) {
+  grid_dim = grid;
+  block_dim = block;
+  for (unsigned b = 0; b < grid.x * grid.y; ++b) {
+    std::barrier<> barrier(static_cast<std::ptrdiff_t>(block.x * block.y));
     std::vector<std::thread> threads;
-    for (unsigned y = 0; y < block_y; ++y)
-      for (unsigned x = 0; x < block_x; ++x)
+    for (unsigned y = 0; y < block.y; ++y)
+      for (unsigned x = 0; x < block.x; ++x)
         threads.emplace_back([&, b, x, y] {
-          block_index = {b, 0, 0};
+          block_index = {b % grid.x, b / grid.x, 0};
           thread_index = {x, y, 0};
           block_barrier = &barrier;
           kernel(arguments);
@@ -62,27 +64,36 @@ inline void launch(unsigned grid, unsigned block_x, unsigned block_y, void (*ker
 #define __syncthreads() ember_emulation::block_barrier->arrive_and_wait()
 )";
 
-using EmulatedKernel = void (*)(const void* arguments, unsigned grid, unsigned block_x, unsigned block_y);
+using EmulatedKernel = void (*)(const void* arguments, unsigned grid, unsigned pieces, unsigned block_x,
+                                unsigned block_y);
 
-// The CUDA program of `groups` (names must differ) compiled for the CPU, with an
-// `extern "C" <name>_emulate(arguments, grid, block_x, block_y)` launcher per group.
+// The CUDA program of `groups` (names must differ) compiled for the CPU, with an `extern "C"
+// <name>_emulate(arguments, grid, pieces, block_x, block_y)` launcher per group, and one
+// `<name>_finish_emulate` per reduction group for its finishing kernel.
 inline std::shared_ptr<graph::CompiledModule> compile_emulated(std::span<const graph::FusedGroup* const> groups) {
   std::string source = graph::emit_module_source(groups, graph::Target::Cuda);
   const std::string include = "#include \"kernels/functors.h\"\n";
   const size_t at = source.find(include);
   REQUIRE(at != std::string::npos);
   source.insert(at + include.size(), kCudaEmulationShim);
-  for (const graph::FusedGroup* group : groups)
+  auto launcher = [&](const std::string& kernel, const std::string& args) {
     source += fmt::format(
-        "static void {0}_thread(const void* arguments) {{ {0}(*static_cast<const {0}_args*>(arguments)); }}\n"
-        "extern \"C\" void {0}_emulate(const void* arguments, unsigned grid, unsigned block_x, unsigned block_y) {{\n"
-        "  ember_emulation::launch(grid, block_x, block_y, {0}_thread, arguments);\n}}\n",
-        group->name);
+        "static void {0}_thread(const void* arguments) {{ {0}(*static_cast<const {1}_args*>(arguments)); }}\n"
+        "extern \"C\" void {0}_emulate(const void* arguments, unsigned grid, unsigned pieces, unsigned block_x,\n"
+        "                                unsigned block_y) {{\n"
+        "  ember_emulation::launch({{grid, pieces, 1}}, {{block_x, block_y, 1}}, {0}_thread, arguments);\n}}\n",
+        kernel, args);
+  };
+  for (const graph::FusedGroup* group : groups) {
+    launcher(group->name, group->name);
+    if (group->root != graph::FusedRoot::None) launcher(group->name + "_finish", group->name);
+  }
   return graph::compile_cpu_module(source);
 }
 
 // Runs `group`'s emulated kernel on CPU `inputs` with `launch` (default: the launch the CUDA
-// backend would use) and returns output 0 and the exports.
+// backend would use), and its finishing kernel when the launch splits the reduced elements into
+// pieces, and returns output 0 and the exports.
 inline std::vector<Tensor> run_emulated(const graph::CompiledModule& module, const graph::FusedGroup& group,
                                         const std::vector<Tensor>& inputs, graph::FusedCudaLaunch launch = {}) {
   if (launch.grid == 0) launch = graph::fused_cuda_launch(group);
@@ -92,9 +103,19 @@ inline std::vector<Tensor> run_emulated(const graph::CompiledModule& module, con
   const Attrs none;
   const OpCall call{registry().get("add"), std::span<const Tensor>(inputs), none};  // only the inputs are read
   const graph::FusedOperands operands = graph::fused_operands(group, call, outputs);
-  const std::vector<uint64_t> words = graph::fused_cuda_arguments(group, operands);
+  // NaN in every piece sum, so a piece the kernel forgot to write shows in the result.
+  const int64_t sums = launch.pieces > 1 ? launch.pieces * graph::fused_extent(group).outputs : 0;
+  std::vector<double> piece_sums(static_cast<size_t>(std::max<int64_t>(sums, 1)),
+                                 std::numeric_limits<double>::quiet_NaN());
+  const graph::FusedPieceSums pieces{launch.pieces > 1 ? piece_sums.data() : nullptr, launch.pieces};
+  const std::vector<uint64_t> words = graph::fused_cuda_arguments(group, operands, pieces);
   const auto kernel = reinterpret_cast<EmulatedKernel>(module.symbol(group.name + "_emulate"));
-  if (launch.grid > 0) kernel(words.data(), launch.grid, launch.block_x, launch.block_y);
+  if (launch.grid > 0) kernel(words.data(), launch.grid, launch.pieces, launch.block_x, launch.block_y);
+  if (launch.grid > 0 && launch.pieces > 1) {
+    const graph::FusedCudaLaunch finish = graph::finish_launch(group);
+    const auto finish_kernel = reinterpret_cast<EmulatedKernel>(module.symbol(group.name + "_finish_emulate"));
+    finish_kernel(words.data(), finish.grid, 1, finish.block_x, 1);
+  }
   std::vector<Tensor> results;
   for (int i = 0; i < outputs.size(); ++i) results.push_back(outputs[i]);
   return results;

@@ -1,9 +1,10 @@
 // The generated CUDA kernels of fused groups, run on the CPU through cuda_emulation.h with the
 // argument block the CUDA backend packs: pointwise groups on broadcast, strided and exported
 // operands, and reductions over leading, trailing, middle and all dims, each with the launch the
-// backend uses and with a deliberately tiny one (so grid-stride loops and the split of one
-// output's elements over threads run more than once). Every result is compared with eager. The
-// last case runs the same graphs on cuda:0 when a GPU is usable (tools/gpu_check.sh).
+// backend uses and with deliberately tiny ones (so grid-stride loops and the split of one
+// output's elements over threads run more than once, and over blocks: pieces added by the
+// finishing kernel). Every result is compared with eager. The last case runs the same graphs on
+// cuda:0 when a GPU is usable (tools/gpu_check.sh).
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -120,9 +121,11 @@ std::vector<std::pair<std::string, GraphBuilder>> case_graphs(Device on) {
   graphs.emplace_back("leading and trailing dims", reduction({3, 4, 5}, Dims{0, 2}, true));
   graphs.emplace_back("every dim, mean", reduction({7, 9}, Dims{}, true));
   graphs.emplace_back("an empty reduced dim", reduction({0, 3}, Dims{0}, false));
-  // 3840 elements: on CUDA a larger full sum stays a library reduction (fusion.cpp).
   graphs.emplace_back("float64 sum of squares of a [64, 60] float32", float64_sum_of_squares({64, 60}));
   graphs.emplace_back("float64 sum of squares of a [10] float32", float64_sum_of_squares({10}));
+  // Long enough that the backend's own launch splits them over blocks (3 pieces each).
+  graphs.emplace_back("leading dim of 600, split over blocks", reduction({600, 40}, Dims{0}, false));
+  graphs.emplace_back("whole-tensor mean of 9000, split over blocks", reduction({9000}, Dims{}, true));
   device = kCPU;
   return graphs;
 }
@@ -143,9 +146,10 @@ TEST_CASE("cuda emulation: generated fused kernels, run on the CPU with the pack
   for (const Case& test : cases) {
     const bool reduction = test.group.root != FusedRoot::None;
     const FusedCudaLaunch tiny = reduction ? FusedCudaLaunch{2, 2, 3} : FusedCudaLaunch{2, 3, 1};
-    for (const FusedCudaLaunch& launch : {fused_cuda_launch(test.group), tiny}) {
-      INFO(test.label, ": ", test.group.summary(), " over ", test.group.shape, ", grid ", launch.grid, ", block ",
-           launch.block_x, " x ", launch.block_y);
+    const FusedCudaLaunch in_pieces = reduction ? FusedCudaLaunch{2, 2, 3, 3} : tiny;
+    for (const FusedCudaLaunch& launch : {fused_cuda_launch(test.group), tiny, in_pieces}) {
+      INFO(test.label, ": ", test.group.summary(), " over ", test.group.shape, ", grid ", launch.grid, " x ",
+           launch.pieces, ", block ", launch.block_x, " x ", launch.block_y);
       const std::vector<Tensor> results = graph_test::run_emulated(*module, test.group, test.inputs, launch);
       REQUIRE(results.size() == test.expected.size());
       // Sums accumulate in double in another order than eager's; bfloat16 rounds the sum once.
@@ -162,7 +166,8 @@ TEST_CASE("cuda emulation: generated fused kernels, run on the CPU with the pack
 
 // A random case from `seed`: a mul (+ exp) chain over a rank-1..4 shape with sizes 0..6, one
 // input possibly transposed (strided), the other broadcast on some dims, ending pointwise or in a
-// sum/mean over a random non-empty set of dims; plus a random small launch shape.
+// sum/mean over a random non-empty set of dims; plus a random small launch shape (a reduction's
+// also split into 1-4 pieces over blocks).
 std::pair<GraphBuilder, FusedCudaLaunch> random_case(uint64_t seed) {
   std::mt19937_64 random(seed);
   auto pick = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
@@ -183,7 +188,8 @@ std::pair<GraphBuilder, FusedCudaLaunch> random_case(uint64_t seed) {
   const ValueId b = builder.input(values(broadcast, seed * 3 + 2));
   ValueId chain = builder.node("mul", {a, b});
   chain = builder.node(pick(0, 1) ? "exp" : "neg", {chain});
-  if (pick(0, 2) > 0) {
+  const bool reduction = pick(0, 2) > 0;
+  if (reduction) {
     Dims dims;
     for (int d = 0; d < rank; ++d)
       if (pick(0, 1) == 1) dims.push_back(d);
@@ -192,8 +198,11 @@ std::pair<GraphBuilder, FusedCudaLaunch> random_case(uint64_t seed) {
     chain = builder.node(mean ? "mean" : "sum", {chain}, Attrs{{"dims", dims}, {"keepdim", pick(0, 1) == 1}});
   }
   builder.graph.outputs = {chain};
-  return {std::move(builder), FusedCudaLaunch{static_cast<unsigned>(pick(1, 3)), static_cast<unsigned>(pick(1, 5)),
-                                              static_cast<unsigned>(pick(1, 4))}};
+  const auto grid = static_cast<unsigned>(pick(1, 3));
+  const auto block_x = static_cast<unsigned>(pick(1, 5));
+  const auto block_y = static_cast<unsigned>(pick(1, 4));
+  const auto pieces = static_cast<unsigned>(reduction ? pick(1, 4) : 1);
+  return {std::move(builder), FusedCudaLaunch{grid, block_x, block_y, pieces}};
 }
 
 TEST_CASE("cuda emulation: 60 random shapes, strides, broadcasts and reduced dims equal eager") {
@@ -214,7 +223,8 @@ TEST_CASE("cuda emulation: 60 random shapes, strides, broadcasts and reduced dim
     const Case& test = cases[i];
     for (const FusedCudaLaunch& launch : {fused_cuda_launch(test.group), launches[i]}) {
       INFO(test.label, ": ", test.group.summary(), " over ", test.group.shape, " reducing 0x", std::hex,
-           test.group.reduced_dims, std::dec, ", grid ", launch.grid, ", block ", launch.block_x, " x ", launch.block_y);
+           test.group.reduced_dims, std::dec, ", grid ", launch.grid, " x ", launch.pieces, ", block ", launch.block_x,
+           " x ", launch.block_y);
       const double error =
           graph_test::max_relative_error(graph_test::run_emulated(*module, test.group, test.inputs, launch).at(0),
                                          test.expected.at(0));
@@ -243,8 +253,48 @@ TEST_CASE("cuda emulation: the launch splits reduced elements over threads along
   CHECK(fused_cuda_launch(pointwise).grid == 1);
   GraphBuilder empty_rows = reduction({0, 3}, Dims{0}, false);
   CHECK(fused_cuda_launch(fuse_one("empty", empty_rows).group).grid == 1);  // 3 zero sums
-  // The argument block: pointers to output 0, 2 inputs and 1 export; 2 x 2 strides; the flag.
-  CHECK(fused_cuda_argument_words(leading) == 4 + 4 + 1);
+  // The argument block: pointers to output 0, 2 inputs and 1 export; 2 x 2 strides; the piece
+  // sums' pointer and count; the flag.
+  CHECK(fused_cuda_argument_words(leading) == 4 + 4 + 2 + 1);
+}
+
+TEST_CASE("cuda emulation: few long outputs are split over blocks as eager's reductions are, short ones never") {
+  GraphBuilder columns = reduction({33, 20}, Dims{0}, false);
+  FusedGroup bias = fuse_one("columns", columns).group;
+  // The large model's bias gradients: 4096 outputs of a 4096 batch. Unsplit they were 128 blocks
+  // of 32 x 32; now 8 pieces of 512 rows: 1024 blocks of 32 x 8, as eager's column sums.
+  bias.shape = Dims{4096, 4096};
+  const FusedCudaLaunch large = fused_cuda_launch(bias);
+  CHECK(large.grid == 128);
+  CHECK(large.pieces == 8);
+  CHECK(large.block_x == 32);
+  CHECK(large.block_y == 8);
+  CHECK(finish_launch(bias).grid == 16);
+  CHECK(finish_launch(bias).block_x == 256);
+  // The seed and wide models' (batch 32 and 256): one piece, the block as before.
+  for (const int64_t batch : {int64_t{32}, int64_t{256}}) {
+    bias.shape = Dims{batch, 1024};
+    const FusedCudaLaunch small = fused_cuda_launch(bias);
+    CHECK(small.pieces == 1);
+    CHECK(small.block_y == 32);
+    CHECK(small.grid == 32);
+  }
+  // A whole-tensor mean of 16 M elements: one output, so one row of 256 threads per block and
+  // eager's 1024 blocks.
+  GraphBuilder whole = reduction({7, 9}, Dims{}, true);
+  FusedGroup mean = fuse_one("whole", whole).group;
+  mean.shape = Dims{4096, 4096};
+  const FusedCudaLaunch everything = fused_cuda_launch(mean);
+  CHECK(everything.block_x == 256);
+  CHECK(everything.block_y == 1);
+  CHECK(everything.grid == 1);
+  CHECK(everything.pieces == 1024);
+  // Rows of 4096 or fewer elements are never split: 2 outputs get 128 threads each.
+  GraphBuilder rows = reduction({2, 4096}, Dims{1}, false);
+  const FusedCudaLaunch short_rows = fused_cuda_launch(fuse_one("rows", rows).group);
+  CHECK(short_rows.pieces == 1);
+  CHECK(short_rows.block_x == 128);
+  CHECK(short_rows.block_y == 2);
 }
 
 // tanh(x * row) over an [n, 6] input: a pointwise group whose leading dim is `n`.
@@ -284,7 +334,8 @@ TEST_CASE("cuda emulation: a group with a dynamic dim is emitted once and its ke
     // The text names no size of the dynamic dim: the size-4 group runs the size-37 kernel.
     CHECK(emit_group_source(compiled[i].group, Target::Cuda) == emit_group_source(other[i].group, Target::Cuda));
     for (const Case* test : {&compiled[i], &other[i]}) {
-      for (const FusedCudaLaunch& launch : {fused_cuda_launch(test->group), FusedCudaLaunch{2, 2, 3}}) {
+      for (const FusedCudaLaunch& launch :
+           {fused_cuda_launch(test->group), FusedCudaLaunch{2, 2, 3}, FusedCudaLaunch{2, 2, 3, 2}}) {
         const bool reduction = test->group.root != FusedRoot::None;
         const FusedCudaLaunch used = reduction ? launch : FusedCudaLaunch{launch.grid, launch.block_x, 1};
         CAPTURE(test->group.shape);

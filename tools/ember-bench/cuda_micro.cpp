@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "graph/compile.h"
+#include "graph/fused_launch.h"
 #include "graph/fusion.h"
 #include "tools/ember-bench/bench.h"
 
@@ -111,10 +112,17 @@ nlohmann::json fused_reduction_figures(Device device, double copy_gb_per_s) {
     const double eager_seconds = device_seconds(device, 20, [&] { (void)step(g, x); });
     const double compiled_seconds = device_seconds(device, 20, [&] { (void)compiled(g, x); });
     const graph::Executor* executor = compiled.state().executor();
+    const std::vector<const graph::FusedOpDef*> fused =
+        executor == nullptr ? std::vector<const graph::FusedOpDef*>{} : graph::fused_ops(executor->graph());
+    nlohmann::json launch;  // the fused kernel's grid (x, and y: pieces) and block
+    if (fused.size() == 1) {
+      const graph::FusedCudaLaunch used = graph::fused_cuda_launch(fused[0]->group);
+      launch = {{"grid", {used.grid, used.pieces}}, {"block", {used.block_x, used.block_y}}};
+    }
     rows.push_back({{"shape", {kSize, kSize}}, {"dtype", "bfloat16"}, {"sum_dim", dim},
                     {"eager_us", eager_seconds * 1e6}, {"compiled_us", compiled_seconds * 1e6},
                     {"compiled_fraction_of_copy", bytes / compiled_seconds * 1e-9 / copy_gb_per_s},
-                    {"fused_nodes", executor == nullptr ? 0 : graph::fused_ops(executor->graph()).size()}});
+                    {"fused_nodes", fused.size()}, {"fused_launch", launch}});
   }
   return rows;
 }

@@ -411,25 +411,7 @@ wanted host_read && bench_host_read
 echo
 print_steps | tee "$logs/summary.txt"
 echo
-"$python" - "$json_lines" <<'PY' | tee -a "$logs/summary.txt"
-import json, sys
-rows = []
-for line in open(sys.argv[1]):
-    try:
-        rows.append(json.loads(line))
-    except ValueError:
-        pass  # a benchmark that printed something else: its log says what
-print(f"{'model':<6} {'framework':<22} {'mode':<16} {'device':<7} {'step us':>10} {'samples/s':>12} {'peak MB':>9}")
-for r in rows:
-    if "model" not in r:
-        continue
-    mode = r['mode'] + (' no-fuse' if r.get('fuse') is False else '') + (' +read' if r.get('host_read') else '')
-    print(f"{r['model']:<6} {r.get('framework', 'ember'):<22} {mode:<16} {r['device']:<7} "
-          f"{r['step_us_median']:>10.1f} {r['samples_per_s']:>12.0f} {(r.get('peak_bytes') or 0) / 1e6:>9.1f}")
-for r in rows:
-    if r.get("benchmark") in ("cuda_micro", "pytorch_gemm"):
-        print(r["benchmark"] + ":", json.dumps({k: v for k, v in r.items() if k != "benchmark"}))
-PY
+"$python" "$root/tools/gpu_check_summary.py" "$json_lines" | tee -a "$logs/summary.txt"
 if [[ -n "$out_dir" ]]; then
   mkdir -p "$out_dir"
   cp "$json_lines" "$logs/summary.txt" "$out_dir/"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""tools/gpu_check_summary.py on a real gpu_check run (gpu_check_h200_sample.jsonl: the H200 run
+of 2026-12-04, commit 043b64f) and on edited copies of it: each target gets the verdict its
+figures give, and a figure the run lacks is "not measured", never "met".
+
+    python3 tests/tools/test_gpu_check_summary.py tools/gpu_check_summary.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SUMMARY = None  # the script under test, from argv
+SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_check_h200_sample.jsonl")
+
+
+def summarize(rows):
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as out:
+        for row in rows:
+            out.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
+    try:
+        return subprocess.run([sys.executable, SUMMARY, out.name], check=True, capture_output=True,
+                              text=True).stdout
+    finally:
+        os.unlink(out.name)
+
+
+def verdicts(text):
+    """issue 3 target -> its verdict ("met", "NOT met", "not measured")."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("issue 3 target"))
+    found = {}
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        for verdict in ("NOT met", "not measured", "met"):
+            if line.endswith(verdict):
+                found[line[:44].strip()] = verdict
+                break
+    return found
+
+
+def speedups(text, model):
+    """`model`'s row of the issue 4 block, split into its fields."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("issue 4, model"))
+    return next(line for line in lines[start + 1:] if line.startswith(model + " ")).split()
+
+
+def sample_rows():
+    with open(SAMPLE) as lines:
+        return [json.loads(line) for line in lines]
+
+
+def micro(rows):
+    return next(r for r in rows if r.get("benchmark") == "cuda_micro")
+
+
+class SummaryTest(unittest.TestCase):
+    def test_the_h200_run(self):
+        text = summarize(sample_rows())
+        self.assertEqual(verdicts(text), {
+            "GEMM bf16 8192^3 against raw cuBLASLt": "met",
+            "pointwise against the device copy, 256 MiB": "met",
+            "host cost of one eager op, in bursts": "NOT met",
+            "cudaMalloc calls after warm-up": "met",
+            "seed eager: ember against PyTorch eager": "met",
+        })
+        self.assertIn("99.7% (801.1 of 803.9 TFLOP/s)", text)
+        self.assertIn("lowest gelu 82.6%", text)
+        self.assertIn("5.01 us (in a row 5.22; an empty kernel not measured)", text)
+        self.assertIn("193.7 against 1572.5 us", text)
+        # large: eager 6,624.4 us, compiled 6,865.2: slower than eager, shown as such.
+        self.assertEqual(speedups(text, "large"), ["large", "0.96x", "0.96x", "-"])
+        self.assertEqual(speedups(text, "seed"), ["seed", "1.65x", "2.38x", "-"])
+
+    def test_each_figure_decides_its_own_verdict(self):
+        rows = sample_rows()
+        launch = micro(rows)["launch"]
+        launch["host_us_per_op_in_bursts"] = 4.8
+        launch["host_us_per_empty_kernel_in_bursts"] = 2.5
+        micro(rows)["gemm"]["ember_fraction_of_raw"] = 0.80
+        micro(rows)["pointwise"][0]["fraction_of_copy"] = 0.79
+        next(r for r in rows if r.get("model") == "wide" and r["mode"] == "eager")["backend_allocations_in_steps"] = 3
+        text = summarize(rows)
+        self.assertEqual(verdicts(text), {
+            "GEMM bf16 8192^3 against raw cuBLASLt": "NOT met",
+            "pointwise against the device copy, 256 MiB": "NOT met",
+            "host cost of one eager op, in bursts": "met",
+            "cudaMalloc calls after warm-up": "NOT met",
+            "seed eager: ember against PyTorch eager": "met",
+        })
+        self.assertIn("an empty kernel 2.50", text)
+        self.assertIn("lowest clone 79.0%", text)
+
+    def test_what_a_run_lacks_is_not_measured(self):
+        rows = [r for r in sample_rows()
+                if r.get("benchmark") != "cuda_micro" and r.get("framework", "ember") == "ember"]
+        rows.append("ember-bench: this line is not JSON")
+        text = summarize(rows)
+        self.assertEqual(verdicts(text), {
+            "GEMM bf16 8192^3 against raw cuBLASLt": "not measured",
+            "pointwise against the device copy, 256 MiB": "not measured",
+            "host cost of one eager op, in bursts": "not measured",
+            "cudaMalloc calls after warm-up": "met",  # the model runs still count
+            "seed eager: ember against PyTorch eager": "not measured",
+        })
+        self.assertEqual(verdicts(summarize([]))["cudaMalloc calls after warm-up"], "not measured")
+
+    def test_the_unfused_ablation_row(self):
+        rows = sample_rows()
+        compiled = next(r for r in rows if r.get("model") == "large" and r["mode"] == "compiled")
+        unfused = dict(compiled, fuse=False, step_us_median=compiled["step_us_median"] * 1.1)
+        text = summarize(rows + [unfused])
+        self.assertEqual(speedups(text, "large")[-1], "1.10x")
+        self.assertIn("compiled no-fuse", text)
+
+
+if __name__ == "__main__":
+    SUMMARY = sys.argv.pop(1)
+    unittest.main()

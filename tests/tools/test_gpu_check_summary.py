@@ -14,6 +14,9 @@ import unittest
 
 SUMMARY = None  # the script under test, from argv
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_check_h200_sample.jsonl")
+TARGETS = ("GEMM bf16 8192^3 against raw cuBLASLt", "pointwise against the device copy, 256 MiB",
+           "host cost of one eager op, in bursts", "cudaMalloc calls after warm-up",
+           "seed eager: ember against PyTorch eager")
 
 
 def summarize(rows):
@@ -42,6 +45,11 @@ def verdicts(text):
     return found
 
 
+def expected(*each):
+    """The verdicts of TARGETS, in that order."""
+    return dict(zip(TARGETS, each))
+
+
 def speedups(text, model):
     """`model`'s row of the issue 4 block, split into its fields."""
     lines = text.splitlines()
@@ -61,13 +69,7 @@ def micro(rows):
 class SummaryTest(unittest.TestCase):
     def test_the_h200_run(self):
         text = summarize(sample_rows())
-        self.assertEqual(verdicts(text), {
-            "GEMM bf16 8192^3 against raw cuBLASLt": "met",
-            "pointwise against the device copy, 256 MiB": "met",
-            "host cost of one eager op, in bursts": "NOT met",
-            "cudaMalloc calls after warm-up": "met",
-            "seed eager: ember against PyTorch eager": "met",
-        })
+        self.assertEqual(verdicts(text), expected("met", "met", "NOT met", "met", "met"))
         self.assertIn("99.7% (801.1 of 803.9 TFLOP/s)", text)
         self.assertIn("lowest gelu 82.6%", text)
         self.assertIn("5.01 us (in a row 5.22; an empty kernel not measured)", text)
@@ -85,13 +87,7 @@ class SummaryTest(unittest.TestCase):
         micro(rows)["pointwise"][0]["fraction_of_copy"] = 0.79
         next(r for r in rows if r.get("model") == "wide" and r["mode"] == "eager")["backend_allocations_in_steps"] = 3
         text = summarize(rows)
-        self.assertEqual(verdicts(text), {
-            "GEMM bf16 8192^3 against raw cuBLASLt": "NOT met",
-            "pointwise against the device copy, 256 MiB": "NOT met",
-            "host cost of one eager op, in bursts": "met",
-            "cudaMalloc calls after warm-up": "NOT met",
-            "seed eager: ember against PyTorch eager": "met",
-        })
+        self.assertEqual(verdicts(text), expected("NOT met", "NOT met", "met", "NOT met", "met"))
         self.assertIn("an empty kernel 2.50", text)
         self.assertIn("lowest clone 79.0%", text)
 
@@ -100,13 +96,9 @@ class SummaryTest(unittest.TestCase):
                 if r.get("benchmark") != "cuda_micro" and r.get("framework", "ember") == "ember"]
         rows.append("ember-bench: this line is not JSON")
         text = summarize(rows)
-        self.assertEqual(verdicts(text), {
-            "GEMM bf16 8192^3 against raw cuBLASLt": "not measured",
-            "pointwise against the device copy, 256 MiB": "not measured",
-            "host cost of one eager op, in bursts": "not measured",
-            "cudaMalloc calls after warm-up": "met",  # the model runs still count
-            "seed eager: ember against PyTorch eager": "not measured",
-        })
+        # The model runs still count for cudaMalloc; PyTorch's seed row is gone.
+        unmeasured = "not measured"
+        self.assertEqual(verdicts(text), expected(unmeasured, unmeasured, unmeasured, "met", unmeasured))
         self.assertEqual(verdicts(summarize([]))["cudaMalloc calls after warm-up"], "not measured")
 
     def test_the_unfused_ablation_row(self):

@@ -101,6 +101,12 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(verdicts(text), expected(unmeasured, unmeasured, unmeasured, "met", unmeasured))
         self.assertEqual(verdicts(summarize([]))["cudaMalloc calls after warm-up"], "not measured")
 
+    def test_cpu_rows_never_decide_a_gpu_target(self):
+        rows = [dict(r, device="cpu") for r in sample_rows() if "model" in r]
+        rows[0]["backend_allocations_in_steps"] = 2  # a CPU allocator segment: not a cudaMalloc
+        unmeasured = "not measured"
+        self.assertEqual(verdicts(summarize(rows)), expected(*[unmeasured] * 5))
+
     def test_the_unfused_ablation_row(self):
         rows = sample_rows()
         compiled = next(r for r in rows if r.get("model") == "large" and r["mode"] == "compiled")

@@ -89,6 +89,12 @@ class SummaryTest(unittest.TestCase):
         text = summarize(rows)
         self.assertEqual(verdicts(text), expected("NOT met", "NOT met", "met", "NOT met", "met"))
         self.assertIn("an empty kernel 2.50", text)
+        self.assertNotIn("its parts", text)  # the guard and the empty tensor were not timed
+        launch["host_us_per_device_guard_in_bursts"] = 0.3
+        launch["host_us_per_empty_tensor_in_bursts"] = 0.5
+        parts = summarize(rows)
+        self.assertIn("empty kernel 2.50, device guard 0.30, empty tensor 0.50, the rest 1.50", parts)
+        self.assertEqual(verdicts(parts), verdicts(text))  # a line of parts is no target
         self.assertIn("lowest clone 79.0%", text)
 
     def test_what_a_run_lacks_is_not_measured(self):

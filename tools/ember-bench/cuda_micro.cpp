@@ -198,9 +198,17 @@ nlohmann::json run_cuda_micro(const RunOptions& options) {
     const double burst_us = in_bursts([&] { (void)add(a, b); });
     void* stream = cuda::current_stream(device).handle;
     const double empty_us = in_bursts([&] { cuda::launch_checked(cuda::launch_empty_kernel(stream)); });
+    // The parts of the op's host cost that launch nothing, timed the same way: a device guard
+    // (the runtime's current-device calls), and a dispatched factory that only allocates its
+    // output from the cache and frees it. The op's cost minus these and the empty kernel's is
+    // the rest of ember's own work (shape rule, operands, the kernel's argument packing).
+    const double guard_us = in_bursts([&] { cuda::DeviceGuard guard(device); });
+    const double alloc_us = in_bursts([&] { (void)empty({4}, {.device = device}); });
     result["launch"] = {{"op", "add [4] + [4] float32"}, {"host_us_per_op", host_us},
                         {"host_us_per_op_in_bursts", burst_us},
                         {"host_us_per_empty_kernel_in_bursts", empty_us},
+                        {"host_us_per_device_guard_in_bursts", guard_us},
+                        {"host_us_per_empty_tensor_in_bursts", alloc_us},
                         {"backend_allocations", memory_stats(device).num_backend_allocations - mallocs_before}};
   }
   result["gemm"] = cuda_gemm_figures(device);

@@ -87,6 +87,10 @@ def issue3_targets(rows):
         burst = launch["host_us_per_op_in_bursts"]
         targets.append(("host cost of one eager op, in bursts", "<= 5 us",
                         f"{burst:.2f} us (in a row {launch['host_us_per_op']:.2f}; {floor_text})", burst <= 5.0))
+        torch_launch = next((r for r in rows if r.get("benchmark") == "pytorch_launch"), None)
+        if torch_launch:
+            torch_us = torch_launch["host_us_per_op_in_bursts"]
+            targets.append(("  PyTorch's, from Python, same bursts", "", f"{torch_us:.2f} us", "info"))
         parts = [(name, launch.get(key)) for name, key in (
             ("empty kernel", "host_us_per_empty_kernel_in_bursts"),
             ("device guard", "host_us_per_device_guard_in_bursts"),
@@ -145,7 +149,7 @@ def main(argv):
         print("\n".join(block))
         print()
     for r in rows:
-        if r.get("benchmark") in ("cuda_micro", "pytorch_gemm"):
+        if r.get("benchmark") in ("cuda_micro", "pytorch_gemm", "pytorch_launch"):
             print(r["benchmark"] + ":", json.dumps({k: v for k, v in r.items() if k != "benchmark"}))
     return 0
 

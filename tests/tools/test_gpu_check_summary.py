@@ -95,6 +95,10 @@ class SummaryTest(unittest.TestCase):
         parts = summarize(rows)
         self.assertIn("empty kernel 2.50, device guard 0.30, empty tensor 0.50, the rest 1.50", parts)
         self.assertEqual(verdicts(parts), verdicts(text))  # a line of parts is no target
+        calibrated = summarize(rows + [{"benchmark": "pytorch_launch", "host_us_per_op_in_bursts": 7.25}])
+        self.assertIn("PyTorch's, from Python, same bursts", calibrated)
+        self.assertIn("7.25 us", calibrated)
+        self.assertEqual(verdicts(calibrated), verdicts(text))
         self.assertIn("lowest clone 79.0%", text)
 
     def test_what_a_run_lacks_is_not_measured(self):

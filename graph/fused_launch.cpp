@@ -23,6 +23,14 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Enough blocks to fill an H200 (132 SMs) several times over; more loop in the kernel.
 constexpr int64_t kMaxGrid = 4096;
 
+// A grid-stride loop over `elements` in 1-D blocks of 256 threads.
+FusedCudaLaunch grid_stride_launch(int64_t elements) {
+  FusedCudaLaunch launch;
+  launch.block_x = 256;
+  launch.grid = at_most(ceil_div(elements, launch.block_x), kMaxGrid);
+  return launch;
+}
+
 }  // namespace
 
 FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs) {
@@ -104,12 +112,8 @@ FusedCudaLaunch fused_cuda_launch(const FusedGroup& group) {
   constexpr int64_t kMinRowPiece = 4096;
   constexpr int64_t kMaxPieces = 1024;
   const FusedExtent extent = fused_extent(group);
+  if (group.root == FusedRoot::None) return grid_stride_launch(extent.outputs);
   FusedCudaLaunch launch;
-  if (group.root == FusedRoot::None) {
-    launch.block_x = 256;
-    launch.grid = at_most(ceil_div(extent.outputs, launch.block_x), kMaxGrid);
-    return launch;
-  }
   // Threads that split one output's elements: a power of two up to a warp, no more than needed.
   unsigned split = 1;
   while (split < 32 && static_cast<int64_t>(split) < extent.count) split *= 2;
@@ -141,11 +145,6 @@ FusedCudaLaunch fused_cuda_launch(const FusedGroup& group) {
   return launch;
 }
 
-FusedCudaLaunch finish_launch(const FusedGroup& group) {
-  FusedCudaLaunch launch;
-  launch.block_x = 256;
-  launch.grid = at_most(ceil_div(fused_extent(group).outputs, launch.block_x), kMaxGrid);
-  return launch;
-}
+FusedCudaLaunch finish_launch(const FusedGroup& group) { return grid_stride_launch(fused_extent(group).outputs); }
 
 }  // namespace ember::graph

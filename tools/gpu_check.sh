@@ -307,10 +307,10 @@ elif [[ $rehearsal -eq 1 ]]; then
 else
   bench "ember-bench micro cuda" 60 "$build_dir/bin/ember-bench" --micro cuda --device cuda --json
   if [[ $pytorch_ok -eq 0 ]]; then
-    skip_step "pytorch gemm bf16 8192, launch" "$pytorch_why"
+    skip_step "pytorch micro: gemm, launch" "$pytorch_why"
   else
-    bench "pytorch gemm bf16 8192, launch" 30 env LD_LIBRARY_PATH="$original_library_path" "$python" \
-      "$root/tools/reference/pytorch_gemm.py"
+    bench "pytorch micro: gemm, launch" 30 env LD_LIBRARY_PATH="$original_library_path" "$python" \
+      "$root/tools/reference/pytorch_micro.py"
   fi
 fi
 

@@ -2,7 +2,8 @@
 //   copy      device-to-device copy bandwidth at 256 MiB: the ceiling for pointwise kernels
 //   pointwise ember's pointwise ops over 256 MiB float32, as GB/s and as a fraction of the copy
 //   launch    host microseconds per eager op on small CUDA tensors (dispatch + launch, no sync),
-//             and per launch of an empty kernel (the driver's share: the floor under the former)
+//             and, in the same bursts, its parts: an empty kernel's launch (the driver's share,
+//             the floor under the op), a device guard, and a dispatched empty() (allocation)
 //   gemm      ember's bf16 mm at 8192^3 next to a raw cuBLASLt call of the same shape
 //   layer_norm ember's kernel next to cuDNN's (the measurement EMBER_LAYER_NORM=auto decides by)
 //   relu_epilogue_keeps_nan  per dtype, whether linear fuses its ReLU into cuBLASLt here

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""bf16 GEMM throughput of PyTorch's torch.mm (cuBLAS) at 8192^3, as one JSON line: the
-independent reference for ember's GEMM target (tools/gpu_check.sh runs it next to
-`ember-bench --micro cuda`). Timed with CUDA events over 10 products after 3 warm-ups.
+"""PyTorch's side of `ember-bench --micro cuda` (tools/gpu_check.sh runs them one after the other),
+as two JSON lines. The first is the bf16 GEMM throughput of torch.mm (cuBLAS) at 8192^3: the
+independent reference for ember's GEMM target, timed with CUDA events over 10 products after 3
+warm-ups.
 
-A second line gives PyTorch's host cost of one eager op on the same machine, timed as ember's
+The second gives PyTorch's host cost of one eager op on the same machine, timed as ember's
 (`--micro cuda`, "launch"): torch.add of two [4] float32 tensors in bursts of 256, the device
 drained between bursts, untimed. It is called from Python, as PyTorch's users call it: a
 calibration for ember's <= 5 us target, not a like-for-like C++ figure."""

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace ember::cpu::simd {
 
@@ -66,6 +67,63 @@ inline T horizontal_sum(Vector<T> value) {
   T lanes[Lanes<T>::kCount];
   std::memcpy(lanes, &value, sizeof value);
   return tree_sum<T, kVectorBytes>(lanes);
+}
+
+// Keeps `value` in a register across its uses. GCC 12 folds a vector load into every
+// multiply-add that uses the vector (a memory operand each), so a tile that uses each loaded
+// vector several times reloads it as often and runs at the load ports' pace, not the FMA units':
+// the dot-product tile of small_gemm_dot ran 1.8x slower so. An empty asm that claims to change
+// the value makes the compiler load it once. A no-op off x86.
+template <typename T>
+inline void keep_in_register(Vector<T>& value) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm("" : "+v"(value));
+#endif
+}
+
+// A vector of Bytes / sizeof(T) lanes of any width, so that the folds below can be tested at every
+// width on one machine (GCC lowers a vector wider than the target's registers to several).
+template <typename T, int Bytes>
+struct VectorOf {
+  typedef T type __attribute__((vector_size(Bytes)));
+};
+
+// The lane indices of one level of horizontal_sums: in each group of 2 * Half lanes, the low
+// half takes the first vector's lanes and the high half the second's, lane l of the half from
+// lane l of the group (High: from lane l + Half). Built at run time (GCC 12 cannot set vector
+// elements in a constant expression); the loop becomes a constant once inlined.
+template <typename T, int Bytes, int Half, bool High>
+inline auto fold_indices() {
+  using Index = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
+  typename VectorOf<Index, Bytes>::type indices{};
+  for (int lane = 0; lane < lanes; ++lane) {
+    const int group = lane / (2 * Half) * (2 * Half);
+    const int offset = lane % (2 * Half);
+    indices[lane] = (offset >= Half ? lanes : 0) + group + offset % Half + (High ? Half : 0);
+  }
+  return indices;
+}
+
+// The lane sums of `lanes` vectors at once: lane i of the result is tree_sum<T, Bytes> of v[i]
+// (horizontal_sum at the build's width) bit for bit, because each level adds every lane to the
+// lane half a group away, as tree_sum does, while it packs two vectors' halves into one. That is
+// about two shuffles and one add per vector where horizontal_sum spends a shuffle and an add per
+// level on each. Overwrites v.
+template <typename T, int Bytes = kVectorBytes>
+inline typename VectorOf<T, Bytes>::type horizontal_sums(typename VectorOf<T, Bytes>::type* v) {
+  constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
+  auto level = [v]<int Half>() {
+    const auto low = fold_indices<T, Bytes, Half, false>();
+    const auto high = fold_indices<T, Bytes, Half, true>();
+    for (int i = 0; i < Half; ++i)
+      v[i] = __builtin_shuffle(v[i], v[i + Half], low) + __builtin_shuffle(v[i], v[i + Half], high);
+  };
+  if constexpr (lanes >= 16) level.template operator()<8>();
+  if constexpr (lanes >= 8) level.template operator()<4>();
+  if constexpr (lanes >= 4) level.template operator()<2>();
+  level.template operator()<1>();
+  return v[0];
 }
 
 }  // namespace ember::cpu::simd

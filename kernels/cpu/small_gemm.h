@@ -31,7 +31,7 @@ void small_gemm(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stri
 
 // The dot-product form small_gemm picks when A's rows and B's columns are both contiguous along
 // K (a.col_stride == 1 and b.row_stride == 1, or k <= 1) and few outputs share each operand row.
-// Per output the sum runs in vector lanes along K, then the lanes in order, then the K % lanes
+// Per output the sum runs in vector lanes along K, then the lanes as a tree, then the K % lanes
 // leftover terms: fixed by the shape, like small_gemm's.
 template <typename T>
 void small_gemm_dot(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_stride, int64_t m, int64_t n,

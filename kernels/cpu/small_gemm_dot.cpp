@@ -1,7 +1,7 @@
 // The small GEMM's dot-product form, for C = A B when A's rows and B's columns are both
 // contiguous along K (x W^T with a narrow W, e.g. the seed MLP's [32,256] x [256,10]): vectors
-// run along K, a tile of 3 x 4 outputs keeps one vector of partial sums each, and each sum is
-// folded once at the end. Nothing is copied, where the outer-product form would have to copy
+// run along K, a tile of 4 x 4 outputs (3 x 4 below AVX-512) keeps one vector of partial sums each,
+// and the tile's sums are folded together at the end. Nothing is copied, where the outer-product form would have to copy
 // one operand into vector-friendly rows.
 #include <algorithm>
 
@@ -15,9 +15,10 @@ namespace {
 using simd::Lanes;
 using simd::Vector;
 
-// 3 x 4 partial sums + 3 left vectors + 1 right vector = AVX2's 16 registers; 12
-// multiply-adds for 7 loads per step.
-constexpr int kDotRows = 3;
+// A tile's partial sums, its left vectors and one right vector fill the registers: 4 x 4 + 4 + 1
+// of AVX-512's 32 (16 sums: one horizontal_sums), 3 x 4 + 3 + 1 of AVX2's 16. Per step 16 (12)
+// multiply-adds for 8 (7) loads.
+constexpr int kDotRows = simd::kVectorBytes == 64 ? 4 : 3;
 constexpr int kDotCols = 4;
 
 template <typename T>
@@ -33,27 +34,34 @@ struct DotProblem {
 };
 
 // Outputs [row, row + Rows) x [col, col + Cols): the vector part of K in lanes, then the lanes
-// folded (simd::horizontal_sum), then the K % lanes leftover terms, in order.
+// folded as a tree (simd::horizontal_sums, `lanes` outputs at a time), then the K % lanes leftover
+// terms, in order.
 template <typename T, int Rows, int Cols>
 void dot_tile(const DotProblem<T>& problem, int64_t row, int64_t col) {
-  constexpr int64_t lanes = Lanes<T>::kCount;
+  constexpr int lanes = static_cast<int>(Lanes<T>::kCount);
+  constexpr int folds = (Rows * Cols + lanes - 1) / lanes;
   const int64_t vector_k = problem.k / lanes * lanes;
   const T* a = problem.a + row * problem.a_row_stride;
   const T* b = problem.b + col * problem.b_col_stride;
-  Vector<T> sums[Rows][Cols];
-  for (int r = 0; r < Rows; ++r)
-    for (int j = 0; j < Cols; ++j) sums[r][j] = Vector<T>{};
+  Vector<T> sums[folds * lanes] = {};  // output (r, j) at r * Cols + j; the rest stay zero
   for (int64_t p = 0; p < vector_k; p += lanes) {
     Vector<T> left[Rows];
-    for (int r = 0; r < Rows; ++r) left[r] = simd::load(a + r * problem.a_row_stride + p);
+    for (int r = 0; r < Rows; ++r) {
+      left[r] = simd::load(a + r * problem.a_row_stride + p);
+      simd::keep_in_register<T>(left[r]);
+    }
     for (int j = 0; j < Cols; ++j) {
-      const Vector<T> right = simd::load(b + j * problem.b_col_stride + p);
-      for (int r = 0; r < Rows; ++r) sums[r][j] += left[r] * right;
+      Vector<T> right = simd::load(b + j * problem.b_col_stride + p);
+      simd::keep_in_register<T>(right);
+      for (int r = 0; r < Rows; ++r) sums[r * Cols + j] += left[r] * right;
     }
   }
+  T totals[folds * lanes];
+  for (int fold = 0; fold < folds; ++fold)
+    simd::store(totals + fold * lanes, simd::horizontal_sums<T>(sums + fold * lanes));
   for (int r = 0; r < Rows; ++r) {
     for (int j = 0; j < Cols; ++j) {
-      T total = simd::horizontal_sum<T>(sums[r][j]);
+      T total = totals[r * Cols + j];
       for (int64_t p = vector_k; p < problem.k; ++p)
         total += a[r * problem.a_row_stride + p] * b[j * problem.b_col_stride + p];
       if (problem.bias != nullptr) total += problem.bias[col + j];
@@ -83,6 +91,7 @@ void small_gemm_dot(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_
   int64_t row = 0;
   for (; row + kDotRows <= m; row += kDotRows) dot_rows<T, kDotRows>(problem, row);
   switch (m - row) {
+    case 3: return dot_rows<T, 3>(problem, row);
     case 2: return dot_rows<T, 2>(problem, row);
     case 1: return dot_rows<T, 1>(problem, row);
     default: return;

@@ -88,9 +88,9 @@ struct VectorOf {
   typedef T type __attribute__((vector_size(Bytes)));
 };
 
-// The lane indices of one level of horizontal_sums: in each group of 2 * Half lanes, the low
-// half takes the first vector's lanes and the high half the second's, lane l of the half from
-// lane l of the group (High: from lane l + Half). Built at run time (GCC 12 cannot set vector
+// The lane indices of one level of horizontal_sums and transpose: in each group of 2 * Half
+// lanes, the low half takes the first vector's lanes and the high half the second's, lane l of
+// the half from lane l of the group (High: from lane l + Half). Built at run time (GCC 12 cannot set vector
 // elements in a constant expression); the loop becomes a constant once inlined.
 template <typename T, int Bytes, int Half, bool High>
 inline auto fold_indices() {
@@ -124,6 +124,29 @@ inline typename VectorOf<T, Bytes>::type horizontal_sums(typename VectorOf<T, By
   if constexpr (lanes >= 4) level.template operator()<2>();
   level.template operator()<1>();
   return v[0];
+}
+
+// Transposes the lanes x lanes matrix whose row r is v[r], in place: each level swaps the
+// off-diagonal Half x Half blocks of every 2 * Half block (row and column bit Half trade
+// places), log2(lanes) levels of two shuffles per vector, where a scalar transpose moves every
+// element through memory on its own.
+template <typename T, int Bytes = kVectorBytes>
+inline void transpose(typename VectorOf<T, Bytes>::type* v) {
+  constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
+  auto level = [v]<int Half>() {
+    const auto low = fold_indices<T, Bytes, Half, false>();
+    const auto high = fold_indices<T, Bytes, Half, true>();
+    for (int i = 0; i < lanes; ++i) {
+      if ((i & Half) != 0) continue;
+      const auto top = v[i];
+      v[i] = __builtin_shuffle(top, v[i + Half], low);
+      v[i + Half] = __builtin_shuffle(top, v[i + Half], high);
+    }
+  };
+  if constexpr (lanes >= 16) level.template operator()<8>();
+  if constexpr (lanes >= 8) level.template operator()<4>();
+  if constexpr (lanes >= 4) level.template operator()<2>();
+  level.template operator()<1>();
 }
 
 }  // namespace ember::cpu::simd

@@ -1,7 +1,8 @@
-// simd::horizontal_sums (kernels/cpu/simd_vector.h), the fold small_gemm_dot uses for a whole tile
-// of sums at once: at every vector width a build may have (16, 32 and 64 bytes; GCC lowers the
-// wider ones to narrower registers), lane i must hold tree_sum of vector i bit for bit, so the dot
-// form's results stay what its documented order gives.
+// The shuffle networks of kernels/cpu/simd_vector.h at every vector width a build may have (16,
+// 32 and 64 bytes; GCC lowers the wider ones to narrower registers): simd::horizontal_sums, the
+// fold small_gemm_dot uses for a whole tile of sums at once, must give lane i tree_sum of vector i
+// bit for bit, so the dot form's results stay what its documented order gives; simd::transpose,
+// which small_gemm uses to copy column-major operands, must move every element exactly.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -53,7 +54,37 @@ void check_width(int trials) {
   if (lanes > 2) CHECK(order_visible > 0);  // two lanes have one grouping only
 }
 
+// Transposes lanes x lanes blocks of distinct values and checks every element's new place.
+template <typename T, int Bytes>
+void check_transpose() {
+  using Vector = typename simd::VectorOf<T, Bytes>::type;
+  constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
+  T matrix[lanes][lanes];
+  Vector rows[lanes];
+  for (int r = 0; r < lanes; ++r) {
+    for (int c = 0; c < lanes; ++c) matrix[r][c] = static_cast<T>(r * 100 + c);
+    std::memcpy(&rows[r], matrix[r], sizeof matrix[r]);
+  }
+  simd::transpose<T, Bytes>(rows);
+  int misplaced = 0;
+  for (int r = 0; r < lanes; ++r) {
+    T values[lanes];
+    std::memcpy(values, &rows[r], sizeof values);
+    for (int c = 0; c < lanes; ++c) misplaced += values[c] == matrix[c][r] ? 0 : 1;
+  }
+  CHECK(misplaced == 0);
+}
+
 }  // namespace
+
+TEST_CASE("simd::transpose moves every element of a lanes x lanes block at every vector width") {
+  check_transpose<float, 16>();
+  check_transpose<float, 32>();
+  check_transpose<float, 64>();
+  check_transpose<double, 16>();
+  check_transpose<double, 32>();
+  check_transpose<double, 64>();
+}
 
 TEST_CASE("simd::horizontal_sums gives each vector's tree_sum bit for bit at every vector width") {
   SUBCASE("float") {

@@ -1,8 +1,8 @@
 // The small GEMM's dot-product form, for C = A B when A's rows and B's columns are both
 // contiguous along K (x W^T with a narrow W, e.g. the seed MLP's [32,256] x [256,10]): vectors
-// run along K, a tile of 4 x 4 outputs (3 x 4 below AVX-512) keeps one vector of partial sums each,
-// and the tile's sums are folded together at the end. Nothing is copied, where the outer-product form would have to copy
-// one operand into vector-friendly rows.
+// run along K, a tile of 4 x 4 outputs (3 x 4 below AVX-512) keeps one vector of partial sums
+// each, and the tile's sums are folded together at the end. Nothing is copied, where the
+// outer-product form would have to copy one operand into vector-friendly rows.
 #include <algorithm>
 
 #include "kernels/cpu/simd_vector.h"

@@ -53,6 +53,10 @@ nlohmann::json run_dispatch_overhead(const RunOptions& options);
 // The core's FP32 GEMM throughput measured with Eigen directly (the ceiling for our GEMMs).
 nlohmann::json run_gemm_peak(const RunOptions& options);
 
+// The seed step's five products through the small GEMM kernel, next to the core's multiply-add
+// peak at the build's vector width (GFLOP/s and fraction of it per product).
+nlohmann::json run_small_gemm_micro(const RunOptions& options);
+
 // Throughput of representative pointwise kernels over 1M floats (GB/s, ns per element).
 nlohmann::json run_pointwise_throughput(const RunOptions& options);
 

@@ -1,7 +1,7 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
 //   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
 //   ember-bench --model seed --mode compiled --batch-sizes 32,16,8 --dynamic auto|true|false --json
-//   ember-bench --micro dispatch|gemm|pointwise --threads 1 --json
+//   ember-bench --micro dispatch|gemm|small_gemm|pointwise --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
   app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
-  app.add_option("--micro", micro, "run a micro-benchmark instead: dispatch, gemm, pointwise (CPU) or cuda")
-      ->check(CLI::IsMember({"dispatch", "gemm", "pointwise", "cuda"}));
+  app.add_option("--micro", micro,
+                 "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise (CPU) or cuda")
+      ->check(CLI::IsMember({"dispatch", "gemm", "small_gemm", "pointwise", "cuda"}));
   app.add_option("--lr-schedule", options.lr_schedule,
                  "none, or cosine: a CosineAnnealingLR stepped inside the training step")
       ->check(CLI::IsMember({"none", "cosine"}));
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
       result = ember::bench::run_dispatch_overhead(options);
     } else if (micro == "gemm") {
       result = ember::bench::run_gemm_peak(options);
+    } else if (micro == "small_gemm") {
+      result = ember::bench::run_small_gemm_micro(options);
     } else if (micro == "cuda") {
       result = ember::bench::run_cuda_micro(options);
     } else if (micro == "pointwise") {

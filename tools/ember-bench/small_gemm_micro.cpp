@@ -33,27 +33,36 @@ constexpr SeedProduct kSeedProducts[] = {
 };
 
 // Multiply-adds per second on one core with nothing but registers: 16 independent accumulators
-// (two FMA units of 4 cycles' latency need 8 in flight), the build's vector width.
+// (two FMA units of 4 cycles' latency need 8 in flight), the build's vector width. Each step is
+// sum = sum * x + y, which no compiler can factor into fewer operations; with x < 1 the sums settle
+// near y / (1 - x), far from overflow and from subnormals.
 double fma_peak_gflop_per_s() {
   using simd::Vector;
   constexpr int kAccumulators = 16;
-  Vector<float> sums[kAccumulators] = {};
-  Vector<float> x = Vector<float>{} + 1.0001f;
-  const Vector<float> y = Vector<float>{} + 0.9999f;
-  constexpr int64_t kSteps = 20'000'000;
+  Vector<float> sums[kAccumulators];
+  // Different starting values, or the compiler sees 16 copies of one chain and keeps one.
+#pragma GCC unroll 16
+  for (int i = 0; i < kAccumulators; ++i) sums[i] = Vector<float>{} + static_cast<float>(i);
+  const Vector<float> x = Vector<float>{} + 0.999f;
+  const Vector<float> y = Vector<float>{} + 0.5f;
+  constexpr int64_t kSteps = 10'000'000;
   double best = 0.0;
   for (int repeat = 0; repeat < 3; ++repeat) {
     const Clock::time_point start = Clock::now();
     for (int64_t step = 0; step < kSteps; ++step) {
-      for (Vector<float>& sum : sums) sum += x * y;
-      simd::keep_in_register<float>(x);  // a value the compiler cannot see through: no hoisting
+      // Unrolled before GCC decides where `sums` lives: it then keeps all 16 in registers.
+#pragma GCC unroll 16
+      for (int i = 0; i < kAccumulators; ++i) sums[i] = sums[i] * x + y;
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     best = std::max(best, 2.0 * kAccumulators * simd::Lanes<float>::kCount * kSteps / seconds / 1e9);
   }
+  // Keeps the sums alive. Lane 0 only: reading them through simd::horizontal_sum made GCC keep
+  // the whole array in memory, a load and a store around every multiply-add (half the peak).
   float total = 0;
-  for (const Vector<float>& sum : sums) total += simd::horizontal_sum<float>(sum);
-  if (total == 0) best = 0;  // never true; keeps the sums alive
+#pragma GCC unroll 16
+  for (int i = 0; i < kAccumulators; ++i) total += sums[i][0];
+  if (total == 0) best = 0;  // never true
   return best;
 }
 

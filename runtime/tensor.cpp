@@ -42,10 +42,7 @@ Tensor make_tensor(const Dims& sizes, DType dtype, Device device) {
   return Tensor(std::move(impl));
 }
 
-const TensorImpl& Tensor::checked_impl() const {
-  check(impl_ != nullptr, "tensor: use of an undefined tensor");
-  return *impl_;
-}
+void Tensor::fail_undefined() { fail("tensor: use of an undefined tensor"); }
 
 int64_t Tensor::size(int64_t dim, Where where) const {
   CallSiteScope site(where);

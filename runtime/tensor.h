@@ -164,7 +164,12 @@ class Tensor {
   Tensor& zero_(Where where = Where::current());
 
  private:
-  const TensorImpl& checked_impl() const;
+  // Inline: every metadata accessor goes through it, several times per dispatched op.
+  const TensorImpl& checked_impl() const {
+    if (impl_ == nullptr) [[unlikely]] fail_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void fail_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -35,8 +35,8 @@ bool is_dense(const Tensor& tensor) {
 MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) return MemoryOverlap::None;
   if (a.impl() == b.impl()) return MemoryOverlap::Full;
+  if (a.impl()->storage != b.impl()->storage) return MemoryOverlap::None;  // the usual answer, first
   if (a.numel() == 0 || b.numel() == 0) return MemoryOverlap::None;
-  if (a.impl()->storage != b.impl()->storage) return MemoryOverlap::None;
   if (!is_dense(a) || !is_dense(b)) return MemoryOverlap::TooHard;
   const auto* a_begin = static_cast<const char*>(a.raw_data_ptr());
   const auto* b_begin = static_cast<const char*>(b.raw_data_ptr());

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
+#include <utility>
 
 namespace ember::cpu::simd {
 
@@ -88,21 +88,22 @@ struct VectorOf {
   typedef T type __attribute__((vector_size(Bytes)));
 };
 
-// The lane indices of one level of horizontal_sums and transpose: in each group of 2 * Half
-// lanes, the low half takes the first vector's lanes and the high half the second's, lane l of
-// the half from lane l of the group (High: from lane l + Half). Built at run time (GCC 12 cannot set vector
-// elements in a constant expression); the loop becomes a constant once inlined.
-template <typename T, int Bytes, int Half, bool High>
-inline auto fold_indices() {
-  using Index = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
-  typename VectorOf<Index, Bytes>::type indices{};
-  for (int lane = 0; lane < lanes; ++lane) {
-    const int group = lane / (2 * Half) * (2 * Half);
-    const int offset = lane % (2 * Half);
-    indices[lane] = (offset >= Half ? lanes : 0) + group + offset % Half + (High ? Half : 0);
-  }
-  return indices;
+// One level of horizontal_sums and transpose takes two vectors apart and puts them together
+// again: in each group of 2 * half lanes, the low half takes the first vector's lanes and the
+// high half the second's, lane l of the half from lane l of the group (high: from lane l + half).
+// This is the index, in a and b taken as one 2 * lanes vector, of result lane `lane`.
+constexpr int fold_index(int lanes, int half, bool high, int lane) {
+  const int group = lane / (2 * half) * (2 * half);
+  const int offset = lane % (2 * half);
+  return (offset >= half ? lanes : 0) + group + offset % half + (high ? half : 0);
+}
+
+// That level's shuffle of a and b, with the indices as constants (__builtin_shufflevector: GCC
+// 12 and Clang both take it).
+template <int Half, bool High, typename V, size_t... Lane>
+inline V fold_shuffle(V a, V b, std::index_sequence<Lane...>) {
+  constexpr int lanes = static_cast<int>(sizeof...(Lane));
+  return __builtin_shufflevector(a, b, fold_index(lanes, Half, High, static_cast<int>(Lane))...);
 }
 
 // The lane sums of `lanes` vectors at once: lane i of the result is tree_sum<T, Bytes> of v[i]
@@ -114,10 +115,9 @@ template <typename T, int Bytes = kVectorBytes>
 inline typename VectorOf<T, Bytes>::type horizontal_sums(typename VectorOf<T, Bytes>::type* v) {
   constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
   auto level = [v]<int Half>() {
-    const auto low = fold_indices<T, Bytes, Half, false>();
-    const auto high = fold_indices<T, Bytes, Half, true>();
     for (int i = 0; i < Half; ++i)
-      v[i] = __builtin_shuffle(v[i], v[i + Half], low) + __builtin_shuffle(v[i], v[i + Half], high);
+      v[i] = fold_shuffle<Half, false>(v[i], v[i + Half], std::make_index_sequence<lanes>()) +
+             fold_shuffle<Half, true>(v[i], v[i + Half], std::make_index_sequence<lanes>());
   };
   if constexpr (lanes >= 16) level.template operator()<8>();
   if constexpr (lanes >= 8) level.template operator()<4>();
@@ -134,13 +134,11 @@ template <typename T, int Bytes = kVectorBytes>
 inline void transpose(typename VectorOf<T, Bytes>::type* v) {
   constexpr int lanes = Bytes / static_cast<int>(sizeof(T));
   auto level = [v]<int Half>() {
-    const auto low = fold_indices<T, Bytes, Half, false>();
-    const auto high = fold_indices<T, Bytes, Half, true>();
     for (int i = 0; i < lanes; ++i) {
       if ((i & Half) != 0) continue;
       const auto top = v[i];
-      v[i] = __builtin_shuffle(top, v[i + Half], low);
-      v[i + Half] = __builtin_shuffle(top, v[i + Half], high);
+      v[i] = fold_shuffle<Half, false>(top, v[i + Half], std::make_index_sequence<lanes>());
+      v[i + Half] = fold_shuffle<Half, true>(top, v[i + Half], std::make_index_sequence<lanes>());
     }
   };
   if constexpr (lanes >= 16) level.template operator()<8>();

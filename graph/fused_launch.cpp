@@ -34,9 +34,15 @@ FusedCudaLaunch grid_stride_launch(int64_t elements) {
 }  // namespace
 
 FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs) {
+  FusedOperands operands;
+  fill_fused_operands(group, call, outputs, operands);
+  return operands;
+}
+
+void fill_fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs, FusedOperands& operands) {
   const int rank = group.shape.size();
   const size_t inputs = group.inputs.size();
-  FusedOperands operands;
+  operands.contiguous = true;
   operands.data.resize(1 + inputs + group.exports.size());
   operands.data[0] = static_cast<char*>(outputs[0].raw_data_ptr());
   for (size_t e = 0; e < group.exports.size(); ++e)
@@ -55,7 +61,6 @@ FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, Tensor
     for (int d = 0; d < rank; ++d) operands.strides[(k + 1) * rank + d] = strides[d];
     operands.contiguous = operands.contiguous && input.sizes() == group.shape && input.is_contiguous();
   }
-  return operands;
 }
 
 int64_t fused_cuda_stride_words(const FusedGroup& group) {
@@ -71,12 +76,20 @@ int64_t fused_cuda_argument_words(const FusedGroup& group) {
 
 std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands,
                                            FusedPieceSums pieces) {
-  static_assert(sizeof(char*) == sizeof(uint64_t) && sizeof(int64_t) == sizeof(uint64_t));
   std::vector<uint64_t> words;
+  fill_fused_cuda_arguments(group, operands, pieces, words);
+  return words;
+}
+
+void fill_fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands, FusedPieceSums pieces,
+                               std::vector<uint64_t>& words) {
+  static_assert(sizeof(char*) == sizeof(uint64_t) && sizeof(int64_t) == sizeof(uint64_t));
+  words.clear();
   words.reserve(static_cast<size_t>(fused_cuda_argument_words(group)));
   for (char* pointer : operands.data) words.push_back(reinterpret_cast<uint64_t>(pointer));
   const size_t output_strides = group.shape.size();  // the kernel indexes outputs by element number
-  for (size_t i = output_strides; i < operands.strides.size(); ++i) words.push_back(static_cast<uint64_t>(operands.strides[i]));
+  for (size_t i = output_strides; i < operands.strides.size(); ++i)
+    words.push_back(static_cast<uint64_t>(operands.strides[i]));
   if (operands.strides.size() == output_strides) words.push_back(0);
   if (group.dynamic_dims != 0)
     for (int d = 0; d < group.shape.size(); ++d) words.push_back(static_cast<uint64_t>(group.shape[d]));
@@ -90,7 +103,6 @@ std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedO
   words.push_back(operands.contiguous ? 1 : 0);
   internal_assert(static_cast<int64_t>(words.size()) == fused_cuda_argument_words(group),
                   "fused CUDA arguments: the operands do not match the group");
-  return words;
 }
 
 FusedExtent fused_extent(const FusedGroup& group) {

@@ -97,7 +97,8 @@ void fused_cpu_kernel(const OpCall& call, TensorList& outputs) {
   const FusedOpDef& def = fused_def(call);
   const FusedGroup& group = def.group;
   const int rank = group.shape.size();
-  const FusedOperands operands = fused_operands(group, call, outputs);
+  thread_local FusedOperands operands;  // reused: a launch allocates nothing for its operands
+  fill_fused_operands(group, call, outputs, operands);
   const auto function = reinterpret_cast<FusedCpuFunction>(def.function);
   function(operands.data.data(), operands.strides.data(), group.shape.data(), rank, operands.contiguous ? 1 : 0);
 }

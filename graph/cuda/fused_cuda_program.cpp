@@ -93,7 +93,11 @@ void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
   const FusedCudaLaunch launch = fused_cuda_launch(group);
   if (launch.grid == 0) return;  // no output elements
   const Device device = outputs[0].device();
-  const FusedOperands operands = fused_operands(group, call, outputs);
+  // Reused per thread: a launch allocates nothing for its operands and argument block (the
+  // launch copies the block, so the next launch may overwrite it).
+  thread_local FusedOperands operands;
+  thread_local std::vector<uint64_t> words;
+  fill_fused_operands(group, call, outputs, operands);
   // A split reduction's piece sums: scratch from the caching allocator, like eager's reductions
   // (during a CUDA-graph capture, from the graph's private pool).
   Tensor piece_sums;
@@ -102,7 +106,7 @@ void fused_cuda_kernel(const OpCall& call, TensorList& outputs) {
     piece_sums = make_tensor({static_cast<int64_t>(launch.pieces) * fused_extent(group).outputs}, kFloat64, device);
     pieces = {static_cast<double*>(piece_sums.raw_data_ptr()), launch.pieces};
   }
-  std::vector<uint64_t> words = fused_cuda_arguments(group, operands, pieces);
+  fill_fused_cuda_arguments(group, operands, pieces, words);
   void* arguments[] = {words.data()};
   const GroupKernels kernels = kernels_of(def, device);
   const ember::cuda::Stream stream = ember::cuda::current_stream(device);

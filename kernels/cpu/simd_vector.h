@@ -42,7 +42,8 @@ inline void store(T* to, Vector<T> value) {
 }
 
 // The sum of the `Bytes / sizeof(T)` values at `values`, as a tree: the upper half added onto the
-// lower half, one vector add per level.
+// lower half, one vector add per level. The order in which small_gemm_dot folds each sum's lanes:
+// horizontal_sums computes it for `lanes` vectors at once, and the tests hold the two to it.
 template <typename T, int Bytes>
 inline T tree_sum(const T* values) {
   if constexpr (Bytes == 2 * static_cast<int>(sizeof(T))) {
@@ -57,16 +58,6 @@ inline T tree_sum(const T* values) {
     std::memcpy(folded, &sum, sizeof sum);
     return tree_sum<T, Bytes / 2>(folded);
   }
-}
-
-// The lanes' sum in a fixed order (a tree of halves: log2(lanes) vector adds, where adding lane
-// by lane is lanes - 1 dependent scalar adds, each after moving a lane out of the register).
-// T is not deduced: horizontal_sum<T>(v).
-template <typename T>
-inline T horizontal_sum(Vector<T> value) {
-  T lanes[Lanes<T>::kCount];
-  std::memcpy(lanes, &value, sizeof value);
-  return tree_sum<T, kVectorBytes>(lanes);
 }
 
 // Keeps `value` in a register across its uses. GCC 12 folds a vector load into every
@@ -106,11 +97,11 @@ inline V fold_shuffle(V a, V b, std::index_sequence<Lane...>) {
   return __builtin_shufflevector(a, b, fold_index(lanes, Half, High, static_cast<int>(Lane))...);
 }
 
-// The lane sums of `lanes` vectors at once: lane i of the result is tree_sum<T, Bytes> of v[i]
-// (horizontal_sum at the build's width) bit for bit, because each level adds every lane to the
-// lane half a group away, as tree_sum does, while it packs two vectors' halves into one. That is
-// about two shuffles and one add per vector where horizontal_sum spends a shuffle and an add per
-// level on each. Overwrites v.
+// The lane sums of `lanes` vectors at once: lane i of the result is tree_sum<T, Bytes> of v[i]'s
+// lanes bit for bit, because each level adds every lane to the lane half a group away, as
+// tree_sum does, while it packs two vectors' halves into one. That is about two shuffles and one
+// add per vector, where folding each vector alone spends a shuffle and an add per level on each.
+// Overwrites v.
 template <typename T, int Bytes = kVectorBytes>
 inline typename VectorOf<T, Bytes>::type horizontal_sums(typename VectorOf<T, Bytes>::type* v) {
   constexpr int lanes = Bytes / static_cast<int>(sizeof(T));

@@ -57,8 +57,9 @@ double fma_peak_gflop_per_s() {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     best = std::max(best, 2.0 * kAccumulators * simd::Lanes<float>::kCount * kSteps / seconds / 1e9);
   }
-  // Keeps the sums alive. Lane 0 only: reading them through simd::horizontal_sum made GCC keep
-  // the whole array in memory, a load and a store around every multiply-add (half the peak).
+  // Keeps the sums alive. Lane 0 only: reading whole vectors through a lane-folding function
+  // made GCC keep the array in memory, a load and a store around every multiply-add (half the
+  // peak).
   float total = 0;
 #pragma GCC unroll 16
   for (int i = 0; i < kAccumulators; ++i) total += sums[i][0];

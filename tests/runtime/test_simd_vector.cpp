@@ -3,6 +3,11 @@
 // fold small_gemm_dot uses for a whole tile of sums at once, must give lane i tree_sum of vector i
 // bit for bit, so the dot form's results stay what its documented order gives; simd::transpose,
 // which small_gemm uses to copy column-major operands, must move every element exactly.
+// The widths past the build's registers are exercised on purpose; GCC warns that passing such
+// vectors by value has another ABI with other -m flags, which matters only across a library
+// boundary, and everything here is inline in this one file.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include <doctest/doctest.h>
 
 #include <cmath>

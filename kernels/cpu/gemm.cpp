@@ -2,9 +2,11 @@
 // register-blocked small_gemm, the rest to the BLAS library one tile at a time (gemm_library.h:
 // OpenBLAS, or Eigen without it). The libraries' own threads stay off: their blocking depends on
 // the thread count, which would change float results with set_num_threads. Instead big products
-// are cut into fixed tiles (chosen from the shape alone) that run in parallel, each a
-// single-threaded library product.
+// are cut into tiles (chosen from the shape and the machine's core count, never the thread
+// setting) that run in parallel, each a single-threaded library product.
 #include "kernels/cpu/gemm.h"
+
+#include <omp.h>
 
 #include <algorithm>
 
@@ -18,8 +20,13 @@ namespace ember::cpu {
 
 namespace {
 
-constexpr int64_t kTileRows = 128;
-constexpr int64_t kTileCols = 256;
+// Tile sides: a tile starts kLargestTile square (clipped to the product) and is halved, its longer
+// side first (rows on a tie), but never below kSmallestTileRows x kSmallestTileCols.
+constexpr int64_t kLargestTile = 512;
+constexpr int64_t kSmallestTileRows = 128;
+constexpr int64_t kSmallestTileCols = 256;
+// Big products get at least this many tiles, or one per core where there are more cores.
+constexpr int64_t kLeastTiles = 4;
 // A product of at least this many multiply-adds is tiled (smaller ones are one library call).
 constexpr int64_t kTileWork = int64_t{1} << 23;
 // Below this many multiply-adds in total, waking threads costs more than it saves.
@@ -66,7 +73,28 @@ void library_tile(StridedMatrix<T> a, StridedMatrix<T> b, T* c, int64_t c_row_st
   }
 }
 
+int64_t ceil_div(int64_t value, int64_t divisor) { return (value + divisor - 1) / divisor; }
+
 }  // namespace
+
+GemmTiles plan_gemm_tiles(int64_t m, int64_t n, int cores) {
+  // Each library call copies its tile's rows x k and k x cols operand panels into packed form, so
+  // the copies per multiply-add fall as 1/rows + 1/cols: the biggest tiles that still give every
+  // core one. (128 x 256 tiles everywhere cost the wide MLP's step 12-15%, docs/PERFORMANCE.md.)
+  const int64_t wanted = std::max<int64_t>(kLeastTiles, cores);
+  GemmTiles tiles{std::min(kLargestTile, std::max(kSmallestTileRows, m)),
+                  std::min(kLargestTile, std::max(kSmallestTileCols, n))};
+  const auto count = [&] { return ceil_div(m, tiles.rows) * ceil_div(n, tiles.cols); };
+  while (count() < wanted && (tiles.rows > kSmallestTileRows || tiles.cols > kSmallestTileCols)) {
+    const bool rows_left = tiles.rows > kSmallestTileRows, cols_left = tiles.cols > kSmallestTileCols;
+    if (cols_left && (tiles.cols > tiles.rows || !rows_left)) {
+      tiles.cols = std::max(kSmallestTileCols, tiles.cols / 2);
+    } else {
+      tiles.rows = std::max(kSmallestTileRows, tiles.rows / 2);
+    }
+  }
+  return tiles;
+}
 
 bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   return is_row_major(rows, cols, row_stride, col_stride) || is_col_major(rows, cols, row_stride, col_stride);
@@ -78,10 +106,13 @@ void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, A
   const int64_t batches = shape.batch_sizes.product();
   const bool small = use_small_gemm(m, n, k);
   const bool tiled = !small && m * n * k >= kTileWork;
-  const int64_t tile_rows = tiled ? kTileRows : std::max<int64_t>(m, 1);
-  const int64_t tile_cols = tiled ? kTileCols : std::max<int64_t>(n, 1);
-  const int64_t row_tiles = (m + tile_rows - 1) / tile_rows;
-  const int64_t col_tiles = (n + tile_cols - 1) / tile_cols;
+  // The core count, not get_num_threads(): set_num_threads must never change a result.
+  static const int cores = omp_get_num_procs();
+  const GemmTiles plan =
+      tiled ? plan_gemm_tiles(m, n, cores) : GemmTiles{std::max<int64_t>(m, 1), std::max<int64_t>(n, 1)};
+  const int64_t tile_rows = plan.rows, tile_cols = plan.cols;
+  const int64_t row_tiles = ceil_div(m, tile_rows);
+  const int64_t col_tiles = ceil_div(n, tile_cols);
   const int64_t tiles = row_tiles * col_tiles;
   const int64_t tasks = batches * tiles;
   const bool parallel = tasks > 1 && batches * m * n * k >= kParallelWork && get_num_threads() > 1;

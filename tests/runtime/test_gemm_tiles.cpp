@@ -39,7 +39,7 @@ TEST_CASE("the wide MLP's products: big tiles on a small machine, one tile per c
   check_tiles(1024, 784, 2, 512, 512);  // 2 x 2 tiles, the last column of tiles 272 wide
 }
 
-TEST_CASE("a product smaller than the smallest tile is one tile; a ragged one is clipped, not padded") {
+TEST_CASE("a product smaller than the smallest tile is one tile, and a ragged one is clipped, not padded") {
   check_tiles(100, 200, 8, 128, 256);
   check_tiles(300, 300, 2, 150, 256);  // test_linalg's tiled case: 2 x 2 ragged tiles
   check_tiles(4096, 4096, 2, 512, 512);

@@ -1,0 +1,54 @@
+// What the class-index losses (cross_entropy, nll_loss and their backward kernels) share: the
+// call's geometry and attributes, validated targets, and the gradient's per-row scale.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/ops/registry.h"
+#include "runtime/tensor.h"
+
+namespace ember::cpu {
+
+inline constexpr int64_t kReductionNone = 0;
+inline constexpr int64_t kReductionMean = 1;
+
+// A class-index loss call: scores [N, C] (or [C]) with any strides, targets [N] (or 0-d).
+struct ClassLoss {
+  int64_t rows = 1;
+  int64_t classes = 0;
+  int64_t row_stride = 0;
+  int64_t class_stride = 1;
+  const int64_t* target = nullptr;
+  int64_t target_stride = 0;
+  int64_t reduction = kReductionMean;
+  int64_t ignore_index = -100;
+  int64_t counted = 0;  // targets that are not ignored: the divisor of the mean
+  double smoothing = 0.0;
+
+  bool ignored(int64_t row) const { return target[row * target_stride] == ignore_index; }
+  int64_t target_of(int64_t row) const { return target[row * target_stride]; }
+};
+
+// Reads the call's attributes and checks every target (serially: an error must not be thrown
+// from inside an OpenMP region); the error names cross_entropy or nll_loss, as the call was.
+ClassLoss class_loss(const OpCall& call, const Tensor& scores, const Tensor& target);
+
+// The gradient's scale for a row: its own grad (reduction none), or the scalar grad, divided by
+// the number of counted targets for mean.
+template <typename T>
+struct GradScale {
+  const T* grad;
+  int64_t stride;
+  const ClassLoss& loss;
+  double operator()(int64_t row) const {
+    const double value = static_cast<double>(static_cast<compute_t<T>>(grad[row * stride]));
+    return loss.reduction == kReductionMean ? value / static_cast<double>(loss.counted) : value;
+  }
+};
+template <typename T>
+GradScale<T> grad_scale(const Tensor& grad, const ClassLoss& loss) {
+  const int64_t stride = loss.reduction == kReductionNone && grad.dim() == 1 ? grad.strides()[0] : 0;
+  return {grad.data_ptr<T>(), stride, loss};
+}
+
+}  // namespace ember::cpu

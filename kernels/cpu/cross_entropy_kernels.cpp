@@ -1,0 +1,163 @@
+// cross_entropy (fused log_softmax + nll) and its backward on the CPU; the formulas are in
+// loss_kernels.h. Rows go through in blocks whose z - max is laid out class by class (class c of
+// the block's row r at c * rows + r), so a block's exponentials are one run through the vector
+// exp (vector_exp.h) even when rows are short: the seed MLP's ten classes would fill less than a
+// vector each. Each row's sum of exp still adds its classes in order, in double: on a confident
+// row that sum is ~1 and the loss ~1e-6, which a float sum would round away. Losses are summed
+// over rows in row order, so results do not depend on the thread count or the blocking.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/class_loss.h"
+#include "kernels/cpu/loss_kernels.h"
+#include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/pointwise_loop.h"
+#include "kernels/cpu/vector_exp.h"
+
+namespace ember::cpu {
+
+namespace {
+
+// Values per block: 16 KiB of float scratch. A row with more classes is a block of its own.
+constexpr int64_t kBlockValues = 4096;
+
+// One block of rows [first, first + rows) of the logits, in the compute type C.
+template <typename C>
+struct RowBlock {
+  int64_t first = 0;
+  int64_t rows = 0;
+  std::vector<C> exponentials;  // exp(z - max), class-major
+  std::vector<C> maxima;
+  std::vector<double> totals;   // per row: the sum of its exponentials, in class order
+
+  C exponential(int64_t row, int64_t c) const { return exponentials[c * rows + row]; }
+};
+
+template <typename T, typename C>
+void fill_block(RowBlock<C>& block, const T* data, const ClassLoss& loss, int64_t first, int64_t rows) {
+  const int64_t classes = loss.classes;
+  block.first = first;
+  block.rows = rows;
+  block.exponentials.resize(rows * classes);
+  block.maxima.resize(rows);
+  block.totals.assign(rows, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = data + (first + r) * loss.row_stride;
+    C maximum = -std::numeric_limits<C>::infinity();
+    for (int64_t c = 0; c < classes; ++c) maximum = std::max(maximum, static_cast<C>(row[c * loss.class_stride]));
+    block.maxima[r] = maximum;
+    for (int64_t c = 0; c < classes; ++c)
+      block.exponentials[c * rows + r] = static_cast<C>(row[c * loss.class_stride]) - maximum;
+  }
+  exp_in_place(block.exponentials.data(), rows * classes);
+  for (int64_t c = 0; c < classes; ++c) {
+    const C* column = block.exponentials.data() + c * rows;
+    for (int64_t r = 0; r < rows; ++r) block.totals[r] += static_cast<double>(column[r]);
+  }
+}
+
+// Calls body(block) for each block of rows, in row order when serial. Each thread keeps its
+// scratch between calls, so a training step's losses allocate nothing once warm.
+template <typename C, typename T, typename Body>
+void for_each_block(const T* data, const ClassLoss& loss, bool parallel, Body&& body) {
+  const int64_t per_block = loss.classes == 0 ? std::max<int64_t>(loss.rows, 1)
+                                              : std::max<int64_t>(1, kBlockValues / loss.classes);
+  const int64_t blocks = (loss.rows + per_block - 1) / per_block;
+  parallel_for(blocks, parallel && blocks > 1, [&](int64_t b) {
+    thread_local RowBlock<C> block;
+    const int64_t first = b * per_block;
+    fill_block(block, data, loss, first, std::min(per_block, loss.rows - first));
+    body(static_cast<const RowBlock<C>&>(block));
+  });
+}
+
+bool run_parallel(const ClassLoss& loss) {
+  return loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
+}
+
+template <typename T>
+void cross_entropy_typed(const Tensor& output, const Tensor& logits, const ClassLoss& loss) {
+  using C = compute_t<T>;
+  const T* data = logits.data_ptr<T>();
+  const double keep = 1.0 - loss.smoothing;
+  const double spread = loss.smoothing / static_cast<double>(loss.classes);
+  const auto row_loss = [&](const RowBlock<C>& block, int64_t r) {
+    const int64_t i = block.first + r;
+    if (loss.ignored(i)) return 0.0;
+    const T* row = data + i * loss.row_stride;
+    const double log_sum = static_cast<double>(block.maxima[r]) + std::log(block.totals[r]);
+    const double nll = log_sum - static_cast<double>(static_cast<C>(row[loss.target_of(i) * loss.class_stride]));
+    if (loss.smoothing == 0.0) return nll;
+    double row_sum = 0.0;  // sum_c -log p_c = C lse - sum_c z_c
+    for (int64_t c = 0; c < loss.classes; ++c) row_sum += static_cast<C>(row[c * loss.class_stride]);
+    return keep * nll + spread * (static_cast<double>(loss.classes) * log_sum - row_sum);
+  };
+  T* out = output.data_ptr<T>();
+  const bool parallel = run_parallel(loss);
+  if (loss.reduction == kReductionNone) {
+    for_each_block<C>(data, loss, parallel, [&](const RowBlock<C>& block) {
+      for (int64_t r = 0; r < block.rows; ++r) out[block.first + r] = static_cast<T>(row_loss(block, r));
+    });
+    return;
+  }
+  double total = 0.0;
+  if (parallel) {
+    std::vector<double> per_row(loss.rows);
+    for_each_block<C>(data, loss, true, [&](const RowBlock<C>& block) {
+      for (int64_t r = 0; r < block.rows; ++r) per_row[block.first + r] = row_loss(block, r);
+    });
+    for (double value : per_row) total += value;
+  } else {
+    for_each_block<C>(data, loss, false, [&](const RowBlock<C>& block) {
+      for (int64_t r = 0; r < block.rows; ++r) total += row_loss(block, r);
+    });
+  }
+  out[0] = static_cast<T>(loss.reduction == kReductionMean ? total / static_cast<double>(loss.counted) : total);
+}
+
+template <typename T>
+void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad, const Tensor& logits,
+                                  const ClassLoss& loss) {
+  using C = compute_t<T>;
+  T* out = grad_logits.data_ptr<T>();
+  const GradScale<T> scale_of = grad_scale<T>(grad, loss);
+  const C keep = static_cast<C>(1.0 - loss.smoothing);
+  const C spread = static_cast<C>(loss.smoothing / static_cast<double>(loss.classes));
+  for_each_block<C>(logits.data_ptr<T>(), loss, run_parallel(loss), [&](const RowBlock<C>& block) {
+    for (int64_t r = 0; r < block.rows; ++r) {
+      const int64_t i = block.first + r;
+      T* out_row = out + i * loss.classes;
+      if (loss.ignored(i)) {
+        for (int64_t c = 0; c < loss.classes; ++c) out_row[c] = static_cast<T>(C(0));
+        continue;
+      }
+      const C inverse_total = static_cast<C>(1.0 / block.totals[r]);
+      const C scale = static_cast<C>(scale_of(i));
+      const int64_t target = loss.target_of(i);
+      for (int64_t c = 0; c < loss.classes; ++c) {
+        const C hot = c == target ? keep : C(0);
+        out_row[c] = static_cast<T>(scale * (block.exponential(r, c) * inverse_total - spread - hot));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void cross_entropy_kernel(const OpCall& call, TensorList& outputs) {
+  const ClassLoss loss = class_loss(call, call.input(0), call.input(1));
+  dispatch_floating(call.input(0).dtype(), "cross_entropy", [&](auto zero) {
+    cross_entropy_typed<decltype(zero)>(outputs[0], call.input(0), loss);
+  });
+}
+
+void cross_entropy_backward_kernel(const OpCall& call, TensorList& outputs) {
+  const ClassLoss loss = class_loss(call, call.input(1), call.input(2));
+  dispatch_floating(call.input(1).dtype(), "cross_entropy_backward", [&](auto zero) {
+    cross_entropy_backward_typed<decltype(zero)>(outputs[0], call.input(0), call.input(1), loss);
+  });
+}
+
+}  // namespace ember::cpu

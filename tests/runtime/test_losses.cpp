@@ -259,3 +259,49 @@ TEST_CASE("a two-layer model's loss and gradients match PyTorch 1.13 (linear, li
                           0.00877321325, -0.381004184, 0.899709761, -0.65600121, -0.437365174}, 1e-6);
   check_close(b2.grad(), {-0.0472308099, 0.214746028, -0.167515233}, 1e-6);
 }
+
+// cross_entropy goes through its rows in blocks (kernels/cpu/cross_entropy_kernels.cpp): many
+// short rows per block, or one long row per block, in parallel over blocks for big inputs.
+TEST_CASE("cross_entropy over many rows: values and gradients match float64, for any thread count") {
+  const int threads = get_num_threads();
+  // 5000 x 10: 13 blocks of up to 409 rows, the last one partial; 8 x 5000: a block per row;
+  // both big enough to run in parallel. 700 x 64 (transposed logits) runs serially.
+  const std::vector<Tensor> inputs{random_tensor({5000, 10}, 260, kFloat32), random_tensor({8, 5000}, 261, kFloat32),
+                                   random_tensor({64, 700}, 262, kFloat32).t()};
+  for (const Tensor& logits : inputs) {
+    const int64_t rows = logits.sizes()[0], classes = logits.sizes()[1];
+    INFO("logits " << rows << " x " << classes);
+    std::vector<int64_t> labels(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) labels[i] = i % 17 == 5 ? -100 : (i * 7919) % classes;
+    std::vector<std::vector<float>> losses, gradients;
+    for (int thread_count : {1, 3}) {
+      set_num_threads(thread_count);
+      const Tensor input = logits.detach().requires_grad_();
+      const Tensor per_row = cross_entropy(input, targets(labels), {.reduction = Reduction::None});
+      const Tensor mean = cross_entropy(input, targets(labels));
+      mean.backward();
+      losses.push_back(per_row.to_vector<float>());
+      losses.push_back(mean.contiguous().to_vector<float>());
+      gradients.push_back(input.grad().contiguous().to_vector<float>());
+    }
+    set_num_threads(threads);
+    CHECK(losses[0] == losses[2]);
+    CHECK(losses[1] == losses[3]);
+    CHECK(gradients[0] == gradients[1]);
+    check_close(std::vector<double>(losses[0].begin(), losses[0].end()),
+                reference_cross_entropy(logits, labels, {.reduction = Reduction::None}), 2e-6);
+    check_close(std::vector<double>(losses[1].begin(), losses[1].end()), reference_cross_entropy(logits, labels, {}),
+                2e-6);
+    // d mean / d z = (softmax - one_hot(target)) / counted, zero on ignored rows.
+    const std::vector<double> log_probs = reference_softmax(logits, 1, true);
+    const auto is_counted = [](int64_t t) { return t >= 0; };
+    const double counted = static_cast<double>(std::count_if(labels.begin(), labels.end(), is_counted));
+    std::vector<double> expected(log_probs.size(), 0.0);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (labels[i] < 0) continue;
+      for (int64_t c = 0; c < classes; ++c)
+        expected[i * classes + c] = (std::exp(log_probs[i * classes + c]) - (c == labels[i] ? 1.0 : 0.0)) / counted;
+    }
+    check_close(std::vector<double>(gradients[0].begin(), gradients[0].end()), expected, 1e-7);
+  }
+}

@@ -22,6 +22,8 @@ namespace {
 
 // Values per block: 16 KiB of float scratch. A row with more classes is a block of its own.
 constexpr int64_t kBlockValues = 4096;
+// The most scratch values a thread keeps between calls (1 MiB of floats).
+constexpr size_t kKeptValues = size_t{1} << 18;
 
 // One block of rows [first, first + rows) of the logits, in the compute type C.
 template <typename C>
@@ -59,7 +61,8 @@ void fill_block(RowBlock<C>& block, const T* data, const ClassLoss& loss, int64_
 }
 
 // Calls body(block) for each block of rows, in row order when serial. Each thread keeps its
-// scratch between calls, so a training step's losses allocate nothing once warm.
+// scratch between calls, so a training step's losses allocate nothing once warm; a scratch grown
+// past kKeptValues by a very long row is given back.
 template <typename C, typename T, typename Body>
 void for_each_block(const T* data, const ClassLoss& loss, bool parallel, Body&& body) {
   const int64_t per_block = loss.classes == 0 ? std::max<int64_t>(loss.rows, 1)
@@ -70,6 +73,7 @@ void for_each_block(const T* data, const ClassLoss& loss, bool parallel, Body&& 
     const int64_t first = b * per_block;
     fill_block(block, data, loss, first, std::min(per_block, loss.rows - first));
     body(static_cast<const RowBlock<C>&>(block));
+    if (block.exponentials.capacity() > kKeptValues) block.exponentials = std::vector<C>();
   });
 }
 

@@ -31,8 +31,9 @@ struct GemmShape {
 // strides must be 1 (a size-1 dim's stride never matters) and the other must not overlap rows.
 bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
 
-// The tiles a big rows x cols product is cut into: the largest (at most 512 x 512) that give every
-// one of `cores` a tile, but never under 128 x 256 nor, with few cores, fewer than four tiles.
+// The tiles a big rows x cols product is cut into: the largest (at most 512 x 512) that give each
+// of `cores` a tile, and at least four tiles, as far as tiles of at least 128 x 256 allow. gemm
+// passes the processors available to the process (omp_get_num_procs), never the thread setting.
 struct GemmTiles {
   int64_t rows = 0;
   int64_t cols = 0;
@@ -41,10 +42,10 @@ GemmTiles plan_gemm_tiles(int64_t m, int64_t n, int cores);
 
 // C = activation(A B (+ bias[j] on column j when bias is non-null)). Both operands must be
 // gemm_mappable. Big products are split into tiles run in parallel (plan_gemm_tiles); the split
-// depends on the shape and the machine's core count only, so results are the same for any thread
-// count. The activation runs on each tile
-// right after its product (while it is in cache), with the same functor as the eager op, so
-// relu(linear(x)) and linear(x, activation relu) are bit-identical.
+// depends on the shape and the machine's processor count only, so results are the same for any
+// thread count. The activation runs on each tile right after its product (while it is in cache),
+// with the same functor as the eager op, so relu(linear(x)) and linear(x, activation relu) are
+// bit-identical.
 template <typename T>
 void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias,
           Activation activation = Activation::None);

@@ -265,8 +265,10 @@ TEST_CASE("a two-layer model's loss and gradients match PyTorch 1.13 (linear, li
 TEST_CASE("cross_entropy over many rows: values and gradients match float64, for any thread count") {
   const int threads = get_num_threads();
   // 5000 x 10: 13 blocks of up to 409 rows, the last one partial; 8 x 5000: a block per row;
-  // both big enough to run in parallel. 700 x 64 (transposed logits) runs serially.
+  // 2 x 300000: rows whose scratch is given back after use; all three big enough to run in
+  // parallel. 700 x 64 (transposed logits) runs serially.
   const std::vector<Tensor> inputs{random_tensor({5000, 10}, 260, kFloat32), random_tensor({8, 5000}, 261, kFloat32),
+                                   random_tensor({2, 300000}, 263, kFloat32),
                                    random_tensor({64, 700}, 262, kFloat32).t()};
   for (const Tensor& logits : inputs) {
     const int64_t rows = logits.sizes()[0], classes = logits.sizes()[1];

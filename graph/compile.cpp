@@ -66,6 +66,7 @@ void run_passes(Graph& graph) {
   run("drop_constants", "unused constants dropped", [&] { return drop_unused_constants(graph); });
   run("cse", "nodes removed", [&] { return eliminate_common_subexpressions(graph); });
   run("epilogue_fusion", "activations fused into GEMMs", [&] { return fuse_gemm_epilogues(graph, sink); });
+  run("loss_fusion", "loss backwards fused into their forwards", [&] { return fuse_loss_backward(graph, sink); });
   if (logging)
     fmt::print(stderr, "[ember compile] after passes: {} nodes, {} constants\n", graph.nodes.size(),
                graph.constants.size());

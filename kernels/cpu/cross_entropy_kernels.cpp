@@ -1,5 +1,5 @@
-// cross_entropy (fused log_softmax + nll) and its backward on the CPU; the formulas are in
-// loss_kernels.h. Rows go through in blocks whose z - max is laid out class by class (class c of
+// cross_entropy (fused log_softmax + nll), its backward, and both in one pass on the CPU; the
+// formulas are in loss_kernels.h. Rows go through in blocks whose z - max is laid out class by class (class c of
 // the block's row r at c * rows + r), so a block's exponentials are one run through the vector
 // exp (vector_exp.h) even when rows are short: the seed MLP's ten classes would fill less than a
 // vector each. Each row's sum of exp still adds its classes in order, in double: on a confident
@@ -81,8 +81,17 @@ bool run_parallel(const ClassLoss& loss) {
   return loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
 }
 
+// What one pass over the logits writes: the loss, the logits' gradient from the loss's gradient
+// `grad`, or both from the same exponentials (cross_entropy_with_backward, which compiled steps
+// run in place of the pair): each output gets the same bits whichever op computes it.
+struct CrossEntropyOutputs {
+  const Tensor* loss = nullptr;
+  const Tensor* grad_logits = nullptr;
+  const Tensor* grad = nullptr;  // with grad_logits
+};
+
 template <typename T>
-void cross_entropy_typed(const Tensor& output, const Tensor& logits, const ClassLoss& loss) {
+void cross_entropy_pass(const CrossEntropyOutputs& outputs, const Tensor& logits, const ClassLoss& loss) {
   using C = compute_t<T>;
   const T* data = logits.data_ptr<T>();
   const double keep = 1.0 - loss.smoothing;
@@ -98,54 +107,52 @@ void cross_entropy_typed(const Tensor& output, const Tensor& logits, const Class
     for (int64_t c = 0; c < loss.classes; ++c) row_sum += static_cast<C>(row[c * loss.class_stride]);
     return keep * nll + spread * (static_cast<double>(loss.classes) * log_sum - row_sum);
   };
-  T* out = output.data_ptr<T>();
-  const bool parallel = run_parallel(loss);
-  if (loss.reduction == kReductionNone) {
-    for_each_block<C>(data, loss, parallel, [&](const RowBlock<C>& block) {
-      for (int64_t r = 0; r < block.rows; ++r) out[block.first + r] = static_cast<T>(row_loss(block, r));
-    });
-    return;
-  }
-  double total = 0.0;
-  if (parallel) {
-    std::vector<double> per_row(loss.rows);
-    for_each_block<C>(data, loss, true, [&](const RowBlock<C>& block) {
-      for (int64_t r = 0; r < block.rows; ++r) per_row[block.first + r] = row_loss(block, r);
-    });
-    for (double value : per_row) total += value;
-  } else {
-    for_each_block<C>(data, loss, false, [&](const RowBlock<C>& block) {
-      for (int64_t r = 0; r < block.rows; ++r) total += row_loss(block, r);
-    });
-  }
-  out[0] = static_cast<T>(loss.reduction == kReductionMean ? total / static_cast<double>(loss.counted) : total);
-}
 
-template <typename T>
-void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad, const Tensor& logits,
-                                  const ClassLoss& loss) {
-  using C = compute_t<T>;
-  T* out = grad_logits.data_ptr<T>();
-  const GradScale<T> scale_of = grad_scale<T>(grad, loss);
-  const C keep = static_cast<C>(1.0 - loss.smoothing);
-  const C spread = static_cast<C>(loss.smoothing / static_cast<double>(loss.classes));
-  for_each_block<C>(logits.data_ptr<T>(), loss, run_parallel(loss), [&](const RowBlock<C>& block) {
+  T* grad_out = outputs.grad_logits != nullptr ? outputs.grad_logits->data_ptr<T>() : nullptr;
+  const GradScale<T> scale_of =
+      grad_out != nullptr ? grad_scale<T>(*outputs.grad, loss) : GradScale<T>{nullptr, 0, loss};
+  const C grad_keep = static_cast<C>(keep);
+  const C grad_spread = static_cast<C>(spread);
+  const auto write_gradient = [&](const RowBlock<C>& block, int64_t r) {
+    const int64_t i = block.first + r;
+    T* out_row = grad_out + i * loss.classes;
+    if (loss.ignored(i)) {
+      for (int64_t c = 0; c < loss.classes; ++c) out_row[c] = static_cast<T>(C(0));
+      return;
+    }
+    const C inverse_total = static_cast<C>(1.0 / block.totals[r]);
+    const C scale = static_cast<C>(scale_of(i));
+    const int64_t target = loss.target_of(i);
+    for (int64_t c = 0; c < loss.classes; ++c) {
+      const C hot = c == target ? grad_keep : C(0);
+      out_row[c] = static_cast<T>(scale * (block.exponential(r, c) * inverse_total - grad_spread - hot));
+    }
+  };
+
+  T* loss_out = outputs.loss != nullptr ? outputs.loss->data_ptr<T>() : nullptr;
+  const bool parallel = run_parallel(loss);
+  const bool reduced = loss.reduction != kReductionNone;
+  // A reduced loss adds the rows in row order: directly when serial, through a buffer when not.
+  std::vector<double> per_row(loss_out != nullptr && reduced && parallel ? loss.rows : 0);
+  double total = 0.0;
+  for_each_block<C>(data, loss, parallel, [&](const RowBlock<C>& block) {
     for (int64_t r = 0; r < block.rows; ++r) {
-      const int64_t i = block.first + r;
-      T* out_row = out + i * loss.classes;
-      if (loss.ignored(i)) {
-        for (int64_t c = 0; c < loss.classes; ++c) out_row[c] = static_cast<T>(C(0));
-        continue;
+      if (loss_out != nullptr) {
+        const double value = row_loss(block, r);
+        if (!reduced) {
+          loss_out[block.first + r] = static_cast<T>(value);
+        } else if (parallel) {
+          per_row[block.first + r] = value;
+        } else {
+          total += value;
+        }
       }
-      const C inverse_total = static_cast<C>(1.0 / block.totals[r]);
-      const C scale = static_cast<C>(scale_of(i));
-      const int64_t target = loss.target_of(i);
-      for (int64_t c = 0; c < loss.classes; ++c) {
-        const C hot = c == target ? keep : C(0);
-        out_row[c] = static_cast<T>(scale * (block.exponential(r, c) * inverse_total - spread - hot));
-      }
+      if (grad_out != nullptr) write_gradient(block, r);
     }
   });
+  if (loss_out == nullptr || !reduced) return;
+  for (double value : per_row) total += value;
+  loss_out[0] = static_cast<T>(loss.reduction == kReductionMean ? total / static_cast<double>(loss.counted) : total);
 }
 
 }  // namespace
@@ -153,14 +160,22 @@ void cross_entropy_backward_typed(const Tensor& grad_logits, const Tensor& grad,
 void cross_entropy_kernel(const OpCall& call, TensorList& outputs) {
   const ClassLoss loss = class_loss(call, call.input(0), call.input(1));
   dispatch_floating(call.input(0).dtype(), "cross_entropy", [&](auto zero) {
-    cross_entropy_typed<decltype(zero)>(outputs[0], call.input(0), loss);
+    cross_entropy_pass<decltype(zero)>({.loss = &outputs[0]}, call.input(0), loss);
   });
 }
 
 void cross_entropy_backward_kernel(const OpCall& call, TensorList& outputs) {
   const ClassLoss loss = class_loss(call, call.input(1), call.input(2));
   dispatch_floating(call.input(1).dtype(), "cross_entropy_backward", [&](auto zero) {
-    cross_entropy_backward_typed<decltype(zero)>(outputs[0], call.input(0), call.input(1), loss);
+    cross_entropy_pass<decltype(zero)>({.grad_logits = &outputs[0], .grad = &call.input(0)}, call.input(1), loss);
+  });
+}
+
+void cross_entropy_with_backward_kernel(const OpCall& call, TensorList& outputs) {
+  const ClassLoss loss = class_loss(call, call.input(1), call.input(2));
+  dispatch_floating(call.input(1).dtype(), "cross_entropy_with_backward", [&](auto zero) {
+    cross_entropy_pass<decltype(zero)>({.loss = &outputs[0], .grad_logits = &outputs[1], .grad = &call.input(0)},
+                                       call.input(1), loss);
   });
 }
 

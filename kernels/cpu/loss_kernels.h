@@ -14,6 +14,9 @@ namespace ember::cpu {
 
 void cross_entropy_kernel(const OpCall& call, TensorList& outputs);
 void cross_entropy_backward_kernel(const OpCall& call, TensorList& outputs);  // (grad, logits, target)
+// (grad, logits, target) -> (loss, grad_logits): the two above from one pass over the logits, each
+// output bit-identical to its own op's. Compiled steps run it in place of the pair (graph/passes.h).
+void cross_entropy_with_backward_kernel(const OpCall& call, TensorList& outputs);
 void nll_loss_kernel(const OpCall& call, TensorList& outputs);
 void nll_loss_backward_kernel(const OpCall& call, TensorList& outputs);  // (grad, log_probs, target)
 void mse_loss_kernel(const OpCall& call, TensorList& outputs);

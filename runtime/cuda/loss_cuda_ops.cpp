@@ -1,8 +1,10 @@
-// CUDA kernels of the loss registry ops: cross_entropy, cross_entropy_backward, nll_loss,
-// nll_loss_backward and mse_loss. Scores and targets are passed with their strides (no copies);
+// CUDA kernels of the loss registry ops: cross_entropy, cross_entropy_backward,
+// cross_entropy_with_backward, nll_loss, nll_loss_backward and mse_loss. Scores and targets are passed with their strides (no copies);
 // kernels in kernels/cuda/loss*.cu. An out-of-range target gives NaN and is written to the
 // device's error record, raised as an ember::Error at the next synchronization (or right after the
 // op with EMBER_CUDA_CHECK_INDICES=1): checking on the host would synchronize every loss call.
+#include <array>
+
 #include "kernels/cuda/loss.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
@@ -77,6 +79,18 @@ void class_loss_backward_cuda(const OpCall& call, TensorList& outputs) {
   raise_bad_target(call, target_check, scores);
 }
 
+// (grad, scores, target) -> (loss, grad_scores): the two kernels above in turn, so each output
+// has its own op's bits. Compiled CPU steps fuse the pair into one pass; on CUDA there is no
+// fused kernel, and the compile stage leaves the pair as it is (graph/loss_fusion.cpp), so this
+// runs only when the op is called directly.
+void cross_entropy_with_backward_cuda(const OpCall& call, TensorList& outputs) {
+  const std::array<Tensor, 2> forward_inputs{call.input(1), call.input(2)};
+  const OpCall forward{call.op, forward_inputs, call.attrs};
+  class_loss_cuda<true>(forward, outputs);
+  TensorList gradient{outputs[1]};
+  class_loss_backward_cuda<true>(call, gradient);
+}
+
 void mse_loss_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& input = call.input(0);
   const Tensor& target = call.input(1);
@@ -100,6 +114,7 @@ void register_loss_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("cross_entropy", kCuda, class_loss_cuda<true>);
   registry.set_kernel("nll_loss", kCuda, class_loss_cuda<false>);
   registry.set_kernel("cross_entropy_backward", kCuda, class_loss_backward_cuda<true>);
+  registry.set_kernel("cross_entropy_with_backward", kCuda, cross_entropy_with_backward_cuda);
   registry.set_kernel("nll_loss_backward", kCuda, class_loss_backward_cuda<false>);
   registry.set_kernel("mse_loss", kCuda, mse_loss_cuda);
 }

@@ -1,6 +1,8 @@
 // Losses: cross_entropy (fused log_softmax + nll), nll_loss, mse_loss, and the registered
 // backward ops cross_entropy_backward(grad, logits, target) and nll_loss_backward(grad,
-// log_probs, target) with the forward's attributes. Kernels in kernels/cpu/loss_kernels.h.
+// log_probs, target) with the forward's attributes. cross_entropy_with_backward(grad, logits,
+// target) returns the loss and the logits' gradient, from one pass on the CPU, where compiled
+// steps use it (graph/loss_fusion.cpp). Kernels in kernels/cpu/loss_kernels.h.
 #include "kernels/cpu/loss_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -61,6 +63,15 @@ void class_loss_backward_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[0].dtype = call.input(1).dtype();
 }
 
+// (grad, logits, target) -> (loss, grad_logits).
+void cross_entropy_with_backward_shape(const OpCall& call, OutputMetas& outputs) {
+  OutputMetas forward;
+  class_loss_shape(call, call.input(1), call.input(2), "cross_entropy_with_backward", forward);
+  class_loss_backward_shape(call, outputs);  // outputs[0]: the logits' meta, after checking grad
+  outputs[1] = outputs[0];
+  outputs[0] = forward[0];
+}
+
 void mse_loss_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& input = call.input(0);
   const Tensor& target = call.input(1);
@@ -117,6 +128,13 @@ void register_loss_ops(OpRegistry& registry) {
                        "cross_entropy_backward(Tensor grad, Tensor logits, Tensor target, int reduction, "
                        "int ignore_index, float label_smoothing) -> Tensor",
                        class_loss_backward_shape, cpu::cross_entropy_backward_kernel, nullptr, 0, 0b100));
+  OpDef with_backward = loss_op("cross_entropy_with_backward",
+                                "cross_entropy_with_backward(Tensor grad, Tensor logits, Tensor target, int reduction, "
+                                "int ignore_index, float label_smoothing) -> (Tensor loss, Tensor grad_logits)",
+                                cross_entropy_with_backward_shape, cpu::cross_entropy_with_backward_kernel, nullptr, 0,
+                                0b100);
+  with_backward.num_outputs = 2;
+  registry.add(std::move(with_backward));
   registry.add(loss_op("nll_loss",
                        "nll_loss(Tensor log_probs, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor",
                        nll_loss_shape, cpu::nll_loss_kernel, nll_loss_backward, 0b11, 0b10));

@@ -4,6 +4,7 @@
 // Without a GPU each case says why it is skipped and checks nothing.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -186,6 +187,14 @@ TEST_CASE("cuda cross_entropy: many classes, smoothing, ignore_index, backward a
                       {"label_smoothing", 0.1}};
     check_close(dispatch_one(backward_op, {grad.to(kCuda0), logits.to(kCuda0), target.to(kCuda0)}, attrs),
                 dispatch_one(backward_op, {grad, logits, target}, attrs), 1e-4, "cross_entropy_backward");
+    // cross_entropy_with_backward runs the two kernels in turn: the pair's bits on the device.
+    static const OpDef& fused_op = lookup_op("cross_entropy_with_backward");
+    const std::array<Tensor, 3> device_inputs{grad.to(kCuda0), logits.to(kCuda0), target.to(kCuda0)};
+    const TensorList both = dispatch({fused_op, device_inputs, attrs});
+    CHECK(both[0].to(kCPU).to_vector<float>() ==
+          cross_entropy(logits.to(kCuda0), target.to(kCuda0), options).to(kCPU).to_vector<float>());
+    CHECK(both[1].to(kCPU).to_vector<float>() ==
+          dispatch_one(backward_op, device_inputs, attrs).to(kCPU).to_vector<float>());
   }
   // The kernel records an out-of-range target on the device; the next sync (the copy to the host)
   // raises it, naming the op, the target and its position.

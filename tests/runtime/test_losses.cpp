@@ -1,7 +1,11 @@
 // softmax / log_softmax and the losses (cross_entropy, nll_loss, mse_loss): float64 loop
 // references, values computed once with PyTorch 1.13, fused-vs-unfused equivalence, error
-// messages and gradients by finite differences.
+// messages and gradients by finite differences; cross_entropy over many rows and threads, and
+// cross_entropy_with_backward against the pair it replaces.
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
 
 #include "numeric_check.h"
 
@@ -306,4 +310,44 @@ TEST_CASE("cross_entropy over many rows: values and gradients match float64, for
     }
     check_close(std::vector<double>(gradients[0].begin(), gradients[0].end()), expected, 1e-7);
   }
+}
+
+// Compiled steps run cross_entropy_with_backward in place of the pair (graph/loss_fusion.cpp).
+TEST_CASE("cross_entropy_with_backward gives the bits of cross_entropy and cross_entropy_backward") {
+  static const OpDef& forward_op = lookup_op("cross_entropy");
+  static const OpDef& backward_op = lookup_op("cross_entropy_backward");
+  static const OpDef& fused_op = lookup_op("cross_entropy_with_backward");
+  const std::vector<Tensor> inputs{random_tensor({6, 7}, 270, kFloat32), random_tensor({7, 6}, 271, kFloat32).t(),
+                                   random_tensor({6, 7}, 272, kFloat64), random_tensor({6, 7}, 273, kBFloat16),
+                                   random_tensor({5000, 10}, 274, kFloat32)};
+  for (const Tensor& logits : inputs) {
+    const int64_t rows = logits.sizes()[0], classes = logits.sizes()[1];
+    std::vector<int64_t> labels(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) labels[i] = i % 5 == 2 ? 4 : (i * 31) % classes;
+    const Tensor target = targets(labels);
+    for (Reduction reduction : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+      for (double smoothing : {0.0, 0.25}) {
+        INFO(logits.dtype() << " " << rows << " x " << classes << " reduction " << static_cast<int>(reduction)
+                            << " smoothing " << smoothing);
+        const Attrs attrs{{"reduction", static_cast<int64_t>(reduction)}, {"ignore_index", int64_t{4}},
+                          {"label_smoothing", smoothing}};
+        const Tensor grad = reduction == Reduction::None ? random_tensor({rows}, 275, logits.dtype())
+                                                         : full({}, 0.75, {.dtype = logits.dtype()});
+        const std::array<Tensor, 3> fused_inputs{grad, logits, target};
+        const TensorList fused = dispatch({fused_op, fused_inputs, attrs});
+        REQUIRE(fused.size() == 2);
+        const Tensor loss = dispatch_one(forward_op, {logits, target}, attrs);
+        const Tensor grad_logits = dispatch_one(backward_op, {grad, logits, target}, attrs);
+        CHECK(fused[0].sizes() == loss.sizes());
+        CHECK(fused[1].sizes() == grad_logits.sizes());
+        CHECK(values_of(fused[0]) == values_of(loss));
+        CHECK(values_of(fused[1]) == values_of(grad_logits));
+      }
+    }
+  }
+  // Its shape rule checks the gradient against the loss, naming the op.
+  const Tensor logits = random_tensor({3, 4}, 276, kFloat32);
+  const Attrs mean{{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}, {"label_smoothing", 0.0}};
+  const std::array<Tensor, 3> bad{random_tensor({3}, 277, kFloat32), logits, targets({0, 1, 2})};
+  CHECK_THROWS_WITH(dispatch({fused_op, bad, mean}), doctest::Contains("cross_entropy_with_backward: grad"));
 }

@@ -3,6 +3,7 @@
 //   ember-ops --names               one name per line (tools/gpu_check.sh loops over these)
 //   ember-ops --missing cuda        ops (views excepted) with no kernel on that device; exit 1 if any
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -41,7 +42,9 @@ int main(int argc, char** argv) {
 
   int without = 0;
   const auto ops = ember::registry().all();
-  if (!names_only && missing.empty()) std::printf("%-24s %-10s %-4s %-4s\n", "op", "kind", "cpu", "cuda");
+  int width = 24;  // the name column fits the longest name
+  for (const ember::OpDef* op : ops) width = std::max(width, static_cast<int>(op->name.size()));
+  if (!names_only && missing.empty()) std::printf("%-*s %-10s %-4s %-4s\n", width, "op", "kind", "cpu", "cuda");
   for (const ember::OpDef* op : ops) {
     const bool cpu = has_kernel(*op, ember::DeviceType::CPU);
     const bool cuda = has_kernel(*op, ember::DeviceType::CUDA);
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
         ++without;
       }
     } else {
-      std::printf("%-24s %-10s %-4s %-4s\n", op->name.c_str(), kind_name(op->kind), cpu ? "yes" : "-",
+      std::printf("%-*s %-10s %-4s %-4s\n", width, op->name.c_str(), kind_name(op->kind), cpu ? "yes" : "-",
                   cuda ? "yes" : "-");
     }
   }

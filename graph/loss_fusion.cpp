@@ -62,6 +62,17 @@ int fuse_loss_backward(Graph& graph, std::vector<std::string>* notes) {
                                      graph.nodes[f].outputs[0], grad));
       continue;
     }
+    // Moving the backward's reads up to the forward must not move them across a write: the IR
+    // keeps a write through a view as a write to its base's buffer, which the value ids do not
+    // show. A training step has none between its loss and the loss's backward.
+    int writer = f + 1;
+    while (writer < static_cast<int>(b) && graph.nodes[writer].op->kind != OpKind::InPlace) ++writer;
+    if (writer < static_cast<int>(b)) {
+      if (notes != nullptr)
+        notes->push_back(fmt::format("not fused: cross_entropy %{}: the in-place {} runs before its backward",
+                                     graph.nodes[f].outputs[0], graph.nodes[writer].op->name));
+      continue;
+    }
     Node& forward = graph.nodes[f];
     if (notes != nullptr)
       notes->push_back(fmt::format("fused: cross_entropy %{} and cross_entropy_backward %{} into "

@@ -41,9 +41,9 @@ int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes = nullptr)
 
 // Loss fusion (graph/loss_fusion.cpp): cross_entropy and the cross_entropy_backward of the same
 // logits, target and attributes become one cross_entropy_with_backward node (both outputs from
-// one pass), where the backward's grad exists before the forward runs, on the CPU (the op's CUDA
-// kernel runs the pair's two kernels in turn). Returns the nodes removed; with `notes`, one line
-// per pair.
+// one pass), where the backward's grad exists before the forward runs and no in-place node runs
+// between the two, on the CPU (the op's CUDA kernel runs the pair's two kernels in turn).
+// Returns the nodes removed; with `notes`, one line per pair.
 int fuse_loss_backward(Graph& graph, std::vector<std::string>* notes = nullptr);
 
 

@@ -1,7 +1,8 @@
 // Loss fusion (graph/loss_fusion.cpp): cross_entropy and its backward become one
 // cross_entropy_with_backward node whose two outputs have the bits of the pair; a backward whose
-// grad is computed from the loss, or one with other attributes, stays separate; a compiled
-// training step ends up with the fused node and trains bit for bit as eager does.
+// grad is computed from the loss, one after an in-place op, or one with other attributes, stays
+// separate; a compiled training step ends up with the fused node and trains bit for bit as eager
+// does.
 #include <doctest/doctest.h>
 
 #include "capture_util.h"
@@ -61,7 +62,7 @@ TEST_CASE("loss fusion: cross_entropy and its backward become one node with the 
   }
 }
 
-TEST_CASE("loss fusion: a gradient computed from the loss, or other attributes, keep the pair apart") {
+TEST_CASE("loss fusion: a gradient computed from the loss, an in-place op between, other attributes: no fusion") {
   Classifier model;
   manual_seed(33);
   const Tensor input = randn({5, 4});
@@ -74,6 +75,22 @@ TEST_CASE("loss fusion: a gradient computed from the loss, or other attributes, 
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("is computed after it") != std::string::npos);
   CHECK(graph_test::bit_equal(replay_one(from_loss, input), model.step(input, per_row, true)));
+
+  // An in-place op between the loss and its backward keeps them apart (conservatively: it could
+  // write the logits' buffer through a view, which the value ids would not show).
+  Tensor counter = zeros({1});
+  Graph written = capture_one([&](const Tensor& in) {
+    model.weight.set_grad(Tensor());
+    Tensor loss = cross_entropy(linear(in, model.weight, model.bias), model.target);
+    counter.mul_(2.0);
+    loss.backward();
+    return add(loss, model.weight.grad().sum());
+  }, input);
+  fold_constants(written);
+  notes.clear();
+  CHECK(fuse_loss_backward(written, &notes) == 0);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("runs before its backward") != std::string::npos);
 
   // A cross_entropy whose attributes differ from the backward's is not its forward.
   Graph mixed = capture_one([&](const Tensor& in) {

@@ -64,11 +64,7 @@ int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes) {
                                    activation_node.op->name, activation_node.outputs[0],
                                    activation_name(activation)));
   }
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
-  graph.nodes = std::move(kept);
-  renumber(graph);
+  remove_nodes(graph, removed);
   return fused;
 }
 

@@ -85,11 +85,7 @@ int fuse_loss_backward(Graph& graph, std::vector<std::string>* notes) {
     removed[b] = true;
     ++fused;
   }
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
-  graph.nodes = std::move(kept);
-  renumber(graph);
+  remove_nodes(graph, removed);
   return fused;
 }
 

@@ -11,6 +11,10 @@ namespace ember::graph {
 // After nodes were removed or reordered: point each output value back at its node's new index.
 void renumber(Graph& graph);
 
+// Drops the nodes marked in `removed` (one flag per node), keeps the rest in order and renumbers.
+// Returns how many were dropped.
+int remove_nodes(Graph& graph, const std::vector<bool>& removed);
+
 bool is_mutated_input(const OpDef& op, size_t i);
 
 // Values whose buffer must not be shared with another value: mutated in place (directly or

@@ -13,6 +13,16 @@ void renumber(Graph& graph) {
     for (ValueId output : graph.nodes[n].outputs) graph.values[output].index = static_cast<int>(n);
 }
 
+int remove_nodes(Graph& graph, const std::vector<bool>& removed) {
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (!removed[n]) kept.push_back(std::move(graph.nodes[n]));
+  const int dropped = static_cast<int>(graph.nodes.size() - kept.size());
+  graph.nodes = std::move(kept);
+  renumber(graph);
+  return dropped;
+}
+
 namespace {
 
 bool same_attrs(const Attrs& a, const Attrs& b) {
@@ -49,7 +59,7 @@ int eliminate_dead_code(Graph& graph) {
   for (const WriteBack& write : graph.write_backs) live[write.value] = true;
   for (const GradWriteBack& write : graph.grad_write_backs)
     if (write.value >= 0) live[write.value] = true;
-  std::vector<bool> keep(graph.nodes.size(), false);
+  std::vector<bool> dead(graph.nodes.size(), true);
   for (size_t n = graph.nodes.size(); n-- > 0;) {
     const Node& node = graph.nodes[n];
     // In-place nodes change memory others may read; a refresh changes host state (the step
@@ -57,17 +67,11 @@ int eliminate_dead_code(Graph& graph) {
     bool needed = node.op->kind == OpKind::InPlace || node.refresh;
     for (ValueId output : node.outputs) needed = needed || live[output];
     if (!needed) continue;
-    keep[n] = true;
+    dead[n] = false;
     for (ValueId input : node.inputs)
       if (input >= 0) live[input] = true;
   }
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (keep[n]) kept.push_back(std::move(graph.nodes[n]));
-  const int removed = static_cast<int>(graph.nodes.size() - kept.size());
-  graph.nodes = std::move(kept);
-  renumber(graph);
-  return removed;
+  return remove_nodes(graph, dead);
 }
 
 int eliminate_common_subexpressions(Graph& graph) {

@@ -33,12 +33,6 @@ FusedCudaLaunch grid_stride_launch(int64_t elements) {
 
 }  // namespace
 
-FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs) {
-  FusedOperands operands;
-  fill_fused_operands(group, call, outputs, operands);
-  return operands;
-}
-
 void fill_fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs, FusedOperands& operands) {
   const int rank = group.shape.size();
   const size_t inputs = group.inputs.size();
@@ -72,13 +66,6 @@ int64_t fused_cuda_argument_words(const FusedGroup& group) {
   const int64_t sizes = group.dynamic_dims == 0 ? 0 : group.shape.size();
   const int64_t pieces = group.root == FusedRoot::None ? 0 : 2;
   return pointers + fused_cuda_stride_words(group) + sizes + pieces + 1;
-}
-
-std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands,
-                                           FusedPieceSums pieces) {
-  std::vector<uint64_t> words;
-  fill_fused_cuda_arguments(group, operands, pieces, words);
-  return words;
 }
 
 void fill_fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands, FusedPieceSums pieces,

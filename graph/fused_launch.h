@@ -22,10 +22,9 @@ struct FusedOperands {
 };
 
 // The operands of a call of `group`'s fused node, whose outputs are allocated: output 0 and the
-// exports are fresh and contiguous (the generated code indexes them by element number).
-FusedOperands fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs);
-// The same into `operands`, whose vectors keep their capacity: the fused kernels reuse one per
-// thread, so a launch allocates nothing for its operands.
+// exports are fresh and contiguous (the generated code indexes them by element number). Written
+// into `operands`, whose vectors keep their capacity: the fused kernels reuse one per thread, so
+// a launch allocates nothing for its operands.
 void fill_fused_operands(const FusedGroup& group, const OpCall& call, TensorList& outputs, FusedOperands& operands);
 
 // Where a reduction split over blocks (FusedCudaLaunch::pieces > 1) leaves each piece's sum of
@@ -38,10 +37,8 @@ struct FusedPieceSums {
 // The CUDA kernel's one by-value parameter, as 8-byte words: the data pointers, then the input
 // strides (at least one word, so an input-less rank-0 group still has the array), the shape when
 // the group has dynamic dims, for a reduction the piece sums' pointer and count, then 1 or 0 for
-// `contiguous`.
-std::vector<uint64_t> fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands,
-                                           FusedPieceSums pieces = {});
-// The same into `words` (cleared first; its capacity is kept, as with fill_fused_operands).
+// `contiguous`. Written into `words` (cleared first; its capacity is kept, as with
+// fill_fused_operands).
 void fill_fused_cuda_arguments(const FusedGroup& group, const FusedOperands& operands, FusedPieceSums pieces,
                                std::vector<uint64_t>& words);
 int64_t fused_cuda_stride_words(const FusedGroup& group);

@@ -102,13 +102,15 @@ inline std::vector<Tensor> run_emulated(const graph::CompiledModule& module, con
   for (size_t e = 0; e < group.exports.size(); ++e) outputs.push_back(empty(group.shape, {.dtype = group.dtype}));
   const Attrs none;
   const OpCall call{registry().get("add"), std::span<const Tensor>(inputs), none};  // only the inputs are read
-  const graph::FusedOperands operands = graph::fused_operands(group, call, outputs);
+  graph::FusedOperands operands;
+  graph::fill_fused_operands(group, call, outputs, operands);
   // NaN in every piece sum, so a piece the kernel forgot to write shows in the result.
   const int64_t sums = launch.pieces > 1 ? launch.pieces * graph::fused_extent(group).outputs : 0;
   std::vector<double> piece_sums(static_cast<size_t>(std::max<int64_t>(sums, 1)),
                                  std::numeric_limits<double>::quiet_NaN());
   const graph::FusedPieceSums pieces{launch.pieces > 1 ? piece_sums.data() : nullptr, launch.pieces};
-  const std::vector<uint64_t> words = graph::fused_cuda_arguments(group, operands, pieces);
+  std::vector<uint64_t> words;
+  graph::fill_fused_cuda_arguments(group, operands, pieces, words);
   const auto kernel = reinterpret_cast<EmulatedKernel>(module.symbol(group.name + "_emulate"));
   if (launch.grid > 0) kernel(words.data(), launch.grid, launch.pieces, launch.block_x, launch.block_y);
   if (launch.grid > 0 && launch.pieces > 1) {

@@ -81,7 +81,8 @@ Tensor run_cpu(FusedCpuFunction function, const Case& test) {
   outputs.push_back(empty(test.group.output.sizes, {.dtype = test.group.output.dtype}));
   const Attrs none;
   const OpCall call{registry().get("add"), std::span<const Tensor>(test.inputs), none};  // only the inputs are read
-  const FusedOperands operands = fused_operands(test.group, call, outputs);
+  FusedOperands operands;
+  fill_fused_operands(test.group, call, outputs, operands);
   function(operands.data.data(), operands.strides.data(), test.group.shape.data(), test.group.shape.size(),
            operands.contiguous ? 1 : 0);
   return outputs[0];

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/class_loss_layout.h"
 #include "runtime/ops/registry.h"
 #include "runtime/tensor.h"
 
@@ -12,25 +13,20 @@ namespace ember::cpu {
 inline constexpr int64_t kReductionNone = 0;
 inline constexpr int64_t kReductionMean = 1;
 
-// A class-index loss call: scores [N, C] (or [C]) with any strides, targets [N] (or 0-d).
-struct ClassLoss {
-  int64_t rows = 1;
-  int64_t classes = 0;
-  int64_t row_stride = 0;
-  int64_t class_stride = 1;
-  const int64_t* target = nullptr;
-  int64_t target_stride = 0;
-  int64_t reduction = kReductionMean;
-  int64_t ignore_index = -100;
+// Where a call's scores [N, C] (or [C]) and targets [N] (or 0-d) are, and its attributes; the
+// CUDA kernels' arguments (runtime/cuda/loss_cuda_ops.cpp) start from it too.
+ClassLossLayout class_loss_layout(const OpCall& call, const Tensor& scores, const Tensor& target);
+
+// The layout, with every target checked on the host.
+struct ClassLoss : ClassLossLayout {
   int64_t counted = 0;  // targets that are not ignored: the divisor of the mean
-  double smoothing = 0.0;
 
   bool ignored(int64_t row) const { return target[row * target_stride] == ignore_index; }
   int64_t target_of(int64_t row) const { return target[row * target_stride]; }
 };
 
-// Reads the call's attributes and checks every target (serially: an error must not be thrown
-// from inside an OpenMP region); the error names cross_entropy or nll_loss, as the call was.
+// class_loss_layout, then every target checked (serially: an error must not be thrown from
+// inside an OpenMP region); the error names cross_entropy or nll_loss, as the call was.
 ClassLoss class_loss(const OpCall& call, const Tensor& scores, const Tensor& target);
 
 // The gradient's scale for a row: its own grad (reduction none), or the scalar grad, divided by

@@ -94,15 +94,15 @@ template <typename T>
 void cross_entropy_pass(const CrossEntropyOutputs& outputs, const Tensor& logits, const ClassLoss& loss) {
   using C = compute_t<T>;
   const T* data = logits.data_ptr<T>();
-  const double keep = 1.0 - loss.smoothing;
-  const double spread = loss.smoothing / static_cast<double>(loss.classes);
+  const double keep = 1.0 - loss.label_smoothing;
+  const double spread = loss.label_smoothing / static_cast<double>(loss.classes);
   const auto row_loss = [&](const RowBlock<C>& block, int64_t r) {
     const int64_t i = block.first + r;
     if (loss.ignored(i)) return 0.0;
     const T* row = data + i * loss.row_stride;
     const double log_sum = static_cast<double>(block.maxima[r]) + std::log(block.totals[r]);
     const double nll = log_sum - static_cast<double>(static_cast<C>(row[loss.target_of(i) * loss.class_stride]));
-    if (loss.smoothing == 0.0) return nll;
+    if (loss.label_smoothing == 0.0) return nll;
     double row_sum = 0.0;  // sum_c -log p_c = C lse - sum_c z_c
     for (int64_t c = 0; c < loss.classes; ++c) row_sum += static_cast<C>(row[c * loss.class_stride]);
     return keep * nll + spread * (static_cast<double>(loss.classes) * log_sum - row_sum);

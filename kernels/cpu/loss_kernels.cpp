@@ -13,18 +13,24 @@
 
 namespace ember::cpu {
 
+ClassLossLayout class_loss_layout(const OpCall& call, const Tensor& scores, const Tensor& target) {
+  ClassLossLayout layout;
+  const int rank = scores.dim();
+  layout.rows = rank == 2 ? scores.sizes()[0] : 1;
+  layout.classes = scores.sizes()[rank - 1];
+  layout.row_stride = rank == 2 ? scores.strides()[0] : 0;
+  layout.class_stride = scores.strides()[rank - 1];
+  layout.target = static_cast<const int64_t*>(target.raw_data_ptr());
+  layout.target_stride = target.dim() == 1 ? target.strides()[0] : 0;
+  layout.reduction = call.attrs.get<int64_t>("reduction");
+  layout.ignore_index = call.attrs.get<int64_t>("ignore_index");
+  layout.label_smoothing = call.attrs.get_or<double>("label_smoothing", 0.0);
+  return layout;
+}
+
 ClassLoss class_loss(const OpCall& call, const Tensor& scores, const Tensor& target) {
   ClassLoss loss;
-  const int rank = scores.dim();
-  loss.rows = rank == 2 ? scores.sizes()[0] : 1;
-  loss.classes = scores.sizes()[rank - 1];
-  loss.row_stride = rank == 2 ? scores.strides()[0] : 0;
-  loss.class_stride = scores.strides()[rank - 1];
-  loss.target = target.data_ptr<int64_t>();
-  loss.target_stride = target.dim() == 1 ? target.strides()[0] : 0;
-  loss.reduction = call.attrs.get<int64_t>("reduction");
-  loss.ignore_index = call.attrs.get<int64_t>("ignore_index");
-  loss.smoothing = call.attrs.get_or<double>("label_smoothing", 0.0);
+  static_cast<ClassLossLayout&>(loss) = class_loss_layout(call, scores, target);
   const std::string_view op = call.op.name.starts_with("cross_entropy") ? "cross_entropy" : "nll_loss";
   for (int64_t row = 0; row < loss.rows; ++row) {
     if (loss.ignored(row)) continue;

@@ -9,23 +9,16 @@
 
 #include <cstdint>
 
+#include "kernels/class_loss_layout.h"
 #include "kernels/cuda/device_error.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace ember::cuda {
 
-// Scores (logits or log-probabilities) [rows, classes] with any strides, int64 targets [rows].
-struct ClassLossArgs {
+// Scores (logits or log-probabilities) [rows, classes] with any strides, int64 targets [rows]:
+// the layout the CPU kernels read (kernels/class_loss_layout.h), plus the device's own fields.
+struct ClassLossArgs : ClassLossLayout {
   const void* scores = nullptr;
-  int64_t rows = 1;
-  int64_t classes = 0;
-  int64_t row_stride = 0;
-  int64_t class_stride = 1;
-  const int64_t* target = nullptr;
-  int64_t target_stride = 0;
-  int64_t reduction = 1;
-  int64_t ignore_index = -100;
-  double label_smoothing = 0.0;
   void* stream = nullptr;  // cudaStream_t
   IndexFlag error;         // where a bad target is reported
 };

@@ -5,6 +5,7 @@
 // op with EMBER_CUDA_CHECK_INDICES=1): checking on the host would synchronize every loss call.
 #include <array>
 
+#include "kernels/cpu/class_loss.h"
 #include "kernels/cuda/loss.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_op_utils.h"
@@ -19,19 +20,11 @@ namespace {
 constexpr DeviceType kCuda = DeviceType::CUDA;
 
 // scores [N, C] with target [N], or [C] with a 0-d target (one row); shapes are already checked.
+// The layout is the CPU kernels' (targets are checked on the device instead).
 ClassLossArgs class_loss_args(const OpCall& call, const Tensor& scores, const Tensor& target) {
   ClassLossArgs args;
-  const int rank = scores.dim();
+  static_cast<ClassLossLayout&>(args) = cpu::class_loss_layout(call, scores, target);
   args.scores = scores.raw_data_ptr();
-  args.rows = rank == 2 ? scores.sizes()[0] : 1;
-  args.classes = scores.sizes()[rank - 1];
-  args.row_stride = rank == 2 ? scores.strides()[0] : 0;
-  args.class_stride = scores.strides()[rank - 1];
-  args.target = static_cast<const int64_t*>(target.raw_data_ptr());
-  args.target_stride = target.dim() == 1 ? target.strides()[0] : 0;
-  args.reduction = call.attrs.get<int64_t>("reduction");
-  args.ignore_index = call.attrs.get<int64_t>("ignore_index");
-  args.label_smoothing = call.attrs.get_or<double>("label_smoothing", 0.0);
   args.stream = stream_of(scores);
   return args;
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/simd_vector.h"
 
@@ -57,23 +58,23 @@ void vector_exp(T* values, int64_t count, Function function) {
 }
 #endif
 
+template <typename T>
+void exp_array(T* values, int64_t count) {
+#ifdef EMBER_VECTOR_EXP
+  if constexpr (std::is_same_v<T, float>) {
+    vector_exp(values, count, [](FloatVector v) { return EMBER_EXPF(v); });
+  } else {
+    vector_exp(values, count, [](DoubleVector v) { return EMBER_EXP(v); });
+  }
+#else
+  for (int64_t i = 0; i < count; ++i) values[i] = std::exp(values[i]);
+#endif
+}
+
 }  // namespace
 
-void exp_in_place(float* values, int64_t count) {
-#ifdef EMBER_VECTOR_EXP
-  vector_exp(values, count, [](FloatVector v) { return EMBER_EXPF(v); });
-#else
-  for (int64_t i = 0; i < count; ++i) values[i] = std::exp(values[i]);
-#endif
-}
-
-void exp_in_place(double* values, int64_t count) {
-#ifdef EMBER_VECTOR_EXP
-  vector_exp(values, count, [](DoubleVector v) { return EMBER_EXP(v); });
-#else
-  for (int64_t i = 0; i < count; ++i) values[i] = std::exp(values[i]);
-#endif
-}
+void exp_in_place(float* values, int64_t count) { exp_array(values, count); }
+void exp_in_place(double* values, int64_t count) { exp_array(values, count); }
 
 bool vector_exp_from_libmvec() {
 #ifdef EMBER_VECTOR_EXP

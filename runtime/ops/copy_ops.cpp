@@ -13,8 +13,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void factory_shape(const OpCall& call, OutputMetas& outputs) {
   const Dims& sizes = call.attrs.get<Dims>("sizes");
   for (int64_t size : sizes) check(size >= 0, "{}: negative size in shape {}", call.op.name, sizes);
@@ -115,52 +113,34 @@ void copy_inplace(const OpCall& call, TensorList& outputs) {
 // The CPU-only build copies between identical devices only; CUDA adds its own kernel.
 void to_device_cpu(const OpCall& call, TensorList& outputs) { cpu::clone_kernel(call, outputs); }
 
-OpDef make(const char* name, const char* schema, OpKind kind, ShapeRule infer, Kernel cpu_kernel) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = kind;
-  def.infer = infer;
-  def.kernels[kCpu] = cpu_kernel;
-  return def;
-}
-
 void register_copy_ops(OpRegistry& registry) {
-  registry.add(make("empty", "empty(int[] sizes, dtype, device) -> Tensor", OpKind::Factory, factory_shape,
-                    cpu::empty_kernel));
-  registry.add(make("full", "full(int[] sizes, float value, dtype, device) -> Tensor", OpKind::Factory,
-                    full_shape, cpu::full_kernel));
-  registry.add(make("arange", "arange(float start, float end, float step, dtype, device) -> Tensor",
-                    OpKind::Factory, arange_shape, cpu::arange_kernel));
-  registry.add(make("linspace", "linspace(float start, float end, int steps, dtype, device) -> Tensor",
-                    OpKind::Factory, linspace_shape, cpu::linspace_kernel));
-  registry.add(make("rand", "rand(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
-                    OpKind::Factory, factory_shape, cpu::rand_kernel));
-  registry.add(make("randn", "randn(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
-                    OpKind::Factory, factory_shape, cpu::randn_kernel));
-  registry.add(make("randint", "randint(int low, int high, int[] sizes, int seed, int offset, dtype, device) -> Tensor",
-                    OpKind::Factory, randint_shape, cpu::randint_kernel));
+  registry.add(make_op("empty", "empty(int[] sizes, dtype, device) -> Tensor", OpKind::Factory, factory_shape,
+                       cpu::empty_kernel));
+  registry.add(make_op("full", "full(int[] sizes, float value, dtype, device) -> Tensor", OpKind::Factory,
+                       full_shape, cpu::full_kernel));
+  registry.add(make_op("arange", "arange(float start, float end, float step, dtype, device) -> Tensor",
+                       OpKind::Factory, arange_shape, cpu::arange_kernel));
+  registry.add(make_op("linspace", "linspace(float start, float end, int steps, dtype, device) -> Tensor",
+                       OpKind::Factory, linspace_shape, cpu::linspace_kernel));
+  registry.add(make_op("rand", "rand(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                       OpKind::Factory, factory_shape, cpu::rand_kernel));
+  registry.add(make_op("randn", "randn(int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                       OpKind::Factory, factory_shape, cpu::randn_kernel));
+  registry.add(make_op("randint",
+                       "randint(int low, int high, int[] sizes, int seed, int offset, dtype, device) -> Tensor",
+                       OpKind::Factory, randint_shape, cpu::randint_kernel));
 
-  OpDef clone = make("clone", "clone(Tensor a) -> Tensor", OpKind::Other, same_as_input, cpu::clone_kernel);
-  clone.backward = clone_backward;
-  registry.add(std::move(clone));
-  OpDef to_dtype = make("to_dtype", "to_dtype(Tensor a, dtype) -> Tensor", OpKind::Other, to_dtype_shape,
-                        cpu::clone_kernel);
-  to_dtype.backward = to_dtype_backward;
-  registry.add(std::move(to_dtype));
-  OpDef to_device = make("to_device", "to_device(Tensor a, device, bool non_blocking) -> Tensor",
-                         OpKind::Other, to_device_shape, to_device_cpu);
-  to_device.backward = to_device_backward;
-  registry.add(std::move(to_device));
+  registry.add(make_op("clone", "clone(Tensor a) -> Tensor", OpKind::Other, same_as_input, cpu::clone_kernel,
+                       clone_backward));
+  registry.add(make_op("to_dtype", "to_dtype(Tensor a, dtype) -> Tensor", OpKind::Other, to_dtype_shape,
+                       cpu::clone_kernel, to_dtype_backward));
+  registry.add(make_op("to_device", "to_device(Tensor a, device, bool non_blocking) -> Tensor", OpKind::Other,
+                       to_device_shape, to_device_cpu, to_device_backward));
 
-  OpDef copy = make("copy_", "copy_(Tensor(a!) destination, Tensor source) -> Tensor(a!)", OpKind::InPlace,
-                    nullptr, copy_inplace);
-  copy.backward = copy_backward;
-  registry.add(std::move(copy));
-  OpDef fill = make("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
-                     fill_inplace_cpu);
-  fill.backward = fill_backward;
-  registry.add(std::move(fill));
+  registry.add(make_op("copy_", "copy_(Tensor(a!) destination, Tensor source) -> Tensor(a!)", OpKind::InPlace,
+                       nullptr, copy_inplace, copy_backward));
+  registry.add(make_op("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
+                       fill_inplace_cpu, fill_backward));
 }
 
 const OpRegistration registration(register_copy_ops);

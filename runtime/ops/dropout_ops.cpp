@@ -8,8 +8,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void dropout_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& input = call.input(0);
   const double p = call.attrs.get<double>("p");
@@ -29,14 +27,9 @@ void dropout_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 void register_dropout_ops(OpRegistry& registry) {
-  OpDef def;
-  def.name = "dropout";
-  def.schema = "dropout(Tensor input, float p, int seed, int offset) -> (Tensor y, Tensor mask)";
-  def.kind = OpKind::Other;
+  OpDef def = make_op("dropout", "dropout(Tensor input, float p, int seed, int offset) -> (Tensor y, Tensor mask)",
+                      OpKind::Other, dropout_shape, cpu::dropout_kernel, dropout_backward);
   def.num_outputs = 2;
-  def.infer = dropout_shape;
-  def.kernels[kCpu] = cpu::dropout_kernel;
-  def.backward = dropout_backward;
   def.save_outputs = 0b10;
   registry.add(std::move(def));
 }

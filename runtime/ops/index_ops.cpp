@@ -11,8 +11,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 // A registry op called from a backward rule (these scatter ops have no public wrapper).
 Tensor call_op(const char* name, std::initializer_list<Tensor> inputs, const Attrs& attrs) {
   return dispatch_one(lookup_op(name), inputs, attrs);
@@ -111,13 +109,7 @@ void one_hot_shape(const OpCall& call, OutputMetas& outputs) {
 }
 
 OpDef make(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
   if (backward) {
     def.save_inputs = 0b10;  // the index
     def.nondifferentiable_inputs = 0b10;

@@ -8,8 +8,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void cat_shape(const OpCall& call, OutputMetas& outputs) {
   const std::span<const Tensor> inputs = call.inputs;
   check(!inputs.empty(), "cat: expected a non-empty list of tensors");
@@ -67,14 +65,8 @@ void cat_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 void register_join_ops(OpRegistry& registry) {
-  OpDef def;
-  def.name = "cat";
-  def.schema = "cat(Tensor[] tensors, int dim=0) -> Tensor";
-  def.kind = OpKind::Other;
-  def.infer = cat_shape;
-  def.kernels[kCpu] = cpu::cat_kernel;
-  def.backward = cat_backward;
-  registry.add(std::move(def));
+  registry.add(make_op("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", OpKind::Other, cat_shape,
+                       cpu::cat_kernel, cat_backward));
 }
 
 const OpRegistration registration(register_join_ops);

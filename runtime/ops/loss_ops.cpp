@@ -12,8 +12,6 @@ namespace ember::ops {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 int64_t checked_reduction(const OpCall& call) {
   const int64_t reduction = call.attrs.get<int64_t>("reduction");
   check(reduction >= 0 && reduction <= 2, "{}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {}",
@@ -107,13 +105,7 @@ void mse_loss_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 OpDef loss_op(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward,
               uint32_t save_inputs, uint32_t nondifferentiable) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
   def.save_inputs = save_inputs;
   def.nondifferentiable_inputs = nondifferentiable;
   return def;

@@ -11,8 +11,6 @@ namespace ember::ops {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void check_dtypes(const OpCall& call, const Tensor& a, const Tensor& b) {
   check(a.dtype() == b.dtype(), "{}: expected operands of one dtype, got {} and {} (shapes {} and {})",
         call.op.name, a.dtype(), b.dtype(), a.sizes(), b.sizes());
@@ -160,13 +158,7 @@ void linear_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 OpDef gemm_op(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
   def.save_inputs = 0b11;  // every rule needs the operands (linear: input and weight, not bias)
   return def;
 }

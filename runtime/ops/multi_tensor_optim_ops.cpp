@@ -80,8 +80,6 @@ void bump_multi_step_versions(const OpCall& call) {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 // Every slice is checked before the first update, so a bad call changes nothing.
 void multi_step_cpu(const OpCall& call, TensorList&) {
   check_multi_step(call);
@@ -98,13 +96,8 @@ void multi_step_cpu(const OpCall& call, TensorList&) {
 void no_outputs(const OpCall&, OutputMetas&) {}
 
 OpDef multi_step_op(const char* name, const char* schema) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
+  OpDef def = make_op(name, schema, OpKind::Other, no_outputs, multi_step_cpu);
   def.num_outputs = 0;
-  def.infer = no_outputs;
-  def.kernels[kCpu] = multi_step_cpu;
   def.mutated_inputs = 0;
   return def;
 }

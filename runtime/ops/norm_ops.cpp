@@ -9,8 +9,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 DType stat_dtype(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
 
 // The input's sizes before the normalized dims, after checking that its trailing dims match.
@@ -87,13 +85,8 @@ void layer_norm_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 OpDef make(const char* name, const char* schema, ShapeRule infer, Kernel kernel) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel);
   def.num_outputs = 3;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
   return def;
 }
 

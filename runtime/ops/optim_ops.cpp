@@ -43,8 +43,6 @@ void check_adam_step(const OpCall& call) {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void sgd_step_cpu(const OpCall& call, TensorList& outputs) {
   check_sgd_step(call);
   cpu::sgd_step_kernel(call, outputs);
@@ -56,11 +54,7 @@ void adam_step_cpu(const OpCall& call, TensorList& outputs) {
 }
 
 OpDef step_op(const char* name, const char* schema, Kernel cpu_kernel, uint32_t mutated_inputs) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::InPlace;
-  def.kernels[kCpu] = cpu_kernel;
+  OpDef def = make_op(name, schema, OpKind::InPlace, nullptr, cpu_kernel);
   def.mutated_inputs = mutated_inputs;
   return def;
 }

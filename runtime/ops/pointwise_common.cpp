@@ -100,13 +100,7 @@ Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad) {
 OpDef pointwise_op(const char* name, const char* schema, ShapeRule infer, Kernel cpu_kernel,
                    BackwardRule backward, uint32_t save_inputs, uint32_t save_outputs,
                    const char* functor) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Pointwise;
-  def.infer = infer;
-  def.kernels[kCpu] = cpu_kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Pointwise, infer, cpu_kernel, backward);
   def.save_inputs = save_inputs;
   def.save_outputs = save_outputs;
   def.functor = functor;

@@ -7,8 +7,6 @@
 
 namespace ember::ops {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 // Broadcast shape of inputs 0 and 1, promoted dtype.
 void binary_shape(const OpCall& call, OutputMetas& outputs);
 // Broadcast shape, bool dtype (comparisons).

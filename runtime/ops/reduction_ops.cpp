@@ -11,8 +11,6 @@ namespace ember::ops {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 uint32_t mask_of(const OpCall& call) {
   return cpu::reduce_mask(call.attrs.get<Dims>("dims"), call.input(0).dim(), call.op.name);
 }
@@ -125,13 +123,7 @@ void var_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 OpDef reduction(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward,
                 uint32_t save_inputs = 0, uint32_t save_outputs = 0) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Reduction;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Reduction, infer, kernel, backward);
   def.save_inputs = save_inputs;
   def.save_outputs = save_outputs;
   return def;

@@ -5,6 +5,18 @@
 
 namespace ember {
 
+OpDef make_op(const char* name, const char* schema, OpKind kind, ShapeRule infer, Kernel cpu_kernel,
+              BackwardRule backward) {
+  OpDef def;
+  def.name = name;
+  def.schema = schema;
+  def.kind = kind;
+  def.infer = infer;
+  def.kernels[static_cast<int>(DeviceType::CPU)] = cpu_kernel;
+  def.backward = backward;
+  return def;
+}
+
 OpRegistry& registry() {
   static OpRegistry* instance = new OpRegistry;  // never destroyed: ops outlive static tensors
   return *instance;

@@ -2,7 +2,7 @@
 // the compile stage, the profiler and the conformance tests all read ops from here.
 //
 // An op file registers its ops with a static OpRegistration object:
-//   static const OpRegistration pointwise_ops([](OpRegistry& registry) { registry.add({...}); });
+//   const OpRegistration registration([](OpRegistry& registry) { registry.add(make_op(...)); });
 #pragma once
 
 #include <array>
@@ -131,6 +131,11 @@ struct OpDef {
 
   Kernel kernel_for(Device device) const { return kernels[static_cast<int>(device.type)]; }
 };
+
+// An OpDef with the fields every op sets; the op file sets the rest (outputs, saved tensors, ...)
+// on the result, and the CUDA backend adds its kernel through OpRegistry::set_kernel.
+OpDef make_op(const char* name, const char* schema, OpKind kind, ShapeRule infer, Kernel cpu_kernel,
+              BackwardRule backward = nullptr);
 
 class OpRegistry {
  public:

@@ -10,8 +10,6 @@ namespace ember {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 int wrapped_dim(const OpCall& call, int rank) {
   return rank == 0 ? 0 : wrap_dim(call.attrs.get<int64_t>("dim"), rank, call.op.name);
 }
@@ -107,13 +105,7 @@ void scatter_add_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 OpDef make(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
   def.save_inputs = 0b10;  // the index
   def.nondifferentiable_inputs = 0b10;
   return def;

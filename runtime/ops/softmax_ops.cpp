@@ -10,8 +10,6 @@ namespace ember::ops {
 
 namespace {
 
-constexpr int kCpu = static_cast<int>(DeviceType::CPU);
-
 void softmax_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& input = call.input(0);
   check(is_floating(input.dtype()), "{}: expected a floating-point input, got {}", call.op.name, input.dtype());
@@ -40,13 +38,7 @@ void log_softmax_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 OpDef softmax_op(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::Other;
-  def.infer = infer;
-  def.kernels[kCpu] = kernel;
-  def.backward = backward;
+  OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
   def.save_outputs = backward ? 0b1 : 0;
   return def;
 }

@@ -187,12 +187,8 @@ void unsqueeze_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 OpDef view_op(const char* name, const char* schema, ViewRule rule, BackwardRule backward) {
-  OpDef def;
-  def.name = name;
-  def.schema = schema;
-  def.kind = OpKind::View;
+  OpDef def = make_op(name, schema, OpKind::View, nullptr, nullptr, backward);
   def.view = rule;
-  def.backward = backward;
   return def;
 }
 

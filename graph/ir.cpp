@@ -120,7 +120,7 @@ void verify_types(const Graph& graph, const Node& node, int node_index) {
         ++output;
       }
   } else {
-    for (int i = 0; i < op.num_outputs; ++i) expected[i].device = node.inputs.empty() ? kCPU : inputs[0].device();
+    for (TensorMeta& meta : expected) meta.device = node.inputs.empty() ? kCPU : inputs[0].device();
     op.infer(call, expected);
   }
   for (size_t i = 0; i < node.outputs.size(); ++i) {

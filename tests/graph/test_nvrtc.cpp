@@ -171,12 +171,17 @@ TEST_CASE("nvrtc: the second compile of a program is a disk-cache hit and does n
 
 TEST_CASE("nvrtc: the embedded kernels/*.h are the sources and the options keep precise math") {
   bool found_functors = false;
+  bool found_unary = false;
   for (const EmbeddedHeader& header : embedded_headers()) {
     if (header.name == "kernels/functors.h") {
-      found_functors = header.text.find("struct GeluTanh") != std::string_view::npos;
+      found_functors = header.text.find("#include \"kernels/unary_functors.h\"") != std::string_view::npos;
+    }
+    if (header.name == "kernels/unary_functors.h") {
+      found_unary = header.text.find("struct GeluTanh") != std::string_view::npos;
     }
   }
   CHECK(found_functors);
+  CHECK(found_unary);
   std::vector<std::string> options = nvrtc_options({});
   CHECK(options.at(0) == "-arch=sm_90");
   for (const std::string& option : options) CHECK(option.find("fast") == std::string::npos);

@@ -1,0 +1,153 @@
+// The pointwise functors of one operand: math, activations and their backward, conversion
+// (kernels/functors.h says how every functor is written and called).
+#pragma once
+
+#include "kernels/functor_math.h"
+
+namespace ember::fn {
+
+// ---- unary: integer and floating ----
+struct Neg {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::negate(a);
+  }
+};
+struct Abs {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::abs(a);
+    } else {
+      return a < T(0) ? detail::negate(a) : a;
+    }
+  }
+};
+struct Sign {  // -1, 0 or 1; NaN gives 0 like PyTorch 1.13
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    if constexpr (detail::is_bool<T>) {
+      return a;
+    } else {
+      return static_cast<T>(static_cast<int>(T(0) < a) - static_cast<int>(a < T(0)));
+    }
+  }
+};
+struct Relu {  // NaN passes through, like torch.relu
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a < T(0) ? T(0) : a;
+  }
+};
+
+// ---- unary: floating only ----
+struct Exp {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::exp(a); }
+};
+struct Log {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log(a); }
+};
+struct Log1p {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log1p(a); }
+};
+struct Sqrt {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return std::sqrt(a); }
+};
+struct Rsqrt {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return T(1) / std::sqrt(a);
+  }
+};
+struct Reciprocal {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return T(1) / a; }
+};
+struct Sigmoid {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return detail::sigmoid(a);
+  }
+};
+struct Tanh {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::tanh(a); }
+};
+struct Silu {  // x * sigmoid(x)
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const {
+    return a * detail::sigmoid(a);
+  }
+};
+// Exact GELU: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), with Phi evaluated without the
+// cancellation of 1 + erf for negative x.
+struct GeluErf {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    T density;
+    return x * math::normal_cdf(x, density);
+  }
+};
+// Tanh approximation: x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct GeluTanh {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    const T inner = T(detail::kSqrtTwoOverPi) * (x + T(detail::kGeluKappa) * x * x * x);
+    return T(0.5) * x * (T(1) + math::tanh(inner));
+  }
+};
+// The gelu op's functor (attr tanh). CPU kernels pick GeluErf or GeluTanh once per call instead:
+// GCC cannot vectorize a loop that selects on a bool member per element.
+struct Gelu {
+  bool tanh_approximation = false;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    return tanh_approximation ? GeluTanh{}(x) : GeluErf{}(x);
+  }
+};
+
+// ---- backward of activations: (grad, saved) -> grad_input ----
+struct ReluBackward {  // saved: the output
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return output > T(0) ? grad : T(0);
+  }
+};
+struct SigmoidBackward {  // saved: the output s; ds/dx = s (1 - s)
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return grad * (T(1) - output) * output;
+  }
+};
+struct TanhBackward {  // saved: the output t; dt/dx = 1 - t^2
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
+    return grad * (T(1) - output * output);
+  }
+};
+struct SiluBackward {  // saved: the input; d(x s)/dx = s (1 + x (1 - s))
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    const T s = detail::sigmoid(x);
+    return grad * s * (T(1) + x * (T(1) - s));
+  }
+};
+// Saved: the input. Exact: d(x Phi(x))/dx = Phi(x) + x phi(x).
+struct GeluErfBackward {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    T density;
+    const T cdf = math::normal_cdf(x, density);
+    return grad * (cdf + x * density);
+  }
+};
+// Tanh approximation: PyTorch's derivative of its formula.
+struct GeluTanhBackward {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    const T beta = T(detail::kSqrtTwoOverPi);
+    const T kappa = T(detail::kGeluKappa);
+    const T x_squared = x * x;
+    const T tanh_inner = math::tanh(beta * (x + kappa * x_squared * x));
+    const T left_derivative = T(0.5) * (T(1) + tanh_inner);
+    const T right_derivative =
+        T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * beta * (T(1) + T(3) * kappa * x_squared);
+    return grad * (left_derivative + right_derivative);
+  }
+};
+// The gelu_backward op's functor (attr tanh); CPU kernels pick one of the two above per call.
+struct GeluBackward {
+  bool tanh_approximation = false;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    return tanh_approximation ? GeluTanhBackward{}(grad, x) : GeluErfBackward{}(grad, x);
+  }
+};
+
+// ---- conversion and fill ----
+struct Identity {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return a; }
+};
+
+}  // namespace ember::fn

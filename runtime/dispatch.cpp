@@ -1,21 +1,21 @@
-// The dispatcher's eager path and mode stack.
+// The dispatcher's mode stack and eager path (in-place ops: dispatch_inplace.cpp; autograd
+// recording: dispatch_autograd.cpp).
 #include "runtime/dispatch.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
 #include "runtime/autocast.h"
-#include "runtime/autograd/copy_slices.h"
-#include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
-#include "runtime/memory/overlap.h"
+#include "runtime/dispatch_internal.h"
+#include "runtime/output_poison.h"
 #include "runtime/profiler/nvtx.h"
 
 namespace ember {
+
+using dispatch_detail::any_input_requires_grad;
+using dispatch_detail::record_autograd;
+using dispatch_detail::run_inplace;
 
 namespace {
 
@@ -24,46 +24,6 @@ thread_local bool grad_enabled = true;
 thread_local AttrRefresh pending_attr_refresh;
 thread_local int host_effect_depth = 0;  // open HostEffectScopes
 thread_local int kernel_deferrals = 0;    // open KernelDeferrals: kernels are left to their owner
-
-// EMBER_POISON_OUTPUTS=1 fills every freshly allocated output with NaN (floats) or 0xA5 bytes
-// before its kernel runs, so tests catch kernels that leave elements unwritten.
-bool poison_outputs() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("EMBER_POISON_OUTPUTS");
-    return value != nullptr && std::strcmp(value, "0") != 0;
-  }();
-  return enabled;
-}
-
-// Other devices are filled by their fill_ kernel: NaN for floating dtypes, 0xA5A5A5A5 for integers.
-void poison_on_device(const Tensor& tensor) {
-  static const OpDef& fill = registry().get("fill_");
-  const Kernel kernel = fill.kernel_for(tensor.device());
-  if (kernel == nullptr || tensor.dtype() == kBool) return;
-  const double value = is_floating(tensor.dtype()) ? std::nan("") : -1515870811.0;
-  const Attrs attrs{{"value", value}};
-  const Tensor inputs[] = {tensor};
-  TensorList outputs{tensor};
-  kernel(OpCall{fill, inputs, attrs}, outputs);
-}
-
-void poison(const Tensor& tensor) {
-  if (tensor.numel() == 0) return;
-  if (!tensor.device().is_cpu()) return poison_on_device(tensor);
-  if (tensor.dtype() == kFloat32) {
-    float* data = tensor.data_ptr<float>();
-    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nanf("");
-  } else if (tensor.dtype() == kFloat64) {
-    double* data = tensor.data_ptr<double>();
-    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nan("");
-  } else if (tensor.dtype() != kBool) {
-    std::memset(tensor.raw_data_ptr(), 0xA5, tensor.nbytes());
-  }
-}
-
-// Bit i of an OpDef mask. Inputs past bit 31 (cat of many tensors) have no bit: shifting by 32 or
-// more would be undefined behaviour.
-bool has_bit(uint32_t mask, size_t i) { return i < 32 && ((mask >> i) & 1u) != 0; }
 
 Device common_device(const OpCall& call) {
   const Tensor* first = nullptr;
@@ -77,139 +37,6 @@ Device common_device(const OpCall& call) {
     }
   }
   return first ? first->device() : kCPU;
-}
-
-bool any_input_requires_grad(const OpCall& call) {
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const Tensor& input = call.inputs[i];
-    if (input.defined() && !has_bit(call.op.nondifferentiable_inputs, i) && input.requires_grad())
-      return true;
-  }
-  return false;
-}
-
-// The autograd node of a call whose inputs require grad, with what its backward rule needs.
-// In-place ops build it before their kernel runs; a mutated input they save is cloned first, so
-// backward sees the value the op read.
-std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
-  const OpDef& op = call.op;
-  const int num_inputs = static_cast<int>(call.inputs.size());
-  auto node = std::make_shared<autograd::OpNode>(op, call.attrs, num_inputs);
-  node->next_edges.resize(num_inputs);
-  node->input_metas.resize(num_inputs);
-  node->needs_input_grad.assign(num_inputs, false);
-  for (int i = 0; i < num_inputs; ++i) {
-    const Tensor& input = call.inputs[i];
-    if (!input.defined()) continue;
-    node->input_metas[i] = {input.sizes(), input.dtype(), input.device()};
-    if (!has_bit(op.nondifferentiable_inputs, i) && input.requires_grad()) {
-      node->next_edges[i] = autograd::gradient_edge(input);
-      node->needs_input_grad[i] = true;
-    }
-    if (!has_bit(op.save_inputs, i)) continue;
-    const bool mutated = op.kind == OpKind::InPlace && has_bit(op.mutated_inputs, i);
-    if (mutated) {
-      NoGradGuard no_grad;
-      node->save_input(i, input.clone());
-    } else {
-      node->save_input(i, input);
-    }
-  }
-  return node;
-}
-
-// Makes `node` the grad_fn of the call's floating outputs (integer outputs carry no gradient).
-void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall& call,
-                    TensorList& outputs) {
-  node->output_metas.resize(outputs.size());
-  for (int i = 0; i < outputs.size(); ++i) {
-    TensorImpl& impl = *outputs[i].impl();
-    node->output_metas[i] = {impl.sizes, impl.dtype, impl.device};
-    if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
-  }
-  for (int i = 0; i < outputs.size(); ++i) {
-    TensorImpl& impl = *outputs[i].impl();
-    if (!is_floating(impl.dtype)) continue;
-    impl.grad_fn = node;
-    impl.output_nr = static_cast<uint32_t>(i);
-  }
-}
-
-void record_autograd(const OpCall& call, TensorList& outputs) {
-  attach_outputs(create_node(call), call, outputs);
-}
-
-void check_inplace_allowed(const OpCall& call, bool recording) {
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!has_bit(call.op.mutated_inputs, i)) continue;
-    const Tensor& target = call.inputs[i];
-    check_no_overlap(call, i);
-    if (!recording || !target.defined()) continue;
-    check(!(target.is_leaf() && target.requires_grad()),
-          "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; "
-          "wrap the update in NoGradGuard",
-          call.op.name, target.sizes());
-  }
-}
-
-// The input an in-place op writes, when it is a view and the op writes nothing else: autograd
-// then carries the update to the view's base (autograd/copy_slices.h). -1 when no input is a view.
-int updated_view(const OpCall& call) {
-  int found = -1;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!has_bit(call.op.mutated_inputs, i) || !call.inputs[i].defined() || !call.inputs[i].impl()->is_view)
-      continue;
-    check(std::popcount(call.op.mutated_inputs) == 1,
-          "{}: in-place update of a view (shape {}) by an op that writes several inputs is not supported "
-          "while recording gradients", call.op.name, call.inputs[i].sizes());
-    found = static_cast<int>(i);
-  }
-  return found;
-}
-
-// The history an in-place update of view `call.inputs[mutated]` gives its root base: a CopySlices
-// node over `node`, the op's own node over the view. Built before the kernel runs (it needs the
-// base's history from before the update), installed after it succeeded.
-std::shared_ptr<autograd::CopySlices> through_view(const std::shared_ptr<autograd::OpNode>& node,
-                                                  const OpCall& call, int mutated, Tensor& root_out) {
-  const Tensor& view = call.inputs[static_cast<size_t>(mutated)];
-  autograd::ViewPath path = autograd::view_path(view);
-  check(path.why_not.empty(), "{}: in-place update of a view (shape {}) while recording gradients: {}; use "
-        "clone() first", call.op.name, view.sizes(), path.why_not);
-  node->output_metas = {{view.sizes(), view.dtype(), view.device()}};
-  root_out = path.root;
-  const TensorImpl& root = *path.root.impl();
-  return std::make_shared<autograd::CopySlices>(TensorMeta{root.sizes, root.dtype, root.device},
-                                                std::move(path.steps), node, mutated,
-                                                autograd::gradient_edge(path.root));
-}
-
-TensorList run_inplace(const OpCall& call, Kernel kernel) {
-  const bool recording = grad_mode_enabled() && call.op.backward && any_input_requires_grad(call);
-  check_inplace_allowed(call, recording);
-  std::shared_ptr<autograd::OpNode> node = recording ? create_node(call) : nullptr;
-  const int view = node ? updated_view(call) : -1;
-  Tensor root;
-  std::shared_ptr<autograd::CopySlices> slices = view >= 0 ? through_view(node, call, view, root) : nullptr;
-  TensorList outputs;
-  for (size_t i = 0; i < call.inputs.size(); ++i)
-    if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
-  if (kernel_deferrals == 0) kernel(call, outputs);
-  // An optional mutated input (an optimizer's absent state buffer) may be undefined.
-  for (Tensor& output : outputs)
-    if (output.defined()) output.impl()->storage->bump_version();
-  // The written tensor now holds the op's result: its history continues through the new node.
-  // Through a view, the base's does; the version bump above makes every view of the base, the
-  // updated one included, remake its history from there when next read.
-  if (slices) {
-    for (int i = 0; i < outputs.size(); ++i)
-      if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
-    root.impl()->grad_fn = std::move(slices);
-    root.impl()->output_nr = 0;
-  } else if (node) {
-    attach_outputs(node, call, outputs);
-  }
-  return outputs;
 }
 
 TensorList run_view(const OpCall& call) {
@@ -234,27 +61,6 @@ TensorList run_view(const OpCall& call) {
 }
 
 }  // namespace
-
-// The tensor an in-place op writes (input `written`) must hold each element once, and no other
-// input may share part of its memory (the same tensor is fine): otherwise the result depends on
-// the order the kernel visits elements, which on a GPU is none (runtime/memory/overlap.h).
-void check_no_overlap(const OpCall& call, size_t written) {
-  const Tensor& target = call.inputs[written];
-  if (!target.defined()) return;  // an optional state buffer that is absent
-  check(!has_internal_overlap(target),
-        "{}: input {} (shape {}, strides {}) is written in place but several of its elements share one "
-        "address (an expanded tensor); clone() it first",
-        call.op.name, written, target.sizes(), target.strides());
-  for (size_t j = 0; j < call.inputs.size(); ++j) {
-    if (j == written || !call.inputs[j].defined()) continue;
-    check(memory_overlap(target, call.inputs[j]) != MemoryOverlap::Partial,
-          "{}: input {} (shape {}, strides {}) partly overlaps input {} (shape {}, strides {}), which is written "
-          "in place; clone() it first",
-          call.op.name, j, call.inputs[j].sizes(), call.inputs[j].strides(), written, target.sizes(),
-          target.strides());
-  }
-}
-
 
 TensorList dispatch_eager(const OpCall& call) {
   const OpDef& op = call.op;
@@ -347,6 +153,8 @@ void notify_host_effect(const std::string& what, const std::function<void()>& re
   if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_effect(what, replay);
 }
+
+bool dispatch_detail::kernels_deferred() { return kernel_deferrals > 0; }
 
 KernelDeferral::KernelDeferral() { ++kernel_deferrals; }
 KernelDeferral::~KernelDeferral() { --kernel_deferrals; }

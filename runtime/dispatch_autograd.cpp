@@ -1,0 +1,54 @@
+// The autograd node of a dispatched call (see dispatch_internal.h).
+#include "runtime/autograd/node.h"
+#include "runtime/dispatch.h"
+#include "runtime/dispatch_internal.h"
+
+namespace ember::dispatch_detail {
+
+std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
+  const OpDef& op = call.op;
+  const int num_inputs = static_cast<int>(call.inputs.size());
+  auto node = std::make_shared<autograd::OpNode>(op, call.attrs, num_inputs);
+  node->next_edges.resize(num_inputs);
+  node->input_metas.resize(num_inputs);
+  node->needs_input_grad.assign(num_inputs, false);
+  for (int i = 0; i < num_inputs; ++i) {
+    const Tensor& input = call.inputs[i];
+    if (!input.defined()) continue;
+    node->input_metas[i] = {input.sizes(), input.dtype(), input.device()};
+    if (!has_bit(op.nondifferentiable_inputs, i) && input.requires_grad()) {
+      node->next_edges[i] = autograd::gradient_edge(input);
+      node->needs_input_grad[i] = true;
+    }
+    if (!has_bit(op.save_inputs, i)) continue;
+    const bool mutated = op.kind == OpKind::InPlace && has_bit(op.mutated_inputs, i);
+    if (mutated) {
+      NoGradGuard no_grad;
+      node->save_input(i, input.clone());
+    } else {
+      node->save_input(i, input);
+    }
+  }
+  return node;
+}
+
+void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall& call, TensorList& outputs) {
+  node->output_metas.resize(outputs.size());
+  for (int i = 0; i < outputs.size(); ++i) {
+    TensorImpl& impl = *outputs[i].impl();
+    node->output_metas[i] = {impl.sizes, impl.dtype, impl.device};
+    if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
+  }
+  for (int i = 0; i < outputs.size(); ++i) {
+    TensorImpl& impl = *outputs[i].impl();
+    if (!is_floating(impl.dtype)) continue;
+    impl.grad_fn = node;
+    impl.output_nr = static_cast<uint32_t>(i);
+  }
+}
+
+void record_autograd(const OpCall& call, TensorList& outputs) {
+  attach_outputs(create_node(call), call, outputs);
+}
+
+}  // namespace ember::dispatch_detail

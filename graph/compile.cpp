@@ -43,6 +43,49 @@ void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
   }
 }
 
+// The guards on the host state a capture depends on besides its tensors.
+Guards guards_of_this_call() {
+  Guards guards;
+  guards.grad_mode = grad_mode_enabled();
+  guards.autocast = autocast_enabled();
+  guards.autocast_dtype = autocast_dtype();
+  guards.allow_tf32 = get_allow_tf32();
+  return guards;
+}
+
+// The passes, then fusion (unless CompileOptions::fuse is off), each checked by verify().
+void optimize(Graph& graph, bool fuse, const FusionOptions& fusion) {
+  verify(graph);
+  run_passes(graph);
+  if (!fuse) return;
+  fuse_pointwise(graph, fusion);
+  verify(graph);
+}
+
+// EMBER_LOGS=executor: how a captured graph will replay.
+void log_executor(const Executor& executor) {
+  if (!log::enabled("executor")) return;
+  if (const MemoryPlan* plan = executor.memory_plan())
+    fmt::print(stderr, "[ember compile] lowered executor: {} nodes, arena {} bytes ({} without reuse){}\n",
+               executor.graph().nodes.size(), plan->arena_bytes, plan->unshared_bytes,
+               executor.uses_cuda_graphs() ? ", replayed as CUDA graphs" : "");
+  else
+    fmt::print(stderr, "[ember compile] dispatching executor: {}\n", executor.why_not_lowered());
+}
+
+// EMBER_LOGS=perf_hints: what keeps a new capture from replaying as fast as it could.
+void hint_at_slow_replays(const Executor& executor, bool lowered, bool size_specialization, int compiler_runs_made) {
+  if (lowered && executor.memory_plan() == nullptr)
+    log::event("perf_hints", fmt::format("replays dispatch every op instead of running the lowered step list: {}",
+                                         executor.why_not_lowered()),
+               {{"dispatching", executor.why_not_lowered()}});
+  if (size_specialization && compiler_runs_made > 0)
+    log::event("perf_hints",
+               "the capture for new sizes compiled its kernels again: a fused group's shape holds a size derived "
+               "from a dynamic one (a flattened [s * k]) or a scalar computed from it, which stays a constant",
+               {{"compiler_runs", compiler_runs_made}});
+}
+
 }  // namespace
 
 void run_passes(Graph& graph) {
@@ -140,54 +183,24 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     }
   }
   if (segments_) return run_segments(run_eager);
-  // A miss: why each entry failed, the first (oldest) one's reason kept.
-  std::string reason;
-  for (const Entry& entry : entries_) {
-    const Graph& graph = entry.executor.graph();
-    const std::string failure =
-        guard_failure(entry.guards, graph, graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs));
-    if (log::enabled("guards"))
-      log::event("guards", fmt::format("entry {} does not match: {}", &entry - entries_.data(), failure),
-                 {{"entry", &entry - entries_.data()}, {"failure", failure}});
-    if (reason.empty()) reason = failure;
-  }
-  // Only sizes changed: in dims already dynamic, this is the same variant at new sizes; in others,
-  // auto mode makes them dynamic (a recompile, whose kernels then serve every later size).
-  bool new_sizes = false;
-  int reference = -1;  // the entry these inputs match but for sizes
-  if (options_.dynamic != false && !entries_.empty()) {
-    if (const SizeChange change = size_change(inputs); change.entry >= 0) {
-      reference = change.entry;
-      std::vector<uint32_t> fresh = change.dims;
-      for (size_t i = 0; i < fresh.size() && i < dynamic_dims_.size(); ++i) fresh[i] &= ~dynamic_dims_[i];
-      const std::span<const TensorMeta> captured = entries_[change.entry].guards.inputs;
-      if (std::ranges::all_of(fresh, [](uint32_t dims) { return dims == 0; })) {
-        new_sizes = true;
-        const std::string dims = describe_dims(change.dims, captured, inputs);
-        log::event("recompiles", fmt::format("new sizes of dynamic dims: {}: capturing again, kernels shared", dims),
-                   {{"new_sizes", dims}});
-      } else if (!options_.dynamic.has_value()) {
-        reason = fmt::format("{} changed size: dynamic from now on", describe_dims(fresh, captured, inputs));
-        dynamic_dims_.resize(std::max(dynamic_dims_.size(), fresh.size()), 0u);
-        for (size_t i = 0; i < fresh.size(); ++i) dynamic_dims_[i] |= fresh[i];
-      }
-    }
-  }
+  std::string reason = miss_reason(inputs);
+  const SizeMiss miss = size_miss(inputs, reason);
+  const bool new_sizes = miss.new_sizes;
   if (!entries_.empty() && !new_sizes) {
     recompile_reasons_.push_back(reason);
     log::event("recompiles", fmt::format("recompiling: {}", reason),
                {{"reason", reason}, {"recompiles", recompile_reasons_.size()}});
   }
   if (!new_sizes && variants() >= options_.cache_limit) {
-    const bool sizes = options_.dynamic == false && size_change(inputs).entry >= 0;
+    const bool sizes_keep_changing = options_.dynamic == false && size_change(inputs).entry >= 0;
     fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason),
-              sizes ? "input sizes keep changing with dynamic=false: leave `dynamic` unset (a changed dim becomes "
+              sizes_keep_changing ? "input sizes keep changing with dynamic=false: leave `dynamic` unset (a changed dim becomes "
                       "dynamic) or use mark_dynamic"
                     : "what the guards see keeps changing (recompile_reasons() lists it): keep it fixed between "
                       "calls, or raise cache_limit");
     return run_eager();
   }
-  return capture(inputs, run_eager, new_sizes, reference);
+  return capture(inputs, run_eager, new_sizes, miss.reference);
 }
 
 std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager,
@@ -204,11 +217,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   }
   Graph graph;
   CaptureMode mode(graph, options_.fullgraph);
-  Guards guards;
-  guards.grad_mode = grad_mode_enabled();
-  guards.autocast = autocast_enabled();
-  guards.autocast_dtype = autocast_dtype();
-  guards.allow_tf32 = get_allow_tf32();
+  Guards guards = guards_of_this_call();
   for (const Tensor& input : inputs) {
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));
@@ -243,12 +252,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < all_inputs.size(); ++i)
     guards.input_twins.push_back(storage_twin(all_inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);
-  verify(graph);
-  run_passes(graph);
-  if (options_.fuse) {
-    fuse_pointwise(graph, fusion);
-    verify(graph);
-  }
+  optimize(graph, options_.fuse, fusion);
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
     guards.states_require_grad.push_back(requires_grad(*impl));
@@ -261,23 +265,11 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   std::vector<long> references_before;
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) references_before.push_back(impl.use_count());
   Executor executor(std::move(graph), executor_options);
-  if (log::enabled("executor")) {
-    if (const MemoryPlan* plan = executor.memory_plan())
-      fmt::print(stderr, "[ember compile] lowered executor: {} nodes, arena {} bytes ({} without reuse){}\n",
-                 executor.graph().nodes.size(), plan->arena_bytes, plan->unshared_bytes,
-                 executor.uses_cuda_graphs() ? ", replayed as CUDA graphs" : "");
-    else
-      fmt::print(stderr, "[ember compile] dispatching executor: {}\n", executor.why_not_lowered());
-  }
+  log_executor(executor);
   std::shared_ptr<BackwardProgram> program;
   if (backward) {
     Graph& backward_graph = backward->graph;
-    verify(backward_graph);
-    run_passes(backward_graph);
-    if (options_.fuse) {
-      fuse_pointwise(backward_graph, backward_fusion);
-      verify(backward_graph);
-    }
+    optimize(backward_graph, options_.fuse, backward_fusion);
     if (log::enabled("graph"))
       fmt::print(stderr, "[ember compile] captured backward graph:\n{}", to_text(backward_graph));
     program = std::make_shared<BackwardProgram>(BackwardProgram{
@@ -286,15 +278,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   }
   for (size_t i = 0; i < references_before.size(); ++i)
     guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);
-  if (options_.lowered && executor.memory_plan() == nullptr)
-    log::event("perf_hints", fmt::format("replays dispatch every op instead of running the lowered step list: {}",
-                                         executor.why_not_lowered()),
-               {{"dispatching", executor.why_not_lowered()}});
-  if (size_specialization && compiler_runs() > compiler_runs_before)
-    log::event("perf_hints",
-               "the capture for new sizes compiled its kernels again: a fused group's shape holds a size derived "
-               "from a dynamic one (a flattened [s * k]) or a scalar computed from it, which stays a constant",
-               {{"compiler_runs", compiler_runs() - compiler_runs_before}});
+  hint_at_slow_replays(executor, options_.lowered, size_specialization, compiler_runs() - compiler_runs_before);
   if (size_specialization) {
     ++specializations_;
     make_room_for_size_specialization(arena_bytes(executor) + (program ? arena_bytes(program->executor) : 0));

@@ -156,6 +156,16 @@ class CompiledFunction {
     std::vector<uint32_t> dims;
   };
   SizeChange size_change(const std::vector<Tensor>& inputs) const;
+  // A call no entry serves: why, from the oldest entry's failed guard (EMBER_LOGS=guards logs each).
+  std::string miss_reason(const std::vector<Tensor>& inputs) const;
+  // Whether the miss is only new sizes of dims already dynamic (then `reference` is the entry it
+  // matches but for them). In auto mode (`dynamic` unset) a change in other dims makes them
+  // dynamic from now on, and `reason` says so.
+  struct SizeMiss {
+    bool new_sizes = false;
+    int reference = -1;
+  };
+  SizeMiss size_miss(const std::vector<Tensor>& inputs, std::string& reason);
   // Adds the dims CompileOptions::dynamic and mark_dynamic make dynamic for `inputs`.
   void add_dynamic_dims(const std::vector<Tensor>& inputs);
   int variants() const;  // the entries that count against cache_limit

@@ -1,9 +1,11 @@
 // The guards of a compiled entry: what a call must match to replay it (guard_failure), and the
 // helpers compile.cpp shares with them (graph/compile_internal.h).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
+#include "graph/compile_log.h"
 #include "runtime/autocast.h"
 #include "runtime/cuda_settings.h"
 
@@ -150,6 +152,20 @@ std::string guard_failure(const Guards& guards, const Graph& graph, const std::v
 bool guards_hold(const Guards& guards, const Graph& graph, const std::vector<Tensor>& inputs,
                  std::span<const uint32_t> free_dims) {
   return first_failure(guards, graph, inputs, free_dims, false).empty();
+}
+
+std::string CompiledFunction::miss_reason(const std::vector<Tensor>& inputs) const {
+  std::string reason;
+  for (const Entry& entry : entries_) {
+    const Graph& graph = entry.executor.graph();
+    const std::string failure =
+        guard_failure(entry.guards, graph, graph.grad_inputs.empty() ? inputs : with_grad_inputs(graph, inputs));
+    if (log::enabled("guards"))
+      log::event("guards", fmt::format("entry {} does not match: {}", &entry - entries_.data(), failure),
+                 {{"entry", &entry - entries_.data()}, {"failure", failure}});
+    if (reason.empty()) reason = failure;
+  }
+  return reason;
 }
 
 }  // namespace ember::graph

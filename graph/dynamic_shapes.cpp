@@ -7,9 +7,11 @@
 #include <mutex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
+#include "graph/compile_log.h"
 #include "graph/compiled_autograd.h"
 
 namespace ember {
@@ -126,6 +128,28 @@ void CompiledFunction::add_dynamic_dims(const std::vector<Tensor>& inputs) {
     if (options_.dynamic == true) dynamic_dims_[i] |= all_dims(inputs[i].dim());
     dynamic_dims_[i] |= marked_dynamic_dims(inputs[i]);
   }
+}
+
+CompiledFunction::SizeMiss CompiledFunction::size_miss(const std::vector<Tensor>& inputs, std::string& reason) {
+  SizeMiss miss;
+  if (options_.dynamic == false || entries_.empty()) return miss;
+  const SizeChange change = size_change(inputs);
+  if (change.entry < 0) return miss;
+  miss.reference = change.entry;
+  std::vector<uint32_t> fresh = change.dims;  // the changed dims that are not dynamic yet
+  for (size_t i = 0; i < fresh.size() && i < dynamic_dims_.size(); ++i) fresh[i] &= ~dynamic_dims_[i];
+  const std::span<const TensorMeta> captured = entries_[change.entry].guards.inputs;
+  if (std::ranges::all_of(fresh, [](uint32_t dims) { return dims == 0; })) {
+    miss.new_sizes = true;
+    const std::string dims = describe_dims(change.dims, captured, inputs);
+    log::event("recompiles", fmt::format("new sizes of dynamic dims: {}: capturing again, kernels shared", dims),
+               {{"new_sizes", dims}});
+  } else if (!options_.dynamic.has_value()) {
+    reason = fmt::format("{} changed size: dynamic from now on", describe_dims(fresh, captured, inputs));
+    dynamic_dims_.resize(std::max(dynamic_dims_.size(), fresh.size()), 0u);
+    for (size_t i = 0; i < fresh.size(); ++i) dynamic_dims_[i] |= fresh[i];
+  }
+  return miss;
 }
 
 }  // namespace graph

@@ -1,13 +1,17 @@
-# Installs libember, its headers and a CMake package so that find_package(ember) works.
+# Installs libember, the compile stage (libember_graph), the checkpoint library, their headers
+# and a CMake package so that find_package(ember) works: targets ember::ember, ember::graph and
+# ember::ckpt. Generated kernels compile at run time against the installed kernels/*.h
+# (graph/codegen_cpp.cpp finds them next to the installed library).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ember EXPORT emberTargets
+install(TARGETS ember ember_graph ember_ckpt EXPORT emberTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/kernels
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/graph
+  ${PROJECT_SOURCE_DIR}/ckpt
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ember
   FILES_MATCHING PATTERN "*.h")
 install(EXPORT emberTargets NAMESPACE ember:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ember)

@@ -36,17 +36,18 @@ std::string compiler_path() {
   return configured != nullptr && *configured != '\0' ? configured : EMBER_HOST_CXX;
 }
 
-// The directory holding kernels/functors.h: EMBER_INCLUDE_DIR, else the source tree this library
-// was built from, else <prefix>/include/ember next to an installed library.
+// The directory holding kernels/functors.h: EMBER_INCLUDE_DIR, else <prefix>/include/ember next
+// to an installed library (the headers it was installed with, whatever the source tree holds
+// now), else the source tree this library was built from.
 std::string include_directory() {
   const char* configured = std::getenv("EMBER_INCLUDE_DIR");
   if (configured != nullptr && *configured != '\0') return configured;
-  if (fs::exists(fs::path(EMBER_SOURCE_DIR) / "kernels" / "functors.h")) return EMBER_SOURCE_DIR;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&compiler_runs), &info) != 0 && info.dli_fname != nullptr) {
     const fs::path installed = fs::path(info.dli_fname).parent_path().parent_path() / "include" / "ember";
     if (fs::exists(installed / "kernels" / "functors.h")) return installed.string();
   }
+  if (fs::exists(fs::path(EMBER_SOURCE_DIR) / "kernels" / "functors.h")) return EMBER_SOURCE_DIR;
   fail("fusion: cannot find ember's headers (kernels/functors.h) for generated code; set EMBER_INCLUDE_DIR");
 }
 

@@ -5,13 +5,11 @@
 // of each call and let go at its end, so the caller's memory is not held between calls. Each
 // step's input and output lists hold handles to these impls, so a call builds no lists.
 #include "graph/lowered_executor.h"
-#include "graph/pass_util.h"
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include "graph/pass_util.h"
+#include "runtime/output_poison.h"
 
 namespace ember::graph {
 
@@ -32,27 +30,6 @@ std::shared_ptr<TensorImpl> contiguous_impl(const TensorMeta& meta) {
   impl->dtype = meta.dtype;
   impl->device = meta.device;
   return impl;
-}
-
-// EMBER_POISON_OUTPUTS=1 (the tests): like the dispatcher, fill each output with NaN (or 0xA5
-// bytes) before its kernel runs. With buffer reuse an unwritten element would otherwise show a
-// stale value of another graph value instead of failing the comparison with eager.
-bool poison_enabled() {
-  const char* value = std::getenv("EMBER_POISON_OUTPUTS");
-  return value != nullptr && std::strcmp(value, "0") != 0;
-}
-
-void poison(const Tensor& tensor) {
-  if (!tensor.defined() || !tensor.device().is_cpu() || tensor.numel() == 0 || tensor.dtype() == kBool) return;
-  if (tensor.dtype() == kFloat32) {
-    float* data = tensor.data_ptr<float>();
-    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nanf("");
-  } else if (tensor.dtype() == kFloat64) {
-    double* data = tensor.data_ptr<double>();
-    for (int64_t i = 0; i < tensor.numel(); ++i) data[i] = std::nan("");
-  } else {
-    std::memset(tensor.raw_data_ptr(), 0xA5, tensor.nbytes());
-  }
 }
 
 void set_geometry(TensorImpl& impl, const ViewGeometry& geometry) {
@@ -78,7 +55,7 @@ std::string LoweredExecutor::unsupported_reason(const Graph& graph) {
 }
 
 LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
-    : plan_(plan_memory(graph, {.grads_in_arena = !cuda_graphs})), values_(graph.values), poison_(poison_enabled()) {
+    : plan_(plan_memory(graph, {.grads_in_arena = !cuda_graphs})), values_(graph.values), poison_(poison_outputs()) {
   // An arena that gradients escape from is allocated per call (run()); otherwise once, here.
   if (plan_.arena_bytes > 0 && !plan_.arena_escapes) arena_ = allocate_arena();
   build_values(graph);
@@ -222,8 +199,12 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
       continue;
     }
     refresh_host_state(node);
+    // EMBER_POISON_OUTPUTS=1 (the tests), as in the dispatcher: with buffer reuse an unwritten
+    // element would otherwise show a stale value of another graph value instead of failing the
+    // comparison with eager. CPU buffers only: a fill kernel must not enter a captured CUDA graph.
     if (poison_ && step.kind == StepKind::Compute)
-      for (const Tensor& output : step.outputs) poison(output);
+      for (const Tensor& output : step.outputs)
+        if (output.defined() && output.device().is_cpu()) poison(output);
     step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);
     if (bump_versions && step.kind == StepKind::InPlace)
       for (Tensor& output : step.outputs)

@@ -4,6 +4,7 @@
 // gradients alone, and a step's zero_grad must clear a .grad that was unset when it was captured.
 #include <doctest/doctest.h>
 
+#include "compile_autograd_util.h"
 #include "fusion_test_util.h"
 #include "graph/compile.h"
 #include "runtime/nn/nn.h"
@@ -77,13 +78,7 @@ TEST_CASE("compile: a step's zero_grad clears a gradient that was unset when the
     }
     const Tensor x = batch(call);
     CHECK(graph_test::max_relative_error(step(x), first_layer_step(eager_model, eager_optimizer, x)) <= 1e-6);
-    const std::vector<Tensor> compiled = compiled_model->parameters(), eager = eager_model->parameters();
-    for (size_t i = 0; i < compiled.size(); ++i) {
-      INFO("parameter ", i);
-      REQUIRE(compiled[i].grad().defined() == eager[i].grad().defined());
-      if (eager[i].grad().defined()) CHECK(graph_test::max_relative_error(compiled[i].grad(), eager[i].grad()) <= 1e-6);
-      CHECK(graph_test::max_relative_error(compiled[i], eager[i]) <= 1e-6);
-    }
+    compile_autograd_test::check_grads(compiled_model, eager_model, 1e-6);
   }
   CHECK(step.state().replays() == 3);
 }

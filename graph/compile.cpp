@@ -194,10 +194,11 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (!new_sizes && variants() >= options_.cache_limit) {
     const bool sizes_keep_changing = options_.dynamic == false && size_change(inputs).entry >= 0;
     fall_back(fmt::format("the cache limit of {} compiled variants is reached ({})", options_.cache_limit, reason),
-              sizes_keep_changing ? "input sizes keep changing with dynamic=false: leave `dynamic` unset (a changed dim becomes "
-                      "dynamic) or use mark_dynamic"
-                    : "what the guards see keeps changing (recompile_reasons() lists it): keep it fixed between "
-                      "calls, or raise cache_limit");
+              sizes_keep_changing
+                  ? "input sizes keep changing with dynamic=false: leave `dynamic` unset (a changed dim becomes "
+                    "dynamic) or use mark_dynamic"
+                  : "what the guards see keeps changing (recompile_reasons() lists it): keep it fixed between "
+                    "calls, or raise cache_limit");
     return run_eager();
   }
   return capture(inputs, run_eager, new_sizes, miss.reference);

@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "kernels/class_loss_layout.h"
+#include "kernels/cpu/parallel_for.h"
 #include "runtime/ops/registry.h"
+#include "runtime/parallel.h"
 #include "runtime/tensor.h"
 
 namespace ember::cpu {
@@ -24,6 +26,12 @@ struct ClassLoss : ClassLossLayout {
   bool ignored(int64_t row) const { return target[row * target_stride] == ignore_index; }
   int64_t target_of(int64_t row) const { return target[row * target_stride]; }
 };
+
+// Whether a call's rows are worth spreading over the threads (the same rule for every
+// class-index loss kernel; the results never depend on it).
+inline bool runs_in_parallel(const ClassLossLayout& loss) {
+  return loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
+}
 
 // class_loss_layout, then every target checked (serially: an error must not be thrown from
 // inside an OpenMP region); the error names cross_entropy or nll_loss, as the call was.

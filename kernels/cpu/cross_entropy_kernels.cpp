@@ -1,8 +1,8 @@
 // cross_entropy (fused log_softmax + nll), its backward, and both in one pass on the CPU; the
-// formulas are in loss_kernels.h. Rows go through in blocks whose z - max is laid out class by class (class c of
-// the block's row r at c * rows + r), so a block's exponentials are one run through the vector
-// exp (vector_exp.h) even when rows are short: the seed MLP's ten classes would fill less than a
-// vector each. Each row's sum of exp still adds its classes in order, in double: on a confident
+// formulas are in loss_kernels.h. Rows go through in blocks whose z - max is laid out class by
+// class (class c of the block's row r at c * rows + r), so a block's exponentials are one run
+// through the vector exp (vector_exp.h) even when rows are short: the seed MLP's ten classes
+// would fill less than a vector each. Each row's sum of exp still adds its classes in order, in double: on a confident
 // row that sum is ~1 and the loss ~1e-6, which a float sum would round away. Losses are summed
 // over rows in row order, so results do not depend on the thread count or the blocking.
 #include <algorithm>
@@ -77,10 +77,6 @@ void for_each_block(const T* data, const ClassLoss& loss, bool parallel, Body&& 
   });
 }
 
-bool run_parallel(const ClassLoss& loss) {
-  return loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
-}
-
 // What one pass over the logits writes: the loss, the logits' gradient from the loss's gradient
 // `grad`, or both from the same exponentials (cross_entropy_with_backward, which compiled steps
 // run in place of the pair): each output gets the same bits whichever op computes it.
@@ -130,7 +126,7 @@ void cross_entropy_pass(const CrossEntropyOutputs& outputs, const Tensor& logits
   };
 
   T* loss_out = outputs.loss != nullptr ? outputs.loss->data_ptr<T>() : nullptr;
-  const bool parallel = run_parallel(loss);
+  const bool parallel = runs_in_parallel(loss);
   const bool reduced = loss.reduction != kReductionNone;
   // A reduced loss adds the rows in row order: directly when serial, through a buffer when not.
   std::vector<double> per_row(loss_out != nullptr && reduced && parallel ? loss.rows : 0);

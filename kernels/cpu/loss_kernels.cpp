@@ -47,7 +47,7 @@ namespace {
 // Sums per-row losses in row order (rows run in parallel into a buffer when there are many).
 template <typename RowLoss>
 double total_loss(const ClassLoss& loss, RowLoss&& row_loss) {
-  if (loss.rows * loss.classes < kParallelGrain || get_num_threads() == 1) {
+  if (!runs_in_parallel(loss)) {
     double total = 0.0;
     for (int64_t row = 0; row < loss.rows; ++row) total += row_loss(row);
     return total;
@@ -65,8 +65,7 @@ template <typename T, typename RowLoss>
 void write_loss(const Tensor& output, const ClassLoss& loss, RowLoss&& row_loss) {
   T* out = output.data_ptr<T>();
   if (loss.reduction == kReductionNone) {
-    const bool parallel = loss.rows * loss.classes >= kParallelGrain && get_num_threads() > 1;
-    parallel_for(loss.rows, parallel, [&](int64_t row) { out[row] = static_cast<T>(row_loss(row)); });
+    parallel_for(loss.rows, runs_in_parallel(loss), [&](int64_t row) { out[row] = static_cast<T>(row_loss(row)); });
     return;
   }
   const double total = total_loss(loss, row_loss);

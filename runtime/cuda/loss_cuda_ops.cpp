@@ -1,8 +1,9 @@
 // CUDA kernels of the loss registry ops: cross_entropy, cross_entropy_backward,
-// cross_entropy_with_backward, nll_loss, nll_loss_backward and mse_loss. Scores and targets are passed with their strides (no copies);
-// kernels in kernels/cuda/loss*.cu. An out-of-range target gives NaN and is written to the
-// device's error record, raised as an ember::Error at the next synchronization (or right after the
-// op with EMBER_CUDA_CHECK_INDICES=1): checking on the host would synchronize every loss call.
+// cross_entropy_with_backward, nll_loss, nll_loss_backward and mse_loss. Scores and targets are
+// passed with their strides (no copies); kernels in kernels/cuda/loss*.cu. An out-of-range target
+// gives NaN and is written to the device's error record, raised as an ember::Error at the next
+// synchronization (or right after the op with EMBER_CUDA_CHECK_INDICES=1): checking on the host
+// would synchronize every loss call.
 #include <array>
 
 #include "kernels/cpu/class_loss.h"

@@ -84,8 +84,8 @@ TEST_CASE("compile: a compiled fp16 forward with GradScaler outside trains as ea
     const AutocastGuard autocast(kFloat16, true);
     return mse_loss(model->forward(x), target);
   };
-  auto forward = ember::compile([&](const Tensor& x, const Tensor& target) { return loss_of(compiled_model, x, target); },
-                                {.fullgraph = true});
+  auto forward = ember::compile(
+      [&](const Tensor& x, const Tensor& target) { return loss_of(compiled_model, x, target); }, {.fullgraph = true});
   const auto train = [](auto& loss_fn, optim::SGD& optimizer, amp::GradScaler& scaler, const Tensor& x,
                         const Tensor& target) {
     optimizer.zero_grad();

@@ -144,7 +144,8 @@ TEST_CASE("cuda compile segments: a step that branches on its gradient norm matc
   };
   CudaMlp eager(11), compiled(11);
   int eager_clips = 0, compiled_clips = 0;
-  auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y, &compiled_clips); });
+  auto train_step =
+      ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y, &compiled_clips); });
   for (int step = 0; step < 12; ++step) {
     auto [x, y] = graph_test::batch(step);
     const Tensor expected = eager.step(x.to(cuda), y.to(cuda), &eager_clips);

@@ -182,7 +182,8 @@ nlohmann::json run_model(const RunOptions& options) {
   for (int64_t size : sizes) mean_batch += static_cast<double>(size) / static_cast<double>(sizes.size());
   const double flops = step_flops(spec) * mean_batch / static_cast<double>(spec.batch);
   nlohmann::json compiled_result;
-  if (compiled) compiled_result = compiled_fields(options, compiled_state, captures, static_cast<int64_t>(sizes.size()));
+  if (compiled)
+    compiled_result = compiled_fields(options, compiled_state, captures, static_cast<int64_t>(sizes.size()));
   nlohmann::json result = {{"model", options.model},
           {"mode", options.mode},
           {"device", device.str()},

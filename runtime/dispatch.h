@@ -118,7 +118,8 @@ class DispatchModeGuard {
 // Hides this thread's installed modes for the guard's lifetime, so ops run eagerly now: for the
 // copy that brings values to the host after notify_host_read told the modes of the read (a mode
 // that defers kernels would otherwise defer that copy too, and the host would read memory no
-// kernel has written yet).
+// kernel has written yet), and for state an optimizer makes on a parameter's first step (a
+// capture then binds it as state instead of recording its making into the graph).
 class DispatchModesHidden {
  public:
   DispatchModesHidden();

@@ -57,11 +57,18 @@ template <bool Decoupled>
 AdamParamState& AdamFamily<Decoupled>::ready_state(const Tensor& param, const Options& options) {
   AdamParamState& state = this->state_for(param);
   const TensorOptions like{.dtype = param.dtype(), .device = param.device()};
+  // Made outside a capture (a step compiled without a warm-up call, or a parameter's first step
+  // in a recompile): the graph then binds the moments as state it reads and writes back, and its
+  // replays carry them on. Zeros made inside the graph would be made anew by every replay.
+  auto make_zeros = [&] {
+    const DispatchModesHidden outside_capture;
+    return zeros(param.sizes(), like);
+  };
   if (!state.exp_avg.defined()) {
-    state.exp_avg = zeros(param.sizes(), like);
-    state.exp_avg_sq = zeros(param.sizes(), like);
+    state.exp_avg = make_zeros();
+    state.exp_avg_sq = make_zeros();
   }
-  if (options.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = zeros(param.sizes(), like);
+  if (options.amsgrad && !state.max_exp_avg_sq.defined()) state.max_exp_avg_sq = make_zeros();
   return state;
 }
 

@@ -193,18 +193,25 @@ class OptimizerBase : public Optimizer {
   ParamState& state_for(const Tensor& param) { return state_[param.impl()]; }
 
   // Under a compile capture every hyperparameter but lr (a per-call refresh) is baked into the
-  // graph: a guard makes a replay recompile once one of group `group`'s changed, as PyTorch's
-  // compile guards param_groups. The guard also fails once this optimizer is gone, before a
-  // replay's refreshes (which call into it) could run.
+  // graph, and so are the groups and their parameters the step went over: a guard makes a replay
+  // recompile once one of group `group`'s hyperparameters changed, a group was added or a
+  // parameter joined or left it, as PyTorch's compile guards param_groups. The guard also fails
+  // once this optimizer is gone, before a replay's refreshes (which call into it) could run.
   void guard_hyperparameters(size_t group) const {
     if (!dispatch_mode_active()) return;
     std::string values;
     Options::fields(groups_[group].options, [&](const char* name, const auto& value) {
       if (std::string_view(name) != "lr") values += fmt::format("{}{}={}", values.empty() ? "" : ", ", name, value);
     });
-    notify_host_guard(fmt::format("{} param group {} at {}", name_, group, values),
-                      [alive = std::weak_ptr<const bool>(lifetime_.alive), this, group, baked = baked_hyperparameters(group)] {
-                        return !alive.expired() && group < groups_.size() && baked_hyperparameters(group) == baked;
+    std::vector<std::weak_ptr<TensorImpl>> params;
+    for (const Tensor& param : groups_[group].params) params.push_back(param.impl_ptr());
+    const std::string what = fmt::format("{} param group {} of {} with {} parameters at {}", name_, group,
+                                         groups_.size(), params.size(), values);
+    notify_host_guard(what,
+                      [alive = std::weak_ptr<const bool>(lifetime_.alive), this, group, groups = groups_.size(),
+                       params = std::move(params), baked = baked_hyperparameters(group)] {
+                        return !alive.expired() && groups_.size() == groups && same_params(group, params) &&
+                               baked_hyperparameters(group) == baked;
                       });
   }
 
@@ -228,6 +235,16 @@ class OptimizerBase : public Optimizer {
   }
 
   void validate_state(const OptimizerState& state) const;
+
+  // Whether group `group` holds exactly `params`, in order. Compared by owner, which needs no
+  // lock per parameter and cannot mistake a new tensor for a freed one at its address.
+  bool same_params(size_t group, const std::vector<std::weak_ptr<TensorImpl>>& params) const {
+    const std::vector<Tensor>& now = groups_[group].params;
+    if (now.size() != params.size()) return false;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].owner_before(now[i].impl_ptr()) || now[i].impl_ptr().owner_before(params[i])) return false;
+    return true;
+  }
 
   std::vector<double> baked_hyperparameters(size_t group) const {
     std::vector<double> values;

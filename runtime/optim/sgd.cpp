@@ -41,8 +41,13 @@ Tensor SGD::step_impl(const LossClosure& closure) {
 Tensor SGD::ready_buffer(const Tensor& param, bool& first_step) {
   SGDParamState& state = state_for(param);
   first_step = !state.momentum_buffer.defined();
-  // Left uninitialised: the first step stores the update direction into it.
-  if (first_step) state.momentum_buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
+  if (first_step) {
+    // Made outside a capture, so that a compiled step binds it as state it reads and writes back
+    // and its replays carry the momentum on (see adam.cpp). Left uninitialised: the first step
+    // stores the update direction into it.
+    const DispatchModesHidden outside_capture;
+    state.momentum_buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
+  }
   return state.momentum_buffer;
 }
 
@@ -62,9 +67,11 @@ void SGD::step_each(size_t group_index) {
     args.first_step = false;
     if (options.momentum != 0.0) buffer = ready_buffer(param, args.first_step);
     if (dispatch_mode_active()) {
-      // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant).
+      // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant). A
+      // replay always finds the buffer a captured first step made: never a first step itself.
       set_next_attr_refresh([this, group_index](Attrs& attrs) {
         attrs.set("lr", param_groups()[group_index].options.lr);
+        attrs.set("first_step", false);
       });
     }
     sgd_step_(param, grad, buffer, args);

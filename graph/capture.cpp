@@ -62,6 +62,27 @@ ValueId CaptureMode::value_of(const Tensor& tensor) {
 
 namespace {
 
+// The bytes of its buffer a view can touch, [begin, end); empty for a view of no elements.
+struct ByteExtent {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool overlaps(const ByteExtent& other) const {
+    return begin < end && other.begin < other.end && begin < other.end && other.begin < end;
+  }
+};
+
+ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, DType dtype) {
+  int64_t low = offset;
+  int64_t high = offset;
+  for (int d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return {};
+    const int64_t reach = (sizes[d] - 1) * strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto item = static_cast<int64_t>(element_size(dtype));
+  return {low * item, (high + 1) * item};
+}
+
 const TensorImpl* grad_impl(const TensorImpl& leaf) {
   return leaf.autograd_meta && leaf.autograd_meta->grad && leaf.autograd_meta->grad->defined()
              ? leaf.autograd_meta->grad->impl()
@@ -83,6 +104,9 @@ ValueId CaptureMode::lift(const Tensor& tensor) {
       return input;
     }
   const ValueId value = graph_.add_state(tensor.impl_ptr());
+  const TensorImpl& leaf = *tensor.impl();
+  if (leaf.requires_grad && !leaf.grad_fn && grad_impl(leaf) == nullptr && !grad_set_by_code(leaf))
+    found_without_grad_.push_back(tensor.impl_ptr());
   if (const TensorImpl* grad = grad_impl(*tensor.impl()); grad != nullptr && read_per_call(*tensor.impl()))
     for (size_t s = 0; s + 1 < graph_.state_tensors.size(); ++s)
       if (graph_.state_tensors[s].get() == grad) {
@@ -131,10 +155,14 @@ ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
   // buffer had seen). An alias matching no bound geometry (a hand-built view) cannot be bound by
   // identity: at replay it would hold the capture's data.
   const TensorImpl& wanted = *tensor.impl();
+  const ByteExtent wanted_bytes = byte_extent(wanted.sizes, wanted.strides, wanted.offset, wanted.dtype);
   ValueId alias = -1;
   ValueId other_view = -1;
   for (const BufferBinding& buffer : buffers_) {
     if (buffer.storage.lock() != wanted.storage) continue;
+    // Disjoint parts of one buffer are separate tensors (a compiled replay installs all its
+    // gradients as slices of one arena): only a view over the same bytes can alias a value.
+    if (!wanted_bytes.overlaps(byte_extent(buffer.sizes, buffer.strides, buffer.offset, buffer.dtype))) continue;
     if (buffer.sizes == wanted.sizes && buffer.strides == wanted.strides && buffer.offset == wanted.offset &&
         buffer.dtype == wanted.dtype) {
       alias = std::max(alias, buffer.value);
@@ -251,9 +279,25 @@ void CaptureMode::finish(std::span<const Tensor> outputs) {
     }
     // A .grad the graph never touched, or one that is itself a state input (bound by identity,
     // its updates are write-backs), needs no grad write-back unless the code set it.
-    if (grad >= 0 && (set_by_code || graph_.values[grad].source != ValueSource::StateInput))
+    if (grad >= 0 && (set_by_code || graph_.values[grad].source != ValueSource::StateInput)) {
       graph_.grad_write_backs.push_back({static_cast<int>(i), grad});
+      guard_no_grad_on_entry(impl);
+    }
   }
+}
+
+void CaptureMode::guard_no_grad_on_entry(const std::shared_ptr<TensorImpl>& leaf) {
+  const bool found_without = std::any_of(found_without_grad_.begin(), found_without_grad_.end(),
+                                         [&](const std::weak_ptr<TensorImpl>& weak) { return weak.lock() == leaf; });
+  if (!found_without) return;
+  // The graph's gradient is the whole .grad: a call that finds one there must add to it, which
+  // this graph does not (a capture for that case reads it as a GradInput).
+  host_guards_.push_back(
+      {fmt::format("no .grad on the leaf of shape {} when called", leaf->sizes),
+       [weak = std::weak_ptr<TensorImpl>(leaf)] {
+         const std::shared_ptr<TensorImpl> alive = weak.lock();
+         return alive && grad_impl(*alive) == nullptr;
+       }});
 }
 
 void CaptureMode::on_grad_set(const Tensor& leaf) {

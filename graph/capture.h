@@ -95,6 +95,12 @@ class CaptureMode final : public DispatchMode {
   // Leaves whose .grad the code set or cleared directly: only those, and leaves whose .grad is a
   // graph value, get a grad write-back (a compiled forward must not clear other .grads).
   std::vector<std::weak_ptr<TensorImpl>> grads_set_;  // in the order the code set them
+  // Leaves that had no .grad when first seen, the code not having cleared it before: a
+  // gradient the graph installs for one is new, where eager would add to a .grad found there.
+  std::vector<std::weak_ptr<TensorImpl>> found_without_grad_;
+  // For each leaf of found_without_grad_ whose .grad the graph installs: the guard that a
+  // replay, like the capture, finds no .grad on it.
+  void guard_no_grad_on_entry(const std::shared_ptr<TensorImpl>& leaf);
   std::vector<Tensor> grad_input_tensors_;
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.

@@ -24,13 +24,13 @@ namespace ember::graph {
 
 namespace {
 
-// Graph::shared_buffers from the captured tensors: state tensors that share a buffer with an
+// Graph::shared_buffers from the captured tensors: state tensors that share memory with an
 // earlier one (a parameter and a view of it, both read by fn), then the inputs' twins.
 void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
   for (size_t k = 0; k < graph.state_tensors.size(); ++k) {
-    const Storage* storage = storage_of(*graph.state_tensors[k]);
-    for (size_t j = 0; j < k && storage != nullptr; ++j)
-      if (storage_of(*graph.state_tensors[j]) == storage) {
+    const Tensor state(graph.state_tensors[k]);
+    for (size_t j = 0; j < k && storage_of(*state.impl()) != nullptr; ++j)
+      if (shares_memory(state, graph.state_tensors[j])) {
         graph.shared_buffers.push_back({graph.state_inputs[j], graph.state_inputs[k]});
         break;
       }
@@ -251,7 +251,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     guards.inputs_require_grad.push_back(grad.requires_grad());
   }
   for (size_t i = 0; i < all_inputs.size(); ++i)
-    guards.input_twins.push_back(storage_twin(all_inputs, graph.state_tensors, i));
+    guards.input_twins.push_back(memory_twin(all_inputs, graph.state_tensors, i));
   record_shared_buffers(graph, guards.input_twins);
   optimize(graph, options_.fuse, fusion);
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {

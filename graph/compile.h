@@ -79,7 +79,7 @@ struct Guards {
   std::vector<bool> inputs_require_grad;
   std::vector<bool> states_require_grad;
   // Per graph input: the first earlier graph input, else the first state tensor (numbered after
-  // the inputs), with the same storage, or -1 (see storage_twin in compile.cpp).
+  // the inputs), sharing memory with it, or -1 (see memory_twin in compile_internal.h).
   std::vector<int> input_twins;
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;

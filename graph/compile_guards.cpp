@@ -8,6 +8,7 @@
 #include "graph/compile_log.h"
 #include "runtime/autocast.h"
 #include "runtime/cuda_settings.h"
+#include "runtime/memory/overlap.h"
 
 namespace ember::graph {
 
@@ -48,13 +49,17 @@ std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tenso
   return all;
 }
 
-int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i) {
-  const Storage* storage = storage_of(*inputs[i].impl());
-  if (storage == nullptr) return -1;
+bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b) {
+  // The storages first: the usual answer, without a handle's reference count traffic.
+  return storage_of(*a.impl()) == storage_of(*b) && memory_overlap(a, Tensor(b)) != MemoryOverlap::None;
+}
+
+int memory_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i) {
+  if (storage_of(*inputs[i].impl()) == nullptr) return -1;
   for (size_t j = 0; j < i; ++j)
-    if (storage_of(*inputs[j].impl()) == storage) return static_cast<int>(j);
+    if (shares_memory(inputs[i], inputs[j].impl_ptr())) return static_cast<int>(j);
   for (size_t k = 0; k < states.size(); ++k)
-    if (storage_of(*states[k]) == storage) return static_cast<int>(inputs.size() + k);
+    if (shares_memory(inputs[i], states[k])) return static_cast<int>(inputs.size() + k);
   return -1;
 }
 
@@ -98,9 +103,9 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
                            guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
       });
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (const int twin = storage_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
+    if (const int twin = memory_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
       return why([&] {
-        return fmt::format("input {} shares its storage with {}, the graph was captured with {}", i,
+        return fmt::format("input {} shares memory with {}, the graph was captured with {}", i,
                            sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
       });
   for (const HostGuard& guard : guards.host)

@@ -18,11 +18,15 @@ bool requires_grad(const TensorImpl& impl);
 // The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
 std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs);
 
-// Which earlier graph input, or else which state tensor (numbered after the inputs), has input
-// i's storage, or -1. A graph captured with two arguments in one buffer treats a write into one
-// as a change of the other, and one captured with separate buffers does not: each aliasing
-// pattern is its own variant, as with PyTorch's duplicate-input guards.
-int storage_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i);
+// Whether `a` and `b` share bytes (runtime/memory/overlap.h): disjoint parts of one storage do
+// not (a compiled replay installs all its gradients as slices of one arena).
+bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b);
+
+// Which earlier graph input, or else which state tensor (numbered after the inputs), shares
+// memory with input i, or -1. A graph captured with two arguments over the same bytes treats a
+// write into one as a change of the other, and one captured with separate memory does not: each
+// aliasing pattern is its own variant, as with PyTorch's duplicate-input guards.
+int memory_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i);
 
 // The bytes of the executor's planned arena (0 when it dispatches).
 int64_t arena_bytes(const Executor& executor);

@@ -136,7 +136,39 @@ TEST_CASE("compile: arguments that share a buffer are a variant of their own") {
   CHECK(compiled.state().replays() == 2);
   REQUIRE(compiled.state().recompile_reasons().size() == 1);
   CHECK(compiled.state().recompile_reasons()[0] ==
-        "input 1 shares its storage with input 0, the graph was captured with no other input or state");
+        "input 1 shares memory with input 0, the graph was captured with no other input or state");
+}
+
+TEST_CASE("compile: arguments in disjoint parts of one buffer are separate, overlapping parts are a variant") {
+  NoGradGuard no_grad;
+  auto fn = [](const Tensor& a, const Tensor& b) {
+    const Tensor before = sum(exp(b));
+    Tensor(a).mul_(0.5);
+    return add(before, mul(sum(exp(b)), 10.0));
+  };
+  auto compiled = ember::compile(fn, {.fullgraph = true});
+  // Calls 0-1: separate tensors (warm-up, capture); 2-3: rows 0-3 and 4-7 of one [8, 6] tensor,
+  // which the same graph serves; 4-5: rows 0-3 and 2-5, which share rows 2-3: a new variant.
+  for (int call = 0; call < 6; ++call) {
+    INFO("call ", call);
+    manual_seed(90 + static_cast<uint64_t>(call));
+    const Tensor base = randn({8, 6});
+    const int64_t b_row = call < 4 ? 4 : 2;
+    const Tensor a = call < 2 ? base.narrow(0, 0, 4).clone() : base.narrow(0, 0, 4);
+    const Tensor b = call < 2 ? base.narrow(0, 4, 4).clone() : base.narrow(0, b_row, 4);
+    const Tensor expected_base = base.clone();
+    const Tensor expected_a = call < 2 ? a.clone() : expected_base.narrow(0, 0, 4);
+    const Tensor expected_b = call < 2 ? b.clone() : expected_base.narrow(0, b_row, 4);
+    const Tensor expected = fn(expected_a, expected_b);
+    CHECK(graph_test::max_relative_error(compiled(a, b), expected) <= 1e-6);
+    CHECK(graph_test::max_relative_error(a, expected_a) == 0);
+    CHECK(graph_test::max_relative_error(b, expected_b) == 0);
+  }
+  CHECK(compiled.state().captures() == 2);
+  CHECK(compiled.state().replays() == 3);
+  REQUIRE(compiled.state().recompile_reasons().size() == 1);
+  CHECK(compiled.state().recompile_reasons()[0] ==
+        "input 1 shares memory with input 0, the graph was captured with no other input or state");
 }
 
 TEST_CASE("compile: a parameter reached through detach() before its own first use is still the parameter") {

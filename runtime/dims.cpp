@@ -23,6 +23,14 @@ int wrap_dim(int64_t dim, int rank, std::string_view op) {
   return static_cast<int>(dim < 0 ? dim + bound : dim);
 }
 
+int wrap_insert_dim(int64_t dim, int rank, std::string_view op) {
+  const int64_t positions = int64_t{rank} + 1;
+  check(dim >= -positions && dim < positions,
+        "{}: dim {} is out of range for a new dim of a tensor of rank {} (expected {} to {})", op, dim, rank,
+        -positions, rank);
+  return static_cast<int>(dim < 0 ? dim + positions : dim);
+}
+
 Dims broadcast_shapes(const Dims& a, const Dims& b, std::string_view op) {
   const int rank = std::max(a.size(), b.size());
   Dims result = Dims::filled(rank, 1);

@@ -102,6 +102,8 @@ Dims contiguous_strides(const Dims& sizes);
 
 // Wraps a possibly negative dim into [0, rank); `op` names the caller in the error.
 int wrap_dim(int64_t dim, int rank, std::string_view op);
+// The same for where a new dim goes (unsqueeze, stack): [-(rank + 1), rank] into [0, rank].
+int wrap_insert_dim(int64_t dim, int rank, std::string_view op);
 
 // NumPy broadcasting of two shapes; `op` names the caller in the error.
 Dims broadcast_shapes(const Dims& a, const Dims& b, std::string_view op);

@@ -2,6 +2,7 @@
 // the caller's location, packs attributes and dispatches the registry op of the same name.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/random/random_attrs.h"
 
 namespace ember {
@@ -53,7 +54,17 @@ EMBER_SCALAR(div, "div_scalar", "value")
 EMBER_SCALAR(pow, "pow_scalar", "value")
 EMBER_SCALAR(rsub, "rsub_scalar", "value")
 EMBER_SCALAR(rdiv, "rdiv_scalar", "value")
-Tensor sub(const Tensor& a, double value, Where where) { return add(a, -value, where); }
+Tensor sub(const Tensor& a, double value, Where where) {
+  CallSiteScope site(where);
+  // Checked as sub before it becomes add(a, -value): a bool tensor would pass there, and a
+  // range error would name add_scalar and the negated value.
+  check(a.dtype() != kBool,
+        "sub: subtraction with a bool tensor is not supported (shape {} minus {}); for masks use logical "
+        "operations instead",
+        a.sizes(), value);
+  (void)ops::scalar_result_dtype("sub", a.dtype(), value);
+  return add(a, -value, where);
+}
 EMBER_UNARY(neg, "neg")
 EMBER_UNARY(exp, "exp")
 EMBER_UNARY(log, "log")

@@ -20,7 +20,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Where where) {
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, Where where) {
   CallSiteScope site(where);
   check(!tensors.empty(), "stack: expected a non-empty list of tensors");
-  const int wrapped = wrap_dim(dim, tensors[0].dim() + 1, "stack");
+  const int wrapped = wrap_insert_dim(dim, tensors[0].dim(), "stack");
   std::vector<Tensor> expanded;
   for (const Tensor& tensor : tensors) {
     check(tensor.sizes() == tensors[0].sizes(), "stack: all tensors must have one shape, got {} and {}",

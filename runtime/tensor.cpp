@@ -115,6 +115,12 @@ int64_t Tensor::item_int64(Where where) const {
   return static_cast<int64_t>(value);
 }
 
+void Tensor::fail_item_range(const std::string& value, bool is_signed, size_t bytes, Where where) const {
+  CallSiteScope site(where);
+  if (bytes == 0) fail("item<float>: {} {} is out of float's range", dtype(), value);
+  fail("item: {} {} does not fit a {}-bit {} integer", dtype(), value, 8 * bytes, is_signed ? "signed" : "unsigned");
+}
+
 template <typename T>
 std::vector<T> Tensor::to_vector(Where where) const {
   CallSiteScope site(where);
@@ -165,13 +171,15 @@ Tensor Tensor::grad() const {
   return *impl.autograd_meta->grad;
 }
 
-void Tensor::set_grad(const Tensor& grad) {
+void Tensor::set_grad(const Tensor& grad, Where where) {
+  CallSiteScope site(where);
   checked_impl();
-  // As PyTorch: a gradient of another shape would fail (or broadcast) far away, in backward's
-  // accumulation or an optimizer step.
+  // As PyTorch: a gradient of another shape, dtype or device would fail (or broadcast) far away,
+  // in backward's accumulation or an optimizer step.
   if (grad.defined())
-    check(grad.sizes() == sizes(), "set_grad: the gradient has shape {} but the tensor has shape {}", grad.sizes(),
-          sizes());
+    check(grad.sizes() == sizes() && grad.dtype() == dtype() && grad.device() == device(),
+          "set_grad: the gradient is {} {} on {} but the tensor is {} {} on {}", grad.sizes(), grad.dtype(),
+          grad.device(), sizes(), dtype(), device());
   notify_grad_set(*this);
   if (!grad.defined() && !impl_->autograd_meta) return;
   impl_->meta().grad = grad.defined() ? std::make_shared<Tensor>(grad) : nullptr;
@@ -246,8 +254,11 @@ Tensor& Tensor::detach_() {
   return *this;
 }
 
-void Tensor::retain_grad() {
+void Tensor::retain_grad(Where where) {
+  CallSiteScope site(where);
   checked_impl();
+  check(requires_grad(), "retain_grad: the tensor (shape {}) does not require grad, so it gets no gradient to retain",
+        sizes());
   if (is_leaf() || impl_->meta().retains_grad) return;
   impl_->meta().retains_grad = true;
   std::weak_ptr<TensorImpl> weak = impl_;
@@ -265,8 +276,9 @@ void Tensor::retain_grad() {
   });
 }
 
-void Tensor::register_hook(GradHook hook) {
-  check(requires_grad(), "register_hook: the tensor does not require grad");
+void Tensor::register_hook(GradHook hook, Where where) {
+  CallSiteScope site(where);
+  check(requires_grad(), "register_hook: the tensor (shape {}) does not require grad", sizes());
   if (is_leaf()) {
     impl_->meta().hooks.push_back(std::move(hook));
   } else {

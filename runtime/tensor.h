@@ -3,12 +3,15 @@
 // the dispatcher (runtime/dispatch.h) and records the caller's source location for errors.
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtime/tensor_impl.h"
@@ -69,11 +72,20 @@ class Tensor {
   // ---- host values (these synchronize with the device) ----
   double item(Where where = Where::current()) const;
   // Integers are read without a trip through double (exact past 2^53); a floating value must then
-  // be finite and within int64's range (truncated toward zero), else an Error.
+  // be finite and within int64's range (truncated toward zero), else an Error. As libtorch's
+  // item<T>, the value must fit T: 300 read as uint8_t, or 1e300 as float, is an Error, not a
+  // wrapped or infinite value.
   template <typename T>
   T item(Where where = Where::current()) const {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      return static_cast<T>(item_int64(where));
+      const int64_t value = item_int64(where);
+      if (!std::in_range<T>(value)) fail_item_range(std::to_string(value), std::is_signed_v<T>, sizeof(T), where);
+      return static_cast<T>(value);
+    } else if constexpr (std::is_same_v<T, float>) {
+      const double value = item(where);
+      if (std::isfinite(value) && std::fabs(value) > std::numeric_limits<float>::max())
+        fail_item_range(std::to_string(value), true, 0, where);
+      return static_cast<float>(value);
     } else {
       return static_cast<T>(item(where));
     }
@@ -88,15 +100,18 @@ class Tensor {
   Tensor& requires_grad_(bool enabled = true, Where where = Where::current());
   bool is_leaf() const;
   Tensor grad() const;              // undefined until a backward pass accumulates into it
-  void set_grad(const Tensor& grad);  // undefined clears it (zero_grad(set_to_none))
+  // Undefined clears it (zero_grad(set_to_none)); else it must have this tensor's shape, dtype
+  // and device, as PyTorch checks an assigned .grad.
+  void set_grad(const Tensor& grad, Where where = Where::current());
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   void backward(const Tensor& gradient = {}, bool retain_graph = false,
                 Where where = Where::current()) const;
   Tensor detach() const;
   Tensor& detach_();
-  void retain_grad();
-  // `hook(grad)` runs when this tensor's gradient is computed; a defined result replaces it.
-  void register_hook(GradHook hook);
+  void retain_grad(Where where = Where::current());  // the tensor must require grad
+  // `hook(grad)` runs when this tensor's gradient is computed; a defined result replaces it (and
+  // must keep its shape, dtype and device).
+  void register_hook(GradHook hook, Where where = Where::current());
 
   // ---- views (share storage) ----
   Tensor view(const Dims& shape, Where where = Where::current()) const;
@@ -164,6 +179,8 @@ class Tensor {
   Tensor& zero_(Where where = Where::current());
 
  private:
+  // item<T>'s error: `value` does not fit a `bytes`-byte integer of that signedness (0: a float).
+  [[noreturn]] void fail_item_range(const std::string& value, bool is_signed, size_t bytes, Where where) const;
   // Inline: every metadata accessor goes through it, several times per dispatched op.
   const TensorImpl& checked_impl() const {
     if (impl_ == nullptr) [[unlikely]] fail_undefined();

@@ -29,6 +29,27 @@ Tensor alias_without_history(const Tensor& tensor) {
 Node::Node(int num_outputs)
     : output_hooks(num_outputs), num_outputs_(num_outputs), sequence_nr_(sequence_counter++) {}
 
+namespace {
+// The next nodes of nodes being destroyed on this thread, and whether a destructor further up
+// the stack is already freeing them.
+thread_local std::vector<std::shared_ptr<Node>> nodes_to_free;
+thread_local bool freeing_nodes = false;
+}  // namespace
+
+Node::~Node() {
+  for (Edge& edge : next_edges)
+    if (edge.node) nodes_to_free.push_back(std::move(edge.node));
+  if (freeing_nodes) return;  // the destructor below on the stack frees them
+  freeing_nodes = true;
+  while (!nodes_to_free.empty()) {
+    // Dropped outside the vector: its destructor appends to it.
+    std::shared_ptr<Node> next = std::move(nodes_to_free.back());
+    nodes_to_free.pop_back();
+    next.reset();
+  }
+  freeing_nodes = false;
+}
+
 uint64_t next_sequence_nr() { return sequence_counter.load(); }
 
 OpNode::OpNode(const OpDef& op, const Attrs& attrs, int num_inputs)
@@ -108,9 +129,9 @@ void OpNode::release_saved() {
 Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
   Tensor replaced = hook(grad);
   if (!replaced.defined()) return grad;
-  check(replaced.sizes() == grad.sizes(),
-        "register_hook: a hook returned a gradient of shape {} for a gradient of shape {}", replaced.sizes(),
-        grad.sizes());
+  check(replaced.sizes() == grad.sizes() && replaced.dtype() == grad.dtype() && replaced.device() == grad.device(),
+        "register_hook: a hook returned a gradient {} {} on {} for a gradient {} {} on {}", replaced.sizes(),
+        replaced.dtype(), replaced.device(), grad.sizes(), grad.dtype(), grad.device());
   return replaced;
 }
 

@@ -174,7 +174,7 @@ void squeeze_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 ViewGeometry unsqueeze_rule(const OpCall& call) {
   const Tensor& input = call.input(0);
-  const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), input.dim() + 1, "unsqueeze");
+  const int dim = wrap_insert_dim(call.attrs.get<int64_t>("dim"), input.dim(), "unsqueeze");
   ViewGeometry geometry{input.sizes(), input.strides(), input.storage_offset()};
   const int64_t stride = dim < input.dim() ? input.stride(dim) * input.size(dim) : 1;
   geometry.sizes.insert(dim, 1);

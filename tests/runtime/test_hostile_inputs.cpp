@@ -6,11 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "error_of.h"
 #include "runtime/ember.h"
 
 using namespace ember;
+using ember::testing::error_of;
 
 namespace {
 
@@ -146,11 +149,59 @@ TEST_CASE("hostile inputs: a value an integer tensor cannot hold is refused by f
   CHECK(arange(0, 6e9, 2e9, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 2000000000, 4000000000});
 }
 
-TEST_CASE("hostile inputs: set_grad refuses a gradient of another shape") {
+TEST_CASE("hostile inputs: set_grad refuses a gradient of another shape or dtype, retain_grad one without grad") {
   Tensor param = ones({3}, {.device = kCPU});
   CHECK_THROWS_WITH_AS(param.set_grad(ones({5}, {.device = kCPU})),
-                       doctest::Contains("set_grad: the gradient has shape [5] but the tensor has shape [3]"), Error);
+                       doctest::Contains("set_grad: the gradient is [5] float32 on cpu but the tensor is [3] float32 "
+                                         "on cpu"),
+                       Error);
+  // A float64 gradient on a float32 parameter would fail later, inside an optimizer step.
+  const std::string error = error_of([&] { param.set_grad(ones({3}, {.dtype = kFloat64, .device = kCPU})); });
+  CHECK(error.find("set_grad: the gradient is [3] float64 on cpu but the tensor is [3] float32 on cpu") !=
+        std::string::npos);
+  CHECK(error.find("test_hostile_inputs.cpp") != std::string::npos);  // the caller's line
   CHECK_FALSE(param.grad().defined());
+  CHECK_THROWS_WITH_AS(param.retain_grad(),
+                       doctest::Contains("retain_grad: the tensor (shape [3]) does not require grad"), Error);
+}
+
+TEST_CASE("hostile inputs: item<T> refuses a value T cannot hold instead of wrapping it") {
+  const Tensor big = from_vector(std::vector<int64_t>{std::numeric_limits<int64_t>::max()}, {1}, {.device = kCPU});
+  CHECK(big.item<int64_t>() == std::numeric_limits<int64_t>::max());
+  CHECK_THROWS_WITH_AS(big.item<int32_t>(), doctest::Contains("does not fit a 32-bit signed integer"), Error);
+  const Tensor three_hundred = full({1}, 300.0, {.dtype = kInt32, .device = kCPU});
+  CHECK(three_hundred.item<int16_t>() == 300);
+  CHECK_THROWS_WITH_AS(three_hundred.item<uint8_t>(), doctest::Contains("int32 300 does not fit a 8-bit unsigned integer"),
+                       Error);
+  CHECK_THROWS_WITH_AS(full({1}, -1.0, {.dtype = kInt64, .device = kCPU}).item<uint64_t>(),
+                       doctest::Contains("does not fit a 64-bit unsigned integer"), Error);
+  CHECK_THROWS_WITH_AS(full({1}, 3e9, {.dtype = kFloat64, .device = kCPU}).item<int>(),
+                       doctest::Contains("does not fit a 32-bit signed integer"), Error);
+  CHECK_THROWS_WITH_AS(full({1}, 1e300, {.dtype = kFloat64, .device = kCPU}).item<float>(),
+                       doctest::Contains("item<float>: float64"), Error);
+  CHECK(std::isinf(full({1}, INFINITY, {.dtype = kFloat64, .device = kCPU}).item<float>()));  // not finite: kept
+}
+
+TEST_CASE("hostile inputs: subtracting a number from a bool tensor is refused, as every other bool subtraction") {
+  const Tensor mask = from_vector(std::vector<bool>{true, false}, {2}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(sub(mask, 1.0), doctest::Contains("sub: subtraction with a bool tensor is not supported"),
+                       Error);
+  const Tensor counts = from_vector(std::vector<int64_t>{1, 2}, {2}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(sub(counts, 1e30), doctest::Contains("sub: scalar 1e+30 is out of range for a int64 result"),
+                       Error);
+  CHECK(sub(counts, 1.0).to_vector<int64_t>() == std::vector<int64_t>{0, 1});
+}
+
+TEST_CASE("hostile inputs: unsqueeze and stack name the rank of the tensor they were given") {
+  const Tensor matrix = ones({2, 3}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(matrix.unsqueeze(3),
+                       doctest::Contains("unsqueeze: dim 3 is out of range for a new dim of a tensor of rank 2 "
+                                         "(expected -3 to 2)"),
+                       Error);
+  CHECK(matrix.unsqueeze(-3).sizes() == Dims{1, 2, 3});
+  const Tensor vector = ones({4}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(stack({vector, vector}, 2),
+                       doctest::Contains("stack: dim 2 is out of range for a new dim of a tensor of rank 1"), Error);
 }
 
 TEST_CASE("hostile inputs: a data_ptr of the wrong type and a hook changing a gradient's shape are user errors") {
@@ -164,8 +215,14 @@ TEST_CASE("hostile inputs: a data_ptr of the wrong type and a hook changing a gr
     Tensor hooked = leaf ? x : mul(x, 2.0);
     hooked.register_hook([](const Tensor&) { return ones({5}, {.device = kCPU}); });
     CHECK_THROWS_WITH_AS(sum(mul(hooked, 3.0)).backward(),
-                         doctest::Contains("register_hook: a hook returned a gradient of shape [5] for a gradient of "
-                                           "shape [3]"),
+                         doctest::Contains("register_hook: a hook returned a gradient [5] float32 on cpu for a "
+                                           "gradient [3] float32 on cpu"),
+                         Error);
+    Tensor y = ones({2}, {.dtype = kFloat64, .device = kCPU}).requires_grad_();
+    Tensor hooked_y = leaf ? y : mul(y, 2.0);
+    hooked_y.register_hook([](const Tensor&) { return zeros({2}, {.dtype = kInt64, .device = kCPU}); });
+    CHECK_THROWS_WITH_AS(sum(hooked_y).backward(),
+                         doctest::Contains("a hook returned a gradient [2] int64 on cpu for a gradient [2] float64"),
                          Error);
   }
 }

@@ -24,4 +24,15 @@ DType promote_types(DType a, DType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+namespace {
+int category(DType dtype) { return dtype == DType::Bool ? 0 : is_floating(dtype) ? 2 : 1; }
+}  // namespace
+
+DType result_type(DType a, bool a_is_0d, DType b, bool b_is_0d) {
+  if (a_is_0d == b_is_0d) return promote_types(a, b);
+  const DType with_dims = a_is_0d ? b : a;
+  const DType zero_dim = a_is_0d ? a : b;
+  return category(zero_dim) > category(with_dims) ? promote_types(with_dims, zero_dim) : with_dims;
+}
+
 }  // namespace ember

@@ -68,6 +68,11 @@ template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
 // PyTorch-style promotion of two tensor dtypes: bool < ints < floats; the wider float wins;
 // bf16 with fp16 goes to fp32.
 DType promote_types(DType a, DType b);
+// The dtype of an op over two tensors, as PyTorch's result_type: a 0-d tensor (a number held in a
+// tensor: a loss scale, a learned scalar) counts only when its category (bool < integer <
+// floating) is above that of a tensor with dims, so bf16[n] * f32[] stays bf16, int32[n] + int64[]
+// stays int32, and int32[n] * f64[] is f64. Two tensors of the same kind promote as above.
+DType result_type(DType a, bool a_is_0d, DType b, bool b_is_0d);
 
 // Calls fn(T{}) with T the C++ type of `dtype`. The single runtime-to-template switch.
 template <typename Fn>

@@ -30,10 +30,10 @@ void unary_same_dtype(const Tensor& out, const Tensor& a, Functor functor) {
   });
 }
 
-// out (bool) = functor(a, b) comparing in the promoted dtype of a and b.
+// out (bool) = functor(a, b) comparing in the dtype of a and b together (result_type).
 template <typename Functor>
 void compare(const Tensor& out, const Tensor& a, const Tensor& b, Functor functor) {
-  const DType common = promote_types(a.dtype(), b.dtype());
+  const DType common = result_type(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
   const Tensor a_cast = as_dtype(a, common);
   const Tensor b_cast = as_dtype(b, common);
   dispatch_dtype(common, [&](auto zero) {

@@ -82,7 +82,8 @@ template <BinaryOp op>
 void binary_inplace_cuda(const OpCall& call, TensorList&) {
   const Tensor& target = call.input(0);
   ops::check_inplace_broadcast(call);
-  ops::check_inplace_dtype(call, promote_types(target.dtype(), call.input(1).dtype()));
+  ops::check_inplace_dtype(call, result_type(target.dtype(), target.dim() == 0, call.input(1).dtype(),
+                                             call.input(1).dim() == 0));
   if (op == BinaryOp::Add) ops::check_integer_alpha(call, target.dtype());
   DeviceGuard guard(target.device());
   const Tensor other = as_dtype(call.input(1), target.dtype());

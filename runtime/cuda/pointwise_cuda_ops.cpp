@@ -91,12 +91,14 @@ void binary_cuda(const OpCall& call, TensorList& outputs) {
   launch_checked(launch_binary(op, 1.0, out.dtype(), out.raw_data_ptr(), operand_of(a, shape), operand_of(b, shape), shape));
 }
 
-// Comparisons run in the promoted dtype of the inputs; the output is bool.
+// Comparisons run in the inputs' result_type (a 0-d input counts less); the output is bool.
 template <CompareOp op>
 void compare_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& out = outputs[0];
   DeviceGuard guard(out.device());
-  const DType common = promote_types(call.input(0).dtype(), call.input(1).dtype());
+  const Tensor& left = call.input(0);
+  const Tensor& right = call.input(1);
+  const DType common = result_type(left.dtype(), left.dim() == 0, right.dtype(), right.dim() == 0);
   const Tensor a = as_dtype(call.input(0), common);
   const Tensor b = as_dtype(call.input(1), common);
   const LaunchShape shape = shape_of(out);

@@ -40,13 +40,15 @@ void mul_kernel(const OpCall& call, TensorList& out) {
 }
 void add_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
-  check_inplace_dtype(call, promote_types(call.input(0).dtype(), call.input(1).dtype()));
+  check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
+                                        call.input(1).dim() == 0));
   check_integer_alpha(call, call.input(0).dtype());
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
 void mul_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
-  check_inplace_dtype(call, promote_types(call.input(0).dtype(), call.input(1).dtype()));
+  check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
+                                        call.input(1).dim() == 0));
   cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
 }
 void add_scalar_kernel(const OpCall& call, TensorList& out) {

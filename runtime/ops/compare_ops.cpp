@@ -30,7 +30,7 @@ void where_shape(const OpCall& call, OutputMetas& outputs) {
     }
   }
   outputs[0].sizes = sizes;
-  outputs[0].dtype = promote_types(a.dtype(), b.dtype());
+  outputs[0].dtype = result_type(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
 }
 
 void where_kernel(const OpCall& call, TensorList& out) {

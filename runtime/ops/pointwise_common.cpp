@@ -11,7 +11,7 @@ void binary_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& a = call.input(0);
   const Tensor& b = call.input(1);
   outputs[0].sizes = broadcast_shapes(a.sizes(), b.sizes(), call.op.name);
-  outputs[0].dtype = promote_types(a.dtype(), b.dtype());
+  outputs[0].dtype = result_type(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
 }
 
 void compare_shape(const OpCall& call, OutputMetas& outputs) {

@@ -171,8 +171,8 @@ TEST_CASE("hostile inputs: item<T> refuses a value T cannot hold instead of wrap
   CHECK_THROWS_WITH_AS(big.item<int32_t>(), doctest::Contains("does not fit a 32-bit signed integer"), Error);
   const Tensor three_hundred = full({1}, 300.0, {.dtype = kInt32, .device = kCPU});
   CHECK(three_hundred.item<int16_t>() == 300);
-  CHECK_THROWS_WITH_AS(three_hundred.item<uint8_t>(), doctest::Contains("int32 300 does not fit a 8-bit unsigned integer"),
-                       Error);
+  CHECK_THROWS_WITH_AS(three_hundred.item<uint8_t>(),
+                       doctest::Contains("int32 300 does not fit a 8-bit unsigned integer"), Error);
   CHECK_THROWS_WITH_AS(full({1}, -1.0, {.dtype = kInt64, .device = kCPU}).item<uint64_t>(),
                        doctest::Contains("does not fit a 64-bit unsigned integer"), Error);
   CHECK_THROWS_WITH_AS(full({1}, 3e9, {.dtype = kFloat64, .device = kCPU}).item<int>(),

@@ -190,28 +190,38 @@ class Tensor {
   std::shared_ptr<TensorImpl> impl_;
 };
 
-// ---- operators (no call site: C++ operators cannot take one) ----
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(double a, const Tensor& b);
-Tensor operator-(const Tensor& a);
-Tensor operator==(const Tensor& a, const Tensor& b);
-Tensor operator!=(const Tensor& a, const Tensor& b);
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
-Tensor& operator+=(Tensor& a, const Tensor& b);
-Tensor& operator*=(Tensor& a, const Tensor& b);
+// ---- operators ----
+// A C++ operator cannot take a defaulted call-site parameter, but a converting constructor can,
+// and it runs where the expression is written: each operator's right (or only) operand is an
+// Operand, so an error in `a + b` names the user's line, as the functions' errors do.
+template <typename T>
+struct Operand {
+  Operand(const T& value, Where where = Where::current()) : value(value), where(where) {}  // implicit on purpose
+  const T& value;  // valid for the whole expression, temporaries included
+  Where where;
+};
+
+Tensor operator+(const Tensor& a, Operand<Tensor> b);
+Tensor operator-(const Tensor& a, Operand<Tensor> b);
+Tensor operator*(const Tensor& a, Operand<Tensor> b);
+Tensor operator/(const Tensor& a, Operand<Tensor> b);
+Tensor operator+(const Tensor& a, Operand<double> b);
+Tensor operator-(const Tensor& a, Operand<double> b);
+Tensor operator*(const Tensor& a, Operand<double> b);
+Tensor operator/(const Tensor& a, Operand<double> b);
+Tensor operator+(double a, Operand<Tensor> b);
+Tensor operator-(double a, Operand<Tensor> b);
+Tensor operator*(double a, Operand<Tensor> b);
+Tensor operator/(double a, Operand<Tensor> b);
+Tensor operator-(Operand<Tensor> a);
+Tensor operator==(const Tensor& a, Operand<Tensor> b);
+Tensor operator!=(const Tensor& a, Operand<Tensor> b);
+Tensor operator<(const Tensor& a, Operand<Tensor> b);
+Tensor operator<=(const Tensor& a, Operand<Tensor> b);
+Tensor operator>(const Tensor& a, Operand<Tensor> b);
+Tensor operator>=(const Tensor& a, Operand<Tensor> b);
+Tensor& operator+=(Tensor& a, Operand<Tensor> b);
+Tensor& operator*=(Tensor& a, Operand<Tensor> b);
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 
 // Allocates an uninitialized contiguous tensor (no op, no autograd): the building block of

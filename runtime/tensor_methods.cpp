@@ -93,27 +93,27 @@ Tensor& Tensor::copy_(const Tensor& source, Where where) { return ember::copy_(*
 Tensor& Tensor::fill_(double value, Where where) { return ember::fill_(*this, value, where); }
 Tensor& Tensor::zero_(Where where) { return ember::zero_(*this, where); }
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(b, a); }
-Tensor operator-(double a, const Tensor& b) { return rsub(b, a); }
-Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(double a, const Tensor& b) { return rdiv(b, a); }
-Tensor operator-(const Tensor& a) { return neg(a); }
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return add_(a, b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return mul_(a, b); }
+Tensor operator+(const Tensor& a, Operand<Tensor> b) { return add(a, b.value, 1.0, b.where); }
+Tensor operator-(const Tensor& a, Operand<Tensor> b) { return sub(a, b.value, 1.0, b.where); }
+Tensor operator*(const Tensor& a, Operand<Tensor> b) { return mul(a, b.value, b.where); }
+Tensor operator/(const Tensor& a, Operand<Tensor> b) { return div(a, b.value, b.where); }
+Tensor operator+(const Tensor& a, Operand<double> b) { return add(a, b.value, b.where); }
+Tensor operator-(const Tensor& a, Operand<double> b) { return sub(a, b.value, b.where); }
+Tensor operator*(const Tensor& a, Operand<double> b) { return mul(a, b.value, b.where); }
+Tensor operator/(const Tensor& a, Operand<double> b) { return div(a, b.value, b.where); }
+Tensor operator+(double a, Operand<Tensor> b) { return add(b.value, a, b.where); }
+Tensor operator-(double a, Operand<Tensor> b) { return rsub(b.value, a, b.where); }
+Tensor operator*(double a, Operand<Tensor> b) { return mul(b.value, a, b.where); }
+Tensor operator/(double a, Operand<Tensor> b) { return rdiv(b.value, a, b.where); }
+Tensor operator-(Operand<Tensor> a) { return neg(a.value, a.where); }
+Tensor operator==(const Tensor& a, Operand<Tensor> b) { return eq(a, b.value, b.where); }
+Tensor operator!=(const Tensor& a, Operand<Tensor> b) { return ne(a, b.value, b.where); }
+Tensor operator<(const Tensor& a, Operand<Tensor> b) { return lt(a, b.value, b.where); }
+Tensor operator<=(const Tensor& a, Operand<Tensor> b) { return le(a, b.value, b.where); }
+Tensor operator>(const Tensor& a, Operand<Tensor> b) { return gt(a, b.value, b.where); }
+Tensor operator>=(const Tensor& a, Operand<Tensor> b) { return ge(a, b.value, b.where); }
+Tensor& operator+=(Tensor& a, Operand<Tensor> b) { return add_(a, b.value, 1.0, b.where); }
+Tensor& operator*=(Tensor& a, Operand<Tensor> b) { return mul_(a, b.value, b.where); }
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.str(); }
 
 }  // namespace ember

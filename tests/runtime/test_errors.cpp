@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "error_of.h"
 #include "runtime/ember.h"
@@ -34,6 +35,40 @@ TEST_CASE("broadcast mismatches name the op and both shapes") {
   CHECK(contains(message, "add"));
   CHECK(contains(message, "[2, 3]"));
   CHECK(contains(message, "[4]"));
+}
+
+TEST_CASE("errors raised through C++ operators name the line that wrote the expression") {
+  const Tensor a = randn({2, 3});
+  const Tensor b = randn({4});
+  const Tensor mask = from_vector(std::vector<bool>{true, false}, {2});
+  Tensor target = randn({2, 3});
+  struct Case {
+    const char* what;
+    int line;
+    std::string message;
+  };
+  // Each message is taken on the line it names.
+  const Case cases[] = {
+      {"a + b", __LINE__, error_of([&] { (void)(a + b); })},
+      {"a - b", __LINE__, error_of([&] { (void)(a - b); })},
+      {"a * b", __LINE__, error_of([&] { (void)(a * b); })},
+      {"a < b", __LINE__, error_of([&] { (void)(a < b); })},
+      {"target += b", __LINE__, error_of([&] { target += b; })},
+      {"-mask", __LINE__, error_of([&] { (void)(-mask); })},
+      {"1.0 - mask", __LINE__, error_of([&] { (void)(1.0 - mask); })},
+      {"mask - 1", __LINE__, error_of([&] { (void)(mask - 1); })},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what, ": ", c.message);
+    CHECK(contains(c.message, "test_errors.cpp:" + std::to_string(c.line)));
+    CHECK_FALSE(contains(c.message, "tensor_methods.cpp"));
+  }
+  // The operators still compute what the functions do, scalars on either side.
+  const Tensor x = from_vector(std::vector<float>{1.f, -2.f}, {2});
+  CHECK((2 * x - x / 2.0 + 1).to_vector<float>() == std::vector<float>{2.5f, -2.f});
+  CHECK((3.0 / x).to_vector<float>() == std::vector<float>{3.f, -1.5f});
+  CHECK((-x).to_vector<float>() == std::vector<float>{-1.f, 2.f});
+  CHECK((x == x).to_vector<bool>() == std::vector<bool>{true, true});
 }
 
 TEST_CASE("dtype errors name the dtype") {

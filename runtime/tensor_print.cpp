@@ -1,6 +1,8 @@
 // PyTorch-like printing: tensor([[1.0000, 2.0000], ...], dtype=float64, requires_grad=True).
+#include <cmath>
 #include <sstream>
 
+#include "runtime/autograd/node.h"
 #include "runtime/dispatch.h"
 #include "runtime/tensor.h"
 
@@ -22,6 +24,8 @@ void print_values(std::ostringstream& out, const Tensor& host, int dim, int64_t 
         out << (value ? "True" : "False");
       } else if constexpr (std::is_integral_v<T>) {
         out << value;
+      } else if (std::isnan(static_cast<double>(value))) {
+        out << "nan";  // as PyTorch, whatever the sign bit ("-nan" from printf)
       } else {
         out << fmt::format("{:.4f}", static_cast<double>(value));
       }
@@ -55,7 +59,7 @@ std::string Tensor::str() const {
   if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) out << ", dtype=" << dtype_name(dtype());
   if (!device().is_cpu()) out << ", device='" << device().str() << "'";
   if (grad_fn()) {
-    out << ", grad_fn=<" << "backward" << ">";
+    out << ", grad_fn=<" << grad_fn()->name() << ">";  // mul_backward: PyTorch's MulBackward0
   } else if (requires_grad()) {
     out << ", requires_grad=True";
   }

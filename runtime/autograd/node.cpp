@@ -1,6 +1,8 @@
 // OpNode and AccumulateGrad: running a registered backward rule, saving tensors, accumulating.
 #include "runtime/autograd/node.h"
 
+#include <utility>
+
 #include "runtime/autograd/view_history.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -121,9 +123,10 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grad_outputs) {
 }
 
 void OpNode::release_saved() {
-  for (SavedTensor& saved : saved_inputs_) saved.tensor = Tensor();
-  for (SavedTensor& saved : saved_outputs_) saved.tensor = Tensor();
-  released_ = true;
+  // A node that saved nothing loses nothing: as in PyTorch, a second backward through it (a sum
+  // of a leaf, say) runs and accumulates again.
+  for (SavedTensor& saved : saved_inputs_) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
+  for (SavedTensor& saved : saved_outputs_) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
 }
 
 Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {

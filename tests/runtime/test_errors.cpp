@@ -117,6 +117,14 @@ TEST_CASE("autograd: backward through a freed graph") {
   CHECK(contains(message, "retain_graph"));
 }
 
+TEST_CASE("autograd: a second backward through nodes that saved nothing runs and accumulates, as in PyTorch") {
+  Tensor x = from_vector<float>({1, 2, 3}).requires_grad_();
+  Tensor y = sum(add(x, 2.0));  // neither add_scalar nor sum saves a tensor
+  y.backward();
+  y.backward();
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 2, 2});
+}
+
 TEST_CASE("autograd: retain_graph allows a second backward that accumulates") {
   Tensor x = from_vector<float>({1, 2, 3}).requires_grad_();
   Tensor y = sum(mul(x, x));

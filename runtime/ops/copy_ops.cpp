@@ -88,13 +88,22 @@ void to_device_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 // copy_(destination, source): the destination's old value does not matter; source's gradient
 // is the incoming gradient reduced to its shape.
+// The overwritten value's gradient: zeros, not none, as in PyTorch, so a leaf behind it gets a
+// .grad of zeros (which an optimizer then steps with: momentum, weight decay) rather than none.
+Tensor overwritten_grad(const BackwardContext& ctx) {
+  const TensorMeta& old = ctx.input_metas[0];
+  return zeros(old.sizes, {.dtype = old.dtype, .device = old.device});
+}
+
 void copy_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[0]) grads[0] = overwritten_grad(ctx);
   if (ctx.needs_input_grad[1])
     grads[1] = sum_to_size(ctx.grad(), ctx.input_metas[1].sizes).to(ctx.input_metas[1].dtype);
 }
 
-// fill_ overwrites its input: no gradient flows to the old value.
-void fill_backward(const BackwardContext&, std::span<Tensor>) {}
+void fill_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  if (ctx.needs_input_grad[0]) grads[0] = overwritten_grad(ctx);
+}
 
 void copy_check(const OpCall& call) {
   const Tensor& destination = call.input(0);

@@ -1,9 +1,12 @@
 // Autograd through views whose base changes in place afterwards (the view must follow the base's
 // new history, as in PyTorch), through in-place updates of views (the base must follow the view's
-// update: CopySlices), and the updates ember refuses rather than differentiate wrongly. Gradients are checked against hand-derived values and central differences.
+// update: CopySlices), values overwritten in place (a gradient of zeros), and the updates ember
+// refuses rather than differentiate wrongly. Gradients are checked against hand-derived values
+// and central differences.
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "runtime/ember.h"
 #include "runtime/finite_difference.h"
@@ -147,6 +150,28 @@ TEST_CASE("a tensor built piecewise by copy_ and fill_ through views has the gra
         return mul(out, exp(out));
       },
       inputs);
+}
+
+TEST_CASE("a value overwritten by fill_, zero_ or copy_ gets a gradient of zeros, not none, as in PyTorch") {
+  // Its leaf then has a .grad (of zeros), which an optimizer steps with, rather than none.
+  for (const char* how : {"fill_", "zero_", "copy_"}) {
+    INFO(how);
+    const Tensor s = from_vector(std::vector<double>{1, 2}, {2}, kDouble).requires_grad_();
+    Tensor y = mul(s, s);
+    if (std::string(how) == "fill_") y.fill_(3.0);
+    if (std::string(how) == "zero_") y.zero_();
+    if (std::string(how) == "copy_") y.copy_(ones({2}, kDouble));
+    sum(y).backward();
+    CHECK(grad_of(s) == std::vector<double>{0.0, 0.0});
+  }
+  // copy_ still sends the gradient on to its source.
+  const Tensor source = from_vector(std::vector<double>{1, 2}, {2}, kDouble).requires_grad_();
+  const Tensor old = from_vector(std::vector<double>{5, 6}, {2}, kDouble).requires_grad_();
+  Tensor target = mul(old, 1.0);
+  target.copy_(mul(source, 3.0));
+  sum(target).backward();
+  CHECK(grad_of(source) == std::vector<double>{3.0, 3.0});
+  CHECK(grad_of(old) == std::vector<double>{0.0, 0.0});
 }
 
 TEST_CASE("in-place updates through views autograd cannot follow are refused, and change nothing") {

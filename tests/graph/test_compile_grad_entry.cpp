@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_autograd_util.h"
 #include "fusion_test_util.h"
 #include "graph/compile.h"
 #include "runtime/nn/nn.h"
@@ -47,15 +48,7 @@ Tensor batch(int call) {
   return randn({6, 8});
 }
 
-void check_grads(const Model& actual, const Model& expected) {
-  const std::vector<Tensor> a = actual.layers->parameters(), e = expected.layers->parameters();
-  for (size_t i = 0; i < a.size(); ++i) {
-    INFO("parameter ", i);
-    CHECK(graph_test::max_relative_error(a[i], e[i]) <= 1e-5);
-    REQUIRE(a[i].grad().defined() == e[i].grad().defined());
-    if (e[i].grad().defined()) CHECK(graph_test::max_relative_error(a[i].grad(), e[i].grad()) <= 1e-5);
-  }
-}
+void check_grads(Model& actual, Model& expected) { compile_autograd_test::check_grads(actual.layers, expected.layers); }
 
 }  // namespace
 

@@ -115,10 +115,12 @@ int64_t Tensor::item_int64(Where where) const {
   return static_cast<int64_t>(value);
 }
 
-void Tensor::fail_item_range(const std::string& value, bool is_signed, size_t bytes, Where where) const {
+void Tensor::fail_item_range(double value, bool is_signed, size_t bytes, Where where) const {
   CallSiteScope site(where);
   if (bytes == 0) fail("item<float>: {} {} is out of float's range", dtype(), value);
-  fail("item: {} {} does not fit a {}-bit {} integer", dtype(), value, 8 * bytes, is_signed ? "signed" : "unsigned");
+  // The integer exactly (a double rounds past 2^53): read again, the error path's cost only.
+  fail("item: {} {} does not fit a {}-bit {} integer", dtype(), item_int64(where), 8 * bytes,
+       is_signed ? "signed" : "unsigned");
 }
 
 template <typename T>

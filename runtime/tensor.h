@@ -79,12 +79,12 @@ class Tensor {
   T item(Where where = Where::current()) const {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       const int64_t value = item_int64(where);
-      if (!std::in_range<T>(value)) fail_item_range(std::to_string(value), std::is_signed_v<T>, sizeof(T), where);
+      if (!std::in_range<T>(value)) fail_item_range(static_cast<double>(value), std::is_signed_v<T>, sizeof(T), where);
       return static_cast<T>(value);
     } else if constexpr (std::is_same_v<T, float>) {
       const double value = item(where);
       if (std::isfinite(value) && std::fabs(value) > std::numeric_limits<float>::max())
-        fail_item_range(std::to_string(value), true, 0, where);
+        fail_item_range(value, true, 0, where);
       return static_cast<float>(value);
     } else {
       return static_cast<T>(item(where));
@@ -180,7 +180,8 @@ class Tensor {
 
  private:
   // item<T>'s error: `value` does not fit a `bytes`-byte integer of that signedness (0: a float).
-  [[noreturn]] void fail_item_range(const std::string& value, bool is_signed, size_t bytes, Where where) const;
+  // An integer value is exact in the message: it comes from item_int64 and is re-read from there.
+  [[noreturn]] void fail_item_range(double value, bool is_signed, size_t bytes, Where where) const;
   // Inline: every metadata accessor goes through it, several times per dispatched op.
   const TensorImpl& checked_impl() const {
     if (impl_ == nullptr) [[unlikely]] fail_undefined();

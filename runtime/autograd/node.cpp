@@ -32,24 +32,29 @@ Node::Node(int num_outputs)
     : output_hooks(num_outputs), num_outputs_(num_outputs), sequence_nr_(sequence_counter++) {}
 
 namespace {
-// The next nodes of nodes being destroyed on this thread, and whether a destructor further up
-// the stack is already freeing them.
-thread_local std::vector<std::shared_ptr<Node>> nodes_to_free;
-thread_local bool freeing_nodes = false;
+// The list of the outermost node destructor running on this thread, which the nodes it frees
+// hand their next nodes to; null when none runs. A plain pointer: trivially destructible, so a
+// node freed while the thread's other thread_locals are destroyed still finds a valid value.
+thread_local std::vector<std::shared_ptr<Node>>* nodes_to_free = nullptr;
 }  // namespace
 
 Node::~Node() {
+  if (nodes_to_free != nullptr) {
+    for (Edge& edge : next_edges)
+      if (edge.node) nodes_to_free->push_back(std::move(edge.node));
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> pending;
   for (Edge& edge : next_edges)
-    if (edge.node) nodes_to_free.push_back(std::move(edge.node));
-  if (freeing_nodes) return;  // the destructor below on the stack frees them
-  freeing_nodes = true;
-  while (!nodes_to_free.empty()) {
+    if (edge.node) pending.push_back(std::move(edge.node));
+  nodes_to_free = &pending;
+  while (!pending.empty()) {
     // Dropped outside the vector: its destructor appends to it.
-    std::shared_ptr<Node> next = std::move(nodes_to_free.back());
-    nodes_to_free.pop_back();
+    std::shared_ptr<Node> next = std::move(pending.back());
+    pending.pop_back();
     next.reset();
   }
-  freeing_nodes = false;
+  nodes_to_free = nullptr;
 }
 
 uint64_t next_sequence_nr() { return sequence_counter.load(); }
@@ -125,8 +130,8 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grad_outputs) {
 void OpNode::release_saved() {
   // A node that saved nothing loses nothing: as in PyTorch, a second backward through it (a sum
   // of a leaf, say) runs and accumulates again.
-  for (SavedTensor& saved : saved_inputs_) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
-  for (SavedTensor& saved : saved_outputs_) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
+  for (std::vector<SavedTensor>* list : {&saved_inputs_, &saved_outputs_})
+    for (SavedTensor& saved : *list) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
 }
 
 Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {

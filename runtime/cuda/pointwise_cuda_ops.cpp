@@ -99,8 +99,8 @@ void compare_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& left = call.input(0);
   const Tensor& right = call.input(1);
   const DType common = result_type(left.dtype(), left.dim() == 0, right.dtype(), right.dim() == 0);
-  const Tensor a = as_dtype(call.input(0), common);
-  const Tensor b = as_dtype(call.input(1), common);
+  const Tensor a = as_dtype(left, common);
+  const Tensor b = as_dtype(right, common);
   const LaunchShape shape = shape_of(out);
   launch_checked(launch_compare(op, common, out.raw_data_ptr(), operand_of(a, shape), operand_of(b, shape), shape));
 }

@@ -86,8 +86,6 @@ void to_device_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   grads[0] = ctx.grad().to(ctx.input_metas[0].device);
 }
 
-// copy_(destination, source): the destination's old value does not matter; source's gradient
-// is the incoming gradient reduced to its shape.
 // The overwritten value's gradient: zeros, not none, as in PyTorch, so a leaf behind it gets a
 // .grad of zeros (which an optimizer then steps with: momentum, weight decay) rather than none.
 Tensor overwritten_grad(const BackwardContext& ctx) {
@@ -95,6 +93,8 @@ Tensor overwritten_grad(const BackwardContext& ctx) {
   return zeros(old.sizes, {.dtype = old.dtype, .device = old.device});
 }
 
+// copy_(destination, source): the destination's old value gets zeros; source's gradient is the
+// incoming gradient reduced to its shape.
 void copy_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   if (ctx.needs_input_grad[0]) grads[0] = overwritten_grad(ctx);
   if (ctx.needs_input_grad[1])

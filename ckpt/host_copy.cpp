@@ -75,4 +75,10 @@ void scatter_bytes(const std::byte* source, const Tensor& destination) {
   destination.impl()->storage->bump_version();
 }
 
+int64_t first_invalid_bool(const std::byte* data, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i)
+    if (std::to_integer<unsigned>(data[i]) > 1u) return static_cast<int64_t>(i);
+  return -1;
+}
+
 }  // namespace ember::ckpt

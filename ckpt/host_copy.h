@@ -17,4 +17,8 @@ void gather_bytes(const Tensor& source, std::byte* destination);
 // like any in-place write. A device destination receives a host tensor through copy_.
 void scatter_bytes(const std::byte* source, const Tensor& destination);
 
+// The index of the first of `count` bool bytes that is neither 0 nor 1 (FORMAT.md: a bool
+// element is one byte, 0 or 1; any other byte read as a C++ bool is undefined behaviour), or -1.
+int64_t first_invalid_bool(const std::byte* data, uint64_t count);
+
 }  // namespace ember::ckpt

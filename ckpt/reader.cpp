@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <mutex>
+#include <vector>
+
+#include "ckpt/host_copy.h"
 
 namespace ember::ckpt {
 
@@ -122,10 +125,23 @@ void CheckpointReader::read_rows(const Entry& entry, RowRange rows, std::byte* d
   for (const Chunk& chunk : tensor.chunks) {
     const RowRange overlap = intersect(rows, {chunk.row_begin, chunk.row_begin + chunk.rows});
     if (overlap.empty()) continue;
-    read_chunk_part(entry, chunk, static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes,
-                    static_cast<uint64_t>(overlap.end - chunk.row_begin) * row_bytes,
-                    destination + static_cast<uint64_t>(overlap.begin - rows.begin) * row_bytes);
+    const uint64_t begin = static_cast<uint64_t>(overlap.begin - chunk.row_begin) * row_bytes;
+    const uint64_t end = static_cast<uint64_t>(overlap.end - chunk.row_begin) * row_bytes;
+    std::byte* part = destination + static_cast<uint64_t>(overlap.begin - rows.begin) * row_bytes;
+    read_chunk_part(entry, chunk, begin, end, part);
+    check_bools(entry, chunk, begin, part, end - begin);
   }
+}
+
+void CheckpointReader::check_bools(const Entry& entry, const Chunk& chunk, uint64_t begin, const std::byte* data,
+                                   uint64_t count) const {
+  if (entry.tensor().dtype != kBool) return;
+  const int64_t bad = first_invalid_bool(data, count);
+  if (bad < 0) return;
+  fail("checkpoint {}: bool entry '{}' holds byte {} at element {} (file {} byte {}); a bool element is 0 or 1",
+       directory_.string(), entry.name, std::to_integer<unsigned>(data[bad]),
+       static_cast<uint64_t>(chunk.row_begin) * entry.tensor().row_bytes() + begin + static_cast<uint64_t>(bad),
+       chunk.file, chunk.offset + begin + static_cast<uint64_t>(bad));
 }
 
 Tensor CheckpointReader::read(std::string_view name, std::optional<RowRange> rows) const {
@@ -151,6 +167,11 @@ void CheckpointReader::verify() const {
         hash_file_range(chunk, begin, std::min(begin + chunk.block_bytes, chunk.length), hasher);
         if (hasher.digest() != chunk.checksums[block])
           checksum_mismatch(entry, chunk, block, hasher.digest());
+      }
+      if (entry.tensor().dtype == kBool && chunk.length > 0) {  // read once more: bool entries are small
+        std::vector<std::byte> bytes(chunk.length);
+        read_chunk_part(entry, chunk, 0, chunk.length, bytes.data());
+        check_bools(entry, chunk, 0, bytes.data(), chunk.length);
       }
     }
   }

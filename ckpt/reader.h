@@ -33,7 +33,8 @@ class CheckpointReader {
   Tensor read(std::string_view name, std::optional<RowRange> rows = std::nullopt) const;
   const Value& value(std::string_view name) const { return entry(name).value(); }
 
-  // Reads every block of every chunk and checks its checksum; throws naming the first bad one.
+  // Reads every block of every chunk and checks its checksum, and that every bool element is 0
+  // or 1; throws naming the first bad one.
   void verify() const;
 
   // Data bytes read so far (tests check that a rank reads only what it needs).
@@ -46,6 +47,10 @@ class CheckpointReader {
                        StreamingChecksum& hasher) const;
   [[noreturn]] void checksum_mismatch(const Entry& entry, const Chunk& chunk, uint64_t block,
                                       uint64_t actual) const;
+  // For a bool entry: every byte read from `chunk` at chunk byte `begin` is 0 or 1, else throws
+  // naming the entry, the element and the file (a checksum over a bad byte still matches).
+  void check_bools(const Entry& entry, const Chunk& chunk, uint64_t begin, const std::byte* data,
+                   uint64_t count) const;
   const File& file(std::string_view name) const;
 
   std::filesystem::path directory_;

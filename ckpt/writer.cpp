@@ -35,6 +35,11 @@ HostState host_state(const RankState& state) {
       tensor.data = static_cast<const std::byte*>(copy.raw_data_ptr());
       host.keep_alive.push_back(std::move(copy));
     }
+    if (tensor.dtype == kBool) {
+      const int64_t bad = first_invalid_bool(tensor.data, tensor.bytes);
+      check(bad < 0, "checkpoint save: bool tensor '{}' holds byte {} at element {}; a bool element is 0 or 1",
+            name, bad < 0 ? 0u : std::to_integer<unsigned>(tensor.data[bad]), bad);
+    }
     host.tensors.push_back(std::move(tensor));
   }
   host.values = state.values();

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <vector>
 
 #include "ckpt/load.h"
 #include "ckpt/reader.h"
@@ -114,6 +115,36 @@ TEST_CASE("corruption: verify names the bad chunk and its byte range") {
   // Reading rows that avoid the damaged block still works: blocks are verified independently.
   const Tensor head = CheckpointReader(directory).read("weight", RowRange{0, 16});
   CHECK(testing::same_bytes(head, reference.tensors["weight"].narrow(0, 0, 16)));
+}
+
+TEST_CASE("corruption: a bool byte other than 0 or 1 is refused on save, read and verify, checksums valid or not") {
+  testing::TempDir root;
+  Tensor flags = from_vector(std::vector<bool>{false, true, true, false}, {4}, {.device = kCPU});
+  RankState state;
+  state.add_replicated("flags", flags);
+  // Written through ember's API (raw memory): the save refuses it, naming the tensor.
+  static_cast<uint8_t*>(flags.raw_data_ptr())[2] = 2;
+  SingleRank single;
+  CHECK_THROWS_WITH_AS(save(single, state, {.root = root.path(), .name = "refused", .durable = false}),
+                       doctest::Contains("bool tensor 'flags' holds byte 2 at element 2"), Error);
+  CHECK_FALSE(fs::exists(root / "refused"));
+  // A file with such a byte and checksums computed over it (edited, or written by another tool):
+  // the checksums match, so the bytes themselves are checked on every read.
+  static_cast<uint8_t*>(flags.raw_data_ptr())[2] = 1;
+  HostState host = host_state(state);
+  static_cast<uint8_t*>(flags.raw_data_ptr())[3] = 255;  // host views a CPU tensor in place
+  const fs::path directory =
+      write_checkpoint(single, host, {.root = root.path(), .name = "edited", .durable = false});
+  const std::string expected = "bool entry 'flags' holds byte 255 at element 3 (file rank_00000.bin";
+  CHECK_THROWS_WITH_AS(CheckpointReader(directory).read("flags"), doctest::Contains(expected.c_str()), Error);
+  CHECK_THROWS_WITH_AS(CheckpointReader(directory).verify(), doctest::Contains(expected.c_str()), Error);
+  CHECK(CheckpointReader(directory).read("flags", RowRange{0, 3}).to_vector<bool>() ==
+        std::vector<bool>{false, true, true});  // rows before the bad byte still read
+  Tensor live = zeros({4}, {.dtype = kBool, .device = kCPU});
+  RankState into;
+  into.add_replicated("flags", live);
+  CHECK_THROWS_WITH_AS(load(single, directory, into), doctest::Contains(expected.c_str()), Error);
+  CHECK(live.to_vector<bool>() == std::vector<bool>{false, false, false, false});  // unchanged
 }
 
 }  // namespace

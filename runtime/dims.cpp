@@ -11,8 +11,11 @@ void Dims::fail_too_many_elements() const {
 
 Dims contiguous_strides(const Dims& sizes) {
   Dims strides = Dims::filled(sizes.size(), 1);
-  for (int i = sizes.size() - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<int64_t>(sizes[i + 1], 1);
+  for (int i = sizes.size() - 2; i >= 0; --i) {
+    // Checked even when a size is 0: [0, 2^62, 2^62] has no elements but strides past int64.
+    const bool overflow = __builtin_mul_overflow(strides[i + 1], std::max<int64_t>(sizes[i + 1], 1), &strides[i]);
+    if (overflow) fail("shape {} has strides past what an int64 can hold", sizes);
+  }
   return strides;
 }
 

@@ -114,6 +114,15 @@ void DataLoader::advance() {
   }
   if (order_ == nullptr) {
     order_ = std::make_shared<const std::vector<int64_t>>(sampler_->epoch_indices(epoch_));
+    // The batch count comes from epoch_size(): a sampler whose list disagrees would have batches
+    // read past its end (or silently drop samples).
+    const int64_t listed = static_cast<int64_t>(order_->size());
+    if (listed != sampler_->epoch_size(epoch_)) {
+      const int64_t claimed = sampler_->epoch_size(epoch_);
+      order_.reset();
+      fail("DataLoader: the sampler's epoch_indices({}) lists {} samples but its epoch_size({}) is {}", epoch_,
+           listed, epoch_, claimed);
+    }
     if (options_.num_workers > 0) {
       auto job = [dataset = dataset_, order = order_, batch_size = options_.batch_size,
                   pin = pins_batches()](int64_t number) { return make_batch(*dataset, *order, batch_size, number, pin); };

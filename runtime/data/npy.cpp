@@ -233,6 +233,12 @@ Tensor read_npy(const std::filesystem::path& path, Where where) {
         "the file", name, header.shape, header.descr, data_bytes);
   check(expected == data_bytes, "read_npy: {}: size mismatch: shape {} of {} needs {} data bytes, the file "
         "has {}", name, header.shape, header.descr, expected, data_bytes);
+  // No elements, yet a tensor of that shape has strides: the other dims' product must fit int64.
+  int64_t stride = 1;
+  for (int64_t size : header.shape)
+    check(!__builtin_mul_overflow(stride, std::max<int64_t>(size, 1), &stride),
+          "read_npy: {}: shape {} has no elements but dims whose product is past what an int64 can hold", name,
+          header.shape);
 
   // Fortran order stores the transpose in C order: read that, then permute the dims back.
   Dims stored_shape = header.shape;

@@ -54,11 +54,25 @@ void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
     check(value != nullptr, "LRScheduler: load_state_dict: missing key '{}'", key);
     return *value;
   };
-  const int64_t last_epoch = static_cast<int64_t>(read("last_epoch"));
-  const int64_t step_count = static_cast<int64_t>(read("step_count"));
+  // Counters are whole numbers in range (a NaN or 1e300 cast to int64 is undefined behaviour),
+  // learning rates finite and non-negative, as the constructors and set_lr require.
+  auto read_count = [&](const std::string& key, double lowest) {
+    const double value = read(key);
+    check(std::isfinite(value) && value == std::floor(value) && value >= lowest && value <= 9007199254740992.0,
+          "LRScheduler: load_state_dict: '{}' must be a whole number from {} to 2^53, got {}", key, lowest, value);
+    return static_cast<int64_t>(value);
+  };
+  auto read_lr = [&](const std::string& key) {
+    const double value = read(key);
+    check(std::isfinite(value) && value >= 0.0,
+          "LRScheduler: load_state_dict: '{}' must be a finite non-negative learning rate, got {}", key, value);
+    return value;
+  };
+  const int64_t last_epoch = read_count("last_epoch", -1.0);
+  const int64_t step_count = read_count("step_count", 0.0);
   for (size_t g = 0; g < groups; ++g) {
-    base_lrs[g] = read(fmt::format("base_lrs.{}", g));
-    last_lr[g] = read(fmt::format("last_lr.{}", g));
+    base_lrs[g] = read_lr(fmt::format("base_lrs.{}", g));
+    last_lr[g] = read_lr(fmt::format("last_lr.{}", g));
   }
   last_epoch_ = last_epoch;
   step_count_ = step_count;

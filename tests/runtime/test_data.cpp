@@ -50,6 +50,31 @@ TEST_CASE("TensorDataset rejects mismatched rows and bad indices") {
   CHECK_THROWS_WITH_AS(dataset.get(-1), doctest::Contains("index -1 is out of range"), Error);
 }
 
+TEST_CASE("a sampler whose list disagrees with its size is an error, not a read past the list") {
+  struct Inconsistent : Sampler {
+    int64_t listed;
+    explicit Inconsistent(int64_t count) : listed(count) {}
+    std::vector<int64_t> epoch_indices(int64_t) const override {
+      std::vector<int64_t> order(static_cast<size_t>(listed));
+      for (int64_t i = 0; i < listed; ++i) order[static_cast<size_t>(i)] = i;
+      return order;
+    }
+    int64_t size() const override { return 10; }
+  };
+  auto dataset = std::make_shared<TensorDataset>(arange(0, 10, 1, {.device = kCPU}).view({10, 1}));
+  for (const int64_t listed : {int64_t{5}, int64_t{12}}) {
+    for (const int workers : {0, 2}) {
+      INFO(listed, " listed, ", workers, " workers");
+      DataLoader loader(dataset, std::make_shared<Inconsistent>(listed), {.batch_size = 3, .num_workers = workers});
+      CHECK_THROWS_WITH_AS(
+          [&] {
+            for (auto& batch : loader) (void)batch;
+          }(),
+          doctest::Contains(fmt::format("lists {} samples but its epoch_size(0) is 10", listed).c_str()), Error);
+    }
+  }
+}
+
 TEST_CASE("random_permutation is a seeded permutation that differs by stream") {
   const auto first = random_permutation(1000, 5, 0);
   CHECK(first == random_permutation(1000, 5, 0));

@@ -43,6 +43,9 @@ TEST_CASE("hostile inputs: element and byte counts past int64 are errors, not wr
                        doctest::Contains("expand: target shape"), Error);
   // A 0 dim makes any shape empty, however large the others.
   CHECK(zeros({0}, on_cpu).view({int64_t{1} << 62, 8, 0}).numel() == 0);
+  // Empty, but its strides would pass int64 (they were computed with a signed overflow).
+  CHECK_THROWS_WITH_AS(zeros({0, int64_t{1} << 62, int64_t{1} << 62}, on_cpu),
+                       doctest::Contains("has strides past what an int64 can hold"), Error);
 }
 
 TEST_CASE("hostile inputs: views with sizes or steps at int64's edges") {

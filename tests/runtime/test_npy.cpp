@@ -186,6 +186,10 @@ TEST_CASE("read_npy names the file and the problem for damaged files") {
               "shape entries must be non-negative integers");
   check_error("huge.npy", with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }"),
               "is far larger than the 24 data bytes");
+  check_error("empty_huge.npy",
+              with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }")
+                  .substr(0, 128),  // no data bytes: it has no elements
+              "has no elements but dims whose product is past what an int64 can hold");
   CHECK_THROWS_WITH_AS(read_npy(dir / "missing.npy"), doctest::Contains("missing.npy"), Error);
 }
 

@@ -103,5 +103,16 @@ TEST_CASE("scheduler state dicts round trip and reject a mismatch") {
   broken.insert("base_lrs.1", 0.1);
   CHECK_THROWS_WITH_AS(restored.load_state_dict(broken), doctest::Contains("expected 4 entries"), Error);
   CHECK(restored.last_epoch() == 4);
+  // Values a scheduler could not have saved are refused and change nothing (a NaN counter cast
+  // to int64 was undefined behaviour).
+  for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
+           {"last_epoch", NAN}, {"last_epoch", 1e300}, {"last_epoch", -7.0}, {"last_epoch", 2.5},
+           {"step_count", -1.0}, {"base_lrs.0", -0.1}, {"last_lr.0", INFINITY}}) {
+    INFO(key, " = ", value);
+    OrderedDict<double> bad = state;
+    bad[key] = value;
+    CHECK_THROWS_WITH_AS(restored.load_state_dict(bad), doctest::Contains(("'" + key + "' must be").c_str()), Error);
+    CHECK(restored.last_epoch() == 4);
+  }
   CHECK_THROWS_WITH_AS(optim::StepLR(other, 0), doctest::Contains("StepLR: step_size must be positive, got 0"), Error);
 }

@@ -148,6 +148,11 @@ class Tensor {
   Tensor sub(const Tensor& other, double alpha = 1.0, Where where = Where::current()) const;
   Tensor mul(const Tensor& other, Where where = Where::current()) const;
   Tensor div(const Tensor& other, Where where = Where::current()) const;
+  // With a number, as libtorch's t.mul(2.0): the host-scalar ops (the dtype rules of a number).
+  Tensor add(double value, Where where = Where::current()) const;
+  Tensor sub(double value, Where where = Where::current()) const;
+  Tensor mul(double value, Where where = Where::current()) const;
+  Tensor div(double value, Where where = Where::current()) const;
   Tensor neg(Where where = Where::current()) const;
   Tensor exp(Where where = Where::current()) const;
   Tensor log(Where where = Where::current()) const;

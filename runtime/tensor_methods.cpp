@@ -63,6 +63,10 @@ Tensor Tensor::add(const Tensor& other, double alpha, Where where) const { retur
 Tensor Tensor::sub(const Tensor& other, double alpha, Where where) const { return ember::sub(*this, other, alpha, where); }
 Tensor Tensor::mul(const Tensor& other, Where where) const { return ember::mul(*this, other, where); }
 Tensor Tensor::div(const Tensor& other, Where where) const { return ember::div(*this, other, where); }
+Tensor Tensor::add(double value, Where where) const { return ember::add(*this, value, where); }
+Tensor Tensor::sub(double value, Where where) const { return ember::sub(*this, value, where); }
+Tensor Tensor::mul(double value, Where where) const { return ember::mul(*this, value, where); }
+Tensor Tensor::div(double value, Where where) const { return ember::div(*this, value, where); }
 Tensor Tensor::neg(Where where) const { return ember::neg(*this, where); }
 Tensor Tensor::exp(Where where) const { return ember::exp(*this, where); }
 Tensor Tensor::log(Where where) const { return ember::log(*this, where); }

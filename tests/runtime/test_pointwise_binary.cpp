@@ -184,6 +184,13 @@ TEST_CASE("scalar ops promote integer and bool tensors like PyTorch") {
                        doctest::Contains("add_scalar: scalar 10000000000 is out of range for a int32 result"),
                        Error);
   CHECK_THROWS_WITH_AS(rsub(mask, 1.0), doctest::Contains("rsub_scalar: subtraction with a bool tensor"), Error);
+
+  // The methods with a number are the same ops, as libtorch's t.mul(2.0).
+  CHECK(ints.mul(2.0).to_vector<int32_t>() == std::vector<int32_t>{6, -4, 10});
+  CHECK(ints.add(0.5).to_vector<float>() == std::vector<float>{3.5f, -1.5f, 5.5f});
+  CHECK(ints.sub(1).to_vector<int32_t>() == std::vector<int32_t>{2, -3, 4});
+  CHECK(ints.div(2.0).to_vector<float>() == std::vector<float>{1.5f, -1.f, 2.5f});
+  CHECK_THROWS_WITH_AS(mask.sub(1.0), doctest::Contains("sub: subtraction with a bool tensor"), Error);
 }
 
 TEST_CASE("in-place ops refuse results their target cannot hold") {

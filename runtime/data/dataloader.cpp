@@ -21,7 +21,7 @@ Batch make_batch(const Dataset& dataset, const std::vector<int64_t>& order, int6
   Batch batch = dataset.get_batch(std::span<const int64_t>(order.data() + start, static_cast<size_t>(count)));
   if (pin) {
     batch.data = batch.data.pin_memory();
-    batch.target = batch.target.pin_memory();
+    if (batch.target.defined()) batch.target = batch.target.pin_memory();  // a dataset may have none
   }
   return batch;
 }

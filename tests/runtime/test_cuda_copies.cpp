@@ -56,6 +56,22 @@ TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the s
 }
 
 #ifdef EMBER_HAS_CUDA
+TEST_CASE("cuda pinned DataLoader batches: a dataset without targets pins its data alone") {
+  if (!ember::testing::cuda_or_skip()) return;
+  auto dataset = std::make_shared<data::TensorDataset>(randn({10, 3}, {.device = kCPU}));
+  for (const int workers : {0, 2}) {
+    INFO(workers, " workers");
+    data::DataLoader loader(dataset, {.batch_size = 4, .num_workers = workers, .pin_memory = true});
+    int64_t rows = 0;
+    for (auto& batch : loader) {
+      CHECK(batch.data.is_pinned());
+      CHECK_FALSE(batch.target.defined());
+      rows += batch.data.size(0);
+    }
+    CHECK(rows == 10);
+  }
+}
+
 TEST_CASE("cuda events: made on their first stream's device, finished before their first record") {
   if (!ember::testing::cuda_or_skip()) return;
   cuda::Event start(true), stop(true);

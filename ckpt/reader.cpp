@@ -161,17 +161,19 @@ void CheckpointReader::verify() const {
   for (const Entry& entry : manifest_->entries) {
     if (!entry.is_tensor()) continue;
     for (const Chunk& chunk : entry.tensor().chunks) {
+      if (entry.tensor().dtype == kBool) {
+        // Its bytes are needed too: read_chunk_part checks the checksums as it reads them.
+        std::vector<std::byte> bytes(chunk.length);
+        read_chunk_part(entry, chunk, 0, chunk.length, bytes.data());
+        check_bools(entry, chunk, 0, bytes.data(), chunk.length);
+        continue;
+      }
       for (uint64_t block = 0; block < chunk.checksums.size(); ++block) {
         hasher.reset();
         const uint64_t begin = block * chunk.block_bytes;
         hash_file_range(chunk, begin, std::min(begin + chunk.block_bytes, chunk.length), hasher);
         if (hasher.digest() != chunk.checksums[block])
           checksum_mismatch(entry, chunk, block, hasher.digest());
-      }
-      if (entry.tensor().dtype == kBool && chunk.length > 0) {  // read once more: bool entries are small
-        std::vector<std::byte> bytes(chunk.length);
-        read_chunk_part(entry, chunk, 0, chunk.length, bytes.data());
-        check_bools(entry, chunk, 0, bytes.data(), chunk.length);
       }
     }
   }

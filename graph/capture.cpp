@@ -218,7 +218,14 @@ TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
 
 void CaptureMode::on_host_read(const char* what, const Tensor& tensor) {
   const ValueId id = find(tensor);
-  if (id < 0) return;
+  // No op of fn has touched it: a tensor from outside fn (a temperature kept by the caller), whose
+  // values may differ at the next call, as a state input's may.
+  if (id < 0) {
+    graph_break(fmt::format("{}() reads the values of a {} {} tensor made outside the compiled function on the "
+                            "host; the value would be baked into the graph",
+                            what, tensor.sizes(), tensor.dtype()));
+    return;
+  }
   const Value& value = graph_.values[id];
   const std::string producer = value.source == ValueSource::NodeOutput
                                    ? graph_.nodes[value.index].op->name

@@ -75,18 +75,20 @@ void* Tensor::raw_data_ptr() const {
 }
 
 template <typename T>
-T* Tensor::data_ptr() const {
-  check(dtype() == dtype_of<T>(), "data_ptr: the tensor's dtype is {}, the pointer asked for is to {}", dtype(),
-        dtype_of<T>());
+T* Tensor::data_ptr(Where where) const {
+  if (dtype() != dtype_of<T>()) [[unlikely]] {
+    CallSiteScope site(where);  // only on failure: kernels ask for their pointers on every call
+    fail("data_ptr: the tensor's dtype is {}, the pointer asked for is to {}", dtype(), dtype_of<T>());
+  }
   return static_cast<T*>(raw_data_ptr());
 }
-template float* Tensor::data_ptr<float>() const;
-template double* Tensor::data_ptr<double>() const;
-template BFloat16* Tensor::data_ptr<BFloat16>() const;
-template Float16* Tensor::data_ptr<Float16>() const;
-template int32_t* Tensor::data_ptr<int32_t>() const;
-template int64_t* Tensor::data_ptr<int64_t>() const;
-template bool* Tensor::data_ptr<bool>() const;
+template float* Tensor::data_ptr<float>(Where) const;
+template double* Tensor::data_ptr<double>(Where) const;
+template BFloat16* Tensor::data_ptr<BFloat16>(Where) const;
+template Float16* Tensor::data_ptr<Float16>(Where) const;
+template int32_t* Tensor::data_ptr<int32_t>(Where) const;
+template int64_t* Tensor::data_ptr<int64_t>(Where) const;
+template bool* Tensor::data_ptr<bool>(Where) const;
 
 double Tensor::item(Where where) const {
   CallSiteScope site(where);

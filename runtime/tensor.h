@@ -66,7 +66,7 @@ class Tensor {
 
   // Pointer to the first element (offset applied). T must match the dtype.
   template <typename T>
-  T* data_ptr() const;
+  T* data_ptr(Where where = Where::current()) const;
   void* raw_data_ptr() const;
 
   // ---- host values (these synchronize with the device) ----
@@ -93,7 +93,7 @@ class Tensor {
   int64_t item_int64(Where where = Where::current()) const;
   template <typename T>
   std::vector<T> to_vector(Where where = Where::current()) const;
-  std::string str() const;  // PyTorch-like printing
+  std::string str(Where where = Where::current()) const;  // PyTorch-like printing
 
   // ---- autograd ----
   bool requires_grad() const;

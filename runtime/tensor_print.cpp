@@ -49,8 +49,9 @@ void print_values(std::ostringstream& out, const Tensor& host, int dim, int64_t 
 
 }  // namespace
 
-std::string Tensor::str() const {
+std::string Tensor::str(Where where) const {
   if (!defined()) return "tensor(undefined)";
+  CallSiteScope site(where);  // a compiled function that prints breaks its graph here
   NoGradGuard no_grad;
   const Tensor host = host_values("str", *this, /*dense=*/false);
   std::ostringstream out;

@@ -64,3 +64,29 @@ TEST_CASE("compile: contiguous() on an input that turns non-contiguous copies in
   CHECK(values(compiled_result) == values(eager_result));
   CHECK(values(compiled_base) == std::vector<float>(6, 1.0f));  // eager leaves the caller's tensor alone
 }
+
+TEST_CASE("compile: item() of a tensor from outside fn is a graph break, not a constant") {
+  Tensor temperature = full({}, 2.0);
+  const Tensor x = ones({3});
+  auto scaled = [&](const Tensor& v) { return v * temperature.item(); };
+  auto compiled = ember::compile(scaled);
+  for (int call = 0; call < 4; ++call) {
+    CHECK(compiled(x).sum().item() == doctest::Approx(scaled(x).sum().item()));
+    temperature.fill_(temperature.item() + 1.0);
+  }
+  CHECK_FALSE(compiled.state().graph_breaks().empty());
+
+  auto refusing = ember::compile(scaled, {.fullgraph = true});
+  refusing(x);  // the warm-up call runs eagerly
+  CHECK_THROWS_WITH_AS(refusing(x), doctest::Contains("made outside the compiled function"), graph::GraphBreak);
+}
+
+TEST_CASE("compile: printing inside fullgraph names the call site of str()") {
+  auto printing = ember::compile([](const Tensor& v) {
+    const Tensor doubled = v * 2.0;
+    (void)doubled.str();
+    return doubled;
+  }, {.fullgraph = true});
+  printing(ones({2}));
+  CHECK_THROWS_WITH_AS(printing(ones({2})), doctest::Contains("test_compile_host_state.cpp"), graph::GraphBreak);
+}

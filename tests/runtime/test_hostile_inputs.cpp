@@ -212,6 +212,7 @@ TEST_CASE("hostile inputs: a data_ptr of the wrong type and a hook changing a gr
   CHECK_THROWS_WITH_AS(values.data_ptr<double>(),
                        doctest::Contains("data_ptr: the tensor's dtype is float32, the pointer asked for is to float64"),
                        Error);
+  CHECK_THROWS_WITH_AS(values.data_ptr<double>(), doctest::Contains("test_hostile_inputs.cpp"), Error);
   for (const bool leaf : {true, false}) {
     INFO("hook on a ", leaf ? "leaf" : "non-leaf");
     Tensor x = ones({3}, {.device = kCPU}).requires_grad_();

@@ -4,11 +4,17 @@
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "kernels/philox.h"
+#include "runtime/dispatch.h"
 
 namespace ember {
 
+// A compiled replay draws from wherever the generator stands: reseeding one generator inside the
+// compiled function is a graph break (ember::manual_seed, which reseeds them all, is replayed).
 void Generator::manual_seed(uint64_t seed) {
+  if (dispatch_mode_active()) notify_host_state_change(fmt::format("Generator::manual_seed({})", seed));
   std::lock_guard lock(mutex_);
   state_ = {seed, 0};
 }
@@ -24,6 +30,8 @@ GeneratorState Generator::get_state() const {
 }
 
 void Generator::set_state(const GeneratorState& state) {
+  if (dispatch_mode_active())
+    notify_host_state_change(fmt::format("Generator::set_state(seed {}, offset {})", state.seed, state.offset));
   std::lock_guard lock(mutex_);
   state_ = state;
 }
@@ -54,6 +62,14 @@ std::map<std::pair<int, int>, std::unique_ptr<Generator>>& generators() {
   static auto* instance = new std::map<std::pair<int, int>, std::unique_ptr<Generator>>;
   return *instance;
 }
+
+void reseed_all(uint64_t seed) {
+  HostEffectScope effect;  // the generators' own reseeding below is this effect, not a change of its own
+  std::lock_guard lock(generators_mutex);
+  initial_seed = seed;  // devices whose generator does not exist yet start from this seed too
+  for (auto& [key, generator] : generators()) generator->manual_seed(seed);
+}
+
 }  // namespace
 
 Generator& default_generator(Device device) {
@@ -64,9 +80,11 @@ Generator& default_generator(Device device) {
 }
 
 void manual_seed(uint64_t seed) {
-  std::lock_guard lock(generators_mutex);
-  initial_seed = seed;  // devices whose generator does not exist yet start from this seed too
-  for (auto& [key, generator] : generators()) generator->manual_seed(seed);
+  // Inside a compiled function a replay seeds again at the same place, before the random ops
+  // after it reserve their ranges, so a replay draws what an eager call would.
+  if (dispatch_mode_active())
+    notify_host_effect(fmt::format("manual_seed({})", seed), [seed] { reseed_all(seed); });
+  reseed_all(seed);
 }
 
 }  // namespace ember

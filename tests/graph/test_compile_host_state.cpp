@@ -90,3 +90,29 @@ TEST_CASE("compile: printing inside fullgraph names the call site of str()") {
   printing(ones({2}));
   CHECK_THROWS_WITH_AS(printing(ones({2})), doctest::Contains("test_compile_host_state.cpp"), graph::GraphBreak);
 }
+
+TEST_CASE("compile: manual_seed inside fn is replayed before the random ops after it") {
+  auto noisy = [](const Tensor& x) {
+    manual_seed(42);
+    return x + randn({4});
+  };
+  const Tensor x = zeros({4});
+  const std::vector<float> eager = values(noisy(x));
+  auto compiled = ember::compile(noisy, {.fullgraph = true});
+  for (int call = 0; call < 4; ++call) CHECK(values(compiled(x)) == eager);
+  CHECK(compiled.state().replays() == 2);
+  // And the generator stands where an eager call leaves it.
+  const std::vector<float> next_eager = values(randn({2}));
+  compiled(x);
+  CHECK(values(randn({2})) == next_eager);
+}
+
+TEST_CASE("compile: reseeding one generator inside fn is a graph break") {
+  auto reseeding = [](const Tensor& x) {
+    default_generator(kCPU).manual_seed(7);
+    return x + randn({2});
+  };
+  auto compiled = ember::compile(reseeding, {.fullgraph = true});
+  compiled(zeros({2}));
+  CHECK_THROWS_WITH_AS(compiled(zeros({2})), doctest::Contains("Generator::manual_seed(7)"), graph::GraphBreak);
+}

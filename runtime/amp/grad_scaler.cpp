@@ -49,6 +49,9 @@ Tensor GradScaler::scale(const Tensor& outputs) {
   check(is_floating(outputs.dtype()), "GradScaler::scale: expected floating-point outputs, got {}",
         outputs.dtype());
   if (!scale_tensor_.defined()) {
+    // Made outside any capture: a compiled function calling scale() first must read the scale as
+    // state at each replay, not as the constant a captured full() would fold into.
+    const DispatchModesHidden outside_capture;
     scale_tensor_ = full({}, scale_, {.dtype = kFloat32, .device = outputs.device()});
   }
   const Tensor scale = scale_tensor_.device() == outputs.device() ? scale_tensor_ : scale_tensor_.to(outputs.device());

@@ -116,3 +116,14 @@ TEST_CASE("compile: reseeding one generator inside fn is a graph break") {
   compiled(zeros({2}));
   CHECK_THROWS_WITH_AS(compiled(zeros({2})), doctest::Contains("Generator::manual_seed(7)"), graph::GraphBreak);
 }
+
+TEST_CASE("compile: a GradScaler's scale made by the first captured call follows update()") {
+  amp::GradScaler scaler({.init_scale = 1024.0});
+  const Tensor x = ones({4});
+  auto scaled = ember::compile([&](const Tensor& v) { return scaler.scale(v.sum()); }, {.warmup_calls = 0});
+  for (int call = 0; call < 3; ++call) {
+    CHECK(scaled(x).item() == doctest::Approx(scaler.get_scale() * 4.0));
+    scaler.update(scaler.get_scale() / 2);
+  }
+  CHECK(scaled.state().replays() == 2);
+}

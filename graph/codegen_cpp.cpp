@@ -127,8 +127,12 @@ int run_compiler(const std::vector<std::string>& arguments, const fs::path& log,
 const std::string& header_contents() {
   static const std::string contents = [] {
     std::vector<fs::path> headers;
-    for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(include_directory()) / "kernels"))
-      if (entry.path().extension() == ".h") headers.push_back(entry.path());
+    const fs::path directory = fs::path(include_directory()) / "kernels";
+    std::error_code error;  // an ember::Error, not a filesystem_error: the caller then runs unfused
+    for (fs::directory_iterator entry(directory, error), end; !error && entry != end; entry.increment(error))
+      if (entry->path().extension() == ".h") headers.push_back(entry->path());
+    check(!error && !headers.empty(), "fusion: cannot read ember's kernel headers in {} ({}); set EMBER_INCLUDE_DIR "
+          "to a directory holding kernels/*.h", directory.string(), error ? error.message() : "no .h files");
     std::sort(headers.begin(), headers.end());
     std::string text;
     for (const fs::path& header : headers) text += header.filename().string() + "\n" + cache::read(header).value_or("");

@@ -49,12 +49,15 @@ void check_inplace_allowed(const OpCall& call, bool recording) {
 }
 
 // The input an in-place op writes, when it is a view and the op writes nothing else: autograd
-// then carries the update to the view's base (autograd/copy_slices.h). -1 when no input is a view.
+// then carries the update to the view's base (autograd/copy_slices.h). -1 when no floating input is a view.
 int updated_view(const OpCall& call) {
   int found = -1;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (!has_bit(call.op.mutated_inputs, i) || !call.inputs[i].defined() || !call.inputs[i].impl()->is_view)
       continue;
+    // An integer or bool view has no gradient (as attach_outputs gives such outputs no history):
+    // its base must not gain one either.
+    if (!is_floating(call.inputs[i].dtype())) continue;
     check(std::popcount(call.op.mutated_inputs) == 1,
           "{}: in-place update of a view (shape {}) by an op that writes several inputs is not supported "
           "while recording gradients", call.op.name, call.inputs[i].sizes());

@@ -152,6 +152,23 @@ TEST_CASE("a tensor built piecewise by copy_ and fill_ through views has the gra
       inputs);
 }
 
+TEST_CASE("copy_ of a tensor that requires grad into a view of an integer tensor gives the base no history") {
+  // As a whole-tensor copy_ into an integer tensor does: no gradient reaches integers, so a
+  // float tensor made from the base later must not lead back through the truncation.
+  const Tensor source = from_vector<float>({1.5f, 2.5f}, Dims{2}, {.requires_grad = true});
+  for (DType dtype : {kInt64, kInt32, kBool}) {
+    INFO(dtype);
+    Tensor whole = zeros({2}, {.dtype = dtype});
+    whole.copy_(source);
+    Tensor base = zeros({4}, {.dtype = dtype});
+    base.slice(0, 0, 2).copy_(source);
+    CHECK_FALSE(whole.requires_grad());
+    CHECK_FALSE(base.requires_grad());
+    CHECK(base.grad_fn() == nullptr);
+    CHECK_THROWS_WITH_AS(base.to(kFloat32).sum().backward(), doctest::Contains("does not require grad"), Error);
+  }
+}
+
 TEST_CASE("a value overwritten by fill_, zero_ or copy_ gets a gradient of zeros, not none, as in PyTorch") {
   // Its leaf then has a .grad (of zeros), which an optimizer steps with, rather than none.
   for (const char* how : {"fill_", "zero_", "copy_"}) {

@@ -33,6 +33,17 @@ void clamp_shape(const OpCall& call, OutputMetas& outputs) {
     const DType with_bound = scalar_result_dtype("clamp", input, call.attrs.get<double>(bound), true);
     result = result == kBool ? with_bound : promote_types(result, with_bound);
   }
+  // An integral bound past the result type's range saturates to its end, which is harmless for a
+  // min below the range or a max above it, and wrong for the other two: every element would
+  // have to be a value the type cannot hold.
+  if (result == kInt32 || result == kInt64) {
+    const double limit = result == kInt32 ? 2147483648.0 : 9223372036854775808.0;
+    const double min = call.attrs.get_or<double>("min", -limit);
+    const double max = call.attrs.get_or<double>("max", limit - 1);
+    check(min < limit, "clamp: min {} is above every {} value (the largest is {})", min, result,
+          result == kInt32 ? "2147483647" : "9223372036854775807");
+    check(max >= -limit, "clamp: max {} is below every {} value (the smallest is {})", max, result, -limit);
+  }
   outputs[0].sizes = call.input(0).sizes();
   outputs[0].dtype = result;
 }

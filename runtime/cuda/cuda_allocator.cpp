@@ -104,7 +104,9 @@ class DeviceMemoryBackend final : public MemoryBackend {
 
 class PinnedMemoryBackend final : public MemoryBackend {
  public:
+  // Host memory belongs to no device, but the calls need a context: one that is alive already.
   void* allocate(size_t bytes) override {
+    DeviceGuard guard(context_device());
     void* pointer = nullptr;
     const cudaError_t status = cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable);
     if (status == cudaErrorMemoryAllocation) {
@@ -114,7 +116,10 @@ class PinnedMemoryBackend final : public MemoryBackend {
     cuda_check(status);
     return pointer;
   }
-  void release(void* pointer, size_t) override { cuda_check(cudaFreeHost(pointer)); }
+  void release(void* pointer, size_t) override {
+    DeviceGuard guard(context_device());
+    cuda_check(cudaFreeHost(pointer));
+  }
   // cudaFreeHost synchronizes: not while a graph is being captured on any device.
   bool can_release() const override { return !capturing_on_this_thread() && !capture_running_anywhere(); }
   const char* name() const override { return "cuda pinned host"; }
@@ -156,6 +161,7 @@ CachingAllocator& pinned_allocator() {
 
 bool is_pinned(const void* pointer) {
   if (device_count() == 0) return false;
+  DeviceGuard guard(context_device());
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
     cudaGetLastError();

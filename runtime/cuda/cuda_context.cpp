@@ -109,6 +109,18 @@ bool has_primary_context(int index) noexcept {
 
 }  // namespace
 
+Device context_device() {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    current = 0;
+  }
+  if (has_primary_context(current)) return Device(DeviceType::CUDA, current);
+  for (int index = 0; index < device_count(); ++index)
+    if (has_primary_context(index)) return Device(DeviceType::CUDA, index);
+  return Device(DeviceType::CUDA, current);
+}
+
 DeviceGuard::DeviceGuard(Device device) {
   check_device(device);
   cuda_check(cudaGetDevice(&previous_));

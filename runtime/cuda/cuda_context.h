@@ -21,6 +21,12 @@ int device_count(std::string* why_not = nullptr);
 // Throws ember::Error naming `device` and the reason when it is not a usable CUDA device.
 void check_device(Device device);
 
+// A device for calls that need a context but no particular device (pinned host memory, pointer
+// queries): the current device when its primary context is alive, else the first device whose
+// context is, else the current device. A DataLoader's pinning thread never chose a device and
+// reports device 0; allocating there would create GPU 0's context in every rank's process.
+Device context_device();
+
 // Makes device `previous` current again on this thread, unless it already is or has no primary
 // context: a thread that never chose a device reports device 0, and making it current would create
 // its context (hundreds of MiB; with one process per GPU, every rank would hold one on GPU 0).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "error_of.h"
 #include "runtime/ember.h"
 
 using namespace ember;
@@ -159,6 +160,25 @@ TEST_CASE("Dropout drops and rescales in training and is the identity in eval") 
   dropout->eval();
   CHECK(dropout(x).is_same(x));
   CHECK_THROWS_WITH_AS(nn::Dropout(1.5), doctest::Contains("Dropout: probability must be in [0, 1], got 1.5"), Error);
+}
+
+TEST_CASE("a module constructed with bad sizes names the user's line") {
+  using ember::testing::error_of;
+  // The holder forwards its caller's location to the Impl, whose checks run under it.
+  const int line = __LINE__ + 1;
+  const std::vector<std::string> messages{error_of([] { nn::Linear(-1, 3); }),
+                                          error_of([] { nn::Embedding(3, -2); }),
+                                          error_of([] { nn::LayerNorm(Dims{-2}); }),
+                                          error_of([] { nn::LayerNorm(int64_t{0}); }),
+                                          error_of([] { nn::Dropout(1.5); })};
+  CHECK(messages[0].find("Linear: feature counts must be non-negative, got in_features=-1") != std::string::npos);
+  CHECK(messages[1].find("Embedding: sizes must be positive") != std::string::npos);
+  CHECK(messages[2].find("LayerNorm: normalized_shape [-2] must have positive sizes") != std::string::npos);
+  CHECK(messages[4].find("Dropout: probability must be in [0, 1], got 1.5") != std::string::npos);
+  for (size_t i = 0; i < messages.size(); ++i) {
+    INFO(messages[i]);
+    CHECK(messages[i].find(fmt::format("test_nn_layers.cpp:{}", line + static_cast<int>(i))) != std::string::npos);
+  }
 }
 
 TEST_CASE("LayerNorm and Embedding forwards") {

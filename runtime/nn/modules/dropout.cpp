@@ -6,7 +6,8 @@
 
 namespace ember::nn {
 
-DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p_(p) {
+DropoutImpl::DropoutImpl(double p, Where where) : Module("Dropout"), p_(p) {
+  CallSiteScope site(where);
   check(p >= 0.0 && p <= 1.0, "Dropout: probability must be in [0, 1], got {}", p);
 }
 

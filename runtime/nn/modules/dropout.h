@@ -8,7 +8,7 @@ namespace ember::nn {
 
 class DropoutImpl : public Module {
  public:
-  explicit DropoutImpl(double p = 0.5);
+  explicit DropoutImpl(double p = 0.5, Where where = Where::current());
   Tensor forward(const Tensor& input, Where where = Where::current());
   double p() const { return p_; }
 
@@ -22,7 +22,8 @@ class DropoutImpl : public Module {
 class Dropout : public ModuleHolder<DropoutImpl> {
  public:
   using ModuleHolder::ModuleHolder;
-  explicit Dropout(double p = 0.5) : ModuleHolder(std::make_shared<DropoutImpl>(p)) {}
+  explicit Dropout(double p = 0.5, Where where = Where::current())
+      : ModuleHolder(std::make_shared<DropoutImpl>(p, where)) {}
 };
 
 }  // namespace ember::nn

@@ -6,8 +6,9 @@
 
 namespace ember::nn {
 
-EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options)
+EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options, Where where)
     : Module("Embedding"), num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {
+  CallSiteScope site(where);
   check(num_embeddings > 0 && embedding_dim > 0,
         "Embedding: sizes must be positive, got num_embeddings={} embedding_dim={}", num_embeddings,
         embedding_dim);

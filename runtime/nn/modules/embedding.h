@@ -17,7 +17,8 @@ struct EmbeddingOptions {
 
 class EmbeddingImpl : public Module {
  public:
-  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {});
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {},
+                Where where = Where::current());
   Tensor forward(const Tensor& indices, Where where = Where::current());
   void reset_parameters(Generator* generator = nullptr);
 
@@ -37,8 +38,9 @@ class EmbeddingImpl : public Module {
 class Embedding : public ModuleHolder<EmbeddingImpl> {
  public:
   using ModuleHolder::ModuleHolder;
-  Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {})
-      : ModuleHolder(std::make_shared<EmbeddingImpl>(num_embeddings, embedding_dim, options)) {}
+  Embedding(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options = {},
+            Where where = Where::current())
+      : ModuleHolder(std::make_shared<EmbeddingImpl>(num_embeddings, embedding_dim, options, where)) {}
 };
 
 }  // namespace ember::nn

@@ -6,8 +6,9 @@
 
 namespace ember::nn {
 
-LayerNormImpl::LayerNormImpl(Dims normalized_shape, LayerNormOptions options)
+LayerNormImpl::LayerNormImpl(Dims normalized_shape, LayerNormOptions options, Where where)
     : Module("LayerNorm"), normalized_shape_(normalized_shape), options_(options) {
+  CallSiteScope site(where);
   check(!normalized_shape.empty(), "LayerNorm: normalized_shape must have at least one dim");
   for (int64_t size : normalized_shape)
     check(size > 0, "LayerNorm: normalized_shape {} must have positive sizes", normalized_shape);

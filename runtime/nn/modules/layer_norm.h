@@ -17,7 +17,7 @@ struct LayerNormOptions {
 
 class LayerNormImpl : public Module {
  public:
-  explicit LayerNormImpl(Dims normalized_shape, LayerNormOptions options = {});
+  explicit LayerNormImpl(Dims normalized_shape, LayerNormOptions options = {}, Where where = Where::current());
   Tensor forward(const Tensor& input, Where where = Where::current());
   void reset_parameters();
 
@@ -37,10 +37,10 @@ class LayerNormImpl : public Module {
 class LayerNorm : public ModuleHolder<LayerNormImpl> {
  public:
   using ModuleHolder::ModuleHolder;
-  explicit LayerNorm(Dims normalized_shape, LayerNormOptions options = {})
-      : ModuleHolder(std::make_shared<LayerNormImpl>(normalized_shape, options)) {}
-  explicit LayerNorm(int64_t features, LayerNormOptions options = {})
-      : LayerNorm(Dims{features}, options) {}
+  explicit LayerNorm(Dims normalized_shape, LayerNormOptions options = {}, Where where = Where::current())
+      : ModuleHolder(std::make_shared<LayerNormImpl>(normalized_shape, options, where)) {}
+  explicit LayerNorm(int64_t features, LayerNormOptions options = {}, Where where = Where::current())
+      : LayerNorm(Dims{features}, options, where) {}
 };
 
 }  // namespace ember::nn

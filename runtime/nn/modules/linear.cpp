@@ -8,8 +8,9 @@
 
 namespace ember::nn {
 
-LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, LinearOptions options)
+LinearImpl::LinearImpl(int64_t in_features, int64_t out_features, LinearOptions options, Where where)
     : Module("Linear"), in_features_(in_features), out_features_(out_features) {
+  CallSiteScope site(where);
   check(in_features >= 0 && out_features >= 0,
         "Linear: feature counts must be non-negative, got in_features={} out_features={}", in_features,
         out_features);

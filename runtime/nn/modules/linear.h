@@ -17,7 +17,8 @@ struct LinearOptions {
 
 class LinearImpl : public Module {
  public:
-  LinearImpl(int64_t in_features, int64_t out_features, LinearOptions options = {});
+  // `where`: the user's line, which errors in the constructor name (the holder forwards its own).
+  LinearImpl(int64_t in_features, int64_t out_features, LinearOptions options = {}, Where where = Where::current());
 
   // input [*, in_features] -> [*, out_features]
   Tensor forward(const Tensor& input, Where where = Where::current());
@@ -41,8 +42,8 @@ class LinearImpl : public Module {
 class Linear : public ModuleHolder<LinearImpl> {
  public:
   using ModuleHolder::ModuleHolder;
-  Linear(int64_t in_features, int64_t out_features, LinearOptions options = {})
-      : ModuleHolder(std::make_shared<LinearImpl>(in_features, out_features, options)) {}
+  Linear(int64_t in_features, int64_t out_features, LinearOptions options = {}, Where where = Where::current())
+      : ModuleHolder(std::make_shared<LinearImpl>(in_features, out_features, options, where)) {}
 };
 
 }  // namespace ember::nn

@@ -67,6 +67,6 @@ nlohmann::json run_cuda_micro(const RunOptions& options);
 void report(const nlohmann::json& result, bool json);
 
 // A progress line on stderr for long runs (readable mode only).
-void progress(const RunOptions& options, int step, int total);
+void progress(const RunOptions& options, int64_t step, int64_t total);
 
 }  // namespace ember::bench

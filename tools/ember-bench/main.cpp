@@ -7,8 +7,23 @@
 #include <cstdio>
 
 #include "tools/ember-bench/bench.h"
+#include "tools/integer_option.h"
+
+namespace {
+
+// Ten million: far past any run in docs/PERFORMANCE.md (the longest has 4,000 steps); the two
+// step times kept per measured step (8 bytes each) still fit in memory, and warmup + steps
+// cannot overflow an int.
+constexpr int kMaxSteps = 10'000'000;
+// Each thread is an OpenMP worker: libgomp crashes trying to start 100,000 of them, and 1024 is
+// past the core count of any machine ember runs on.
+constexpr int kMaxThreads = 1024;
+
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  using ember::tools::integer_in;
   ember::bench::RunOptions options;
   std::string micro;
   CLI::App app{"ember-bench: reference MLP training benchmarks and micro-benchmarks"};
@@ -20,9 +35,9 @@ int main(int argc, char** argv) {
                  "compiled; backward() runs its compiled backward, the optimizer step is eager)")
       ->check(CLI::IsMember({"eager", "compiled", "reduce_overhead", "compiled_forward"}));
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
-  app.add_option("--threads", options.threads, "CPU threads for kernels")->check(CLI::PositiveNumber);
-  app.add_option("--steps", options.steps, "measured training steps")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", options.threads, "CPU threads for kernels")->check(integer_in(1, kMaxThreads));
+  app.add_option("--steps", options.steps, "measured training steps")->check(integer_in(1, kMaxSteps));
+  app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(integer_in(0, kMaxSteps));
   app.add_option("--micro", micro,
                  "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise (CPU) or cuda")
       ->check(CLI::IsMember({"dispatch", "gemm", "small_gemm", "pointwise", "cuda"}));
@@ -33,7 +48,7 @@ int main(int argc, char** argv) {
                  "batch sizes the steps cycle through, e.g. 32,16,8 (default: the model's batch); with a compiled "
                  "mode the JSON adds each capture's size and time")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in<int64_t>(1));
   app.add_option("--dynamic", options.dynamic,
                  "compiled modes: auto (a dim becomes dynamic when its size changes), true or false (every size "
                  "compiled on its own)")

@@ -18,13 +18,14 @@ nlohmann::json run_dispatch_overhead(const RunOptions& options) {
   set_num_threads(options.threads);
   Tensor a = randn({4});
   Tensor b = randn({4});
-  const int iterations = std::max(options.steps, 1) * 1000;
+  // 64-bit: --steps goes up to ten million, a thousand ops each.
+  const int64_t iterations = int64_t{std::max(options.steps, 1)} * 1000;
   for (int i = 0; i < 10000; ++i) (void)add(a, b);  // warm the allocator's cache
   StepTimes batches;
   for (int batch = 0; batch < 20; ++batch) {
     const Clock::time_point start = Clock::now();
-    for (int i = 0; i < iterations / 20; ++i) (void)add(a, b);
-    batches.step_us.push_back(seconds_since(start) * 1e6 / (iterations / 20));
+    for (int64_t i = 0; i < iterations / 20; ++i) (void)add(a, b);
+    batches.step_us.push_back(seconds_since(start) * 1e6 / static_cast<double>(iterations / 20));
   }
   return {{"benchmark", "dispatch_overhead"}, {"op", "add [4] + [4] float32"},
           {"threads", options.threads},       {"ops", iterations},

@@ -23,10 +23,10 @@ double thread_cpu_us() {
 
 TimedSteps time_steps(const RunOptions& options, Device device, const std::function<Tensor(int64_t)>& step) {
   using Clock = std::chrono::steady_clock;
-  const int total = options.warmup + options.steps;
+  const int64_t total = int64_t{options.warmup} + options.steps;
   TimedSteps timed;
   int64_t backend_allocations_at_start = 0;
-  for (int i = 0; i < total; ++i) {
+  for (int64_t i = 0; i < total; ++i) {
     // The first measured step records peak memory: reset, then zero_grad, forward, backward and
     // the optimizer step (its state already exists after warm-up).
     const bool measure_memory = i == options.warmup;

@@ -92,7 +92,7 @@ Training set_up(const RunOptions& options) {
     training.optimizer = std::make_unique<optim::Adam>(training.model->parameters(), optim::AdamOptions{.lr = 1e-3});
   if (options.lr_schedule == "cosine")
     training.scheduler =
-        std::make_unique<optim::CosineAnnealingLR>(*training.optimizer, options.warmup + options.steps, 1e-5);
+        std::make_unique<optim::CosineAnnealingLR>(*training.optimizer, int64_t{options.warmup} + options.steps, 1e-5);
   return training;
 }
 

@@ -33,10 +33,11 @@ void report(const nlohmann::json& result, bool json) {
   std::fflush(stdout);
 }
 
-void progress(const RunOptions& options, int step, int total) {
+void progress(const RunOptions& options, int64_t step, int64_t total) {
   if (options.json || total < 50) return;
-  if (step % std::max(1, total / 20) != 0 && step + 1 != total) return;
-  std::fprintf(stderr, "\r  %s/%s: step %d/%d", options.model.c_str(), options.mode.c_str(), step + 1, total);
+  if (step % std::max<int64_t>(1, total / 20) != 0 && step + 1 != total) return;
+  std::fprintf(stderr, "\r  %s/%s: step %lld/%lld", options.model.c_str(), options.mode.c_str(),
+               static_cast<long long>(step + 1), static_cast<long long>(total));
   if (step + 1 == total) std::fprintf(stderr, "\n");
   std::fflush(stderr);
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "tools/ember-bench/bench.h"
+#include "tools/ember-bench/model_measure.h"
 #include "tools/integer_option.h"
 
 namespace {
@@ -19,6 +20,31 @@ constexpr int kMaxSteps = 10'000'000;
 // past the core count of any machine ember runs on.
 constexpr int kMaxThreads = 1024;
 
+// Combinations CLI11 cannot see that would otherwise be ignored without a word, or measure
+// something other than what the JSON says: throws CLI::ValidationError naming the option.
+void check_combinations(const CLI::App& app, const ember::bench::RunOptions& options) {
+  if (options.mode == "eager") {
+    // Options that only a compiled run reads.
+    for (const char* name : {"--explain", "--fuse", "--dynamic"}) {
+      if (app.get_option(name)->count() > 0)
+        throw CLI::ValidationError(name, "applies to the compiled modes only; --mode eager compiles nothing");
+    }
+  }
+  if (options.compile_every_segment && !ember::bench::runs_as_segments(options))
+    throw CLI::ValidationError("--compile-every-segment",
+                               "needs --host-read with --mode compiled or reduce_overhead: only a graph break in "
+                               "the compiled step makes segments");
+  if (options.mode != "eager") {
+    const int needed = ember::bench::compiled_warmup_calls(options);
+    const int calls_per_size = ember::bench::runs_as_segments(options) ? 3 : 2;
+    if (options.warmup < needed)
+      throw CLI::ValidationError(
+          "--warmup", fmt::format("--mode {}{} needs {} or more, got {}: the first {} calls of each batch "
+                                  "size run eagerly, capture or compile, and would be timed as steps",
+                                  options.mode, options.host_read ? " --host-read" : "", needed, options.warmup,
+                                  calls_per_size));
+  }
+}
 
 }  // namespace
 
@@ -37,7 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
   app.add_option("--threads", options.threads, "CPU threads for kernels")->check(integer_in(1, kMaxThreads));
   app.add_option("--steps", options.steps, "measured training steps")->check(integer_in(1, kMaxSteps));
-  app.add_option("--warmup", options.warmup, "untimed steps before measuring")->check(integer_in(0, kMaxSteps));
+  app.add_option("--warmup", options.warmup,
+                 "untimed steps before measuring; compiled modes need each batch size's first two calls "
+                 "(three with --host-read) among them")
+      ->check(integer_in(0, kMaxSteps));
   app.add_option("--micro", micro,
                  "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise (CPU) or cuda")
       ->check(CLI::IsMember({"dispatch", "gemm", "small_gemm", "pointwise", "cuda"}));
@@ -64,7 +93,12 @@ int main(int argc, char** argv) {
   app.add_flag("--explain", options.explain,
                "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
   app.add_flag("--json", options.json, "print one JSON line per run");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+    if (micro.empty()) check_combinations(app, options);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
 
   try {
     nlohmann::json result;

@@ -169,9 +169,11 @@ nlohmann::json run_model(const RunOptions& options) {
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (captures.calls.empty()) captures.compile_ms = ms;
       captures.calls.push_back({{"batch", size}, {"ms", ms}});
+      captures.last_compiling_call = index;
     } else if (compiled_state.segments() && compiled_state.segments()->segments() != segments_before) {
       synchronize(device);  // --host-read: the calls that compiled segments
       captures.segment_compile_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      captures.last_compiling_call = index;
     }
     return loss;
   };

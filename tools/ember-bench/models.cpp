@@ -111,15 +111,19 @@ nlohmann::json run_model(const RunOptions& options) {
   const std::vector<int64_t> sizes = options.batch_sizes.empty() ? std::vector<int64_t>{spec.batch} : options.batch_sizes;
   for (int64_t size : sizes)
     check(size >= 1 && size <= spec.samples, "ember-bench: batch size {} is not in [1, {}]", size, spec.samples);
-  auto train_step = [&](const Tensor& x, const Tensor& y) {
+  // One training step with `loss_of` computing the loss: forward_loss itself, or (compiled_forward)
+  // its compiled form. Every mode runs this one step, so --host-read reads the loss in each.
+  auto step_with = [&](auto& loss_of, const Tensor& x, const Tensor& y) {
     optimizer.zero_grad();
-    Tensor loss = forward_loss(model, x, y, spec.autocast);
+    Tensor loss = loss_of(x, y);
     loss.backward();
     if (options.host_read && !std::isfinite(loss.item())) return loss;
     optimizer.step();
     if (scheduler) scheduler->step();
     return loss;
   };
+  auto eager_loss = [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); };
+  auto train_step = [&](const Tensor& x, const Tensor& y) { return step_with(eager_loss, x, y); };
   // --mode compiled: the same step through ember::compile. Call 1 runs eagerly (warm-up: Adam
   // creates its moments), call 2 captures, runs the passes and lowers the graph (compile_ms),
   // later calls replay. --mode reduce_overhead also records the lowered steps as CUDA graphs on
@@ -140,9 +144,7 @@ nlohmann::json run_model(const RunOptions& options) {
        .fuse = options.fuse,
        .mode = options.mode == "reduce_overhead" ? "reduce_overhead" : "default",
        .dynamic = dynamic});
-  auto compiled_forward = ember::compile(
-      [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); },
-      {.fullgraph = true, .fuse = options.fuse, .dynamic = dynamic});
+  auto compiled_forward = ember::compile(eager_loss, {.fullgraph = true, .fuse = options.fuse, .dynamic = dynamic});
   const graph::CompiledFunction& compiled_state = forward_only ? compiled_forward.state() : compiled_step.state();
   CaptureTimes captures;
   auto step = [&](int64_t index) {
@@ -154,16 +156,7 @@ nlohmann::json run_model(const RunOptions& options) {
     const int captures_before = compiled_state.captures_made();
     const int segments_before = compiled_state.segments() ? compiled_state.segments()->segments() : 0;
     const Clock::time_point start = Clock::now();
-    Tensor loss;
-    if (forward_only) {
-      optimizer.zero_grad();
-      loss = compiled_forward(x, y);
-      loss.backward();
-      optimizer.step();
-      if (scheduler) scheduler->step();
-    } else {
-      loss = compiled_step(x, y);
-    }
+    const Tensor loss = forward_only ? step_with(compiled_forward, x, y) : compiled_step(x, y);
     if (compiled_state.captures_made() != captures_before) {
       synchronize(device);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -1,4 +1,5 @@
-// Micro-benchmarks: eager dispatch overhead and the FP32 GEMM ceiling of this machine.
+// Micro-benchmarks: eager dispatch overhead and the FP32 GEMM ceiling of this machine (CPU tensors
+// whatever the default device: EMBER_DEVICE=cuda must not turn them into CUDA figures).
 #include <chrono>
 
 #include "kernels/cpu/gemm_library.h"
@@ -16,8 +17,8 @@ double seconds_since(Clock::time_point start) {
 
 nlohmann::json run_dispatch_overhead(const RunOptions& options) {
   set_num_threads(options.threads);
-  Tensor a = randn({4});
-  Tensor b = randn({4});
+  Tensor a = randn({4}, {.device = kCPU});
+  Tensor b = randn({4}, {.device = kCPU});
   // 64-bit: --steps goes up to ten million, a thousand ops each.
   const int64_t iterations = int64_t{std::max(options.steps, 1)} * 1000;
   for (int i = 0; i < 10000; ++i) (void)add(a, b);  // warm the allocator's cache
@@ -48,8 +49,8 @@ nlohmann::json run_gemm_peak(const RunOptions& options) {
     nlohmann::json sizes = nlohmann::json::array();
     double best = 0.0;
     for (int64_t n : {256, 512, 1024}) {
-      const Tensor a = randn({n, n});
-      const Tensor b = randn({n, n});
+      const Tensor a = randn({n, n}, {.device = kCPU});
+      const Tensor b = randn({n, n}, {.device = kCPU});
       (void)mm(a, b);  // warm up
       const int repeats = std::max(3, static_cast<int>(2e9 / (2.0 * n * n * n)));
       StepTimes times;

@@ -54,10 +54,10 @@ Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, boo
   return cross_entropy(model->forward(x), y);
 }
 
-nn::Sequential build_model(const ModelSpec& spec) {
+nn::Sequential build_model(const ModelSpec& spec, Device device) {
   nn::Sequential model;
   for (size_t i = 0; i + 1 < spec.widths.size(); ++i) {
-    model->push_back(nn::Linear(spec.widths[i], spec.widths[i + 1]));
+    model->push_back(nn::Linear(spec.widths[i], spec.widths[i + 1], {.device = device}));
     if (i + 2 < spec.widths.size()) {
       if (spec.gelu) model->push_back(nn::GELU());
       else model->push_back(nn::ReLU());
@@ -82,10 +82,11 @@ Training set_up(const RunOptions& options) {
   Training training{.spec = spec_for(options.model),
                     .device = options.device.empty() ? default_device() : Device::parse(options.device)};
   const ModelSpec& spec = training.spec;
-  training.x_all = randn({spec.samples, spec.widths.front()}).to(training.device);
-  training.y_all = randint(0, spec.widths.back(), {spec.samples}).to(training.device);
-  training.model = build_model(spec);
-  training.model->to(training.device);
+  // Made on the run's device, never on the default one: --device cpu must work where EMBER_DEVICE
+  // names a CUDA device this machine lacks, and gives the same data with or without a GPU.
+  training.x_all = randn({spec.samples, spec.widths.front()}, {.device = training.device});
+  training.y_all = randint(0, spec.widths.back(), {spec.samples}, {.device = training.device});
+  training.model = build_model(spec, training.device);
   if (spec.adamw)
     training.optimizer = std::make_unique<optim::AdamW>(training.model->parameters(), optim::AdamWOptions{.lr = 1e-3});
   else

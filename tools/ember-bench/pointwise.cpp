@@ -32,12 +32,12 @@ double median_us(const std::function<Tensor()>& run, int repeats) {
 nlohmann::json run_pointwise_throughput(const RunOptions& options) {
   set_num_threads(options.threads);
   constexpr int64_t kElements = int64_t{1} << 20;
-  const Tensor x = randn({kElements});
-  const Tensor y = randn({kElements});
+  const Tensor x = randn({kElements}, {.device = kCPU});
+  const Tensor y = randn({kElements}, {.device = kCPU});
   const Tensor mask = gt(x, y);
-  const Tensor zero = scalar_tensor(0.0);
-  const Tensor matrix = randn({1024, 1024});
-  const Tensor bias = randn({1024});
+  const Tensor zero = scalar_tensor(0.0, {.device = kCPU});
+  const Tensor matrix = randn({1024, 1024}, {.device = kCPU});
+  const Tensor bias = randn({1024}, {.device = kCPU});
   static const OpDef& gelu_backward_op = lookup_op("gelu_backward");
   const std::vector<PointwiseCase> cases{
       {"clone", 8, [&] { return clone(x); }},

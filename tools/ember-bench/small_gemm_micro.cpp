@@ -73,9 +73,9 @@ nlohmann::json run_small_gemm_micro(const RunOptions& options) {
   const double peak = fma_peak_gflop_per_s();
   // Operands big enough for every product's layout (at most 256 x 100 elements each).
   constexpr int64_t kElements = 1 << 16;
-  const std::vector<float> a = randn({kElements}).to_vector<float>();
-  const std::vector<float> b = randn({kElements}).to_vector<float>();
-  const std::vector<float> bias = randn({256}).to_vector<float>();
+  const std::vector<float> a = randn({kElements}, {.device = kCPU}).to_vector<float>();
+  const std::vector<float> b = randn({kElements}, {.device = kCPU}).to_vector<float>();
+  const std::vector<float> bias = randn({256}, {.device = kCPU}).to_vector<float>();
   std::vector<float> c(kElements);
   nlohmann::json products = nlohmann::json::array();
   double total_us = 0.0;

@@ -33,7 +33,7 @@ ModelSpec spec_for(const std::string& name) {
   if (name == "seed") return {{100, 256, 10}, 32, 10000};
   if (name == "wide") return {{784, 1024, 1024, 1024, 10}, 256, 20000};
   if (name == "large") return {std::vector<int64_t>(9, 4096), 4096, 4096 * 8, true, true, true};
-  fail("ember-bench: unknown model '{}'", name);
+  fail("unknown model '{}'", name);
 }
 
 // FLOPs of one training step: forward GEMMs 2*B*in*out per layer; backward computes the weight
@@ -111,7 +111,7 @@ nlohmann::json run_model(const RunOptions& options) {
 
   const std::vector<int64_t> sizes = options.batch_sizes.empty() ? std::vector<int64_t>{spec.batch} : options.batch_sizes;
   for (int64_t size : sizes)
-    check(size >= 1 && size <= spec.samples, "ember-bench: batch size {} is not in [1, {}]", size, spec.samples);
+    check(size >= 1 && size <= spec.samples, "batch size {} is not in [1, {}]", size, spec.samples);
   // One training step with `loss_of` computing the loss: forward_loss itself, or (compiled_forward)
   // its compiled form. Every mode runs this one step, so --host-read reads the loss in each.
   auto step_with = [&](auto& loss_of, const Tensor& x, const Tensor& y) {

@@ -32,15 +32,29 @@ constexpr SeedProduct kSeedProducts[] = {
     {"layer 1 grad weight: dZ^T x", 256, 100, 32, 1, 256, 100, 1, false},
 };
 
-// Multiply-adds per second on one core with nothing but registers: 16 independent accumulators
-// (two FMA units of 4 cycles' latency need 8 in flight), the build's vector width. Each step is
-// sum = sum * x + y, which no compiler can factor into fewer operations; with x < 1 the sums settle
-// near y / (1 - x), far from overflow and from subnormals.
+// Vector registers of the ISA this file is compiled for: x86-64 has 16 (XMM, or YMM with AVX),
+// AVX-512 and AArch64 have 32.
+#if defined(__AVX512F__) || defined(__aarch64__)
+constexpr int kVectorRegisters = 32;
+#else
+constexpr int kVectorRegisters = 16;
+#endif
+// Independent chains in flight: two FMA units of 4 cycles' latency need 8, and without FMA a
+// multiply then an add (about 8 cycles per step, one step issued per cycle) need 8 as well. The chains and
+// the two constants x and y must fit the register file: with 16 registers, 16 chains spilled to
+// the stack, a load and a store around every step, and the "peak" fell below the products
+// (fraction_of_peak 1.2-3.2 in an EMBER_NATIVE=OFF, SSE build). On the dev VM, per chain count:
+// SSE 12: 54, 14: 58, 16: 31 GFLOP/s; AVX2+FMA 12: 120, 14: 120, 16: 73; AVX-512 14-24: ~232.
+constexpr int kAccumulators = std::min(16, kVectorRegisters - 2);
+
+// Multiply-adds per second on one core with nothing but registers: kAccumulators independent
+// accumulators at the build's vector width. Each step is sum = sum * x + y, which no compiler can
+// factor into fewer operations; with x < 1 the sums settle near y / (1 - x), far from overflow
+// and from subnormals.
 double fma_peak_gflop_per_s() {
   using simd::Vector;
-  constexpr int kAccumulators = 16;
   Vector<float> sums[kAccumulators];
-  // Different starting values, or the compiler sees 16 copies of one chain and keeps one.
+  // Different starting values, or the compiler sees copies of one chain and keeps one.
 #pragma GCC unroll 16
   for (int i = 0; i < kAccumulators; ++i) sums[i] = Vector<float>{} + static_cast<float>(i);
   const Vector<float> x = Vector<float>{} + 0.999f;
@@ -50,7 +64,7 @@ double fma_peak_gflop_per_s() {
   for (int repeat = 0; repeat < 3; ++repeat) {
     const Clock::time_point start = Clock::now();
     for (int64_t step = 0; step < kSteps; ++step) {
-      // Unrolled before GCC decides where `sums` lives: it then keeps all 16 in registers.
+      // Unrolled before GCC decides where `sums` lives: it then keeps them all in registers.
 #pragma GCC unroll 16
       for (int i = 0; i < kAccumulators; ++i) sums[i] = sums[i] * x + y;
     }
@@ -102,8 +116,8 @@ nlohmann::json run_small_gemm_micro(const RunOptions& options) {
                         {"us", us}, {"gflop_per_s", flop / us / 1e3}, {"fraction_of_peak", flop / us / 1e3 / peak}});
   }
   return {{"benchmark", "small_gemm"}, {"threads", 1}, {"vector_bytes", simd::kVectorBytes},
-          {"fma_peak_gflop_per_s", peak}, {"products", products}, {"total_us", total_us},
-          {"total_gflop_per_s", total_flop / total_us / 1e3},
+          {"fma_peak_gflop_per_s", peak}, {"fma_peak_accumulators", kAccumulators}, {"products", products},
+          {"total_us", total_us}, {"total_gflop_per_s", total_flop / total_us / 1e3},
           {"total_fraction_of_peak", total_flop / total_us / 1e3 / peak}};
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest: ember-ckpt end to end. synth writes the wide MLP's training state at 4 ranks; verify,
 # reshard 4 -> 3, diff (identical: exit 0), a flipped byte makes verify fail naming the chunk,
-# and diff of two different runs exits 1 naming the entries.
+# diff of two different runs exits 1 naming the entries, diff of a missing checkpoint exits 2 (as
+# diff(1)), and bad numbers are refused with a readable message.
 #   test_cli.sh EMBER_CKPT
 set -euo pipefail
 cli=$1
@@ -27,7 +28,27 @@ grep -q "checksum mismatch in entry '.*' (rows \[.*)), file rank_00002.bin bytes
 
 # Another seed: every model entry differs; diff says so and exits 1.
 "$cli" synth --world 2 --out "$scratch/b" --seed 8 --steps 2 >/dev/null
-if "$cli" diff "$scratch/a" "$scratch/b" >"$scratch/diff"; then echo "diff found no difference"; exit 1; fi
+status=0
+"$cli" diff "$scratch/a" "$scratch/b" >"$scratch/diff" || status=$?
+[[ $status -eq 1 ]] || { echo "diff of different checkpoints exited $status, expected 1"; exit 1; }
 grep -q "DIFFERS  model.0.weight: .* elements differ, max abs difference" "$scratch/diff"
 grep -q "same     train.step" "$scratch/diff"
+
+# Trouble is not a difference: diff exits 2 when a checkpoint cannot be read.
+status=0
+"$cli" diff "$scratch/a" "$scratch/missing" >/dev/null 2>"$scratch/err" || status=$?
+[[ $status -eq 2 ]] || { echo "diff of a missing checkpoint exited $status, expected 2"; cat "$scratch/err"; exit 1; }
+
+# refused ARGS... PATTERN: the command fails and its message matches PATTERN.
+refused() {
+  local pattern=${*: -1}
+  if "$cli" "${@:1:$#-1}" >"$scratch/out" 2>&1; then echo "accepted: $*"; exit 1; fi
+  grep -qE -- "$pattern" "$scratch/out" || { echo "unexpected message for: $*"; cat "$scratch/out"; exit 1; }
+}
+# A negative seed used to wrap to 2^64 - 5; 0 and 'abc' got a range printed as a 300-digit double.
+refused synth --world 1 --out "$scratch/c" --seed -5 "^--seed: expected an integer >= 0, got '-5'$"
+refused synth --world 0 --out "$scratch/c" --seed 1 "^--world: expected an integer from 1 to 1024, got '0'$"
+refused synth --world 1 --out "$scratch/c" --seed 1 --steps abc "^--steps: expected an integer >= 0, got 'abc'$"
+refused bench "$scratch/c" --repeat 0 "^--repeat: expected an integer >= 1, got '0'$"
+[[ ! -e $scratch/c ]] || { echo "a refused synth wrote $scratch/c"; exit 1; }
 echo "ember-ckpt CLI: all checks passed"

@@ -5,6 +5,9 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# An installed library finds the others beside it (libember_graph.so needs libember.so) without
+# LD_LIBRARY_PATH; the tools' own path to lib/ is set in tools/CMakeLists.txt.
+set_target_properties(ember ember_graph ember_ckpt PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(TARGETS ember ember_graph ember_ckpt EXPORT emberTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

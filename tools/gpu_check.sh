@@ -13,13 +13,14 @@
 # Needs no network: build dependencies come from .deps (staged) when the machine lacks them.
 # --cpu-rehearsal runs every step that needs no GPU (on the CPU, few steps) and marks the GPU
 # steps SKIP, so the script is debugged before a GPU is spent on it. Steps run in priority order;
-# once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped.
+# once the budget (default 470 s, inside the 8 minutes allowed) is spent the rest are skipped, and
+# the run exits non-zero: they were not checked (as it does when no step passed at all).
 # --prebuilt runs binaries built elsewhere by tools/pack_gpu_build.sh instead of building here
 # (for leases too short to build): the whole ctest suite runs from the pack's test lists, and when
 # it fails the CUDA cases of test_runtime and test_graph run again on their own (a crash there
 # gets a backtrace).
 # --groups runs only the named groups of steps (a second call in the same lease, for the groups
-# the first call's budget left out).
+# the first call's budget left out); an unknown name is an error (exit 2), as are bad arguments.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rehearsal=0
@@ -27,19 +28,30 @@ build_dir="$root/build-gpu"
 jobs=$(nproc)
 budget=470
 prebuilt=""
-groups=tests,micro,seed,ops,sanitize,repeat,large,wide,host_read
+all_groups=tests,micro,seed,ops,sanitize,repeat,large,wide,host_read
+groups=$all_groups
+usage_error() { echo "gpu_check: $1" >&2; exit 2; }
+# An option's value: there must be one (not the next option), or `set -u` stops the script at $2.
+needs_value() { [[ $# -ge 2 && -n $2 && $2 != --* ]] || usage_error "$1 needs a value"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpu-rehearsal) rehearsal=1 ;;
-    --build-dir) build_dir=$2; shift ;;
-    --jobs) jobs=$2; shift ;;
-    --budget) budget=$2; shift ;;
-    --prebuilt) prebuilt=$2; shift ;;
-    --groups) groups=$2; shift ;;
-    *) echo "gpu_check: unknown argument '$1'" >&2; exit 2 ;;
+    --build-dir) needs_value "$@"; build_dir=$2; shift ;;
+    --jobs) needs_value "$@"; jobs=$2; shift ;;
+    --budget) needs_value "$@"; budget=$2; shift ;;
+    --prebuilt) needs_value "$@"; prebuilt=$2; shift ;;
+    --groups) needs_value "$@"; groups=$2; shift ;;
+    *) usage_error "unknown argument '$1'" ;;
   esac
   shift
 done
+[[ $budget =~ ^[0-9]+$ ]] || usage_error "--budget takes whole seconds, got '$budget'"
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "--jobs takes a positive number, got '$jobs'"
+# A misspelt group would match nothing, and the run would check nothing and pass.
+for group in ${groups//,/ }; do
+  [[ ",$all_groups," == *",$group,"* ]] || usage_error "unknown group '$group' in --groups; the groups: $all_groups"
+done
+[[ -n ${groups//,/} ]] || usage_error "--groups names no group; the groups: $all_groups"
 wanted() { [[ ",$groups," == *",$1,"* ]]; }
 out_dir=${OUT:-}
 python=${PYTHON:-python3}
@@ -51,6 +63,8 @@ pytorch_why="no torch in $python"
 if torch_error=$("$python" -c "import torch" 2>&1); then pytorch_ok=1; else pytorch_why="import torch failed: $(tail -n 1 <<<"$torch_error")"; fi
 results=()   # "step|status|seconds|detail"
 failures=0
+not_run=0     # steps skipped because the budget was spent: unchecked, so the run cannot pass
+step_skipped=0  # set by run_step: its step was skipped for the budget, not run
 ember_blocked=""  # why ember's own steps cannot run here (prebuilt binaries missing libraries)
 # A rerun must not mix the last run's logs into this one's.
 rm -rf "$build_dir/gpu_check_logs"
@@ -66,7 +80,13 @@ run_step() {
   # The -k grace below may add 10 s past the limit: keep 15 s in hand, and skip a step that
   # would get under 20 s (starting PyTorch alone takes seconds).
   local left=$((budget - SECONDS - 15))
-  if ((left < 20)); then skip_step "$name" "out of budget (${budget} s)"; return 1; fi
+  step_skipped=0
+  if ((left < 20)); then
+    skip_step "$name" "out of budget (${budget} s)"
+    step_skipped=1
+    not_run=$((not_run + 1))
+    return 1
+  fi
   ((limit > left)) && limit=$left
   local start=$SECONDS log="$logs/${name//[^a-zA-Z0-9]/_}.log"
   echo "== $name (limit ${limit} s): $*"
@@ -231,9 +251,10 @@ else
   fi
   # Without a library (.deps not carried, no cuDNN wheel) every ember step would fail one by
   # one: they are skipped with the list instead, and the PyTorch steps still run.
+  # A step skipped for the budget found nothing missing: ember's steps then meet the budget too.
   if ! run_step "packed binaries find their libraries" 20 bash -c \
       'ls "$0"/bin/* "$0"/lib/*.so* >/dev/null || exit 1; [[ $(ls "$0"/bin | wc -l) -ge 5 ]] || exit 1
-       ! ldd "$0"/bin/* "$0"/lib/*.so* 2>&1 | grep -E "not found|No such file"' "$build_dir"; then
+       ! ldd "$0"/bin/* "$0"/lib/*.so* 2>&1 | grep -E "not found|No such file"' "$build_dir" && ((!step_skipped)); then
     ember_blocked="the packed binaries miss libraries (step 'packed binaries find their libraries')"
   fi
   # Libraries ember opens at run time (dlopen), which ldd cannot see (the driver's only on a GPU).
@@ -419,5 +440,10 @@ if [[ -n "$out_dir" ]]; then
   tar -czf "$out_dir/gpu_check_logs.tar.gz" -C "$build_dir" gpu_check_logs
 fi
 [[ $rehearsal -eq 1 ]] && echo "rehearsal: GPU steps were skipped; nothing here is a GPU result"
-echo "gpu_check: ${SECONDS} s, ${failures} failed step(s)"
-exit $((failures > 0))
+# A run that checked nothing (every step skipped) must not read as a pass.
+passed=0
+for row in "${results[@]}"; do [[ $row == *"|PASS|"* ]] && passed=$((passed + 1)); done
+echo "gpu_check: ${SECONDS} s, ${failures} failed step(s), ${not_run} not run for the budget (${budget} s)," \
+  "${passed} passed"
+((passed == 0)) && echo "gpu_check: no step passed: nothing was checked" >&2
+exit $((failures > 0 || not_run > 0 || passed == 0))

@@ -9,7 +9,7 @@
 #include "graph/compile.h"
 #include "runtime/ember.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   ember::manual_seed(0);
   const digits::Split data = digits::load(argc > 1 ? argv[1] : digits::default_path());
   digits::Mlp mlp;
@@ -22,4 +22,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(data.x_test.size(0)));
   std::printf("%s", train_step.state().explain().c_str());
   return 0;
+} catch (const std::exception& error) {
+  // A missing or malformed data file is the user's to fix: the message, not an abort.
+  std::fprintf(stderr, "compiled_digits_mlp: %s\n", error.what());
+  return 1;
 }

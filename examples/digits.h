@@ -25,6 +25,11 @@ struct Split {
 
 inline Split load(const char* path) {
   ember::Tensor table = ember::data::read_csv(path);  // [1797, 65] float32
+  // Another CSV would fail deep in the slicing below, or (more columns) train on the wrong ones.
+  ember::check(table.dim() == 2 && table.size(1) == 65 && table.size(0) >= 5,
+               "digits: {} holds a table of shape {}; expected scikit-learn's digits.csv: 64 pixels and "
+               "the label per row, 5 rows or more",
+               path, table.sizes());
   const int64_t rows = table.size(0);
   // The split stays on the CPU, where the loader batches it; the training loop moves each batch.
   ember::Tensor order =

@@ -2,15 +2,40 @@
 // Linear(100,256)-ReLU-Linear(256,10), CrossEntropy, Adam lr 1e-3, batch 32, 10,000 synthetic
 // samples (x ~ N(0,1), y uniform in 0..9), shuffled loader; loss every 50 steps, throughput at
 // the end.
+//   seed_mlp [EPOCHS]   (default 1)
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "runtime/ember.h"
 
 namespace F = ember::nn::functional;
 
-int main(int argc, char** argv) {
-  const int epochs = argc > 1 ? std::atoi(argv[1]) : 1;
+namespace {
+
+// The epochs argument: a whole number from 1 to 10,000, or 0 when it is not one (atoi read "abc"
+// and "-1" as 0 epochs, and the run reported 0 steps at "inf us/step").
+int parse_epochs(const char* text) {
+  int epochs = 0;
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, epochs);
+  if (error != std::errc() || stop != end || epochs < 1 || epochs > 10'000) return 0;
+  return epochs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: seed_mlp [EPOCHS]\n");
+    return 2;
+  }
+  const int epochs = argc > 1 ? parse_epochs(argv[1]) : 1;
+  if (epochs == 0) {
+    std::fprintf(stderr, "seed_mlp: EPOCHS must be a whole number from 1 to 10000, got '%s'\n", argv[1]);
+    return 2;
+  }
   ember::manual_seed(0);
   const ember::Device device = ember::default_device();
   std::printf("seed_mlp on %s\n", device.str().c_str());
@@ -39,4 +64,7 @@ int main(int argc, char** argv) {
   std::printf("%lld steps in %.3f s: %.1f us/step, %.0f samples/s\n", static_cast<long long>(step), seconds,
               seconds * 1e6 / static_cast<double>(step), static_cast<double>(step) * 32 / seconds);
   return 0;
+} catch (const std::exception& error) {
+  std::fprintf(stderr, "seed_mlp: %s\n", error.what());  // EMBER_DEVICE naming a missing GPU, say
+  return 1;
 }

@@ -7,10 +7,14 @@ Proof that a checkpoint is readable without the process, or the library, that wr
     tools/ckpt_read.py DIR ENTRY           print one entry as JSON: {"name", "dtype", "shape", "data"}
     tools/ckpt_read.py DIR ENTRY --nested  ... with "data" nested by shape
 
+Exit status: 0 read, 1 the checkpoint or entry cannot be read (the reason on stderr), 2 bad
+arguments.
+
 As a module: read_manifest(dir) -> dict, read_entry(dir, name) -> (dtype, shape, flat list) for a
 tensor or (type, value) for a value. Checksums (XXH3-64) are not verified here: the standard
 library has no XXH3; `ember-ckpt verify DIR` checks them.
 """
+import argparse
 import array
 import json
 import os
@@ -25,6 +29,13 @@ DTYPES = {
     "float32": (4, "f"), "float64": (8, "d"), "int32": (4, "i"), "int64": (8, "q"),
     "bool": (1, "B"), "float16": (2, None), "bfloat16": (2, None),
 }
+
+
+class NoEntry(KeyError):
+    """read_entry's error for a name the manifest does not list."""
+
+    def __str__(self):
+        return self.args[0]
 
 
 def read_manifest(directory):
@@ -96,7 +107,7 @@ def read_entry(directory, name, manifest=None):
         if any(v is None for v in flat):
             raise ValueError(f"{directory}: entry {name!r} has rows in no chunk")
         return dtype, shape, flat
-    raise KeyError(f"{directory}: no entry {name!r}")
+    raise NoEntry(f"{directory}: no entry {name!r}")
 
 
 def nest(flat, shape):
@@ -114,32 +125,66 @@ def _json_number(value):  # JSON has no NaN or infinity; ember-ckpt spells them 
     return value
 
 
-def main(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if len(argv) >= 2 else 2
-    directory = argv[1]
-    manifest = read_manifest(directory)
-    if len(argv) == 2:
-        print(f"{directory}: saved by {manifest['world_size']} ranks")
-        for entry in manifest["entries"]:
-            if entry["kind"] == "value":
-                print(f"  {entry['name']}  {entry['type']} = {_value(entry['type'], entry['value'])!r}")
-            else:
-                print(f"  {entry['name']}  {entry['dtype']} {entry['shape']} {entry['sharding']}"
-                      f"  {len(entry['chunks'])} chunks")
-        return 0
-    result = read_entry(directory, argv[2], manifest)
+def _parse_arguments(argv):
+    parser = argparse.ArgumentParser(prog="ckpt_read.py", description=__doc__.strip().split("\n\n")[0],
+                                     epilog="exit status: 0 read, 1 cannot read the checkpoint or entry, "
+                                            "2 bad arguments")
+    parser.add_argument("directory", metavar="DIR", help="checkpoint directory (holds manifest.json)")
+    parser.add_argument("entry", metavar="ENTRY", nargs="?", help="print this entry as JSON")
+    parser.add_argument("--nested", action="store_true", help="with ENTRY: nest \"data\" by the shape")
+    arguments = parser.parse_args(argv)
+    if arguments.nested and arguments.entry is None:
+        parser.error("--nested needs an ENTRY")
+    return arguments
+
+
+def _print_listing(directory, manifest):
+    print(f"{directory}: saved by {manifest['world_size']} ranks")
+    for entry in manifest["entries"]:
+        if entry["kind"] == "value":
+            print(f"  {entry['name']}  {entry['type']} = {_value(entry['type'], entry['value'])!r}")
+        else:
+            print(f"  {entry['name']}  {entry['dtype']} {entry['shape']} {entry['sharding']}"
+                  f"  {len(entry['chunks'])} chunks")
+
+
+def _print_entry(directory, name, manifest, nested):
+    result = read_entry(directory, name, manifest)
     if len(result) == 2:
         kind, value = result
         value = [_json_number(v) for v in value] if isinstance(value, list) else _json_number(value)
-        print(json.dumps({"name": argv[2], "type": kind, "value": value}))
-        return 0
+        print(json.dumps({"name": name, "type": kind, "value": value}))
+        return
     dtype, shape, flat = result
     data = [_json_number(v) for v in flat]
-    if "--nested" in argv[3:]:
+    if nested:
         data = nest(data, shape)
-    print(json.dumps({"name": argv[2], "dtype": dtype, "shape": shape, "data": data}))
+    print(json.dumps({"name": name, "dtype": dtype, "shape": shape, "data": data}))
+
+
+def main(argv):
+    arguments = _parse_arguments(argv[1:])
+    try:
+        manifest = read_manifest(arguments.directory)
+        if arguments.entry is None:
+            _print_listing(arguments.directory, manifest)
+        else:
+            _print_entry(arguments.directory, arguments.entry, manifest, arguments.nested)
+    except NoEntry as error:
+        print(f"ckpt_read.py: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a missing directory or data file, a permission
+        print(f"ckpt_read.py: {error.filename or arguments.directory}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except ValueError as error:  # this module's checks (they name the directory) and malformed JSON
+        text = str(error)
+        print(f"ckpt_read.py: {text if arguments.directory in text else arguments.directory + ': ' + text}",
+              file=sys.stderr)
+        return 1
+    except (KeyError, TypeError, IndexError, struct.error) as error:  # a manifest missing members, or odd
+        print(f"ckpt_read.py: {arguments.directory}: malformed manifest ({type(error).__name__}: {error})",
+              file=sys.stderr)
+        return 1
     return 0
 
 

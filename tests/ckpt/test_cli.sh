@@ -2,7 +2,8 @@
 # ctest: ember-ckpt end to end. synth writes the wide MLP's training state at 4 ranks; verify,
 # reshard 4 -> 3, diff (identical: exit 0), a flipped byte makes verify fail naming the chunk,
 # diff of two different runs exits 1 naming the entries, diff of a missing checkpoint exits 2 (as
-# diff(1)), and bad numbers are refused with a readable message.
+# diff(1)), bad numbers are refused with a readable message, and tools/ckpt_read.py reports what
+# it cannot read without a traceback.
 #   test_cli.sh EMBER_CKPT
 set -euo pipefail
 cli=$1
@@ -51,4 +52,22 @@ refused synth --world 0 --out "$scratch/c" --seed 1 "^--world: expected an integ
 refused synth --world 1 --out "$scratch/c" --seed 1 --steps abc "^--steps: expected an integer >= 0, got 'abc'$"
 refused bench "$scratch/c" --repeat 0 "^--repeat: expected an integer >= 1, got '0'$"
 [[ ! -e $scratch/c ]] || { echo "a refused synth wrote $scratch/c"; exit 1; }
+
+# tools/ckpt_read.py: a message and exit 1 for what cannot be read, 2 for bad arguments; never a
+# Python traceback.
+reader="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tools/ckpt_read.py"
+# read_fails STATUS PATTERN ARGS...: ckpt_read.py ARGS exits STATUS with PATTERN on stderr.
+read_fails() {
+  local expected=$1 pattern=$2 status=0
+  shift 2
+  python3 "$reader" "$@" >/dev/null 2>"$scratch/err" || status=$?
+  if [[ $status -ne $expected ]] || ! grep -qE -- "$pattern" "$scratch/err" || grep -q Traceback "$scratch/err"; then
+    echo "ckpt_read.py $*: exit $status (expected $expected)"; cat "$scratch/err"; exit 1
+  fi
+}
+read_fails 1 "^ckpt_read.py: $scratch/missing/manifest.json: No such file or directory$" "$scratch/missing"
+read_fails 1 "^ckpt_read.py: $scratch/a: no entry 'no.such.entry'$" "$scratch/a" no.such.entry
+read_fails 2 "unrecognized arguments: --bogus" "$scratch/a" --bogus
+read_fails 2 "--nested needs an ENTRY" "$scratch/a" --nested
+python3 "$reader" "$scratch/a" train.step | grep '"value": 2' >/dev/null
 echo "ember-ckpt CLI: all checks passed"

@@ -4,14 +4,19 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/random/random_attrs.h"
 
 namespace ember {
 
 namespace {
 
+// `name`: the function the user called (zeros, not the full op it dispatches), checked here so
+// that its errors say so, and before a random factory reserves draws for a negative count.
 // `fallback`: the factory's dtype when options name none.
-Attrs factory_attrs(const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
+Attrs factory_attrs(const char* name, const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
+  for (int64_t size : sizes) check(size >= 0, "{}: negative size in shape {}", name, sizes);
+  check(sizes.checked_product().has_value(), "{}: shape {} has more elements than an int64 can count", name, sizes);
   return Attrs{{"sizes", sizes}, {"dtype", options.resolved_dtype(fallback)}, {"device", options.resolved_device()}};
 }
 
@@ -21,8 +26,8 @@ Tensor finish_factory(Tensor tensor, const TensorOptions& options) {
 }
 
 // Reserves Philox words for a random factory: two words per element covers float64 draws.
-Attrs random_attrs(const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
-  Attrs attrs = factory_attrs(sizes, options, fallback);
+Attrs random_attrs(const char* name, const Dims& sizes, const TensorOptions& options, DType fallback = kFloat32) {
+  Attrs attrs = factory_attrs(name, sizes, options, fallback);
   reserve_random_attrs(attrs, options.resolved_device(), 2 * static_cast<uint64_t>(sizes.product()));
   return attrs;
 }
@@ -33,19 +38,36 @@ Attrs random_attrs(const Dims& sizes, const TensorOptions& options, DType fallba
 Tensor empty(const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("empty");
-  return finish_factory(dispatch_one(op, {}, factory_attrs(sizes, options)), options);
+  return finish_factory(dispatch_one(op, {}, factory_attrs("empty", sizes, options)), options);
 }
-Tensor full(const Dims& sizes, double value, TensorOptions options, Where where) {
-  CallSiteScope site(where);
+
+namespace {
+
+Tensor filled(const char* name, const Dims& sizes, double value, const TensorOptions& options) {
   static const OpDef& op = lookup_op("full");
-  Attrs attrs = factory_attrs(sizes, options);
+  Attrs attrs = factory_attrs(name, sizes, options);
+  ops::check_value_fits(name, value, options.resolved_dtype());
   attrs.set("value", value);
   return finish_factory(dispatch_one(op, {}, attrs), options);
 }
-Tensor zeros(const Dims& sizes, TensorOptions options, Where where) { return full(sizes, 0.0, options, where); }
-Tensor ones(const Dims& sizes, TensorOptions options, Where where) { return full(sizes, 1.0, options, where); }
+
+}  // namespace
+
+Tensor full(const Dims& sizes, double value, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  return filled("full", sizes, value, options);
+}
+Tensor zeros(const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  return filled("zeros", sizes, 0.0, options);
+}
+Tensor ones(const Dims& sizes, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  return filled("ones", sizes, 1.0, options);
+}
 Tensor full_like(const Tensor& like, double value, Where where) {
-  return full(like.sizes(), value, {.dtype = like.dtype(), .device = like.device()}, where);
+  CallSiteScope site(where);
+  return filled("full_like", like.sizes(), value, {.dtype = like.dtype(), .device = like.device()});
 }
 Tensor zeros_like(const Tensor& like, Where where) { return full_like(like, 0.0, where); }
 Tensor ones_like(const Tensor& like, Where where) { return full_like(like, 1.0, where); }
@@ -75,23 +97,26 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions options, 
 Tensor rand(const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("rand");
-  return finish_factory(dispatch_one(op, {}, random_attrs(sizes, options)), options);
+  return finish_factory(dispatch_one(op, {}, random_attrs("rand", sizes, options)), options);
 }
 Tensor randn(const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("randn");
-  return finish_factory(dispatch_one(op, {}, random_attrs(sizes, options)), options);
+  return finish_factory(dispatch_one(op, {}, random_attrs("randn", sizes, options)), options);
 }
 Tensor randint(int64_t low, int64_t high, const Dims& sizes, TensorOptions options, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("randint");
   check_randint_range(low, high, options.resolved_dtype(kInt64));  // before reserving draws
-  Attrs attrs = random_attrs(sizes, options, kInt64);
+  Attrs attrs = random_attrs("randint", sizes, options, kInt64);
   attrs.set("low", low);
   attrs.set("high", high);
   return finish_factory(dispatch_one(op, {}, attrs), options);
 }
-Tensor scalar_tensor(double value, TensorOptions options, Where where) { return full({}, value, options, where); }
+Tensor scalar_tensor(double value, TensorOptions options, Where where) {
+  CallSiteScope site(where);
+  return filled("scalar_tensor", {}, value, options);
+}
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Dims& sizes, TensorOptions options, Where where) {

@@ -1,6 +1,7 @@
 // The op functions that index, join, view, copy and update in place.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/view_shape.h"
 
 namespace ember {
 
@@ -53,6 +54,7 @@ Tensor view(const Tensor& a, const Dims& shape, Where where) {
 }
 Tensor reshape(const Tensor& a, const Dims& shape, Where where) {
   CallSiteScope site(where);
+  (void)infer_view_shape("reshape", shape, a.numel(), a.sizes());  // errors name reshape, not its view
   return a.is_contiguous() ? view(a, shape) : view(clone(a), shape);
 }
 Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1, Where where) {

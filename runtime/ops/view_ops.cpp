@@ -5,41 +5,42 @@
 
 #include "runtime/functional.h"
 #include "runtime/ops/registry.h"
+#include "runtime/ops/view_shape.h"
 
 namespace ember {
 
-namespace {
-
-// ---- view ----
-// Resolves one -1 in `shape` and checks the element count.
-Dims infer_view_shape(const Dims& shape, int64_t numel, const Dims& from) {
+Dims infer_view_shape(std::string_view op, const Dims& shape, int64_t numel, const Dims& from) {
   Dims result = shape;
   int inferred = -1;
   Dims given;  // the sizes other than -1
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      check(inferred < 0, "view: only one dimension can be -1, got shape {}", shape);
+      check(inferred < 0, "{}: only one dimension can be -1, got shape {}", op, shape);
       inferred = i;
     } else {
-      check(shape[i] >= 0, "view: invalid size {} in shape {}", shape[i], shape);
+      check(shape[i] >= 0, "{}: invalid size {} in shape {}", op, shape[i], shape);
       given.push_back(shape[i]);
     }
   }
   // More elements than an int64 counts: no input has that many.
   const int64_t known = given.checked_product().value_or(std::numeric_limits<int64_t>::max());
   if (inferred >= 0) {
-    check(known != 0 && numel % known == 0, "view: shape {} is invalid for input of shape {} ({} elements)",
+    check(known != 0 && numel % known == 0, "{}: shape {} is invalid for input of shape {} ({} elements)", op,
           shape, from, numel);
     result[inferred] = numel / known;
   }
-  check(result.product() == numel, "view: shape {} is invalid for input of shape {} ({} elements)", shape,
-        from, numel);
+  check(result.checked_product() == numel, "{}: shape {} is invalid for input of shape {} ({} elements)", op,
+        shape, from, numel);
   return result;
 }
 
+namespace {
+
+// ---- view ----
+
 ViewGeometry view_rule(const OpCall& call) {
   const Tensor& input = call.input(0);
-  Dims sizes = infer_view_shape(call.attrs.get<Dims>("shape"), input.numel(), input.sizes());
+  Dims sizes = infer_view_shape("view", call.attrs.get<Dims>("shape"), input.numel(), input.sizes());
   check(input.is_contiguous(),
         "view: the input (shape {}, strides {}) is not contiguous; use reshape() or contiguous()",
         input.sizes(), input.strides());

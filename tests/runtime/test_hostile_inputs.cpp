@@ -152,6 +152,36 @@ TEST_CASE("hostile inputs: a value an integer tensor cannot hold is refused by f
   CHECK(arange(0, 6e9, 2e9, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 2000000000, 4000000000});
 }
 
+TEST_CASE("hostile inputs: factory and reshape errors name the function called, not the op it dispatches") {
+  const TensorOptions int32_cpu{.dtype = kInt32, .device = kCPU};
+  CHECK_THROWS_WITH_AS(zeros({-1}), doctest::Contains("zeros: negative size in shape [-1]"), Error);
+  CHECK_THROWS_WITH_AS(ones({2, -3}), doctest::Contains("ones: negative size in shape [2, -3]"), Error);
+  CHECK_THROWS_WITH_AS(empty({-2}), doctest::Contains("empty: negative size"), Error);
+  CHECK_THROWS_WITH_AS(scalar_tensor(1e20, int32_cpu),
+                       doctest::Contains("scalar_tensor: value 1e+20 cannot be stored in an int32"), Error);
+  CHECK_THROWS_WITH_AS(full_like(ones({2}, int32_cpu), 1e20),
+                       doctest::Contains("full_like: value 1e+20 cannot be stored in an int32"), Error);
+  CHECK_THROWS_WITH_AS(ones({2, 3}).reshape({-2, 3}), doctest::Contains("reshape: invalid size -2 in shape [-2, 3]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(ones({2, 3}).reshape({4, -1}), doctest::Contains("reshape: shape [4, -1] is invalid"), Error);
+  CHECK_THROWS_WITH_AS(ones({2, 3}).view({-1, -1}), doctest::Contains("view: only one dimension can be -1"), Error);
+  // A shape whose element count overflows int64 is refused, not multiplied out.
+  const int64_t huge = int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS(ones({2, 3}).reshape({huge, huge, 0, -1}), doctest::Contains("reshape: shape"), Error);
+  CHECK_THROWS_WITH_AS(zeros({huge, huge}), doctest::Contains("more elements than an int64"), Error);
+}
+
+TEST_CASE("hostile inputs: a random factory refused for its shape draws nothing from the generator") {
+  manual_seed(11);
+  const std::vector<float> expected = randn({3}).to_vector<float>();
+  manual_seed(11);
+  const int64_t huge = int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS(randn({-1}), doctest::Contains("randn: negative size in shape [-1]"), Error);
+  CHECK_THROWS_WITH_AS(rand({huge, huge}), doctest::Contains("rand: shape"), Error);
+  CHECK_THROWS_WITH_AS(randint(0, 5, {2, -4}), doctest::Contains("randint: negative size"), Error);
+  CHECK(randn({3}).to_vector<float>() == expected);
+}
+
 TEST_CASE("hostile inputs: set_grad refuses a gradient of another shape or dtype, retain_grad one without grad") {
   Tensor param = ones({3}, {.device = kCPU});
   CHECK_THROWS_WITH_AS(param.set_grad(ones({5}, {.device = kCPU})),

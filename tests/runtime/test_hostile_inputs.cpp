@@ -171,6 +171,14 @@ TEST_CASE("hostile inputs: factory and reshape errors name the function called, 
   CHECK_THROWS_WITH_AS(zeros({huge, huge}), doctest::Contains("more elements than an int64"), Error);
 }
 
+TEST_CASE("hostile inputs: set_num_threads refuses counts OpenMP cannot start, naming the call site") {
+  const int before = get_num_threads();
+  CHECK_THROWS_WITH_AS(set_num_threads(0), doctest::Contains("set_num_threads: expected 1 to 1024 threads, got 0"),
+                       Error);
+  CHECK_THROWS_WITH_AS(set_num_threads(100000), doctest::Contains("test_hostile_inputs.cpp"), Error);
+  CHECK(get_num_threads() == before);
+}
+
 TEST_CASE("hostile inputs: a random factory refused for its shape draws nothing from the generator") {
   manual_seed(11);
   const std::vector<float> expected = randn({3}).to_vector<float>();

@@ -96,12 +96,16 @@ void cross_entropy_pass(const CrossEntropyOutputs& outputs, const Tensor& logits
     const int64_t i = block.first + r;
     if (loss.ignored(i)) return 0.0;
     const T* row = data + i * loss.row_stride;
-    const double log_sum = static_cast<double>(block.maxima[r]) + std::log(block.totals[r]);
-    const double nll = log_sum - static_cast<double>(static_cast<C>(row[loss.target_of(i) * loss.class_stride]));
+    // -log p_t = (max - z_t) + log(total): gaps from the maximum, not max + log(total) - z_t, which
+    // with logits near 1e17 has no digits left for the loss.
+    const double maximum = static_cast<double>(block.maxima[r]);
+    const double log_total = std::log(block.totals[r]);
+    const double nll = (maximum - static_cast<double>(static_cast<C>(row[loss.target_of(i) * loss.class_stride]))) +
+                       log_total;
     if (loss.label_smoothing == 0.0) return nll;
-    double row_sum = 0.0;  // sum_c -log p_c = C lse - sum_c z_c
-    for (int64_t c = 0; c < loss.classes; ++c) row_sum += static_cast<C>(row[c * loss.class_stride]);
-    return keep * nll + spread * (static_cast<double>(loss.classes) * log_sum - row_sum);
+    double gap_sum = 0.0;  // sum_c -log p_c = sum_c (max - z_c) + C log(total)
+    for (int64_t c = 0; c < loss.classes; ++c) gap_sum += maximum - static_cast<double>(static_cast<C>(row[c * loss.class_stride]));
+    return keep * nll + spread * (gap_sum + static_cast<double>(loss.classes) * log_total);
   };
 
   T* grad_out = outputs.grad_logits != nullptr ? outputs.grad_logits->data_ptr<T>() : nullptr;

@@ -28,23 +28,24 @@ template <int Group, typename T> __device__ __forceinline__ T group_all_reduce_m
   }
 }
 
-// The row's maximum and sum of exp(z - max) (and, with smoothing, the sum of z), all lanes of the
-// group holding the same values.
+// The row's maximum and sum of exp(z - max) (and, with smoothing, the sum of max - z), all lanes
+// of the group holding the same values. Gaps from the maximum, not the logits themselves: with
+// logits near 1e17 a sum of z (or max + log(total)) has no digits left for the loss.
 template <int Group, typename T, typename C>
 __device__ __forceinline__ void row_statistics(const ClassLossArgs& args, const T* row, int lane, bool with_sum,
-                                               C& maximum, double& total, double& row_sum) {
+                                               C& maximum, double& total, double& gap_sum) {
   maximum = negative_infinity<C>();
   for (int64_t c = lane; c < args.classes; c += Group) maximum = MaxOp{}(maximum, load(row, c * args.class_stride));
   maximum = group_all_reduce_max<Group>(maximum);
   total = 0;
-  row_sum = 0;
+  gap_sum = 0;
   for (int64_t c = lane; c < args.classes; c += Group) {
     const C value = load(row, c * args.class_stride);
     total += static_cast<double>(exp_of(value - maximum));
-    if (with_sum) row_sum += static_cast<double>(value);
+    if (with_sum) gap_sum += static_cast<double>(maximum) - static_cast<double>(value);
   }
   total = group_all_reduce_sum<Group>(total);
-  if (with_sum) row_sum = group_all_reduce_sum<Group>(row_sum);
+  if (with_sum) gap_sum = group_all_reduce_sum<Group>(gap_sum);
 }
 
 // Groups of `Group` threads per row; the row loop is uniform across a group (and across the
@@ -68,11 +69,13 @@ __global__ void __launch_bounds__(kLossBlock) cross_entropy_rows(ClassLossArgs a
       } else if (target >= 0) {
         const T* data = scores + row * args.row_stride;
         C maximum;
-        double total, row_sum;
-        row_statistics<Group>(args, data, lane, smoothing, maximum, total, row_sum);
-        const double log_sum = static_cast<double>(maximum) + log(total);
-        const double nll = log_sum - static_cast<double>(load(data, target * args.class_stride));
-        loss = smoothing ? keep * nll + spread * (static_cast<double>(args.classes) * log_sum - row_sum) : nll;
+        double total, gap_sum;
+        row_statistics<Group>(args, data, lane, smoothing, maximum, total, gap_sum);
+        // -log p_t = (max - z_t) + log(total); sum_c -log p_c = sum_c (max - z_c) + C log(total).
+        const double log_total = log(total);
+        const double nll =
+            (static_cast<double>(maximum) - static_cast<double>(load(data, target * args.class_stride))) + log_total;
+        loss = smoothing ? keep * nll + spread * (gap_sum + static_cast<double>(args.classes) * log_total) : nll;
       }
       if (lane == 0) {
         if (args.reduction == kReductionNone) {
@@ -107,8 +110,8 @@ __global__ void __launch_bounds__(kLossBlock) cross_entropy_backward_rows(ClassL
     }
     const T* data = scores + row * args.row_stride;
     C maximum;
-    double total, row_sum;
-    row_statistics<Group>(args, data, lane, false, maximum, total, row_sum);
+    double total, unused_gaps;
+    row_statistics<Group>(args, data, lane, false, maximum, total, unused_gaps);
     const C inverse = static_cast<C>(1.0 / total);
     const C scale = grad_scale_of<T, C>(args, grad, grad_stride, counted, row);
     for (int64_t c = lane; c < args.classes; c += Group) {

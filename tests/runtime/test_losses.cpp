@@ -144,6 +144,26 @@ TEST_CASE("the fused cross_entropy equals log_softmax followed by nll_loss, valu
   }
 }
 
+TEST_CASE("cross_entropy keeps its digits for logits far from zero, as log_softmax does") {
+  // Equal logits give ln 2 at any magnitude; max + log(total) - z_t had none left near 1e17.
+  const Tensor target = targets({0});
+  for (double magnitude : {1e15, 1e17, 1e30, -1e30}) {
+    INFO(magnitude);
+    const Tensor equal = from_vector<double>({magnitude, magnitude}, {1, 2});
+    CHECK(cross_entropy(equal, target).item() == doctest::Approx(std::log(2.0)).epsilon(1e-12));
+  }
+  const Tensor wide_float = from_vector<float>({1e20f, 1e20f, 0.0f}, {1, 3});
+  CHECK(cross_entropy(wide_float, target).item() == doctest::Approx(std::log(2.0)).epsilon(1e-6));
+  // With label smoothing, every class's -log p: gaps from the maximum (0, 2, 4) and 3 log(total).
+  const Tensor spread = from_vector<double>({1e15, 1e15 + 2, 1e15 - 2}, {1, 3});
+  const double log_total = std::log(std::exp(-2.0) + 1.0 + std::exp(-4.0));
+  const double nll = 2.0 + log_total;
+  const double smoothed = 0.9 * nll + 0.1 / 3.0 * ((2.0 + 0.0 + 4.0) + 3.0 * log_total);
+  CHECK(cross_entropy(spread, target, {.label_smoothing = 0.1}).item() == doctest::Approx(smoothed).epsilon(1e-12));
+  CHECK(cross_entropy(spread, target).item() ==
+        doctest::Approx(nll_loss(log_softmax(spread, 1), target).item()).epsilon(1e-12));
+}
+
 TEST_CASE("gradients of cross_entropy, nll_loss and mse_loss match finite differences") {
   const Tensor labels = targets({1, -100, 3, 0});
   for (Reduction reduction : {Reduction::None, Reduction::Mean, Reduction::Sum}) {

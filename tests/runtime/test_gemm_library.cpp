@@ -147,6 +147,26 @@ TEST_CASE("tile products match float64 loops in each library for every layout, o
   }
 }
 
+TEST_CASE("long products with a vector operand keep their digits in each library") {
+  // 2^24 + 2^22 ones: one float accumulator stalls at 2^24; blocks summed in double are exact.
+  constexpr int64_t k = (int64_t{1} << 24) + (int64_t{1} << 22);
+  const std::vector<float> ones(static_cast<size_t>(k), 1.0f);
+  for (GemmLibrary library : libraries()) {
+    const LibraryScope scope(library);
+    INFO(cpu::gemm_library_name(library));
+    float dot = 0.0f;
+    cpu::tile_product<float>({ones.data(), k, 1}, {ones.data(), 1, 1}, &dot, 1, 1, 1, k, false);
+    CHECK(dot == static_cast<float>(k));
+    // Two rows times a column, and a row times two columns (stride 0 repeats the ones), accumulating.
+    std::vector<float> column{2.0f, 4.0f};  // even: k + 2 and k + 4 are floats
+    cpu::tile_product<float>({ones.data(), 0, 1}, {ones.data(), 1, 1}, column.data(), 1, 2, 1, k, true);
+    CHECK(column == std::vector<float>{static_cast<float>(k + 2), static_cast<float>(k + 4)});
+    std::vector<float> row(2, 0.0f);
+    cpu::tile_product<float>({ones.data(), k, 1}, {ones.data(), 1, 0}, row.data(), 2, 1, 2, k, false);
+    CHECK(row == std::vector<float>(2, static_cast<float>(k)));
+  }
+}
+
 TEST_CASE("a size-1 dim's stride is ignored: any value gives the same product in each library") {
   for (GemmLibrary library : libraries()) {
     const LibraryScope scope(library);

@@ -164,6 +164,8 @@ Tensor& Tensor::requires_grad_(bool enabled, Where where) {
   check(!enabled || is_floating(dtype()),
         "requires_grad_: only floating-point tensors can require gradients, got {}", dtype());
   impl_->requires_grad = enabled;
+  // Made now, before threads share the leaf: its first use in backward() must not race to make it.
+  if (enabled) impl_->meta();
   return *this;
 }
 
@@ -304,7 +306,11 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_
       check(grad_roots[i].sizes() == root.sizes(),
             "backward: gradient has shape {} but the tensor has shape {}", grad_roots[i].sizes(),
             root.sizes());
-      seeds.push_back(grad_roots[i]);
+      check(grad_roots[i].device() == root.device(), "backward: gradient is on {} but the tensor is on {}",
+            grad_roots[i].device(), root.device());
+      // Cast to the root's dtype, as PyTorch's engine does: a leaf root would otherwise keep a
+      // .grad of the seed's dtype, which its optimizer then refuses.
+      seeds.push_back(grad_roots[i].dtype() == root.dtype() ? grad_roots[i] : grad_roots[i].to(root.dtype()));
     } else {
       check(root.numel() == 1,
             "backward: grad can be implicitly created only for scalar outputs; the tensor has "

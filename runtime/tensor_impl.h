@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "runtime/dims.h"
@@ -26,6 +27,9 @@ struct AutogradMeta {
   std::weak_ptr<autograd::Node> grad_accumulator;  // shared by every use of a leaf
   std::vector<GradHook> hooks;                  // leaf hooks, run before accumulation
   bool retains_grad = false;                    // a non-leaf asked to keep its .grad
+  // Guards grad and grad_accumulator: backward() calls from several threads may share a leaf (a
+  // model trained by two threads), as PyTorch's AccumulateGrad guards its variable.
+  std::mutex mutex;
 };
 
 struct TensorImpl {

@@ -145,8 +145,11 @@ Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
 
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   Tensor incoming = std::move(grad_outputs[0]);
-  if (!incoming.defined()) return {};
+  // A leaf that stopped requiring grad after the graph was built (requires_grad_(false),
+  // detach_()) gets nothing, as in PyTorch.
+  if (!incoming.defined() || !leaf_->requires_grad) return {};
   AutogradMeta& meta = leaf_->meta();
+  const std::lock_guard lock(meta.mutex);
   for (const GradHook& hook : meta.hooks) incoming = run_grad_hook(hook, incoming);
   if (!meta.grad || !meta.grad->defined()) {
     // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation
@@ -167,6 +170,7 @@ Edge gradient_edge(const Tensor& tensor) {
   if (impl.grad_fn) return {impl.grad_fn, impl.output_nr};
   if (!impl.requires_grad) return {};
   AutogradMeta& meta = impl.meta();
+  const std::lock_guard lock(meta.mutex);  // two threads recording with one leaf share one accumulator
   std::shared_ptr<Node> accumulator = meta.grad_accumulator.lock();
   if (!accumulator) {
     accumulator = std::make_shared<AccumulateGrad>(tensor.impl_ptr());

@@ -1,11 +1,17 @@
 // Remaking a view's autograd history after an in-place update of its base (view_history.h).
 #include "runtime/autograd/view_history.h"
 
+#include <memory>
+#include <vector>
+
 #include "runtime/dispatch.h"
 
 namespace ember::autograd {
 
-void remake_view_history(TensorImpl& view) {
+namespace {
+
+// One view, its parent's history already up to date.
+void remake_one(TensorImpl& view) {
   view.view_version = view.storage->version();
   // A leaf the user made require grad keeps accumulating into its own .grad.
   if (view.requires_grad) return;
@@ -20,4 +26,40 @@ void remake_view_history(TensorImpl& view) {
   view.output_nr = remade[0].impl()->output_nr;
 }
 
+}  // namespace
+
+void remake_view_history(TensorImpl& view) {
+  // The stale ancestors first, oldest first, so that each remake finds its parent up to date: a
+  // chain of views of views is walked in a loop, not by one recursion per link.
+  std::vector<TensorImpl*> chain{&view};
+  for (TensorImpl* parent = view.view_origin->parent.get();
+       parent->view_origin && parent->view_version != parent->storage->version();
+       parent = parent->view_origin->parent.get())
+    chain.push_back(parent);
+  for (auto stale = chain.rbegin(); stale != chain.rend(); ++stale) remake_one(**stale);
+}
+
 }  // namespace ember::autograd
+
+namespace ember {
+
+ViewOrigin::~ViewOrigin() {
+  // The outermost origin being freed owns the list; parents released while it drains it (whose
+  // own origins would free their parents in turn) are appended instead of freed in place.
+  thread_local std::vector<std::shared_ptr<TensorImpl>>* pending = nullptr;
+  if (pending != nullptr) {
+    pending->push_back(std::move(parent));
+    return;
+  }
+  std::vector<std::shared_ptr<TensorImpl>> parents;
+  pending = &parents;
+  parents.push_back(std::move(parent));
+  while (!parents.empty()) {
+    std::shared_ptr<TensorImpl> next = std::move(parents.back());
+    parents.pop_back();
+    next.reset();  // may append its own parent
+  }
+  pending = nullptr;
+}
+
+}  // namespace ember

@@ -58,3 +58,30 @@ TEST_CASE("autograd: a node freed while freeing another chain leaves the rest of
   b = Tensor();
   CHECK(shared_node.expired());
 }
+
+TEST_CASE("autograd: a chain of 200,000 views of views is freed without deep recursion") {
+  // Each view made in grad mode holds its parent (to remake its history): the chain is freed in a
+  // loop, and the base goes with it.
+  std::weak_ptr<TensorImpl> base_alive;
+  {
+    Tensor base = zeros({kChainLength + 2}, {.device = kCPU});
+    base_alive = base.impl_ptr();
+    Tensor rest = base;
+    for (int i = 0; i < kChainLength; ++i) rest = rest.slice(0, 1, rest.size(0));
+    base = Tensor();
+    CHECK(rest.size(0) == 2);
+    CHECK_FALSE(base_alive.expired());
+  }
+  CHECK(base_alive.expired());
+}
+
+TEST_CASE("autograd: the history of a view 100,000 views deep is remade in a loop after its base changes") {
+  const Tensor x = ones({4}, {.device = kCPU}).requires_grad_();
+  Tensor base = mul(x, 1.0);  // a non-leaf: its views take their history from it
+  Tensor view = base;
+  constexpr int kDepth = 100000;
+  for (int i = 0; i < kDepth; ++i) view = view.view({2, 2}).view({4});
+  base.mul_(2.0);  // every view in the chain is now stale
+  sum(view).backward();
+  CHECK(x.grad().to_vector<float>() == std::vector<float>(4, 2.0f));
+}

@@ -259,6 +259,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});
     guards.states_require_grad.push_back(requires_grad(*impl));
+    guards.states_hooks.push_back(hook_count(*impl));
   }
   if (log::enabled("graph")) fmt::print(stderr, "[ember compile] captured graph:\n{}", to_text(graph));
   check(options_.mode == "default" || options_.mode == "reduce_overhead",

@@ -88,6 +88,9 @@ struct Guards {
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
+  // Gradient hooks on each state tensor when captured: backward traced them (their tensor ops
+  // are in the graph), so a hook added or removed since must recompile.
+  std::vector<size_t> states_hooks;
   // References to each state tensor held by the compiled entry itself (its graphs and executors):
   // a state with no more than these is no longer held by its owner (a .grad replaced by a new
   // tensor, a parameter swapped out of its module), and replaying would read a stale tensor.

@@ -179,6 +179,7 @@ class OptimizerBase : public Optimizer {
       });
     }
     state_ = std::move(loaded_state);
+    ++state_generation_;  // new buffers: a compiled step bound to the old ones must capture again
   }
 
   // `where`: the user's line that constructs the optimizer, which its option errors name.
@@ -209,9 +210,10 @@ class OptimizerBase : public Optimizer {
                                          groups_.size(), params.size(), values);
     notify_host_guard(what,
                       [alive = std::weak_ptr<const bool>(lifetime_.alive), this, group, groups = groups_.size(),
-                       params = std::move(params), baked = baked_hyperparameters(group)] {
+                       params = std::move(params), baked = baked_hyperparameters(group),
+                       generation = state_generation_] {
                         return !alive.expired() && groups_.size() == groups && same_params(group, params) &&
-                               baked_hyperparameters(group) == baked;
+                               baked_hyperparameters(group) == baked && state_generation_ == generation;
                       });
   }
 
@@ -266,6 +268,10 @@ class OptimizerBase : public Optimizer {
   Options defaults_;
   std::vector<ParamGroup> groups_;
   std::unordered_map<const TensorImpl*, ParamState> state_;
+  // Bumped by load_state_dict, which replaces the state's tensors: a compiled step's guard
+  // compares it, since the old buffers it is bound to may still be held elsewhere (a state_dict()
+  // the user kept) and so pass the graph's "still referenced" guard.
+  uint64_t state_generation_ = 0;
 };
 
 }  // namespace ember::optim

@@ -161,10 +161,14 @@ ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
   for (const BufferBinding& buffer : buffers_) {
     if (buffer.storage.lock() != wanted.storage) continue;
     // Disjoint parts of one buffer are separate tensors (a compiled replay installs all its
-    // gradients as slices of one arena): only a view over the same bytes can alias a value.
-    if (!wanted_bytes.overlaps(byte_extent(buffer.sizes, buffer.strides, buffer.offset, buffer.dtype))) continue;
-    if (buffer.sizes == wanted.sizes && buffer.strides == wanted.strides && buffer.offset == wanted.offset &&
-        buffer.dtype == wanted.dtype) {
+    // gradients as slices of one arena): only a view over the same bytes can alias a value. The
+    // same geometry always does, also with no bytes at all (an activation of a batch of 0 rows,
+    // saved for backward: lifted as state instead, it failed the next call's guards).
+    const bool same_geometry = buffer.sizes == wanted.sizes && buffer.strides == wanted.strides &&
+                               buffer.offset == wanted.offset && buffer.dtype == wanted.dtype;
+    if (!same_geometry && !wanted_bytes.overlaps(byte_extent(buffer.sizes, buffer.strides, buffer.offset, buffer.dtype)))
+      continue;
+    if (same_geometry) {
       alias = std::max(alias, buffer.value);
     } else if (graph_.values[buffer.value].source == ValueSource::NodeOutput) {
       other_view = std::max(other_view, buffer.value);

@@ -2,6 +2,8 @@
 // graph into forward and backward, and the CompiledBackward node each replay attaches.
 #include "graph/compiled_autograd.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <unordered_set>
@@ -251,6 +253,15 @@ void attach_compiled_backward(const std::shared_ptr<BackwardProgram>& program, c
     Tensor result = outputs[program->interface.differentiable[k]].detach();
     result.impl()->grad_fn = node;
     result.impl()->output_nr = static_cast<uint32_t>(k);
+    // A view of an intermediate (fn returned h.view(...)) has a base the caller cannot reach, so
+    // an in-place update of it may record on its own history, as on any output. Not when another
+    // result shares its memory: that one's history would then miss the update.
+    const auto shares_storage = [&](const Tensor& other) {
+      return other.defined() && other.impl() != outputs[program->interface.differentiable[k]].impl() &&
+             other.impl()->storage == result.impl()->storage;
+    };
+    if (result.impl()->is_view && std::none_of(outputs.begin(), outputs.end(), shares_storage))
+      result.impl()->is_view = false;
     outputs[program->interface.differentiable[k]] = std::move(result);
   }
 }

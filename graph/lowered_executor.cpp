@@ -56,8 +56,9 @@ std::string LoweredExecutor::unsupported_reason(const Graph& graph) {
 
 LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
     : plan_(plan_memory(graph, {.grads_in_arena = !cuda_graphs})), values_(graph.values), poison_(poison_outputs()) {
-  // An arena that gradients escape from is allocated per call (run()); otherwise once, here.
-  if (plan_.arena_bytes > 0 && !plan_.arena_escapes) arena_ = allocate_arena();
+  // An arena that gradients escape from is allocated per call (run()); otherwise once, here. Also
+  // when it holds no bytes (a batch of 0 rows): its values still need a storage to point into.
+  if (!plan_.arena_escapes) arena_ = allocate_arena();
   build_values(graph);
   build_steps(graph);
   find_optimizer_runs(graph);
@@ -159,8 +160,8 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
     impl.strides = given.strides;
     impl.offset = given.offset;
   }
-  release_replaced_grads(graph);  // first: the last call's arena may be free again after it
-  if (plan_.arena_escapes && plan_.arena_bytes > 0) {
+  release_replaced_grads(graph, inputs);  // first: the last call's arena may be free again after it
+  if (plan_.arena_escapes) {
     arena_ = allocate_arena();
     for (ValueId root : arena_roots_) impls_[root]->storage = arena_;
   }
@@ -212,16 +213,19 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
   }
 }
 
-// A .grad the call will replace and does not read (not bound as state) is dropped before the new
-// ones are allocated, as eager's zero_grad(set_to_none) would have: otherwise old and new
-// gradients coexist and the step's peak memory grows by the size of all gradients.
-void LoweredExecutor::release_replaced_grads(const Graph& graph) {
+// A .grad the call will replace and does not read (not bound as state, not a graph input) is
+// dropped before the new ones are allocated, as eager's zero_grad(set_to_none) would have:
+// otherwise old and new gradients coexist and the step's peak memory grows by the size of all
+// gradients. One the graph reads stays: a step that then throws (a bad target in the forward)
+// must leave it, accumulated gradients and all, as eager would.
+void LoweredExecutor::release_replaced_grads(const Graph& graph, std::span<const Tensor> inputs) {
   for (const GradWriteBack& write : graph.grad_write_backs) {
     TensorImpl& parameter = *graph.state_tensors[write.state];
     if (write.value < 0 || !parameter.autograd_meta || !parameter.autograd_meta->grad) continue;
     const TensorImpl* old = parameter.autograd_meta->grad->impl();
     bool read_by_graph = false;
     for (const std::shared_ptr<TensorImpl>& state : graph.state_tensors) read_by_graph = read_by_graph || state.get() == old;
+    for (const Tensor& input : inputs) read_by_graph = read_by_graph || input.impl() == old;
     if (!read_by_graph) parameter.autograd_meta->grad.reset();
   }
 }

@@ -81,7 +81,7 @@ class LoweredExecutor {
   // The buffers that outlive a call (the arena; under reduce_overhead the staged inputs and
   // per-call buffers) are used on `stream` too: their free must wait for its work.
   void used_on_stream(const Graph& graph, StreamId stream);
-  void release_replaced_grads(const Graph& graph);
+  void release_replaced_grads(const Graph& graph, std::span<const Tensor> inputs);
   void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
   void find_optimizer_runs(const Graph& graph);
   void run_optimizer_run(Graph& graph, size_t first);

@@ -148,6 +148,90 @@ TEST_CASE("lowered: views, in-place state updates, returned inputs and fresh res
   CHECK(identity(x).is_same(x));
 }
 
+TEST_CASE("lowered: a replay that throws in the forward leaves the accumulated .grad as eager does") {
+  // Gradient accumulation: fn runs backward() but no optimizer step, so each call adds to .grad,
+  // which the graph reads as an input. A bad target then fails the forward, before backward.
+  struct Accumulating {
+    nn::Linear layer{nullptr};
+    Accumulating() {
+      manual_seed(7);
+      layer = nn::Linear(4, 3);
+    }
+    Tensor step(const Tensor& x, const Tensor& y) {
+      Tensor loss = cross_entropy(layer->forward(x), y);
+      loss.backward();
+      return loss.detach();
+    }
+  };
+  Accumulating compiled, eager;
+  auto step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); });
+  for (int call = 0; call < 5; ++call) {
+    INFO("call ", call);
+    manual_seed(100 + static_cast<uint64_t>(call));
+    const Tensor x = randn({5, 4});
+    const Tensor y = call == 3 ? from_vector(std::vector<int64_t>{0, 1, 9, 2, 1}, {5}) : randint(0, 3, {5});
+    if (call == 3) {
+      CHECK_THROWS_AS(step(x, y), Error);
+      CHECK_THROWS_AS(eager.step(x, y), Error);
+    } else {
+      step(x, y);
+      eager.step(x, y);
+    }
+    REQUIRE(compiled.layer->weight.grad().defined());
+    CHECK(graph_test::max_relative_error(compiled.layer->weight.grad(), eager.layer->weight.grad()) <= 1e-6);
+  }
+  CHECK(step.state().replays() >= 2);
+}
+
+TEST_CASE("lowered: a batch of 0 rows replays, every intermediate empty") {
+  // Every intermediate has 0 bytes, so the planned arena has none: its values still need a buffer.
+  const Tensor weight = randn({4, 3});
+  auto through_gemm = ember::compile([&](const Tensor& x) { return sum(relu(matmul(x, weight))); });
+  auto through_softmax = ember::compile([&](const Tensor& x) { return sum(softmax(x, 1)); });
+  for (int call = 0; call < 3; ++call) {
+    CHECK(through_gemm(randn({0, 4})).item() == 0.0);
+    CHECK(through_softmax(randn({0, 4})).item() == 0.0);
+  }
+  CHECK(through_gemm.state().replays() == 1);
+  CHECK(through_softmax.state().replays() == 1);
+
+  // A training step on an empty batch: one capture, then replays (its empty saved activations
+  // are graph values, not state that fails the next call's guards), and the parameters as eager.
+  Mlp eager(7, {4, 6, 3}), trained(7, {4, 6, 3});
+  auto step = ember::compile([&](const Tensor& x, const Tensor& y) { return trained.step(x, y); });
+  for (int call = 0; call < 4; ++call) {
+    const Tensor x = randn({0, 4});
+    const Tensor y = randint(0, 3, {0});
+    step(x, y);
+    eager.step(x, y);
+  }
+  CHECK(step.state().captures_made() == 1);
+  CHECK(step.state().replays() == 2);
+  check_same_state(eager, trained);
+}
+
+TEST_CASE("lowered: an in-place update of a returned view of an intermediate follows autograd as eager") {
+  manual_seed(1);
+  nn::Linear layer(4, 6);
+  auto forward = [&](const Tensor& x) { return layer->forward(x).view({-1, 2, 3}); };
+  auto compiled = ember::compile(forward);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    const Tensor x = randn({5, 4});
+    layer->zero_grad();
+    Tensor eager_result = forward(x);
+    eager_result.mul_(0.5);
+    eager_result.sum().backward();
+    const Tensor eager_grad = layer->weight.grad().clone();
+    layer->zero_grad();
+    Tensor result = compiled(x);
+    result.mul_(0.5);
+    result.sum().backward();
+    CHECK(graph_test::max_relative_error(layer->weight.grad(), eager_grad) <= 1e-6);
+  }
+  CHECK(compiled.state().replays() == 1);
+}
+
 TEST_CASE("lowered: a new input shape recompiles into a new lowered executor") {
   Tensor weight = from_vector<float>({0.5f, -1.25f, 2.0f}, {3});
   auto scaled = ember::compile([&](const Tensor& x) { return (x * weight).exp().sum(Dims{1}); }, {.warmup_calls = 0});

@@ -166,8 +166,8 @@ ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
     // saved for backward: lifted as state instead, it failed the next call's guards).
     const bool same_geometry = buffer.sizes == wanted.sizes && buffer.strides == wanted.strides &&
                                buffer.offset == wanted.offset && buffer.dtype == wanted.dtype;
-    if (!same_geometry && !wanted_bytes.overlaps(byte_extent(buffer.sizes, buffer.strides, buffer.offset, buffer.dtype)))
-      continue;
+    const ByteExtent buffer_bytes = byte_extent(buffer.sizes, buffer.strides, buffer.offset, buffer.dtype);
+    if (!same_geometry && !wanted_bytes.overlaps(buffer_bytes)) continue;
     if (same_geometry) {
       alias = std::max(alias, buffer.value);
     } else if (graph_.values[buffer.value].source == ValueSource::NodeOutput) {

@@ -104,7 +104,8 @@ void cross_entropy_pass(const CrossEntropyOutputs& outputs, const Tensor& logits
                        log_total;
     if (loss.label_smoothing == 0.0) return nll;
     double gap_sum = 0.0;  // sum_c -log p_c = sum_c (max - z_c) + C log(total)
-    for (int64_t c = 0; c < loss.classes; ++c) gap_sum += maximum - static_cast<double>(static_cast<C>(row[c * loss.class_stride]));
+    for (int64_t c = 0; c < loss.classes; ++c)
+      gap_sum += maximum - static_cast<double>(static_cast<C>(row[c * loss.class_stride]));
     return keep * nll + spread * (gap_sum + static_cast<double>(loss.classes) * log_total);
   };
 

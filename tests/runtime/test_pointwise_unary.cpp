@@ -168,8 +168,8 @@ TEST_CASE("clamp follows PyTorch's dtype and bound rules") {
   // would be 3e9, which int32 cannot hold (PyTorch refuses the bound too).
   CHECK_THROWS_WITH_AS(clamp(ints, 3e9, std::nullopt), doctest::Contains("clamp: min 3000000000 is above every int32"),
                        Error);
-  CHECK_THROWS_WITH_AS(clamp(ints, std::nullopt, -3e9), doctest::Contains("clamp: max -3000000000 is below every int32"),
-                       Error);
+  CHECK_THROWS_WITH_AS(clamp(ints, std::nullopt, -3e9),
+                       doctest::Contains("clamp: max -3000000000 is below every int32"), Error);
   CHECK_THROWS_WITH_AS(clamp(from_vector<int64_t>({1}), 1e19, std::nullopt),
                        doctest::Contains("above every int64"), Error);
   CHECK(clamp(ints, 2147483647.0, std::nullopt).to_vector<int32_t>() == std::vector<int32_t>(4, 2147483647));

@@ -157,13 +157,9 @@ TEST_CASE("long products with a vector operand keep their digits in each library
     float dot = 0.0f;
     cpu::tile_product<float>({ones.data(), k, 1}, {ones.data(), 1, 1}, &dot, 1, 1, 1, k, false);
     CHECK(dot == static_cast<float>(k));
-    // Two rows times a column, and a row times two columns (stride 0 repeats the ones), accumulating.
-    std::vector<float> column{2.0f, 4.0f};  // even: k + 2 and k + 4 are floats
-    cpu::tile_product<float>({ones.data(), 0, 1}, {ones.data(), 1, 1}, column.data(), 1, 2, 1, k, true);
-    CHECK(column == std::vector<float>{static_cast<float>(k + 2), static_cast<float>(k + 4)});
-    std::vector<float> row(2, 0.0f);
-    cpu::tile_product<float>({ones.data(), k, 1}, {ones.data(), 1, 0}, row.data(), 2, 1, 2, k, false);
-    CHECK(row == std::vector<float>(2, static_cast<float>(k)));
+    float accumulated = 2.0f;  // even: k + 2 is a float
+    cpu::tile_product<float>({ones.data(), k, 1}, {ones.data(), 1, 1}, &accumulated, 1, 1, 1, k, true);
+    CHECK(accumulated == static_cast<float>(k + 2));
   }
 }
 

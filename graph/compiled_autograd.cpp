@@ -39,6 +39,8 @@ History inspect_history(const std::shared_ptr<autograd::Node>& root, const Bound
     if (node->saved_released()) return History::Released;
     for (const std::vector<GradHook>& hooks : node->output_hooks)
       if (!hooks.empty()) return History::Hooked;
+    for (const std::weak_ptr<TensorImpl>& retainer : node->retained_by)
+      if (!retainer.expired()) return History::Hooked;
     for (const autograd::Edge& edge : node->next_edges)
       if (edge.node && seen.insert(edge.node.get()).second) stack.push_back(edge.node.get());
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
@@ -254,7 +255,8 @@ void Tensor::record_stream(const cuda::Stream& stream, Where where) const {
 
 Tensor& Tensor::detach_() {
   checked_impl();
-  impl_->grad_fn = nullptr;
+  const std::shared_ptr<autograd::Node> old_fn = std::exchange(impl_->grad_fn, nullptr);
+  autograd::move_retained_grad(*impl_, old_fn.get(), impl_->output_nr);
   impl_->requires_grad = false;
   impl_->view_origin = nullptr;  // or an update of its base would give it a history again
   return *this;
@@ -266,20 +268,12 @@ void Tensor::retain_grad(Where where) {
   check(requires_grad(), "retain_grad: the tensor (shape {}) does not require grad, so it gets no gradient to retain",
         sizes());
   if (is_leaf() || impl_->meta().retains_grad) return;
-  impl_->meta().retains_grad = true;
-  std::weak_ptr<TensorImpl> weak = impl_;
-  impl_->grad_fn->output_hooks[impl_->output_nr].push_back([weak](const Tensor& grad) {
-    if (auto impl = weak.lock()) {
-      Tensor stored = grad.clone();
-      AutogradMeta& meta = impl->meta();
-      if (meta.grad && meta.grad->defined()) {
-        meta.grad->add_(stored);
-      } else {
-        meta.grad = std::make_shared<Tensor>(stored);
-      }
-    }
-    return Tensor();
-  });
+  autograd::retain_grad_of(impl_);
+}
+
+bool Tensor::retains_grad() const {
+  const TensorImpl& impl = checked_impl();
+  return impl.autograd_meta && impl.autograd_meta->retains_grad;
 }
 
 void Tensor::register_hook(GradHook hook, Where where) {

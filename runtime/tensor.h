@@ -108,7 +108,10 @@ class Tensor {
                 Where where = Where::current()) const;
   Tensor detach() const;
   Tensor& detach_();
-  void retain_grad(Where where = Where::current());  // the tensor must require grad
+  // A non-leaf keeps its gradient in .grad from now on, after its hooks ran, and for its latest
+  // version if an in-place op changes it later (as PyTorch). The tensor must require grad.
+  void retain_grad(Where where = Where::current());
+  bool retains_grad() const;  // retain_grad() was called on this non-leaf
   // `hook(grad)` runs when this tensor's gradient is computed; a defined result replaces it (and
   // must keep its shape, dtype and device).
   void register_hook(GradHook hook, Where where = Where::current());

@@ -90,6 +90,9 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
     for (int output = 0; output < node->num_outputs(); ++output) {
       for (const GradHook& hook : node->output_hooks[output])
         if (grads[output].defined()) grads[output] = run_grad_hook(hook, grads[output]);
+      // retain_grad() sees the gradient every hook has shaped, whenever it was called.
+      if (static_cast<size_t>(output) < node->retained_by.size() && grads[output].defined())
+        store_retained_grad(node->retained_by[output], grads[output]);
     }
     bool any_gradient = false;
     for (const Tensor& grad : grads) any_gradient = any_gradient || grad.defined();

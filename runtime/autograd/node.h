@@ -48,6 +48,10 @@ class Node {
   std::vector<Edge> next_edges;
   // Hooks registered on the non-leaf tensors this node produced, per output.
   std::vector<std::vector<GradHook>> output_hooks;
+  // Per output, the tensor that called retain_grad() on it; empty until one does (most nodes
+  // never need it, and an eager op should not pay an allocation for it). The engine stores the
+  // gradient after every hook of that output ran, as PyTorch runs its retains-grad hook last.
+  std::vector<std::weak_ptr<TensorImpl>> retained_by;
 
  private:
   int num_outputs_;
@@ -95,6 +99,20 @@ class AccumulateGrad final : public Node {
  private:
   std::shared_ptr<TensorImpl> leaf_;
 };
+
+// retain_grad(): from now on `tensor` (a non-leaf) keeps the gradient of its grad_fn's output in
+// its .grad.
+void retain_grad_of(const std::shared_ptr<TensorImpl>& tensor);
+// An op just gave `tensor` a new grad_fn in place of (`old_fn`, `old_output`): a retain_grad()
+// follows the tensor there, so its .grad is the gradient of its latest version (PyTorch's
+// retains-grad hook moves the same way; hooks from register_hook stay with the old version).
+void move_retained_grad_slow(TensorImpl& tensor, Node* old_fn, uint32_t old_output);
+inline void move_retained_grad(TensorImpl& tensor, Node* old_fn, uint32_t old_output) {
+  // Called for every output an op writes: most have no autograd metadata at all.
+  if (tensor.autograd_meta && tensor.autograd_meta->retains_grad) move_retained_grad_slow(tensor, old_fn, old_output);
+}
+// Gives the tensor behind `retainer`, if still alive, `gradient` as (or added to) its .grad.
+void store_retained_grad(const std::weak_ptr<TensorImpl>& retainer, const Tensor& gradient);
 
 // The edge through which a gradient for `tensor` flows: its grad_fn, or its leaf accumulator.
 Edge gradient_edge(const Tensor& tensor);

@@ -2,8 +2,10 @@
 #include "runtime/autograd/view_history.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "runtime/autograd/node.h"
 #include "runtime/dispatch.h"
 
 namespace ember::autograd {
@@ -22,8 +24,8 @@ void remake_one(TensorImpl& view) {
   const AutoGradMode recording(true);
   const Tensor inputs[] = {parent};
   const TensorList remade = dispatch(OpCall{*view.view_origin->op, inputs, view.view_origin->attrs});
-  view.grad_fn = remade[0].impl()->grad_fn;
-  view.output_nr = remade[0].impl()->output_nr;
+  const std::shared_ptr<Node> old_fn = std::exchange(view.grad_fn, remade[0].impl()->grad_fn);
+  move_retained_grad(view, old_fn.get(), std::exchange(view.output_nr, remade[0].impl()->output_nr));
 }
 
 }  // namespace

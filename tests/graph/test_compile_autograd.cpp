@@ -237,3 +237,29 @@ TEST_CASE("compile: results that are views, a view of an input, or the same tens
   }
   CHECK(compiled.state().replays() == 2);
 }
+
+TEST_CASE("compile: retain_grad inside a compiled forward is a graph break, and eager's .grad is kept") {
+  nn::Sequential model = mlp();
+  Tensor hidden;
+  const auto body = [&](const Tensor& x) {
+    hidden = model->at<nn::LinearImpl>(0)->forward(x);
+    hidden.retain_grad();
+    return model->at<nn::LinearImpl>(2)->forward(relu(hidden));
+  };
+  auto full = ember::compile(body, {.fullgraph = true});
+  full(batch(0));
+  CHECK_THROWS_WITH_AS(full(batch(1)), doctest::Contains("gradient hook"), graph::GraphBreak);
+
+  nn::Sequential reference = mlp();
+  auto relaxed = ember::compile(body);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    sum(relaxed(batch(call))).backward();
+    const Tensor compiled_grad = hidden.grad();
+    Tensor expected = reference->at<nn::LinearImpl>(0)->forward(batch(call));
+    expected.retain_grad();
+    sum(reference->at<nn::LinearImpl>(2)->forward(relu(expected))).backward();
+    REQUIRE(compiled_grad.defined());
+    CHECK(graph_test::max_relative_error(compiled_grad, expected.grad()) <= 1e-6);
+  }
+}

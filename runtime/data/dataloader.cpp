@@ -87,8 +87,10 @@ DataLoader::~DataLoader() = default;  // ~Prefetcher joins the workers
 
 int64_t DataLoader::num_batches() const {
   const int64_t samples = sampler_->epoch_size(epoch_);
-  return options_.drop_last ? samples / options_.batch_size
-                            : (samples + options_.batch_size - 1) / options_.batch_size;
+  const int64_t whole = samples / options_.batch_size;
+  // Not (samples + batch_size - 1) / batch_size: a batch size near INT64_MAX ("the whole dataset
+  // in one batch") would overflow.
+  return options_.drop_last || samples % options_.batch_size == 0 ? whole : whole + 1;
 }
 
 DataLoader::Iterator DataLoader::begin() {
@@ -180,6 +182,10 @@ void DataLoader::load_state_dict(const LoaderState& state) {
       sampler_ = std::move(resumed);
       epoch_ = state.epoch;
       position_ = 0;
+      // Saved at the epoch's last batch: nothing of it is left, so resume with the next epoch, as
+      // begin() does for a position at the end (it cannot tell an epoch resumed empty from one
+      // that is empty by itself, such as an empty dataset's).
+      if (num_batches() == 0 && state.global_samples_consumed > 0) ++epoch_;
       return;
     }
   }

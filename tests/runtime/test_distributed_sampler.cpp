@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <limits>
 #include <set>
 
 #include "runtime/data_test_helpers.h"
@@ -129,4 +130,50 @@ TEST_CASE("LoaderState keeps the global position through its map form, and older
   std::map<std::string, int64_t> older = state.to_map();
   older.erase("global_samples_consumed");
   CHECK(LoaderState::from_map(older).global_samples_consumed == -1);
+}
+
+TEST_CASE("a state saved at an epoch's last batch resumes with the next epoch, on any world size") {
+  // A checkpoint taken inside the loop at its last batch: the restored loaders must not first run
+  // an empty epoch (which shifts every later epoch by one).
+  const auto dataset = dataset_of(13);
+  for (const bool drop_last : {false, true}) {
+    const auto make = [&](int world, int rank) {
+      return std::make_unique<DataLoader>(dataset, std::make_shared<DistributedSampler>(13, world, rank, kSeed),
+                                          LoaderOptions{.batch_size = 3, .drop_last = drop_last});
+    };
+    for (const int to : {2, 3}) {
+      INFO("drop_last ", drop_last, ", restored on ", to, " ranks");
+      std::vector<LoaderState> at_end;
+      std::vector<std::vector<int64_t>> next_epoch;  // what each of 2 uninterrupted ranks sees next
+      for (int rank = 0; rank < 2; ++rank) {
+        const auto saving = make(2, rank);
+        for (auto& batch : *saving) {
+          CHECK(batch.data.defined());
+          at_end.resize(rank + 1);
+          at_end[rank] = saving->state_dict();
+        }
+        next_epoch.push_back(take(*saving, 1000));
+      }
+      std::set<int64_t> next;
+      for (int rank = 0; rank < to; ++rank) {
+        const auto restored = make(to, rank);
+        restored->load_state_dict(at_end[rank % 2]);
+        CHECK(restored->epoch() == at_end[0].epoch + 1);
+        const std::vector<int64_t> samples = take(*restored, 1000);
+        if (to == 2) CHECK(samples == next_epoch[rank]);
+        next.insert(samples.begin(), samples.end());
+      }
+      // The next epoch, whole: with drop_last each of `to` ranks drops what its 3-sample batches leave.
+      CHECK(static_cast<int64_t>(next.size()) == (drop_last ? 13 / to / 3 * 3 * to : 13));
+    }
+  }
+}
+
+TEST_CASE("a batch size near INT64_MAX gives one batch of the whole dataset") {
+  const auto dataset = dataset_of(5);
+  DataLoader loader(dataset, LoaderOptions{.batch_size = std::numeric_limits<int64_t>::max()});
+  CHECK(loader.num_batches() == 1);
+  std::vector<int64_t> seen;
+  for (auto& [x, y] : loader) seen = y.to_vector<int64_t>();
+  CHECK(seen == std::vector<int64_t>{0, 1, 2, 3, 4});
 }

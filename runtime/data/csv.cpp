@@ -6,9 +6,13 @@
 
 #include <cerrno>
 #include <charconv>
+#include <locale.h>  // newlocale, strtod_l: POSIX
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace ember::data {
@@ -31,19 +35,49 @@ std::string read_all(const std::filesystem::path& path, const std::string& name)
   return text;
 }
 
-std::string_view trim(std::string_view field) {
+std::string_view trim_spaces(std::string_view field) {
   while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
   while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
+  return field;
+}
+
+// A field without its surrounding spaces and quotes.
+std::string_view trim(std::string_view field) {
+  field = trim_spaces(field);
   if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
   return field;
 }
 
-// Parses one field as T; false when it is not exactly one number of that type.
+// What strtod gives for a number beyond the type's range, which from_chars leaves unparsed: an
+// overflow is +-inf and an underflow the nearest denormal or +-0, as numpy's loadtxt reads them.
+// In the "C" locale, as from_chars always is.
+template <typename T>
+T out_of_range_value(std::string_view field) {
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
+  const std::string text(field);
+  if constexpr (std::is_same_v<T, float>) {
+    return strtof_l(text.c_str(), nullptr, c_locale);
+  } else {
+    return strtod_l(text.c_str(), nullptr, c_locale);
+  }
+}
+
+// Parses one field as T; false when it is not exactly one number of that type. A float parses
+// straight into its own type, so each value is rounded once from its decimal text.
 template <typename T>
 bool parse_number(std::string_view field, T& value) {
-  if (!field.empty() && field.front() == '+') field.remove_prefix(1);  // from_chars rejects '+'
+  // from_chars rejects a leading '+'; stripping it must not let "+-1" through as -1.
+  if (field.size() >= 2 && field.front() == '+' && field[1] != '-' && field[1] != '+') field.remove_prefix(1);
+  if (field.empty()) return false;
   const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  return !field.empty() && error == std::errc() && end == field.data() + field.size();
+  if (end != field.data() + field.size()) return false;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (error == std::errc::result_out_of_range) {
+      value = out_of_range_value<T>(field);
+      return true;
+    }
+  }
+  return error == std::errc();
 }
 
 template <typename T, typename Value>
@@ -75,7 +109,7 @@ Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where whe
     std::string_view line(text.data() + line_start, line_end - line_start);
     line_start = line_end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // Windows line endings
-    if (trim(line).empty()) continue;
+    if (trim_spaces(line).empty()) continue;  // a line holding "" is an empty field, not a blank line
     if (header_pending) {
       header_pending = false;
       continue;
@@ -93,6 +127,10 @@ Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where whe
                  (dtype == kInt64 || (value >= std::numeric_limits<int32_t>::min() &&
                                       value <= std::numeric_limits<int32_t>::max()));
         integers.push_back(value);
+      } else if (dtype == kFloat32) {
+        float value = 0;
+        parsed = parse_number(field, value);
+        floats.push_back(value);  // exact in double
       } else {
         double value = 0;
         parsed = parse_number(field, value);

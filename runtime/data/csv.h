@@ -16,7 +16,9 @@ struct CsvOptions {
 
 // Every non-blank line is a row; all rows must have the same number of fields. A field is a number
 // (decimal, exponent, inf, nan; integers only for integer dtypes), optionally surrounded by spaces
-// or double quotes. A malformed row is an ember::Error naming the path and the line number.
+// or double quotes; a number beyond the dtype's range reads as numpy's loadtxt reads it (+-inf, a
+// denormal or +-0), each rounded once into the dtype. A malformed row is an ember::Error naming
+// the path and the line number.
 Tensor read_csv(const std::filesystem::path& path, CsvOptions options = {}, Where where = Where::current());
 
 }  // namespace ember::data

@@ -1,6 +1,7 @@
 // read_csv: plain and gzip files, options, the scikit-learn digits data, and malformed input.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,20 @@ TEST_CASE("read_csv parses numbers exactly, with a header, spaces, quotes and CR
   CHECK(numbers == std::vector<double>{1.5, -2e-3, 7, 0.1, INFINITY, -0.0, 3, 4, 5});
   // float32 rounds each value once from its decimal text.
   CHECK(read_csv(path, {.header = true}).to_vector<float>()[3] == 0.1f);
+}
+
+TEST_CASE("read_csv reads numbers beyond the type's range as numpy does: +-inf, denormals and zeros") {
+  TempDir dir;
+  const auto path = dir.file("range.csv", "1e400,-1e400,1e-400,-1e-400,1e-310,1e39,1e-46,3.4e38\n");
+  const std::vector<double> as_f64 = read_csv(path, {.dtype = kFloat64}).to_vector<double>();
+  CHECK(as_f64 == std::vector<double>{INFINITY, -INFINITY, 0.0, -0.0, 1e-310, 1e39, 1e-46, 3.4e38});
+  CHECK(std::signbit(as_f64[3]));
+  const std::vector<float> as_f32 = read_csv(path).to_vector<float>();
+  CHECK(as_f32 == std::vector<float>{INFINITY, -INFINITY, 0.0f, -0.0f, 0.0f, INFINITY, 0.0f, 3.4e38f});
+  // Once rounded: the nearest float to this text is just above 1, though its nearest double is 1 + 2^-24 + tiny,
+  // which a second rounding (double, then float) takes to 1 (ties to even).
+  const auto close = dir.file("close.csv", "1.0000000596046447753906250001\n");
+  CHECK(read_csv(close).to_vector<float>() == std::vector<float>{std::nextafter(1.0f, 2.0f)});
 }
 
 TEST_CASE("read_csv delimiters and integer dtypes") {
@@ -103,6 +118,13 @@ TEST_CASE("read_csv names the file and line of malformed rows") {
   const auto big = dir.file("big.csv", "3000000000\n");
   CHECK_THROWS_WITH_AS(read_csv(big, {.dtype = kInt32}), doctest::Contains("'3000000000' is not an int32 integer"),
                        Error);
+  const auto two_signs = dir.file("two_signs.csv", "+-1,2\n");
+  for (const DType dtype : {kFloat64, kInt64})
+    CHECK_THROWS_WITH_AS(read_csv(two_signs, {.dtype = dtype}), doctest::Contains("field 1: '+-1' is not"), Error);
+  CHECK_THROWS_WITH_AS(read_csv(dir.file("plus.csv", "+,2\n")), doctest::Contains("field 1: '+' is not"), Error);
+  // A line holding only "" is one empty field, not a blank line to skip.
+  const auto quoted_empty = dir.file("quoted_empty.csv", "1,2\n\"\"\n3,4\n");
+  CHECK_THROWS_WITH_AS(read_csv(quoted_empty), doctest::Contains("line 2, field 1: '' is not a number"), Error);
   CHECK_THROWS_WITH_AS(read_csv(dir / "missing.csv"), doctest::Contains("cannot open '"), Error);
   CHECK_THROWS_WITH_AS(read_csv(ragged, {.dtype = kBool}), doctest::Contains("dtype bool is not supported"), Error);
 }

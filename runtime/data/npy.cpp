@@ -212,7 +212,9 @@ Tensor read_npy(const std::filesystem::path& path, Where where) {
                     size_t{static_cast<unsigned char>(preamble[11])} << 24;
     preamble_bytes = 12;
   }
-  check(header_bytes <= kMaxHeaderBytes && preamble_bytes + header_bytes <= file_bytes,
+  check(header_bytes <= kMaxHeaderBytes, "read_npy: {}: a header of {} bytes is more than the {} a .npy reader "
+        "accepts (real headers are about 100 bytes): the file is corrupt", name, header_bytes, kMaxHeaderBytes);
+  check(preamble_bytes + header_bytes <= file_bytes,
         "read_npy: {}: truncated: header of {} bytes but the file has {} bytes", name, header_bytes, file_bytes);
   std::string header_text(header_bytes, '\0');
   check(static_cast<bool>(file.read(header_text.data(), static_cast<std::streamsize>(header_bytes))),

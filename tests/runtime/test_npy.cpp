@@ -163,6 +163,10 @@ TEST_CASE("read_npy names the file and the problem for damaged files") {
   check_error("magic.npy", "\x93NUMPX" + good.substr(6), "wrong magic");
   check_error("short.npy", good.substr(0, 7), "too short for the .npy preamble");
   check_error("header.npy", good.substr(0, 60), "truncated: header of 118 bytes");
+  // A version 2.0 header length of 2^20 + 1 bytes, present in full: too big, not truncated.
+  check_error("huge_header.npy", good.substr(0, 6) + std::string("\x02\x00\x01\x00\x10\x00", 6) +
+                                     std::string((1 << 20) + 1, ' ') + good.substr(128),
+              "a header of 1048577 bytes is more than the 1048576");
   check_error("data.npy", good.substr(0, good.size() - 4), "shape [2, 3] of <f4 needs 24 data bytes, the file has 20");
   check_error("extra.npy", good + "xyz", "needs 24 data bytes, the file has 27");
   check_error("version.npy", good.substr(0, 6) + "\x04" + good.substr(7), "unsupported format version 4.0");

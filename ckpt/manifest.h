@@ -17,8 +17,12 @@ namespace ember::ckpt {
 constexpr int kFormatVersion = 1;
 constexpr std::string_view kFormatName = "ember-checkpoint";
 constexpr std::string_view kManifestFileName = "manifest.json";
+// The reader's limits. The writer checks them before it commits, so that every checkpoint it
+// commits can be read back.
 // A manifest is read whole before anything is validated, so its size bounds parser memory.
 constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+constexpr size_t kMaxNameBytes = 4096;  // an entry name
+constexpr int kMaxWorldSize = 1 << 20;  // saving ranks
 
 // How a tensor is laid out across the saving ranks.
 enum class Sharding : uint8_t {
@@ -107,5 +111,9 @@ void validate_manifest(Manifest& manifest, std::string_view source);
 
 // The checks a data file name must pass: a plain name inside the checkpoint directory.
 void check_file_name(std::string_view name, std::string_view source);
+
+// The checks an entry name must pass: 1 to kMaxNameBytes printable ASCII bytes. Messages show
+// other bytes escaped (\xe9), so that they stay valid UTF-8 wherever they travel.
+void check_entry_name(std::string_view name, std::string_view source);
 
 }  // namespace ember::ckpt

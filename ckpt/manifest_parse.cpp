@@ -36,8 +36,6 @@ std::optional<double> parse_float64(std::string_view text) {
 namespace {
 
 constexpr int kMaxJsonDepth = 8;        // the format nests 6 deep
-constexpr size_t kMaxNameBytes = 4096;
-constexpr int kMaxWorldSize = 1 << 20;
 constexpr int64_t kMaxDim = int64_t{1} << 62;
 
 // Where a member sits, for messages: "manifest.json: entry 'w': chunk 2: offset".

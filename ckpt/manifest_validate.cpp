@@ -12,12 +12,15 @@ namespace {
 
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 62;
 
-void check_entry_name(std::string_view name, std::string_view source) {
-  check(!name.empty(), "{}: an entry has an empty name", source);
-  for (char c : name)
-    check(c >= 0x20 && c <= 0x7e,
-          "{}: entry name '{}' has byte 0x{:02x}; names are printable ASCII", source, name,
-          static_cast<unsigned char>(c));
+// A name as messages show it: its first 40 bytes when longer, other than printable ASCII as \xHH.
+std::string printable_name(std::string_view name) {
+  constexpr size_t kShown = 40;
+  std::string shown;
+  for (char c : name.substr(0, kShown)) {
+    if (c >= 0x20 && c <= 0x7e) shown += c;
+    else shown += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+  }
+  return name.size() > kShown ? shown + "..." : shown;
 }
 
 // Bytes of the whole tensor, refusing shapes whose size overflows.
@@ -103,6 +106,8 @@ void check_coverage(Entry& entry, std::string_view source) {
 void check_files(const Manifest& manifest, std::string_view source) {
   check(manifest.world_size >= 1, "{}: world_size {} must be at least 1", source,
         manifest.world_size);
+  check(manifest.world_size <= kMaxWorldSize, "{}: world_size {} is larger than the limit {}", source,
+        manifest.world_size, kMaxWorldSize);
   std::vector<bool> rank_seen(manifest.world_size, false);
   for (size_t i = 0; i < manifest.files.size(); ++i) {
     const DataFile& file = manifest.files[i];
@@ -118,6 +123,16 @@ void check_files(const Manifest& manifest, std::string_view source) {
 }
 
 }  // namespace
+
+void check_entry_name(std::string_view name, std::string_view source) {
+  check(!name.empty(), "{}: an entry has an empty name", source);
+  check(name.size() <= kMaxNameBytes, "{}: entry name '{}' has {} bytes, more than the {} a reader accepts",
+        source, printable_name(name), name.size(), kMaxNameBytes);
+  for (size_t i = 0; i < name.size(); ++i)
+    check(name[i] >= 0x20 && name[i] <= 0x7e,
+          "{}: entry name '{}' has byte 0x{:02x} at offset {}; names are printable ASCII", source,
+          printable_name(name), static_cast<unsigned char>(name[i]), i);
+}
 
 void check_file_name(std::string_view name, std::string_view source) {
   check(!name.empty(), "{}: a data file has an empty name", source);

@@ -23,6 +23,17 @@ HostTensor describe(const std::string& name, const LocalTensor& local) {
                     local.rows(), nullptr,             local.tensor.nbytes()};
 }
 
+void check_host_state(const HostState& state) {
+  for (const HostTensor& tensor : state.tensors) {
+    check_entry_name(tensor.name, "checkpoint save");
+    if (tensor.dtype != kBool) continue;
+    const int64_t bad = first_invalid_bool(tensor.data, tensor.bytes);
+    check(bad < 0, "checkpoint save: bool tensor '{}' holds byte {} at element {}; a bool element is 0 or 1",
+          tensor.name, bad < 0 ? 0u : std::to_integer<unsigned>(tensor.data[bad]), bad);
+  }
+  for (const auto& [name, value] : state.values) check_entry_name(name, "checkpoint save");
+}
+
 HostState host_state(const RankState& state) {
   HostState host;
   for (const auto& [name, local] : state.tensors()) {
@@ -35,14 +46,10 @@ HostState host_state(const RankState& state) {
       tensor.data = static_cast<const std::byte*>(copy.raw_data_ptr());
       host.keep_alive.push_back(std::move(copy));
     }
-    if (tensor.dtype == kBool) {
-      const int64_t bad = first_invalid_bool(tensor.data, tensor.bytes);
-      check(bad < 0, "checkpoint save: bool tensor '{}' holds byte {} at element {}; a bool element is 0 or 1",
-            name, bad < 0 ? 0u : std::to_integer<unsigned>(tensor.data[bad]), bad);
-    }
     host.tensors.push_back(std::move(tensor));
   }
   host.values = state.values();
+  check_host_state(host);
   return host;
 }
 
@@ -170,7 +177,10 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
   } catch (const std::exception& failure) {
     message = {{"error", error_text(failure)}};
   }
-  std::vector<std::string> gathered = coordinator.gather(message.dump());
+  // Never throws: a string that is not UTF-8 must not keep this rank out of the gather (rank 0
+  // would wait forever); rank 0's validation refuses what the replacement characters stand for.
+  std::vector<std::string> gathered =
+      coordinator.gather(message.dump(-1, ' ', false, json::error_handler_t::replace));
 
   if (rank == 0) {  // phase 3: rank 0 commits
     bool committed = false;
@@ -178,11 +188,16 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
       std::vector<json> messages;
       for (size_t from = 0; from < gathered.size(); ++from) {
         messages.push_back(json::parse(gathered[from]));
-        if (messages.back().contains("error"))
-          fail("rank {}: {}", from, messages.back()["error"].get<std::string>());
+        if (messages.back().contains("error"))  // "rank r: " only where there are ranks to tell apart
+          fail("{}{}", gathered.size() > 1 ? fmt::format("rank {}: ", from) : "",
+               messages.back()["error"].get<std::string>());
       }
       const Manifest manifest = build_manifest(state, messages, temporary / kManifestFileName);
       const std::string text = serialize_manifest(manifest);
+      check(text.size() <= kMaxManifestBytes,
+            "checkpoint {}: the manifest would be {} bytes, more than the {} bytes (64 MiB) a reader accepts; "
+            "save fewer entries or chunks (small tensors replicated, not split over many ranks), or large data "
+            "as tensors rather than values", final_path.string(), text.size(), kMaxManifestBytes);
       {
         File file = File::create(temporary / kManifestFileName);
         file.write_all(text.data(), text.size());

@@ -47,7 +47,13 @@ struct HostState {
 // A tensor's metadata as a HostTensor, without data yet.
 HostTensor describe(const std::string& name, const LocalTensor& local);
 
+// Refuses, on the rank that holds it, state that no reader would accept: entry names that are not
+// 1 to kMaxNameBytes printable ASCII bytes, bool bytes other than 0 or 1. save() runs it (through
+// host_state) on what it is about to write.
+void check_host_state(const HostState& state);
+
 // Host views of a rank's tensors: CPU contiguous tensors are used in place, others are copied.
+// Throws what check_host_state() refuses.
 HostState host_state(const RankState& state);
 
 // Collective: every rank of `coordinator` calls it with its own state. Returns the committed

@@ -121,6 +121,7 @@ SaveFuture AsyncCheckpointer::save_async(const RankState& state, const SaveOptio
       snapshot.tensors.push_back(std::move(tensor));
     }
     snapshot.values = state.values();
+    check_host_state(snapshot);  // what save() refuses, on the bytes this save will write
     job->state = std::move(snapshot);
     stats_.snapshot_bytes = total;
   } catch (const std::exception& failure) {

@@ -72,7 +72,8 @@ class AsyncCheckpointer {
   AsyncCheckpointer& operator=(const AsyncCheckpointer&) = delete;
 
   // Collective like save(): every rank calls it with its state, in the same order. Waits while
-  // max_in_flight saves are still writing, snapshots `state`, queues the write and returns.
+  // max_in_flight saves are still writing, snapshots `state`, queues the write and returns. What
+  // save() refuses (check_host_state) fails the save on every rank, from wait().
   SaveFuture save_async(const RankState& state, const SaveOptions& options);
   // Blocks until every queued save has finished (successfully or not).
   void wait_all();

@@ -48,8 +48,8 @@ struct HostState {
 HostTensor describe(const std::string& name, const LocalTensor& local);
 
 // Refuses, on the rank that holds it, state that no reader would accept: entry names that are not
-// 1 to kMaxNameBytes printable ASCII bytes, bool bytes other than 0 or 1. save() runs it (through
-// host_state) on what it is about to write.
+// 1 to kMaxNameBytes printable ASCII bytes, bool bytes other than 0 or 1. save() (through
+// host_state) and AsyncCheckpointer::save_async run it on what they are about to write.
 void check_host_state(const HostState& state);
 
 // Host views of a rank's tensors: CPU contiguous tensors are used in place, others are copied.

@@ -63,6 +63,21 @@ TEST_CASE("async save: wait() rethrows a write error on every rank") {
   CHECK(errors[1] == errors[0]);
 }
 
+TEST_CASE("async save: refuses a bool byte other than 0 or 1 like save() does, committing nothing") {
+  testing::TempDir root;
+  Tensor flags = from_vector(std::vector<bool>{false, true, true, false}, {4}, {.device = kCPU});
+  static_cast<uint8_t*>(flags.raw_data_ptr())[1] = 2;  // through raw memory, as a kernel bug would
+  RankState state;
+  state.add_replicated("flags", flags);
+  SingleRank single;
+  const char* expected = "checkpoint save: bool tensor 'flags' holds byte 2 at element 1; a bool element is 0 or 1";
+  CHECK_THROWS_WITH_AS(save(single, state, {.root = root.path(), .name = "sync", .durable = false}), expected, Error);
+  AsyncCheckpointer checkpointer(single);
+  SaveFuture future = checkpointer.save_async(state, {.root = root.path(), .name = "async", .durable = false});
+  CHECK_THROWS_WITH_AS(future.wait(), expected, Error);
+  CHECK(fs::is_empty(root.path()));  // neither checkpoint nor a temporary directory
+}
+
 TEST_CASE("async save: a second save waits for the first, and the buffer is reused") {
   testing::TempDir root;
   testing::Reference reference;

@@ -64,18 +64,29 @@ const T& typed(const CheckpointReader& reader, const std::string& name) {
   return *typed_value;
 }
 
-// Row `rank` of a per-rank int64 entry of `width` columns.
-std::vector<int64_t> rank_row(const CheckpointReader& reader, const std::string& name, int rank, int width) {
+// The world size that saved the training state, which numbers the rows of the per-rank entries:
+// train.world_size. An offline reshard rewrites the layout (the manifest's world_size) but keeps
+// those rows, so the manifest's world_size only stands in for a checkpoint without the value.
+int saved_world_size(const CheckpointReader& reader) {
+  if (reader.manifest().find("train.world_size") == nullptr) return reader.manifest().world_size;
+  const int64_t saved = typed<int64_t>(reader, "train.world_size");
+  check(saved >= 1 && saved <= kMaxWorldSize, "checkpoint {}: train.world_size {} is outside [1, {}]",
+        reader.directory().string(), saved, kMaxWorldSize);
+  return static_cast<int>(saved);
+}
+
+// Saved rank `rank`'s row of a per-rank int64 entry of `width` columns: [saved_world, width].
+std::vector<int64_t> rank_row(const CheckpointReader& reader, const std::string& name, int rank, int saved_world,
+                              int width) {
   const TensorEntry& entry = reader.entry(name).tensor();
-  check(entry.dtype == kInt64 && entry.shape.size() == 2 && entry.shape[1] == width &&
-            rank < entry.shape[0],
-        "checkpoint {}: '{}' should be int64 [world_size, {}] with a row for rank {}, is {} {}",
-        reader.directory().string(), name, width, rank, dtype_name(entry.dtype), entry.shape);
+  check(entry.dtype == kInt64 && entry.shape.size() == 2 && entry.shape[0] == saved_world && entry.shape[1] == width,
+        "checkpoint {}: '{}' should be int64 [{}, {}] (a row per saving rank, train.world_size = {}), is {} {}",
+        reader.directory().string(), name, saved_world, width, saved_world, dtype_name(entry.dtype), entry.shape);
   const Tensor row = reader.read(name, RowRange{rank, rank + 1});
   return row.to_vector<int64_t>();
 }
 
-Staged stage(const CheckpointReader& reader, const TrainingState& state, int source_rank) {
+Staged stage(const CheckpointReader& reader, const TrainingState& state, int source_rank, int saved_world) {
   Staged staged;
   const Manifest& manifest = reader.manifest();
   if (state.model != nullptr) {
@@ -107,13 +118,13 @@ Staged stage(const CheckpointReader& reader, const TrainingState& state, int sou
       staged.extra[entry.name.substr(kExtra.size())] = entry.value();
   }
   for (const auto& [device, generator] : state.generators) {
-    const std::vector<int64_t> row = rank_row(reader, key(kRng, device), source_rank, 2);
+    const std::vector<int64_t> row = rank_row(reader, key(kRng, device), source_rank, saved_world, 2);
     staged.generators.push_back({static_cast<uint64_t>(row[0]), static_cast<uint64_t>(row[1])});
   }
   if (state.loader != nullptr) {
     const auto& shape = reader.entry(kLoader).tensor().shape;
     const int width = shape.size() == 2 && shape[1] == kLoaderFieldsBefore ? kLoaderFieldsBefore : kLoaderFields;
-    const std::vector<int64_t> row = rank_row(reader, kLoader, source_rank, width);
+    const std::vector<int64_t> row = rank_row(reader, kLoader, source_rank, saved_world, width);
     staged.loader = data::LoaderState{row[0], row[1], row[2], row[3], row[4]};
     if (width == kLoaderFields) staged.loader->global_samples_consumed = row[5];
   }
@@ -228,11 +239,11 @@ RestoreReport load_training_state(Coordinator& coordinator, const std::filesyste
   std::string error;
   try {
     const CheckpointReader reader(directory);
-    report.saved_world_size = reader.manifest().world_size;
+    report.saved_world_size = saved_world_size(reader);
     report.source_rank = coordinator.world_size() == report.saved_world_size
                              ? coordinator.rank()
                              : coordinator.rank() % report.saved_world_size;
-    staged = stage(reader, state, report.source_rank);
+    staged = stage(reader, state, report.source_rank, report.saved_world_size);
     report.bytes_read = reader.bytes_read();
   } catch (const std::exception& failure) {
     error = failure.what();

@@ -53,6 +53,8 @@ SaveFuture save_training_state_async(AsyncCheckpointer& checkpointer, int rank, 
                                      const TrainingState& state, const SaveOptions& options);
 
 struct RestoreReport {
+  // The world size that saved the training state (train.world_size): an offline reshard changes
+  // the checkpoint's layout, not this, nor the per-rank rows it numbers.
   int saved_world_size = 0;
   // The saved rank whose loader and generator states this rank took: its own rank when the world
   // size is unchanged, else rank % saved_world_size (see FORMAT.md).

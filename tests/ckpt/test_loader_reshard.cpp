@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "ckpt/reshard.h"
 #include "ckpt/training_state.h"
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
@@ -70,6 +71,74 @@ TEST_CASE("a loader saved on N ranks resumes on M ranks with the unseen samples 
     const auto unseen = static_cast<int64_t>(kSamples - seen.size());
     CHECK(static_cast<int64_t>(rest.size()) >= unseen);
     CHECK(static_cast<int64_t>(rest.size()) - unseen < to);  // padding only
+  }
+}
+
+// What one rank restored: the report, its generator, its loader's position and the samples it
+// then delivers until the end of the epoch.
+struct Restored {
+  RestoreReport report;
+  GeneratorState generator;
+  data::LoaderState loader;
+  std::vector<int64_t> rest_of_epoch;
+};
+
+std::vector<Restored> restore_on(const std::filesystem::path& directory, int world) {
+  const auto dataset = numbered();
+  std::vector<Restored> restored(world);
+  run_ranks(world, [&](Coordinator& coordinator) {
+    Generator generator(0);
+    auto loader = loader_for(dataset, world, coordinator.rank());
+    TrainingState state{.loader = loader.get(), .generators = {{"cpu", &generator}}};
+    Restored& mine = restored[coordinator.rank()];
+    mine.report = load_training_state(coordinator, directory, state);
+    mine.generator = generator.get_state();
+    mine.loader = loader->state_dict();
+    mine.rest_of_epoch = take(*loader, 1000);
+  });
+  return restored;
+}
+
+TEST_CASE("a training state resharded offline restores like the original, rows mapped by the saving world") {
+  const auto dataset = numbered();
+  struct Case {
+    int saved, resharded, restored;
+  };
+  // 4 -> 2 restored on 3: rank 2 must take saved rank 2's rows (2 % 4), not rank 0's (2 % 2).
+  for (const Case c : {Case{2, 3, 3}, Case{4, 7, 7}, Case{1, 3, 3}, Case{4, 2, 3}, Case{3, 1, 2}}) {
+    CAPTURE(c.saved);
+    CAPTURE(c.resharded);
+    CAPTURE(c.restored);
+    testing::TempDir root;
+    std::vector<GeneratorState> saved_rng(c.saved);
+    run_ranks(c.saved, [&](Coordinator& coordinator) {
+      const int rank = coordinator.rank();
+      Generator generator(100 + rank);
+      for (int i = 0; i <= rank; ++i) generator.next_word();  // every rank at its own offset
+      saved_rng[rank] = generator.get_state();
+      auto loader = loader_for(dataset, c.saved, rank);
+      take(*loader, 2);
+      TrainingState state{.loader = loader.get(), .generators = {{"cpu", &generator}}, .step = 2};
+      save_training_state(coordinator, state, {.root = root.path(), .name = "original", .durable = false});
+    });
+    reshard(root / "original", c.resharded,
+            {.root = root.path(), .name = "resharded", .durable = false, .update_latest = false});
+    const std::vector<Restored> original = restore_on(root / "original", c.restored);
+    const std::vector<Restored> resharded = restore_on(root / "resharded", c.restored);
+    for (int rank = 0; rank < c.restored; ++rank) {
+      CAPTURE(rank);
+      const int source = rank % c.saved;
+      CHECK(original[rank].report.saved_world_size == c.saved);
+      CHECK(resharded[rank].report.saved_world_size == c.saved);
+      CHECK(original[rank].report.source_rank == source);
+      CHECK(resharded[rank].report.source_rank == source);
+      CHECK(original[rank].generator == saved_rng[source]);
+      CHECK(resharded[rank].generator == saved_rng[source]);
+      CHECK(original[rank].loader.global_samples_consumed == 2 * kBatch * c.saved);
+      CHECK(resharded[rank].loader.global_samples_consumed == 2 * kBatch * c.saved);
+      CHECK(!original[rank].rest_of_epoch.empty());
+      CHECK(resharded[rank].rest_of_epoch == original[rank].rest_of_epoch);
+    }
   }
 }
 

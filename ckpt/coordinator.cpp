@@ -114,16 +114,42 @@ std::string agree_on_errors(Coordinator& coordinator, const std::string& error) 
 void run_ranks(int world_size, const std::function<void(Coordinator&)>& fn) {
   ThreadGroup group(world_size);
   std::vector<std::exception_ptr> errors(world_size);
+  // No rank runs until every thread exists: a rank that ran would wait in its first collective for
+  // ranks that never start. When a thread cannot start, the started ones return without running.
+  std::mutex mutex;
+  std::condition_variable decided;
+  enum class Start { Waiting, Go, Abandon } start = Start::Waiting;
   std::vector<std::thread> threads;
-  for (int rank = 0; rank < world_size; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        fn(group.rank(rank));
-      } catch (...) {
-        errors[rank] = std::current_exception();
-      }
-    });
-  for (std::thread& thread : threads) thread.join();
+  auto release = [&](Start verdict) {
+    {
+      std::lock_guard lock(mutex);
+      start = verdict;
+    }
+    decided.notify_all();
+    for (std::thread& thread : threads) thread.join();
+  };
+  try {
+    threads.reserve(world_size);
+    for (int rank = 0; rank < world_size; ++rank)
+      threads.emplace_back([&, rank] {
+        {
+          std::unique_lock lock(mutex);
+          decided.wait(lock, [&] { return start != Start::Waiting; });
+          if (start == Start::Abandon) return;
+        }
+        try {
+          fn(group.rank(rank));
+        } catch (...) {
+          errors[rank] = std::current_exception();
+        }
+      });
+  } catch (const std::exception& failure) {  // out of threads, or of memory for their stacks
+    const size_t started = threads.size();
+    release(Start::Abandon);
+    fail("run_ranks: could not start the thread of rank {} of {} ({}); no rank ran (the process's "
+         "limits on threads or address space: ulimit -u, ulimit -v)", started, world_size, failure.what());
+  }
+  release(Start::Go);
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
 }

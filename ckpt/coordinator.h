@@ -56,7 +56,8 @@ class ThreadGroup {
 std::string agree_on_errors(Coordinator& coordinator, const std::string& error);
 
 // Runs fn(coordinator) on `world_size` threads of a fresh ThreadGroup; rethrows the error of the
-// lowest-numbered rank that failed.
+// lowest-numbered rank that failed. Every thread is started before any rank runs: when one cannot
+// be started, the others are joined and an ember::Error says so, with no rank having run.
 void run_ranks(int world_size, const std::function<void(Coordinator&)>& fn);
 
 }  // namespace ember::ckpt

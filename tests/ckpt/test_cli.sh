@@ -2,8 +2,8 @@
 # ctest: ember-ckpt end to end. synth writes the wide MLP's training state at 4 ranks; verify,
 # reshard 4 -> 3, diff (identical: exit 0), a flipped byte makes verify fail naming the chunk,
 # diff of two different runs exits 1 naming the entries, diff of a missing checkpoint exits 2 (as
-# diff(1)), bad numbers are refused with a readable message, and tools/ckpt_read.py reports what
-# it cannot read without a traceback.
+# diff(1)), bad numbers are refused with a readable message, a reshard that runs out of threads
+# fails cleanly, and tools/ckpt_read.py reports what it cannot read without a traceback.
 #   test_cli.sh EMBER_CKPT
 set -euo pipefail
 cli=$1
@@ -52,6 +52,21 @@ refused synth --world 0 --out "$scratch/c" --seed 1 "^--world: expected an integ
 refused synth --world 1 --out "$scratch/c" --seed 1 --steps abc "^--steps: expected an integer >= 0, got 'abc'$"
 refused bench "$scratch/c" --repeat 0 "^--repeat: expected an integer >= 1, got '0'$"
 [[ ! -e $scratch/c ]] || { echo "a refused synth wrote $scratch/c"; exit 1; }
+# reshard runs each new rank as a thread too: the same cap, explained in --help.
+refused reshard "$scratch/a" --world 1025 --out "$scratch/c" "^--world: expected an integer from 1 to 1024, got '1025'$"
+"$cli" reshard --help | grep "ranks of the new layout, at most 1024: each is a thread of this process" >/dev/null
+# Out of threads (an address-space limit 1000 thread stacks exceed): a message, not an abort, and
+# no temporary directory left. AddressSanitizer cannot run under such a limit.
+if ! ldd "$cli" | grep libasan >/dev/null; then  # grep -q would SIGPIPE ldd under pipefail
+  status=0
+  (ulimit -s 8192; ulimit -v 2000000; "$cli" reshard "$scratch/a" --world 1000 --out "$scratch/r") \
+    >"$scratch/out" 2>&1 || status=$?
+  [[ $status -eq 1 ]] || { echo "reshard out of threads exited $status, expected 1"; cat "$scratch/out"; exit 1; }
+  grep -qE "^ember-ckpt: run_ranks: could not start the thread of rank [0-9]+ of 1000 \(.*\); no rank ran" \
+    "$scratch/out" ||
+    { cat "$scratch/out"; exit 1; }
+  [[ ! -e $scratch/r && ! -e $scratch/.tmp-r ]] || { echo "reshard left $(ls -A "$scratch")"; exit 1; }
+fi
 
 # tools/ckpt_read.py: a message and exit 1 for what cannot be read, 2 for bad arguments; never a
 # Python traceback.

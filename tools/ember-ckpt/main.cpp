@@ -13,11 +13,10 @@
 
 namespace {
 
-// synth and bench run each saving rank as a thread of this process: past a thousand, a typo
-// (--world 100000) would start that many threads instead of failing.
+// synth, bench and reshard run each rank as a thread of this process (reshard: each new rank reads
+// its rows and writes its file): past a thousand, a typo (--world 100000) would start that many
+// threads instead of failing. (Larger worlds save with real ranks, each writing its own part.)
 constexpr int kMaxThreadRanks = 1024;
-// reshard only writes the layout: up to what the manifest reader accepts (ckpt/manifest_parse.cpp).
-constexpr int kMaxWorldSize = 1 << 20;
 // diff's exit status for trouble (an unreadable checkpoint, a bad argument), as diff(1) has it:
 // 1 means the checkpoints differ.
 constexpr int kDiffTrouble = 2;
@@ -44,9 +43,10 @@ int main(int argc, char** argv) {
 
   CLI::App* reshard = app.add_subcommand("reshard", "rewrite a checkpoint for another world size");
   reshard->add_option("DIR", directory, "checkpoint directory")->required();
-  reshard->add_option("--world", world_size, "ranks of the new layout")
+  reshard->add_option("--world", world_size,
+                      "ranks of the new layout, at most 1024: each is a thread of this process")
       ->required()
-      ->check(integer_in(1, kMaxWorldSize));
+      ->check(integer_in(1, kMaxThreadRanks));
   reshard->add_option("--out", out, "the new checkpoint directory (must not exist)")->required();
 
   CLI::App* diff = app.add_subcommand(

@@ -76,7 +76,7 @@ std::optional<fs::path> latest_checkpoint(const fs::path& root) {
   return root / committed.back().name;
 }
 
-RetentionReport apply_retention(const fs::path& root, int keep_last, bool durable) {
+RetentionReport apply_retention(const fs::path& root, int keep_last, bool durable, Leftovers leftovers) {
   check(keep_last >= 1, "checkpoint retention: keep_last must be at least 1, got {}", keep_last);
   RetentionReport report;
   const std::vector<CheckpointInfo> committed = list_checkpoints(root);
@@ -92,15 +92,17 @@ RetentionReport apply_retention(const fs::path& root, int keep_last, bool durabl
     report.removed.push_back(name);
   }
   if (durable && !report.removed.empty()) sync_directory(root);
+  for (const std::string& name : report.removed) {
+    fs::remove_all(root / (std::string(kDeletingPrefix) + name));
+    durability_point("temporary removed");
+  }
+  if (leftovers == Leftovers::Keep) return report;
   for (const fs::directory_entry& item : fs::directory_iterator(root)) {
     const std::string name = item.path().filename().string();
     if (!name.starts_with(kTemporaryPrefix) && !name.starts_with(kDeletingPrefix)) continue;
     fs::remove_all(item.path());
     durability_point("temporary removed");
-    if (!name.starts_with(kDeletingPrefix)) report.removed_temporaries.push_back(name);
-    else if (std::find(report.removed.begin(), report.removed.end(),
-                       name.substr(kDeletingPrefix.size())) == report.removed.end())
-      report.removed_temporaries.push_back(name);
+    report.removed_temporaries.push_back(name);
   }
   return report;
 }

@@ -44,9 +44,18 @@ struct RetentionReport {
   std::vector<std::string> removed_temporaries; // leftovers of crashed saves and deletions
 };
 
-// Keeps the newest `keep_last` (>= 1) step checkpoints and the one `latest` names, deletes the
-// other step checkpoints, and removes every temporary directory in root. Call it when no save into
-// `root` is in flight (the writer calls it right after its own commit).
-RetentionReport apply_retention(const std::filesystem::path& root, int keep_last, bool durable);
+// What retention does with the .tmp-* and .deleting-* directories it did not create.
+enum class Leftovers {
+  Keep,    // another save into root may be writing its .tmp-* right now (the writer's choice)
+  Remove,  // no save into root is in flight: what crashed saves and deletions left goes too
+};
+
+// Keeps the newest `keep_last` (>= 1) step checkpoints and the one `latest` names and deletes the
+// other step checkpoints. With Leftovers::Remove (the default: call it when no save into `root` is
+// in flight, e.g. at startup) it also removes every temporary directory in root. The writer's
+// keep_last runs it after each commit with Leftovers::Keep: a concurrent save's (an async one's)
+// temporary directory is not a leftover.
+RetentionReport apply_retention(const std::filesystem::path& root, int keep_last, bool durable,
+                                Leftovers leftovers = Leftovers::Remove);
 
 }  // namespace ember::ckpt

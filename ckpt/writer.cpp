@@ -214,13 +214,14 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
       if (options.durable && !options.update_latest) sync_directory(options.root);
       durability_point("root directory synced");
       if (options.update_latest) write_latest(options.root, options.name, options.durable);
-      if (options.keep_last > 0) apply_retention(options.root, options.keep_last, options.durable);
+      if (options.keep_last > 0)
+        apply_retention(options.root, options.keep_last, options.durable, Leftovers::Keep);
     } catch (const std::exception& failure) {
       error = committed ? fmt::format("checkpoint {} was committed, but then: {}",
                                       final_path.string(), failure.what())
                         : error_text(failure);
       if (!committed) {
-        std::error_code ignored;  // best effort: retention also removes stale temporaries
+        std::error_code ignored;  // best effort: apply_retention(Leftovers::Remove) finds any left
         fs::remove_all(temporary, ignored);
       }
     }

@@ -16,7 +16,8 @@ namespace ember::ckpt {
 struct SaveOptions {
   std::filesystem::path root;  // holds the checkpoints and the `latest` pointer; created if absent
   std::string name;            // the checkpoint's directory in root, e.g. step_name(step)
-  int keep_last = 0;           // after the commit, keep the newest k step checkpoints (0: all)
+  int keep_last = 0;           // after the commit, keep the newest k step checkpoints (0: all);
+                               // other saves' temporary directories are left alone
   bool durable = true;         // fsync files and directories; off only where a crash cannot matter
   bool update_latest = true;   // point root/latest at the new checkpoint after the commit
 };

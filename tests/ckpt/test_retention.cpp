@@ -1,6 +1,9 @@
 // Retention and the `latest` pointer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "ckpt/file_io.h"
 #include "ckpt/retention.h"
 #include "ckpt/writer.h"
@@ -58,6 +61,27 @@ TEST_CASE("retention: stale temporary directories are removed, other directories
   CHECK(!fs::exists(root / ".tmp-step_000000002"));
   CHECK(fs::exists(root / "my_notes"));
   CHECK(steps(root.path()) == std::vector<int64_t>{1});
+}
+
+TEST_CASE("retention after a commit deletes old checkpoints only, never another save's temporaries") {
+  testing::TempDir root;
+  for (int64_t step : {1, 2}) save_step(root.path(), step, 0);
+  // Another save still writing (an async save of step 9, another job), and a crashed deletion.
+  fs::create_directories(root / ".tmp-step_000000009");
+  std::ofstream(root / ".tmp-step_000000009" / "rank_00000.bin") << "half written";
+  fs::create_directories(root / ".deleting-step_000000000");
+  save_step(root.path(), 3, 2);
+  CHECK(steps(root.path()) == std::vector<int64_t>{2, 3});
+  CHECK(read_small_file(root / ".tmp-step_000000009" / "rank_00000.bin", 100) == "half written");
+  CHECK(fs::exists(root / ".deleting-step_000000000"));
+  CHECK(!fs::exists(root / ".deleting-step_000000001"));  // what this retention hid, it removed
+  // The explicit pass (no save in flight) removes what crashes left.
+  RetentionReport report = apply_retention(root.path(), 2, false);
+  CHECK(report.removed.empty());
+  std::sort(report.removed_temporaries.begin(), report.removed_temporaries.end());
+  CHECK(report.removed_temporaries ==
+        std::vector<std::string>{".deleting-step_000000000", ".tmp-step_000000009"});
+  CHECK(steps(root.path()) == std::vector<int64_t>{2, 3});
 }
 
 TEST_CASE("latest: a missing or damaged pointer falls back to the newest committed checkpoint") {

@@ -11,8 +11,10 @@ Exit status: 0 read, 1 the checkpoint or entry cannot be read (the reason on std
 arguments.
 
 As a module: read_manifest(dir) -> dict, read_entry(dir, name) -> (dtype, shape, flat list) for a
-tensor or (type, value) for a value. Checksums (XXH3-64) are not verified here: the standard
-library has no XXH3; `ember-ckpt verify DIR` checks them.
+tensor or (type, value) for a value. The manifest passes the C++ reader's structural rules
+(tools/ckpt_manifest.py) before any data is read; data files are opened without following
+symbolic links, and bool bytes other than 0 or 1 are refused. Checksums (XXH3-64) are not
+verified here: the standard library has no XXH3; `ember-ckpt verify DIR` checks them.
 """
 import argparse
 import array
@@ -21,14 +23,12 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ckpt_manifest.py, also when imported
+from ckpt_manifest import DTYPES, MAX_MANIFEST_BYTES, check_manifest, chunk_rows, float64, parse  # noqa: E402
+
 MANIFEST = "manifest.json"
 CHECKSUM_PREFIX = ',\n"manifest_checksum": "'
 CHECKSUM_SUFFIX = '"\n}\n'
-# dtype -> (bytes per element, array typecode or None when decoded by hand)
-DTYPES = {
-    "float32": (4, "f"), "float64": (8, "d"), "int32": (4, "i"), "int64": (8, "q"),
-    "bool": (1, "B"), "float16": (2, None), "bfloat16": (2, None),
-}
 
 
 class NoEntry(KeyError):
@@ -38,15 +38,30 @@ class NoEntry(KeyError):
         return self.args[0]
 
 
+def _open_data(directory, name, size):
+    """A data file, opened without following a symbolic link, whose size is the manifest's."""
+    handle = os.fdopen(os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    actual = os.fstat(handle.fileno()).st_size
+    if actual != size:
+        handle.close()
+        raise ValueError(f"{directory}: data file {name} is {actual} bytes but the manifest says {size} "
+                         "(truncated, extended or replaced)")
+    return handle
+
+
 def read_manifest(directory):
-    with open(os.path.join(directory, MANIFEST), "rb") as handle:
-        text = handle.read().decode("utf-8")
+    path = os.path.join(directory, MANIFEST)
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ValueError(f"{path}: the manifest is larger than the limit of {MAX_MANIFEST_BYTES} bytes")
+    text = raw.decode("utf-8")  # a UnicodeDecodeError is a ValueError
     trailer = len(CHECKSUM_PREFIX) + 16 + len(CHECKSUM_SUFFIX)
     if not (text.endswith(CHECKSUM_SUFFIX) and text[-trailer:].startswith(CHECKSUM_PREFIX)):
         raise ValueError(f"{directory}: manifest does not end with its checksum member")
-    manifest = json.loads(text)
-    if manifest.get("format") != "ember-checkpoint" or manifest.get("format_version") != 1:
-        raise ValueError(f"{directory}: not an ember checkpoint of format version 1")
+    manifest = parse(text, path)
+    for name, size in check_manifest(manifest, path).items():
+        _open_data(directory, name, size).close()
     return manifest
 
 
@@ -66,46 +81,40 @@ def _decode(dtype, raw):
     return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]  # bfloat16
 
 
-def _checked_file(directory, name):
-    if not name or name.startswith(".") or "/" in name or "\\" in name:
-        raise ValueError(f"{directory}: refusing data file name {name!r}")
-    return os.path.join(directory, name)
-
-
 def _value(kind, value):
     if kind == "float64":
-        return float.fromhex(value)
+        return float64(value, kind)
     if kind == "float64_list":
-        return [float.fromhex(v) for v in value]
+        return [float64(v, kind) for v in value]
     return value
 
 
 def read_entry(directory, name, manifest=None):
     manifest = manifest or read_manifest(directory)
+    sizes = {data_file["name"]: data_file["size"] for data_file in manifest["files"]}
     for entry in manifest["entries"]:
         if entry["name"] != name:
             continue
         if entry["kind"] == "value":
             return entry["type"], _value(entry["type"], entry["value"])
         dtype, shape = entry["dtype"], entry["shape"]
-        size = DTYPES[dtype][0]
         row_elements = 1
         for dim in shape[1:]:
             row_elements *= dim
-        numel = row_elements * (shape[0] if shape else 1)
-        flat = [None] * numel
+        flat = [None] * (row_elements * (shape[0] if shape else 1))  # checked: the chunks hold every row
         for chunk in entry["chunks"]:
-            row_begin = chunk["start"][0] if shape else 0
-            with open(_checked_file(directory, chunk["file"]), "rb") as handle:
+            with _open_data(directory, chunk["file"], sizes[chunk["file"]]) as handle:
                 handle.seek(chunk["offset"])
                 raw = handle.read(chunk["length"])
-            if len(raw) != chunk["length"] or len(raw) % size:
+            if len(raw) != chunk["length"]:
                 raise ValueError(f"{directory}: {chunk['file']} is truncated (entry {name!r})")
+            first = chunk_rows(chunk, shape)[0] * row_elements
+            bad = len(raw) - len(raw.lstrip(b"\x00\x01")) if dtype == "bool" else len(raw)
+            if bad < len(raw):
+                raise ValueError(f"{directory}: bool entry {name!r} holds byte {raw[bad]} at element {first + bad} "
+                                 f"(file {chunk['file']} byte {chunk['offset'] + bad}); a bool element is 0 or 1")
             values = _decode(dtype, raw)
-            first = row_begin * row_elements
             flat[first:first + len(values)] = values
-        if any(v is None for v in flat):
-            raise ValueError(f"{directory}: entry {name!r} has rows in no chunk")
         return dtype, shape, flat
     raise NoEntry(f"{directory}: no entry {name!r}")
 

@@ -12,7 +12,10 @@ namespace ember::ckpt {
 namespace fs = std::filesystem;
 
 void check_checkpoint_name(std::string_view name) {
-  check(!name.empty() && name.size() <= 255, "checkpoint: name '{}' must have 1 to 255 bytes", name);
+  check(!name.empty() && name.size() <= kMaxCheckpointNameBytes,
+        "checkpoint: name '{}' has {} bytes; names have 1 to {} bytes (the save's temporary directory "
+        "{}NAME must fit the file system's {}-byte limit)", name, name.size(), kMaxCheckpointNameBytes,
+        kTemporaryPrefix, kMaxFileNameBytes);
   check(name.front() != '.', "checkpoint: name '{}' may not start with '.' (temporary files do)",
         name);
   check(name != kLatestFileName, "checkpoint: name 'latest' is reserved for the pointer file");

@@ -16,8 +16,13 @@ namespace ember::ckpt {
 constexpr std::string_view kTemporaryPrefix = ".tmp-";
 constexpr std::string_view kDeletingPrefix = ".deleting-";
 constexpr std::string_view kLatestFileName = "latest";
+// NAME_MAX of Linux file systems. A save's directory is first .tmp-NAME, so NAME has 5 bytes less;
+// retention's .deleting-NAME only ever holds step names (parse_step_name: at most 23 bytes).
+constexpr size_t kMaxFileNameBytes = 255;
+constexpr size_t kMaxCheckpointNameBytes = kMaxFileNameBytes - kTemporaryPrefix.size();
 
-// A checkpoint name is a plain directory name that is not hidden and not "latest".
+// A checkpoint name is a plain directory name of 1 to kMaxCheckpointNameBytes bytes that is not
+// hidden and not "latest".
 void check_checkpoint_name(std::string_view name);
 
 // The step of a "step_<digits>" name, or nullopt for other names.

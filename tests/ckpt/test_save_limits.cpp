@@ -1,6 +1,6 @@
 // The writer refuses what the reader would refuse, before the commit: a checkpoint that save()
 // returns always opens, and `latest` keeps naming one that does. Entry names (length, printable
-// ASCII, not even valid UTF-8) and the manifest's size are covered; a
+// ASCII, not even valid UTF-8), the manifest's size and the checkpoint's own name are covered; a
 // bad name on one rank fails every rank through the save's collectives instead of hanging them.
 #include <doctest/doctest.h>
 
@@ -91,6 +91,25 @@ TEST_CASE("save: a name that is not printable ASCII (here not even UTF-8) is an 
                      "printable ASCII");
   CHECK(errors[1] == errors[0]);
   CHECK(root_listing(root.path()).empty());
+}
+
+TEST_CASE("save: a checkpoint name whose temporary directory would not fit NAME_MAX is refused") {
+  testing::TempDir root;
+  SingleRank single;
+  RankState state;
+  state.add_value("x", int64_t{1});
+  const fs::path longest = save(single, state, {.root = root.path(), .name = std::string(250, 'c'), .durable = false});
+  CHECK(CheckpointReader(longest).value("x") == Value{int64_t{1}});
+  for (const size_t bytes : {251, 255, 256}) {
+    CAPTURE(bytes);
+    const std::string name(bytes, 'd');
+    CHECK_THROWS_WITH_AS(save(single, state, {.root = root.path(), .name = name, .durable = false}),
+                         ("checkpoint: name '" + name + "' has " + std::to_string(bytes) +
+                          " bytes; names have 1 to 250 bytes (the save's temporary directory .tmp-NAME "
+                          "must fit the file system's 255-byte limit)").c_str(),
+                         Error);
+  }
+  CHECK(root_listing(root.path()) == std::vector<std::string>{std::string(250, 'c'), "latest"});
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ std::string run_ranks_out_of_threads() {
 
 }  // namespace
 
-TEST_CASE("run_ranks: a rank thread that cannot start is an error; no rank runs, none is left behind") {
+TEST_CASE("run_ranks: a rank thread that cannot start is an error, and no rank runs or is left behind") {
 #if defined(__SANITIZE_ADDRESS__)
   ember::testing::skip_case("AddressSanitizer's shadow memory does not fit an address-space limit");
   return;

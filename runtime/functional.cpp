@@ -62,8 +62,12 @@ Tensor sub(const Tensor& a, double value, Where where) {
         "sub: subtraction with a bool tensor is not supported (shape {} minus {}); for masks use logical "
         "operations instead",
         a.sizes(), value);
-  (void)ops::scalar_result_dtype("sub", a.dtype(), value);
-  return add(a, -value, where);
+  const DType result = ops::scalar_result_dtype("sub", a.dtype(), value);
+  // An integer dtype's lowest value has no negation in range, but subtracting it wraps to the
+  // same values as adding it (a - min = a + min, modulo 2^bits), as PyTorch's a - min does.
+  const double lowest = result == kInt32 ? -2147483648.0 : -9223372036854775808.0;
+  const bool integral = result == kInt32 || result == kInt64;
+  return add(a, integral && value == lowest ? value : -value, where);
 }
 EMBER_UNARY(neg, "neg")
 EMBER_UNARY(exp, "exp")

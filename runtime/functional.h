@@ -62,8 +62,10 @@ Tensor pow(const Tensor& a, const Tensor& exponent, Where where = Where::current
 Tensor maximum(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor minimum(const Tensor& a, const Tensor& b, Where where = Where::current());
 // With a host scalar (the tensor's dtype is kept): ops add_scalar, mul_scalar, div_scalar,
-// pow_scalar, rsub_scalar (value - a), rdiv_scalar (value / a); attr value. As in PyTorch an
-// integer tensor becomes float32 with a non-integral value or under division, bool + 1 is int64.
+// pow_scalar, rsub_scalar (value - a), rdiv_scalar (value / a); attr value. The value is a double,
+// so ember takes a whole value as libtorch takes an integer Scalar and any other as a floating
+// one: an integer tensor stays integer with 3.0 (and wraps on overflow, as int32 * 1000000000
+// does in libtorch), becomes float32 with 2.5 or under division; bool + 1 is int64.
 Tensor add(const Tensor& a, double value, Where where = Where::current());
 Tensor sub(const Tensor& a, double value, Where where = Where::current());
 Tensor mul(const Tensor& a, double value, Where where = Where::current());

@@ -70,10 +70,16 @@ void check_inplace_broadcast(const OpCall& call) {
 }
 
 void check_integer_alpha(const OpCall& call, DType result) {
-  if (result != kInt32 && result != kInt64) return;
+  if (result != kInt32 && result != kInt64 && result != kBool) return;
   const double alpha = call.attrs.get<double>("alpha");
-  check(std::isfinite(alpha) && alpha == std::floor(alpha) && in_integer_range(alpha, result),
-        "{}: alpha must be an integer within {}'s range for {} tensors, got {}", call.op.name, result, result, alpha);
+  const bool whole = std::isfinite(alpha) && alpha == std::floor(alpha);
+  // bool counts as integral here, as in PyTorch's alpha check: a fractional alpha means nothing.
+  if (result == kBool) {
+    check(whole, "{}: alpha must be an integer for bool tensors, got {}", call.op.name, alpha);
+    return;
+  }
+  check(whole && in_integer_range(alpha, result), "{}: alpha must be an integer within {}'s range for {} tensors, got {}",
+        call.op.name, result, result, alpha);
 }
 
 void check_value_fits(std::string_view op, double value, DType dtype) {

@@ -85,6 +85,24 @@ TEST_CASE("hostile inputs: alpha on integer tensors must be an integer of their 
   CHECK(target.item<int64_t>() == 1);  // nothing written
   CHECK(add(a, longs({1}), 2.0).item<int64_t>() == 6);
   CHECK(add(floats({4}), floats({1}), 0.5).item() == 4.5);  // floats take any alpha
+  // bool is integral for alpha too, as PyTorch's alpha check.
+  const Tensor mask = from_vector<bool>({true, false});
+  CHECK_THROWS_WITH_AS(add(mask, mask, 0.5), doctest::Contains("add: alpha must be an integer for bool tensors, got 0.5"),
+                       Error);
+  CHECK_THROWS_WITH_AS(add(mask, mask, NAN), doctest::Contains("alpha must be an integer for bool tensors"), Error);
+  Tensor flags = mask.clone();
+  CHECK_THROWS_WITH_AS(flags.add_(mask, 0.5), doctest::Contains("add_: alpha must be an integer"), Error);
+  CHECK(add(mask, mask, 2.0).dtype() == kBool);
+}
+
+TEST_CASE("hostile inputs: subtracting an integer dtype's lowest value wraps as PyTorch's") {
+  // a - min has no negation to add in range; modulo 2^bits it equals a + min.
+  CHECK(sub(from_vector<int32_t>({1, 2}), -2147483648.0).to_vector<int32_t>() ==
+        std::vector<int32_t>{-2147483647, -2147483646});
+  CHECK(sub(longs({1, kMin}), -9223372036854775808.0).to_vector<int64_t>() == std::vector<int64_t>{kMin + 1, 0});
+  CHECK(sub(from_vector<int32_t>({1}), -2147483647.0).item<int32_t>() == -2147483648);
+  CHECK_THROWS_WITH_AS(sub(from_vector<int32_t>({1}), -2147483649.0), doctest::Contains("out of range for a int32"),
+                       Error);
 }
 
 TEST_CASE("hostile inputs: item<int64_t>() is exact past 2^53 and refuses what no int64 holds") {

@@ -1,6 +1,6 @@
 // ModuleHolder: libtorch's holder pattern. nn::Linear is a thin handle around a
 // std::shared_ptr<LinearImpl>; copying the handle shares the module, `->` reaches the Impl, and
-// `model(x)` calls its forward.
+// `model(args...)` calls its forward with them.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,10 @@
 #include "runtime/nn/module.h"
 
 namespace ember::nn {
+
+// Whether Impl's forward takes a tensor and the caller's location: forward(x, Where).
+template <typename Impl>
+concept ForwardTakesWhere = requires(Impl& impl, const Tensor& input, Where where) { impl.forward(input, where); };
 
 template <typename Impl>
 class ModuleHolder {
@@ -30,15 +34,17 @@ class ModuleHolder {
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
   bool is_empty() const { return impl_ == nullptr; }
 
-  // model(x): forwards with the caller's location, so errors inside name the user's line.
-  Tensor operator()(const Tensor& input, Where where = Where::current()) const
-    requires requires(Impl& impl, const Tensor& x, Where w) { impl.forward(x, w); }
+  // model(x) for a forward that also takes the caller's location, as every built-in module's does:
+  // errors raised inside name the user's line.
+  decltype(auto) operator()(const Tensor& input, Where where = Where::current()) const
+    requires ForwardTakesWhere<Impl>
   {
     return get()->forward(input, where);
   }
-  // Modules whose forward takes other arguments.
+  // model(args...): libtorch's call, for any other forward: forward(const Tensor&), forward(Tensor),
+  // several inputs, other types. The arguments go through unchanged.
   template <typename... Args>
-    requires(sizeof...(Args) != 1 || !(std::is_convertible_v<Args, const Tensor&> && ...))
+    requires(!(sizeof...(Args) == 1 && ForwardTakesWhere<Impl> && (std::is_convertible_v<Args, const Tensor&> && ...)))
   decltype(auto) operator()(Args&&... args) const {
     return get()->forward(std::forward<Args>(args)...);
   }

@@ -40,6 +40,25 @@ void walk(const Module& module, const std::string& prefix, bool recurse, Visit&&
   for (const auto& [name, child] : module.named_children()) walk(*child, join_name(prefix, name), true, visit);
 }
 
+// "a\nb" -> {"a", "b"}; "" -> {} (Python's split on a non-empty string, as __repr__ uses it).
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  if (text.empty()) return lines;
+  size_t begin = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', begin)) {
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  lines.push_back(text.substr(begin));
+  return lines;
+}
+
+// Two more spaces before every line but the first (PyTorch's _addindent).
+std::string indent_later_lines(std::string text) {
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "  ");
+  return text;
+}
+
 }  // namespace
 
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
@@ -191,23 +210,14 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
 }
 
 std::string Module::str() const {
-  std::string out;
-  print(out, 0);
-  return out;
-}
-
-void Module::print(std::string& out, int indent) const {
-  out += name_ + "(" + extra_repr();
-  if (!children_.empty()) {
-    out += "\n";
-    for (const auto& [name, child] : children_) {
-      out += std::string(indent + 2, ' ') + "(" + name + "): ";
-      child->print(out, indent + 2);
-      out += "\n";
-    }
-    out += std::string(indent, ' ');
-  }
-  out += ")";
+  // torch.nn.Module.__repr__: the lines of extra_repr, then "(name): " and each child's text, every
+  // line indented under the parent; a single extra_repr line without children stays inline.
+  std::vector<std::string> lines = split_lines(extra_repr());
+  if (lines.size() == 1 && children_.empty()) return name_ + "(" + lines[0] + ")";
+  for (const auto& [name, child] : children_) lines.push_back("(" + name + "): " + indent_later_lines(child->str()));
+  std::string out = name_ + "(";
+  for (const std::string& line : lines) out += "\n  " + line;
+  return out + (lines.empty() ? ")" : "\n)");
 }
 
 std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.str(); }

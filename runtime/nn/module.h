@@ -68,7 +68,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // failed load leaves the module unchanged. Errors name the offending keys.
   void load_state_dict(const StateDict& state, bool strict = true);
 
-  // PyTorch-like printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)".
+  // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)"; the
+  // lines of extra_repr come first, then the children, each indented under its parent.
   std::string str() const;
 
  protected:
@@ -98,7 +99,6 @@ class Module : public std::enable_shared_from_this<Module> {
   void check_new_name(const std::string& name, const char* what) const;
   void collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out);
   void collect_state(const std::string& prefix, StateDict& out) const;
-  void print(std::string& out, int indent) const;
 
   std::string name_;
   OrderedDict<Tensor> parameters_;

@@ -1,4 +1,5 @@
-// nn::ModuleHolder: model(args...) for any forward signature, as libtorch's holder.
+// nn::Module and ModuleHolder edges: model(args...) for any forward signature, and printing with
+// both extra_repr and children.
 #include <doctest/doctest.h>
 
 #include "runtime/ember.h"
@@ -51,4 +52,45 @@ TEST_CASE("model(args...) forwards any arguments, as libtorch's ModuleHolder doe
   nn::init::ones_(linear->weight);
   nn::init::zeros_(linear->bias);
   CHECK(linear(x).to_vector<float>() == std::vector<float>{-0.5f});
+}
+
+
+TEST_CASE("a module with extra_repr and children prints like PyTorch, multi-line extra_repr indented") {
+  struct BlockImpl : nn::Module {
+    std::string extra = "scale=2";
+    BlockImpl() : Module("Block") { register_module("fc", nn::Linear(2, 3)); }
+    std::string extra_repr() const override { return extra; }
+  };
+  struct OuterImpl : nn::Module {
+    explicit OuterImpl(std::shared_ptr<BlockImpl> block) : Module("Outer") {
+      register_module("block", std::move(block));
+    }
+    std::string extra_repr() const override { return "first=1\nsecond=2"; }
+  };
+  auto block = std::make_shared<BlockImpl>();
+  // torch: "Block(\n  scale=2\n  (fc): Linear(in_features=2, out_features=3, bias=True)\n)"
+  CHECK(block->str() ==
+        "Block(\n"
+        "  scale=2\n"
+        "  (fc): Linear(in_features=2, out_features=3, bias=true)\n"
+        ")");
+  auto outer = std::make_shared<OuterImpl>(block);
+  block->extra = "a=1\nb=2";
+  CHECK(outer->str() ==
+        "Outer(\n"
+        "  first=1\n"
+        "  second=2\n"
+        "  (block): Block(\n"
+        "    a=1\n"
+        "    b=2\n"
+        "    (fc): Linear(in_features=2, out_features=3, bias=true)\n"
+        "  )\n"
+        ")");
+  // A multi-line extra_repr without children is split over lines too; one line stays inline.
+  struct LinesImpl : nn::Module {
+    LinesImpl() : Module("Lines") {}
+    std::string extra_repr() const override { return "x=1\ny=2"; }
+  };
+  CHECK(LinesImpl().str() == "Lines(\n  x=1\n  y=2\n)");
+  CHECK(nn::Linear(1, 1)->str() == "Linear(in_features=1, out_features=1, bias=true)");
 }

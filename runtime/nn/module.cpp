@@ -7,8 +7,9 @@
 #include <unordered_set>
 
 #include "runtime/dispatch.h"
-#include "runtime/zero_grad.h"
 #include "runtime/functional.h"
+#include "runtime/memory/overlap.h"
+#include "runtime/zero_grad.h"
 
 namespace ember::nn {
 
@@ -201,6 +202,15 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     check(source->sizes() == target.sizes(),
           "{}: load_state_dict: size mismatch for '{}': the state dict has shape {}, the module {}", name_,
           key, source->sizes(), target.sizes());
+    if (source->is_same(target)) continue;  // not copied
+    // What copy_ refuses, checked here so that nothing is copied before it would refuse. A source
+    // on another device arrives as a fresh copy, which shares nothing.
+    check(!has_internal_overlap(target),
+          "{}: load_state_dict: the module's '{}' (shape {}, strides {}) is expanded: several of its elements "
+          "share one address, so it cannot be written", name_, key, target.sizes(), target.strides());
+    check(source->device() != target.device() || memory_overlap(target, *source) != MemoryOverlap::Partial,
+          "{}: load_state_dict: entry '{}' (shape {}, strides {}) partly overlaps the module's tensor (strides {}); "
+          "clone() it first", name_, key, source->sizes(), source->strides(), target.strides());
   }
   NoGradGuard no_grad;
   for (auto [key, target] : own) {

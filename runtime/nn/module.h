@@ -64,8 +64,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Every parameter and buffer by its dotted name; the tensors alias the module's.
   StateDict state_dict() const;
   // Copies `state` into the module's tensors. strict: a missing or unexpected key is an error.
-  // A shape mismatch is always an error. Everything is validated before anything is copied, so a
-  // failed load leaves the module unchanged. Errors name the offending keys.
+  // A shape mismatch is always an error, and so is what copy_ refuses: an entry that partly
+  // overlaps its target, a target that is expanded. Everything is validated before anything is
+  // copied, so a failed load leaves the module unchanged. Errors name the offending keys.
   void load_state_dict(const StateDict& state, bool strict = true);
 
   // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)"; the

@@ -1,5 +1,5 @@
-// nn::Module and ModuleHolder edges: model(args...) for any forward signature, and printing with
-// both extra_repr and children.
+// nn::Module and ModuleHolder edges: model(args...) for any forward signature, printing with both
+// extra_repr and children, and load_state_dict refusing what copy_ would refuse before copying.
 #include <doctest/doctest.h>
 
 #include "runtime/ember.h"
@@ -93,4 +93,44 @@ TEST_CASE("a module with extra_repr and children prints like PyTorch, multi-line
   };
   CHECK(LinesImpl().str() == "Lines(\n  x=1\n  y=2\n)");
   CHECK(nn::Linear(1, 1)->str() == "Linear(in_features=1, out_features=1, bias=true)");
+}
+
+TEST_CASE("load_state_dict refuses what copy_ would refuse before it copies anything") {
+  struct TwoImpl : nn::Module {
+    Tensor a, b;
+    explicit TwoImpl(Tensor b_value) : Module("Two") {
+      a = register_parameter("a", zeros({2, 2}));
+      b = register_parameter("b", std::move(b_value), false);
+    }
+  };
+  // A transposed alias of its own target passes the shape check; copy_ would refuse it.
+  TwoImpl two(from_vector<float>({1, 2, 3, 4}, {2, 2}));
+  nn::StateDict aliasing;
+  aliasing.insert("a", ones({2, 2}));
+  aliasing.insert("b", two.b.detach().t());
+  CHECK_THROWS_WITH_AS(two.load_state_dict(aliasing),
+                       doctest::Contains("Two: load_state_dict: entry 'b' (shape [2, 2], strides [1, 2]) partly "
+                                         "overlaps the module's tensor (strides [2, 1]); clone() it first"),
+                       Error);
+  CHECK(two.a.to_vector<float>() == std::vector<float>(4, 0.0f));
+  CHECK(two.b.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
+
+  // A buffer that is an expanded tensor cannot be written in place.
+  TwoImpl expanded(from_vector<float>({5, 6}, {1, 2}).expand({2, 2}));
+  nn::StateDict values;
+  values.insert("a", ones({2, 2}));
+  values.insert("b", full({2, 2}, 7.0));
+  CHECK_THROWS_WITH_AS(expanded.load_state_dict(values),
+                       doctest::Contains("Two: load_state_dict: the module's 'b' (shape [2, 2], strides [0, 1]) is "
+                                         "expanded"),
+                       Error);
+  CHECK(expanded.a.to_vector<float>() == std::vector<float>(4, 0.0f));
+
+  // The same memory in the same layout (a detached handle) is a well-defined copy onto itself.
+  nn::StateDict itself;
+  itself.insert("a", full({2, 2}, 3.0));
+  itself.insert("b", two.b.detach());
+  two.load_state_dict(itself);
+  CHECK(two.a.to_vector<float>() == std::vector<float>(4, 3.0f));
+  CHECK(two.b.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
 }

@@ -17,11 +17,12 @@ EMBER_HOST_DEVICE bool dropout_keep_word(uint32_t word, double p) {
 
 namespace fn {
 
-// y = keep ? x * scale : 0, with scale = 1 / (1 - p) (0 when p == 1: nothing survives).
+// y = x * mask * scale, with scale = 1 / (1 - p) (0 when p == 1: nothing survives), as PyTorch
+// computes it: a dropped element is x * 0, so NaN and inf become NaN rather than 0.
 struct DropoutApply {
   double scale;
   template <typename T> EMBER_HOST_DEVICE T operator()(T x, bool keep) const {
-    return keep ? static_cast<T>(x * static_cast<T>(scale)) : T(0);
+    return static_cast<T>(x * T(keep ? 1 : 0) * static_cast<T>(scale));
   }
 };
 

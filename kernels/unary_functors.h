@@ -95,9 +95,11 @@ struct Gelu {
 };
 
 // ---- backward of activations: (grad, saved) -> grad_input ----
-struct ReluBackward {  // saved: the output
+// Saved: the output. PyTorch's threshold_backward (output <= 0 ? 0 : grad): a NaN output, from a
+// NaN input, passes the gradient.
+struct ReluBackward {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T output) const {
-    return output > T(0) ? grad : T(0);
+    return output <= T(0) ? T(0) : grad;
   }
 };
 struct SigmoidBackward {  // saved: the output s; ds/dx = s (1 - s)

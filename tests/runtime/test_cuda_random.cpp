@@ -84,6 +84,36 @@ TEST_CASE("cuda dropout masks and values are bit-identical to the CPU") {
   CHECK(all[0].to(kCPU).abs().sum().item<double>() == 0.0);
 }
 
+TEST_CASE("cuda dropout and relu_backward keep NaN as PyTorch does, bit-identical to the CPU") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> values;
+  for (int i = 0; i < 64; ++i) values.push_back(i % 4 == 0 ? nan : i % 4 == 1 ? inf : i % 4 == 2 ? -inf : i - 30.0);
+  const Tensor base = from_vector<double>(values, {64}, {.device = kCPU});
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor input = base.to(dtype);
+    for (double p : {0.5, 1.0}) {
+      CAPTURE(p);
+      const TensorList expected = dropout_op(input, p, 99, 0);
+      const TensorList actual = dropout_op(input.to(kCuda0), p, 99, 0);
+      CHECK(same_bytes(expected[0], actual[0]));
+      // x * mask * scale: every NaN or infinite input is NaN or inf in the output, never 0.
+      const std::vector<double> out = expected[0].to(kFloat64).to_vector<double>();
+      for (size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i])) CHECK((std::isnan(out[i]) || std::isinf(out[i])));
+    }
+    // threshold_backward: the gradient passes where relu's output is NaN.
+    const Tensor grad = full({64}, 3.0, {.dtype = dtype, .device = kCPU});
+    const Tensor output = relu(input);
+    const Tensor expected = dispatch_one(lookup_op("relu_backward"), {grad, output});
+    const Tensor actual = dispatch_one(lookup_op("relu_backward"), {grad.to(kCuda0), output.to(kCuda0)});
+    CHECK(same_bytes(expected, actual));
+    CHECK(expected.to(kFloat64).to_vector<double>()[0] == 3.0);
+  }
+}
+
 TEST_CASE("cuda rand and randint are bit-identical to the CPU") {
   if (!ember::testing::cuda_or_skip()) return;
   for (int64_t offset : {int64_t{0}, int64_t{6}, int64_t{1000}}) {

@@ -2,6 +2,10 @@
 // count; kept values are scaled by 1 / (1 - p); gradients; generator reproducibility; errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "finite_difference.h"
 #include "kernels/philox.h"
 #include "runtime/ember.h"
@@ -134,4 +138,42 @@ TEST_CASE("dropout errors name the op and the values") {
   CHECK_THROWS_WITH_AS(dropout_op(x, -0.1, 1, 0), doctest::Contains("dropout: probability must be in [0, 1], got -0.1"), Error);
   CHECK_THROWS_WITH_AS(dropout(from_vector<int64_t>({1, 2}, {2}, dtype_options(kInt64)), 0.5, true),
                        doctest::Contains("dropout: expected a floating-point input, got int64 (shape [2])"), Error);
+}
+
+TEST_CASE("dropout computes input * mask * scale as PyTorch does: a dropped NaN or inf is NaN, not 0") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values{nan, inf, -inf, nan, 2.0, -3.0, nan, inf, 1.5, -0.5, nan, -inf};
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor x = from_vector<double>(values, {12}).to(dtype);
+    const TensorList outputs = dropout_op(x, 0.5, 31, 0);
+    const std::vector<bool> mask = expected_mask(12, 0.5, 31, 0);
+    REQUIRE(outputs[1].to_vector<bool>() == mask);
+    REQUIRE(std::count(mask.begin(), mask.end(), false) > 0);
+    const std::vector<double> y = values_of(outputs[0]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      CAPTURE(i);
+      // x * 0 for a dropped element: NaN for NaN and inf, a signed zero otherwise.
+      const double expected = values[i] * (mask[i] ? 2.0 : 0.0);
+      if (std::isnan(expected)) {
+        CHECK(std::isnan(y[i]));
+      } else {
+        CHECK(y[i] == expected);
+        CHECK(std::signbit(y[i]) == std::signbit(expected));
+      }
+    }
+    // p = 1 keeps nothing: PyTorch's input * 0.
+    const std::vector<double> all = values_of(dropout_op(x, 1.0, 31, 0)[0]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      CAPTURE(i);
+      CHECK(std::isnan(all[i]) == !std::isfinite(values[i]));
+      if (std::isfinite(values[i])) CHECK(all[i] == 0.0);
+    }
+  }
+  // The module and the functional call go through the same kernel.
+  manual_seed(0);
+  const Tensor nans = full({64}, nan);
+  const std::vector<double> through_module = values_of(nn::Dropout(0.5)(nans));
+  CHECK(std::all_of(through_module.begin(), through_module.end(), [](double v) { return std::isnan(v); }));
 }

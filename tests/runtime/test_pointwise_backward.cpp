@@ -1,6 +1,8 @@
 // Backward rules of the pointwise ops, checked against central finite differences in float64
 // (inputs kept away from kinks), plus tie splitting, zero bases, float32 backward ops, and ops
 // that must not record gradients.
+#include <limits>
+
 #include "pointwise_test_util.h"
 
 using namespace pointwise_test;
@@ -158,4 +160,17 @@ TEST_CASE("comparisons and integer results record no gradient") {
   CHECK(gt(x, zeros({})).grad_fn() == nullptr);
   CHECK(relu(x).requires_grad());
   CHECK_FALSE(relu(from_vector<int32_t>({1, -2})).requires_grad());
+}
+
+TEST_CASE("relu's gradient follows PyTorch's threshold_backward: zero where the output is <= 0, else grad") {
+  // torch.relu(x).backward(g) for x = [nan, 1, -1, 0, -0, inf, -inf] gives [g0, g1, 0, 0, 0, g5, 0]:
+  // a NaN output is not <= 0, so its gradient passes.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor x = from_vector<float>({nan, 1.0f, -1.0f, 0.0f, -0.0f, inf, -inf}).to(dtype).requires_grad_();
+    relu(x).backward(from_vector<float>({2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}).to(dtype));
+    CHECK(values_of(x.grad()) == std::vector<double>{2.0, 3.0, 0.0, 0.0, 0.0, 7.0, 0.0});
+  }
 }

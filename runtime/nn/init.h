@@ -1,6 +1,7 @@
 // nn::init: in-place parameter initialisers with PyTorch's formulas (torch.nn.init). Random ones
 // draw from `generator`, or from the default generator of the tensor's device when it is null, so
 // a seeded ember::Generator makes initialisation reproducible. They run without recording autograd.
+// Errors name the function called and the caller's line (`where`).
 #pragma once
 
 #include <utility>
@@ -20,27 +21,33 @@ double calculate_gain(Nonlinearity nonlinearity, double param = 0.01);
 
 // fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (receptive field = the
 // product of dims 2..); needs at least 2 dims.
-std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor);
+std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor, Where where = Where::current());
 
 // U(low, high).
-Tensor uniform_(Tensor tensor, double low = 0.0, double high = 1.0, Generator* generator = nullptr);
+Tensor uniform_(Tensor tensor, double low = 0.0, double high = 1.0, Generator* generator = nullptr,
+                Where where = Where::current());
 // N(mean, std^2).
-Tensor normal_(Tensor tensor, double mean = 0.0, double std = 1.0, Generator* generator = nullptr);
-Tensor constant_(Tensor tensor, double value);
-Tensor zeros_(Tensor tensor);
-Tensor ones_(Tensor tensor);
+Tensor normal_(Tensor tensor, double mean = 0.0, double std = 1.0, Generator* generator = nullptr,
+               Where where = Where::current());
+Tensor constant_(Tensor tensor, double value, Where where = Where::current());
+Tensor zeros_(Tensor tensor, Where where = Where::current());
+Tensor ones_(Tensor tensor, Where where = Where::current());
 
 // U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)).
-Tensor xavier_uniform_(Tensor tensor, double gain = 1.0, Generator* generator = nullptr);
+Tensor xavier_uniform_(Tensor tensor, double gain = 1.0, Generator* generator = nullptr,
+                       Where where = Where::current());
 // N(0, s^2) with s = gain * sqrt(2 / (fan_in + fan_out)).
-Tensor xavier_normal_(Tensor tensor, double gain = 1.0, Generator* generator = nullptr);
+Tensor xavier_normal_(Tensor tensor, double gain = 1.0, Generator* generator = nullptr,
+                      Where where = Where::current());
 
 // U(-b, b) with b = sqrt(3) * gain / sqrt(fan), gain = calculate_gain(nonlinearity, a).
 // nn::Linear uses a = sqrt(5), which gives b = 1 / sqrt(fan_in).
 Tensor kaiming_uniform_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::FanIn,
-                        Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr);
+                        Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr,
+                        Where where = Where::current());
 // N(0, s^2) with s = gain / sqrt(fan).
 Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::FanIn,
-                       Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr);
+                       Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr,
+                       Where where = Where::current());
 
 }  // namespace ember::nn::init

@@ -62,7 +62,8 @@ std::string indent_later_lines(std::string text) {
 
 }  // namespace
 
-Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad, Where where) {
+  CallSiteScope site(where);
   check_new_name(name, "parameter");
   check(tensor.defined(), "{}: register_parameter('{}') got an undefined tensor", name_, name);
   check(tensor.is_leaf(), "{}: parameter '{}' must be a leaf tensor; pass tensor.detach()", name_, name);
@@ -73,13 +74,15 @@ Tensor& Module::register_parameter(std::string name, Tensor tensor, bool require
   return parameters_.insert(std::move(name), std::move(tensor));
 }
 
-Tensor& Module::register_buffer(std::string name, Tensor tensor) {
+Tensor& Module::register_buffer(std::string name, Tensor tensor, Where where) {
+  CallSiteScope site(where);
   check_new_name(name, "buffer");
   check(tensor.defined(), "{}: register_buffer('{}') got an undefined tensor", name_, name);
   return buffers_.insert(std::move(name), std::move(tensor));
 }
 
-void Module::add_child(std::string name, std::shared_ptr<Module> child) {
+void Module::add_child(std::string name, std::shared_ptr<Module> child, Where where) {
+  CallSiteScope site(where);
   check_new_name(name, "submodule");
   check(child != nullptr, "{}: register_module('{}') got an empty module", name_, name);
   children_.insert(std::move(name), std::move(child));
@@ -140,7 +143,8 @@ void Module::train(bool on) {
   for (const auto& [name, child] : children_) child->train(on);
 }
 
-void Module::to(Device device, bool non_blocking) {
+void Module::to(Device device, bool non_blocking, Where where) {
+  CallSiteScope site(where);
   NoGradGuard no_grad;
   walk(*this, "", true, [&](const std::string&, const Module& module) {
     for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
@@ -154,7 +158,8 @@ void Module::to(Device device, bool non_blocking) {
   });
 }
 
-void Module::to(DType dtype) {
+void Module::to(DType dtype, Where where) {
+  CallSiteScope site(where);
   check(is_floating(dtype), "{}: to(dtype) converts floating-point tensors; got target dtype {}", name_, dtype);
   NoGradGuard no_grad;
   walk(*this, "", true, [&](const std::string&, const Module& module) {
@@ -185,7 +190,8 @@ void Module::collect_state(const std::string& prefix, StateDict& out) const {
   for (const auto& [name, child] : children_) child->collect_state(join_name(prefix, name), out);
 }
 
-void Module::load_state_dict(const StateDict& state, bool strict) {
+void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
+  CallSiteScope site(where);
   const StateDict own = state_dict();
   std::vector<std::string> missing;
   std::vector<std::string> unexpected;

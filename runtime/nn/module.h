@@ -55,8 +55,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // Moves or converts every parameter and buffer in place: Tensor handles the module gave out
   // (to an optimizer, say) see the new data. to(dtype) converts floating tensors only.
-  void to(Device device, bool non_blocking = false);
-  void to(DType dtype);
+  void to(Device device, bool non_blocking = false, Where where = Where::current());
+  void to(DType dtype, Where where = Where::current());
 
   // Clears (set_to_none) or zeroes every parameter's gradient.
   void zero_grad(bool set_to_none = true);
@@ -67,7 +67,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // A shape mismatch is always an error, and so is what copy_ refuses: an entry that partly
   // overlaps its target, a target that is expanded. Everything is validated before anything is
   // copied, so a failed load leaves the module unchanged. Errors name the offending keys.
-  void load_state_dict(const StateDict& state, bool strict = true);
+  void load_state_dict(const StateDict& state, bool strict = true, Where where = Where::current());
 
   // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)"; the
   // lines of extra_repr come first, then the children, each indented under its parent.
@@ -75,20 +75,22 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   // Registers a parameter (a leaf that requires grad unless told otherwise) and returns it.
-  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  // Registration errors name the line of the module's code that registered.
+  Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true,
+                             Where where = Where::current());
   // Registers a buffer: state that is saved and moved with the module but not trained.
-  Tensor& register_buffer(std::string name, Tensor tensor);
+  Tensor& register_buffer(std::string name, Tensor tensor, Where where = Where::current());
 
   template <typename M>
     requires std::derived_from<M, Module>
-  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
-    add_child(std::move(name), module);
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module, Where where = Where::current()) {
+    add_child(std::move(name), module, where);
     return module;
   }
   template <typename Holder>
     requires std::derived_from<Holder, ModuleHolder<typename Holder::ImplType>>
-  Holder register_module(std::string name, Holder holder) {
-    add_child(std::move(name), holder.ptr());
+  Holder register_module(std::string name, Holder holder, Where where = Where::current()) {
+    add_child(std::move(name), holder.ptr(), where);
     return holder;
   }
 
@@ -96,7 +98,7 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual std::string extra_repr() const { return ""; }
 
  private:
-  void add_child(std::string name, std::shared_ptr<Module> child);
+  void add_child(std::string name, std::shared_ptr<Module> child, Where where);
   void check_new_name(const std::string& name, const char* what) const;
   void collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out);
   void collect_state(const std::string& prefix, StateDict& out) const;

@@ -63,6 +63,7 @@ int64_t fan_for(const Tensor& tensor, FanMode mode, const char* function) {
 Tensor fill_uniform(Tensor tensor, double low, double high, Generator* generator, const char* function) {
   check_floating(tensor, function);
   check(low <= high, "nn::init::{}: low ({}) must not exceed high ({})", function, low, high);
+  if (tensor.numel() == 0) return tensor;
   // float64 keeps the affine rescaling exact before the one rounding into the tensor's dtype.
   return assign(tensor, add(mul(draw("rand", tensor, kFloat64, generator), high - low), low));
 }
@@ -70,6 +71,7 @@ Tensor fill_uniform(Tensor tensor, double low, double high, Generator* generator
 Tensor fill_normal(Tensor tensor, double mean, double std, Generator* generator, const char* function) {
   check_floating(tensor, function);
   check(std >= 0.0, "nn::init::{}: std must be non-negative, got {}", function, std);
+  if (tensor.numel() == 0) return tensor;
   // float64 keeps the affine rescaling exact before the one rounding into the tensor's dtype.
   return assign(tensor, add(mul(draw("randn", tensor, kFloat64, generator), std), mean));
 }
@@ -125,9 +127,12 @@ Tensor ones_(Tensor tensor, Where where) {
   return fill_constant(std::move(tensor), 1.0, "ones_");
 }
 
+// The fan-based initialisers return a zero-element tensor untouched before looking at its fans,
+// as PyTorch's do ("Initializing zero-element tensors is a no-op").
 Tensor xavier_uniform_(Tensor tensor, double gain, Generator* generator, Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "xavier_uniform_");
+  if (tensor.numel() == 0) return tensor;
   const auto [fan_in, fan_out] = fans(tensor, "xavier_uniform_");
   const double bound = gain * std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
   return fill_uniform(std::move(tensor), -bound, bound, generator, "xavier_uniform_");
@@ -136,6 +141,7 @@ Tensor xavier_uniform_(Tensor tensor, double gain, Generator* generator, Where w
 Tensor xavier_normal_(Tensor tensor, double gain, Generator* generator, Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "xavier_normal_");
+  if (tensor.numel() == 0) return tensor;
   const auto [fan_in, fan_out] = fans(tensor, "xavier_normal_");
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
   return fill_normal(std::move(tensor), 0.0, std, generator, "xavier_normal_");
@@ -145,8 +151,8 @@ Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonl
                         Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "kaiming_uniform_");
+  if (tensor.numel() == 0) return tensor;
   const int64_t fan = fan_for(tensor, mode, "kaiming_uniform_");
-  check(fan > 0, "nn::init::kaiming_uniform_: zero fan for a tensor of shape {}", tensor.sizes());
   const double bound = std::sqrt(3.0) * calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
   return fill_uniform(std::move(tensor), -bound, bound, generator, "kaiming_uniform_");
 }
@@ -155,8 +161,8 @@ Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonli
                        Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "kaiming_normal_");
+  if (tensor.numel() == 0) return tensor;
   const int64_t fan = fan_for(tensor, mode, "kaiming_normal_");
-  check(fan > 0, "nn::init::kaiming_normal_: zero fan for a tensor of shape {}", tensor.sizes());
   const double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
   return fill_normal(std::move(tensor), 0.0, std, generator, "kaiming_normal_");
 }

@@ -1,7 +1,8 @@
 // nn::init: in-place parameter initialisers with PyTorch's formulas (torch.nn.init). Random ones
 // draw from `generator`, or from the default generator of the tensor's device when it is null, so
 // a seeded ember::Generator makes initialisation reproducible. They run without recording autograd.
-// Errors name the function called and the caller's line (`where`).
+// On a zero-element tensor each is a no-op, as in PyTorch. Errors name the function called and the
+// caller's line (`where`).
 #pragma once
 
 #include <utility>

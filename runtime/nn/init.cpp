@@ -3,7 +3,10 @@
 // Each public function validates under its own name, then fills through the helpers below.
 #include "runtime/nn/init.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -60,12 +63,65 @@ int64_t fan_for(const Tensor& tensor, FanMode mode, const char* function) {
   return mode == FanMode::FanIn ? fan_in : fan_out;
 }
 
+// numeric_limits<T>::max() of a floating dtype.
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::Float64: return std::numeric_limits<double>::max();
+    case DType::Float32: return std::numeric_limits<float>::max();
+    case DType::BFloat16: return 0x1.fep127;  // (2 - 2^-7) * 2^127
+    case DType::Float16: return 65504.0;      // (2 - 2^-10) * 2^15
+    default: break;
+  }
+  internal_assert(false, "largest_finite: not a floating dtype");
+  return 0.0;
+}
+
+// The next value of T toward -inf.
+template <typename T>
+T next_below(T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::nextafter(value, -std::numeric_limits<T>::infinity());
+  } else {  // a 16-bit float: sign and magnitude bits, so one step of the bits is one value
+    T result = value;
+    if (value.bits == 0) {
+      result.bits = 0x8001;  // below +0: the smallest negative subnormal
+    } else {
+      result.bits = static_cast<uint16_t>((value.bits & 0x8000) != 0 ? value.bits + 1 : value.bits - 1);
+    }
+    return result;
+  }
+}
+
+// The largest value of `dtype` below `high`, a finite value within the dtype's range.
+double largest_below(double high, DType dtype) {
+  return dispatch_floating(dtype, "nn::init::uniform_", [&](auto zero) {
+    using T = decltype(zero);
+    const auto as_double = [](T value) { return static_cast<double>(static_cast<compute_t<T>>(value)); };
+    // Through float a 16-bit value may round twice, but it still lands on a neighbour of high.
+    const T nearest = static_cast<T>(static_cast<compute_t<T>>(high));
+    return as_double(nearest) < high ? as_double(nearest) : as_double(next_below(nearest));
+  });
+}
+
 Tensor fill_uniform(Tensor tensor, double low, double high, Generator* generator, const char* function) {
   check_floating(tensor, function);
+  const DType dtype = tensor.dtype();
+  const double largest = largest_finite(dtype);
+  // PyTorch's bounds: whatever is drawn is a finite value of the dtype.
+  check(std::abs(low) <= largest && std::abs(high) <= largest,
+        "nn::init::{}: low ({}) and high ({}) must be finite values of {} (at most {} in magnitude)", function, low,
+        high, dtype, largest);
   check(low <= high, "nn::init::{}: low ({}) must not exceed high ({})", function, low, high);
+  check(high - low <= largest, "nn::init::{}: high - low ({}) exceeds the largest {} ({})", function, high - low,
+        dtype, largest);
   if (tensor.numel() == 0) return tensor;
-  // float64 keeps the affine rescaling exact before the one rounding into the tensor's dtype.
-  return assign(tensor, add(mul(draw("rand", tensor, kFloat64, generator), high - low), low));
+  // U[0, 1) is drawn in the tensor's dtype, with as many random bits as it holds (ember's rand,
+  // PyTorch's uniform_real), and rescaled in float64. A value just under high may still round up
+  // to high in the dtype, so the values stop at the largest one below it (at low when no value of
+  // the dtype lies in [low, high)).
+  const Tensor unit = draw("rand", tensor, dtype, generator).to(kFloat64);
+  const double top = std::max(largest_below(high, dtype), low);
+  return assign(tensor, clamp(add(mul(unit, high - low), low), std::nullopt, top));
 }
 
 Tensor fill_normal(Tensor tensor, double mean, double std, Generator* generator, const char* function) {

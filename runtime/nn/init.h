@@ -24,7 +24,9 @@ double calculate_gain(Nonlinearity nonlinearity, double param = 0.01);
 // product of dims 2..); needs at least 2 dims.
 std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor, Where where = Where::current());
 
-// U(low, high).
+// U[low, high): never high itself, in any dtype. As PyTorch's uniform_, the draw has as many random
+// bits as the dtype's significand, and low and high must be finite values of the dtype with
+// high - low at most its largest value (so every draw is finite).
 Tensor uniform_(Tensor tensor, double low = 0.0, double high = 1.0, Generator* generator = nullptr,
                 Where where = Where::current());
 // N(mean, std^2).

@@ -70,25 +70,26 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
   check(scale_tensor_.defined(),
         "GradScaler::unscale_: scale() was never called, so the gradients were not scaled by this scaler");
   NoGradGuard no_grad;
+  // Every gradient is checked before any is unscaled, as PyTorch does: a failed call must leave
+  // them all scaled, or a retried step would unscale some twice.
+  const std::vector<Tensor> params = optimizer.parameters();
+  for (size_t index = 0; index < params.size(); ++index)
+    check(!params[index].grad().defined() || params[index].grad().dtype() != kFloat16,
+          "GradScaler::unscale_: parameter {} (shape {}) has a float16 gradient; keep float32 parameters "
+          "and let autocast cast them",
+          index, params[index].sizes());
   // PyTorch computes 1 / scale in float64 and rounds it to float32.
   const double inverse = as_float32(1.0 / scale_);
   Tensor total;
-  size_t index = 0;
-  for (const Tensor& param : optimizer.parameters()) {
+  for (const Tensor& param : params) {
     Tensor grad = param.grad();
-    if (grad.defined()) {
-      check(grad.dtype() != kFloat16,
-            "GradScaler::unscale_: parameter {} (shape {}) has a float16 gradient; keep float32 parameters "
-            "and let autocast cast them",
-            index, param.sizes());
-      // Checked before unscaling, as PyTorch does: with a scale below 1 the unscaled gradient
-      // could overflow although the scaled one is finite.
-      Tensor indicator = non_finite_indicator(grad);
-      if (total.defined() && indicator.device() != total.device()) indicator = indicator.to(total.device());
-      total = total.defined() ? add(total, indicator) : indicator;
-      if (inverse != 1.0) mul_(grad, inverse);
-    }
-    ++index;
+    if (!grad.defined()) continue;
+    // Checked before unscaling, as PyTorch does: with a scale below 1 the unscaled gradient
+    // could overflow although the scaled one is finite.
+    Tensor indicator = non_finite_indicator(grad);
+    if (total.defined() && indicator.device() != total.device()) indicator = indicator.to(total.device());
+    total = total.defined() ? add(total, indicator) : indicator;
+    if (inverse != 1.0) mul_(grad, inverse);
   }
   record.found_inf = total.defined() ? ne(total, total) : Tensor();
   record.found_host.reset();

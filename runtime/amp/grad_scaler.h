@@ -48,7 +48,8 @@ class GradScaler {
 
   // Divides the gradients of `optimizer`'s parameters by the scale, in place, and records whether
   // any of them held an inf or nan. At most once per optimizer between update()s; step() calls it
-  // when the user has not (call it yourself to clip unscaled gradients before step()).
+  // when the user has not (call it yourself to clip unscaled gradients before step()). A float16
+  // gradient is refused before any gradient changes.
   void unscale_(optim::Optimizer& optimizer);
   // Unscales if needed, then runs optimizer.step() unless a gradient was inf/nan. Returns whether
   // the optimizer stepped. Once per optimizer between update()s.

@@ -262,3 +262,22 @@ TEST_CASE("GradScaler: a disabled scaler passes everything through") {
   scaler.load_state_dict({});
   CHECK_FALSE(scaler.is_enabled());
 }
+
+TEST_CASE("GradScaler: an unscale_ that refuses a float16 gradient unscales none, so a retried step is right") {
+  // PyTorch checks every gradient before unscaling any: a float32 gradient unscaled before the
+  // error would be unscaled again by the retry (a step of 0.25 * grad instead of grad).
+  Tensor a = from_vector<float>({1.0f, 2.0f}).requires_grad_();
+  Tensor h = from_vector<float>({1.0f}, {1}, {.dtype = kFloat16}).requires_grad_();
+  optim::SGD optimizer({a, h}, {.lr = 1.0});
+  amp::GradScaler scaler({.init_scale = 4.0});
+  scaler.scale(sum(a)).backward();  // a.grad = 4 * [1, 1]
+  h.set_grad(from_vector<float>({1.0f}, {1}, {.dtype = kFloat16}));
+  CHECK_THROWS_WITH_AS(scaler.step(optimizer), doctest::Contains("parameter 1 (shape [1]) has a float16 gradient"),
+                       Error);
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{4.0f, 4.0f});
+  CHECK(a.to_vector<float>() == std::vector<float>{1.0f, 2.0f});
+  h.set_grad({});
+  CHECK(scaler.step(optimizer));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{1.0f, 1.0f});
+  CHECK(a.to_vector<float>() == std::vector<float>{0.0f, 1.0f});  // 1 - 1 * 1, 2 - 1 * 1
+}

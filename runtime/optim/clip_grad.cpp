@@ -26,11 +26,12 @@ void check_norm_type(double norm_type, const char* function) {
   check(norm_type > 0.0, "{}: norm_type must be positive or infinity, got {}", function, norm_type);
 }
 
-void check_finite(double norm, double norm_type) {
+// `function`: the one the user called (get_total_norm or clip_grad_norm_), which the error names.
+void check_finite(double norm, double norm_type, const char* function) {
   check(std::isfinite(norm),
-        "clip_grad_norm_: the total norm of order {} of the gradients is non-finite ({}), so it cannot be clipped; "
+        "{}: the total norm of order {} of the gradients is non-finite ({}), so it cannot be clipped; "
         "pass error_if_nonfinite = false to scale by it anyway",
-        norm_type, norm);
+        function, norm_type, norm);
 }
 
 // sum(|t|^p) (or max |t|) over every tensor, accumulated on the first one's device; undefined
@@ -66,7 +67,7 @@ Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   const Tensor norm = std::isinf(norm_type) || norm_type == 1.0 ? total
                       : norm_type == 2.0                       ? sqrt(total)
                                                                : pow(total, 1.0 / norm_type);
-  if (error_if_nonfinite) check_finite(norm.item(), norm_type);
+  if (error_if_nonfinite) check_finite(norm.item(), norm_type, "get_total_norm");
   return norm;
 }
 
@@ -94,7 +95,7 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   NoGradGuard no_grad;
   std::vector<Tensor> grads = gradients_of(parameters, "clip_grad_norm_");
   const double norm = get_total_norm(grads, norm_type).item();  // libtorch returns a double too
-  if (error_if_nonfinite) check_finite(norm, norm_type);
+  if (error_if_nonfinite) check_finite(norm, norm_type, "clip_grad_norm_");
   const double coefficient = max_norm / (norm + 1e-6);
   // Written so that a NaN coefficient scales too (PyTorch multiplies unconditionally).
   if (!(coefficient >= 1.0))

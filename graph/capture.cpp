@@ -300,9 +300,23 @@ void CaptureMode::finish(std::span<const Tensor> outputs) {
 void CaptureMode::guard_no_grad_on_entry(const std::shared_ptr<TensorImpl>& leaf) {
   const bool found_without = std::any_of(found_without_grad_.begin(), found_without_grad_.end(),
                                          [&](const std::weak_ptr<TensorImpl>& weak) { return weak.lock() == leaf; });
-  if (!found_without) return;
   // The graph's gradient is the whole .grad: a call that finds one there must add to it, which
   // this graph does not (a capture for that case reads it as a GradInput).
+  if (found_without) add_no_grad_guard(leaf);
+}
+
+void CaptureMode::on_grad_absent(const Tensor& leaf) {
+  // Cleared by fn itself (zero_grad): every replay clears it again, so the skip always holds.
+  // Otherwise it was unset when fn began, and a call that finds a .grad there must step (or
+  // clip) it as eager would: the capture for that call reads it as a GradInput. PyTorch's
+  // compile guards `p.grad is None` the same way.
+  if (!grad_set_by_code(*leaf.impl())) add_no_grad_guard(leaf.impl_ptr());
+}
+
+void CaptureMode::add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf) {
+  for (const std::weak_ptr<TensorImpl>& weak : no_grad_guarded_)
+    if (weak.lock() == leaf) return;
+  no_grad_guarded_.push_back(leaf);
   host_guards_.push_back(
       {fmt::format("no .grad on the leaf of shape {} when called", leaf->sizes),
        [weak = std::weak_ptr<TensorImpl>(leaf)] {

@@ -47,6 +47,7 @@ class CaptureMode final : public DispatchMode {
   void on_host_guard(const std::string& what, const std::function<bool()>& holds) override;
   void on_host_effect(const std::string& what, const std::function<void()>& replay) override;
   void on_grad_set(const Tensor& leaf) override;
+  void on_grad_absent(const Tensor& leaf) override;
 
   // The .grad tensors lifted as GradInputs, in graph input order (the capture's own call feeds
   // the guards with them).
@@ -101,6 +102,9 @@ class CaptureMode final : public DispatchMode {
   // For each leaf of found_without_grad_ whose .grad the graph installs: the guard that a
   // replay, like the capture, finds no .grad on it.
   void guard_no_grad_on_entry(const std::shared_ptr<TensorImpl>& leaf);
+  // That guard itself, once per leaf (a leaf fn skipped for its missing .grad needs it too).
+  void add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf);
+  std::vector<std::weak_ptr<TensorImpl>> no_grad_guarded_;
   std::vector<Tensor> grad_input_tensors_;
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.

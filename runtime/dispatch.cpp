@@ -144,6 +144,11 @@ void notify_grad_set(const Tensor& leaf) {
   for (DispatchMode* mode : mode_stack) mode->on_grad_set(leaf);
 }
 
+void notify_grad_absent(const Tensor& leaf) {
+  if (mode_stack.empty()) [[likely]] return;
+  for (DispatchMode* mode : mode_stack) mode->on_grad_absent(leaf);
+}
+
 void notify_host_state_change(const std::string& what) {
   if (mode_stack.empty() || host_effect_depth > 0) [[likely]] return;
   for (DispatchMode* mode : mode_stack) mode->on_host_state_change(what);

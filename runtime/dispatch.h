@@ -52,6 +52,10 @@ class DispatchMode {
   // Called when code sets or clears `leaf`'s .grad directly (zero_grad, set_grad); a capture mode
   // replays that change, and leaves alone the .grad of leaves the code never touched.
   virtual void on_grad_set(const Tensor& leaf) {}
+  // Called when code skips `leaf` because it has no .grad (an optimizer step, gradient clipping);
+  // a capture mode guards that a replay finds none either (the code would not skip it then),
+  // unless the code cleared that .grad itself.
+  virtual void on_grad_absent(const Tensor& leaf) {}
   // Whether code runs as it does under a capture while this mode is installed
   // (dispatch_mode_active(): per-parameter optimizer ops, attr refreshes, host guards). A mode
   // that lets ops run eagerly for now and only watches for host reads (compiled segments where a
@@ -76,6 +80,8 @@ struct HostGuard {
 };
 // Tells the installed modes that `leaf`'s .grad was set or cleared (no-op without modes).
 void notify_grad_set(const Tensor& leaf);
+// Tells the installed modes that code skipped `leaf` for having no .grad (no-op without modes).
+void notify_grad_absent(const Tensor& leaf);
 // Tells the installed modes that `what` (e.g. "Adam.set_lr(0, 0.01)") changes host state.
 void notify_host_state_change(const std::string& what);
 // Tells the installed modes that `what` (e.g. "StepLR.step()") changes host state and that

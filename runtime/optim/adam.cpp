@@ -79,7 +79,10 @@ void AdamFamily<Decoupled>::step_each(size_t group_index) {
   this->guard_hyperparameters(group_index);
   for (const Tensor& param : group.params) {
     const Tensor grad = param.grad();
-    if (!grad.defined()) continue;
+    if (!grad.defined()) {
+      notify_grad_absent(param);  // a compiled step recompiles once it has one
+      continue;
+    }
     AdamParamState& state = ready_state(param, options);
     const int64_t step_count = state.step + 1;
     if (dispatch_mode_active()) {

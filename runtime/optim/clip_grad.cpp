@@ -47,11 +47,14 @@ Tensor accumulated_powers(const std::vector<Tensor>& tensors, double norm_type) 
   return total;
 }
 
+// A parameter without a .grad is skipped; a compiled caller is told (notify_grad_absent), so that
+// a replay recompiles once it has one instead of leaving it unclipped.
 std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, const char* function) {
   std::vector<Tensor> grads;
   for (const Tensor& param : parameters) {
     check(param.defined(), "{}: a parameter is an undefined tensor", function);
     if (param.grad().defined()) grads.push_back(param.grad());
+    else notify_grad_absent(param);
   }
   return grads;
 }
@@ -111,6 +114,7 @@ void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value, 
     check(param.defined(), "clip_grad_value_: a parameter is an undefined tensor");
     Tensor grad = param.grad();
     if (grad.defined()) copy_(grad, clamp(grad, -clip_value, clip_value));
+    else notify_grad_absent(param);
   }
 }
 

@@ -62,7 +62,10 @@ void SGD::step_each(size_t group_index) {
                    .nesterov = options.nesterov};
   for (const Tensor& param : group.params) {
     const Tensor grad = param.grad();
-    if (!grad.defined()) continue;
+    if (!grad.defined()) {
+      notify_grad_absent(param);  // a compiled step recompiles once it has one
+      continue;
+    }
     Tensor buffer;
     args.first_step = false;
     if (options.momentum != 0.0) buffer = ready_buffer(param, args.first_step);

@@ -4,6 +4,10 @@
 // gradients alone, and a step's zero_grad must clear a .grad that was unset when it was captured.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <functional>
+#include <memory>
+
 #include "compile_autograd_util.h"
 #include "fusion_test_util.h"
 #include "graph/compile.h"
@@ -202,4 +206,83 @@ TEST_CASE("compile: fn setting a .grad to a tensor of its own sets that tensor a
   }
   CHECK(step.state().replays() == 3);
   CHECK(graph::to_text(*step.state().graph()).find(".grad of") == std::string::npos);
+}
+
+TEST_CASE("compile: a step compiled while a .grad was unset updates that parameter once it has one, as eager") {
+  // The second parameter has no .grad at the warm-up and the capture, then gets one from call 3
+  // on (backward outside fn, as a layer that joins the loss later): eager steps it from then on,
+  // so a replay that still skips it would leave it behind silently. float64 throughout, so the
+  // compiled and eager steps (the same fused ops) agree to the bit.
+  using MakeOptimizer = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+  const std::vector<std::pair<const char*, MakeOptimizer>> kinds = {
+      {"SGD", [](std::vector<Tensor> p) {
+         return std::make_unique<optim::SGD>(std::move(p), optim::SGDOptions{.lr = 0.1});
+       }},
+      {"SGD momentum dampening", [](std::vector<Tensor> p) {
+         return std::make_unique<optim::SGD>(std::move(p),
+                                             optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5});
+       }},
+      {"Adam amsgrad", [](std::vector<Tensor> p) {
+         return std::make_unique<optim::Adam>(std::move(p), optim::AdamOptions{.lr = 0.1, .amsgrad = true});
+       }},
+  };
+  struct Setup {
+    Tensor a = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+    Tensor c = from_vector<double>({0.5, 0.25}, {2}, {.dtype = kFloat64}).requires_grad_();
+    std::unique_ptr<optim::Optimizer> optimizer;
+    void set_grads(int call) {
+      const double s = call;
+      a.set_grad(from_vector<double>({1.0 + s, -0.5 * s}, {2}, {.dtype = kFloat64}));
+      c.set_grad(call >= 3 ? from_vector<double>({0.3 * s, -0.7}, {2}, {.dtype = kFloat64}) : Tensor());
+    }
+  };
+  for (const auto& [name, make] : kinds)
+    for (const bool lowered : {false, true}) {
+      const std::string label = std::string(name) + (lowered ? ", lowered" : ", graph executor");
+      INFO(label);
+      Setup eager, compiled;
+      eager.optimizer = make({eager.a, eager.c});
+      compiled.optimizer = make({compiled.a, compiled.c});
+      auto step = ember::compile([&] { compiled.optimizer->step(); }, {.fullgraph = true, .lowered = lowered});
+      for (int call = 0; call < 8; ++call) {
+        INFO("call ", call);
+        eager.set_grads(call);
+        compiled.set_grads(call);
+        eager.optimizer->step();
+        step();
+        CHECK(compiled.a.to_vector<double>() == eager.a.to_vector<double>());
+        CHECK(compiled.c.to_vector<double>() == eager.c.to_vector<double>());
+      }
+      // The capture with c's .grad unset, and the one its new gradient asks for.
+      CHECK(step.state().captures_made() == 2);
+      REQUIRE(step.state().recompile_reasons().size() == 1);
+      CHECK(step.state().recompile_reasons()[0].find("no .grad on the leaf of shape [2]") != std::string::npos);
+    }
+}
+
+TEST_CASE("compile: gradient clipping compiled while a .grad was unset clips it once it has one, as eager") {
+  // A hand-written decay after the clipping puts the parameter in the graph (its .grad is then
+  // read per call); the .grad appears from call 2 on, after the warm-up and the capture.
+  const auto clip_and_decay = [](Tensor& w) {
+    nn::utils::clip_grad_value_({w}, 0.5);
+    NoGradGuard no_grad;
+    w.mul_(0.5);
+  };
+  Tensor compiled_w = from_vector<double>({1.0, -2.0, 3.0}, {3}, {.dtype = kFloat64}).requires_grad_();
+  Tensor eager_w = compiled_w.detach().clone().requires_grad_();
+  auto step = ember::compile([&] { clip_and_decay(compiled_w); }, {.fullgraph = true});
+  for (int call = 0; call < 6; ++call) {
+    INFO("call ", call);
+    if (call >= 2) {
+      compiled_w.set_grad(from_vector<double>({0.25 * call, -3.0, 0.1}, {3}, {.dtype = kFloat64}));
+      eager_w.set_grad(from_vector<double>({0.25 * call, -3.0, 0.1}, {3}, {.dtype = kFloat64}));
+    }
+    step();
+    clip_and_decay(eager_w);
+    CHECK(compiled_w.to_vector<double>() == eager_w.to_vector<double>());
+    REQUIRE(compiled_w.grad().defined() == eager_w.grad().defined());
+    if (call >= 2)
+      CHECK(compiled_w.grad().to_vector<double>() == std::vector<double>{std::min(0.25 * call, 0.5), -0.5, 0.1});
+  }
+  CHECK(step.state().captures_made() == 2);
 }

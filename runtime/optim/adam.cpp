@@ -54,8 +54,11 @@ Tensor AdamFamily<Decoupled>::step_impl(const LossClosure& closure) {
 }
 
 template <bool Decoupled>
-AdamParamState& AdamFamily<Decoupled>::ready_state(const Tensor& param, const Options& options) {
-  AdamParamState& state = this->state_for(param);
+AdamParamState AdamFamily<Decoupled>::ready_state(const Tensor& param, const Options& options) const {
+  // A copy (its tensors are shared): the caller stores it only once the update went through, so
+  // a step that fails leaves no state behind, as if it had not been called.
+  const AdamParamState* existing = this->state(param);
+  AdamParamState state = existing != nullptr ? *existing : AdamParamState{};
   const TensorOptions like{.dtype = param.dtype(), .device = param.device()};
   // Made outside a capture (a step compiled without a warm-up call, or a parameter's first step
   // in a recompile): the graph then binds the moments as state it reads and writes back, and its
@@ -83,7 +86,7 @@ void AdamFamily<Decoupled>::step_each(size_t group_index) {
       notify_grad_absent(param);  // a compiled step recompiles once it has one
       continue;
     }
-    AdamParamState& state = ready_state(param, options);
+    AdamParamState state = ready_state(param, options);
     const int64_t step_count = state.step + 1;
     if (dispatch_mode_active()) {
       // Under capture: a compiled replay re-reads lr and advances the step count (graph inputs).
@@ -96,7 +99,8 @@ void AdamFamily<Decoupled>::step_each(size_t group_index) {
     }
     adam_step_(param, grad, state.exp_avg, state.exp_avg_sq, options.amsgrad ? state.max_exp_avg_sq : Tensor(),
                adam_args(options, step_count, Decoupled));
-    state.step = step_count;  // only once the update went through
+    state.step = step_count;
+    this->state_for(param) = std::move(state);  // only once the update went through
   }
 }
 
@@ -111,13 +115,13 @@ void AdamFamily<Decoupled>::step_batched(size_t group_index) {
     DType dtype;
     int64_t step = 0;
     std::vector<Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs;
-    std::vector<AdamParamState*> states;
+    std::vector<AdamParamState> states;
   };
   std::vector<Batch> batches;
   for (const Tensor& param : group.params) {
     Tensor grad = param.grad();
     if (!grad.defined()) continue;
-    AdamParamState& state = ready_state(param, options);
+    AdamParamState state = ready_state(param, options);
     const int64_t step_count = state.step + 1;
     Batch* batch = nullptr;
     for (Batch& candidate : batches)
@@ -137,12 +141,15 @@ void AdamFamily<Decoupled>::step_batched(size_t group_index) {
     batch->exp_avgs.push_back(state.exp_avg);
     batch->exp_avg_sqs.push_back(state.exp_avg_sq);
     if (options.amsgrad) batch->max_exp_avg_sqs.push_back(state.max_exp_avg_sq);
-    batch->states.push_back(&state);
+    batch->states.push_back(std::move(state));
   }
   for (Batch& batch : batches) {
     multi_adam_step_(batch.params, batch.grads, batch.exp_avgs, batch.exp_avg_sqs, batch.max_exp_avg_sqs,
                      adam_args(options, batch.step, Decoupled));
-    for (AdamParamState* state : batch.states) state->step = batch.step;  // only once the update went through
+    for (size_t i = 0; i < batch.states.size(); ++i) {  // only once the update went through
+      batch.states[i].step = batch.step;
+      this->state_for(batch.params[i]) = std::move(batch.states[i]);
+    }
   }
 }
 

@@ -65,8 +65,9 @@ class AdamFamily : public OptimizerBase<AdamOptionsFor<Decoupled>, AdamParamStat
   Tensor step_impl(const LossClosure& closure) override;
 
  private:
-  // The parameter's state, created (zeros) on its first step.
-  AdamParamState& ready_state(const Tensor& param, const Options& options);
+  // A copy of the parameter's state for this step, with zeros for any buffer it lacks (its first
+  // step, or amsgrad turned on); the caller stores it once the update went through.
+  AdamParamState ready_state(const Tensor& param, const Options& options) const;
   void step_each(size_t group_index);
   void step_batched(size_t group_index);
 };

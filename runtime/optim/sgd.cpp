@@ -38,17 +38,16 @@ Tensor SGD::step_impl(const LossClosure& closure) {
   return loss;
 }
 
-Tensor SGD::ready_buffer(const Tensor& param, bool& first_step) {
-  SGDParamState& state = state_for(param);
-  first_step = !state.momentum_buffer.defined();
-  if (first_step) {
-    // Made outside a capture, so that a compiled step binds it as state it reads and writes back
-    // and its replays carry the momentum on (see adam.cpp). Left uninitialised: the first step
-    // stores the update direction into it.
-    const DispatchModesHidden outside_capture;
-    state.momentum_buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
-  }
-  return state.momentum_buffer;
+Tensor SGD::momentum_buffer(const Tensor& param, bool& first_step) const {
+  const SGDParamState* existing = state(param);
+  first_step = existing == nullptr || !existing->momentum_buffer.defined();
+  if (!first_step) return existing->momentum_buffer;
+  // Made outside a capture, so that a compiled step binds it as state it reads and writes back
+  // and its replays carry the momentum on (see adam.cpp). Left uninitialised: the first step
+  // stores the update direction into it, and only then does it become state (a step that fails
+  // must not leave a buffer the next step would read as the momentum so far).
+  const DispatchModesHidden outside_capture;
+  return empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
 }
 
 void SGD::step_each(size_t group_index) {
@@ -68,7 +67,7 @@ void SGD::step_each(size_t group_index) {
     }
     Tensor buffer;
     args.first_step = false;
-    if (options.momentum != 0.0) buffer = ready_buffer(param, args.first_step);
+    if (options.momentum != 0.0) buffer = momentum_buffer(param, args.first_step);
     if (dispatch_mode_active()) {
       // Under capture: a compiled replay re-reads lr (a graph input, never a baked constant). A
       // replay always finds the buffer a captured first step made: never a first step itself.
@@ -78,6 +77,7 @@ void SGD::step_each(size_t group_index) {
       });
     }
     sgd_step_(param, grad, buffer, args);
+    if (args.first_step) state_for(param).momentum_buffer = buffer;  // filled: state from now on
   }
 }
 
@@ -97,7 +97,7 @@ void SGD::step_batched(size_t group_index) {
     Tensor grad = param.grad();
     if (!grad.defined()) continue;
     bool first_step = false;
-    Tensor buffer = options.momentum != 0.0 ? ready_buffer(param, first_step) : Tensor();
+    Tensor buffer = options.momentum != 0.0 ? momentum_buffer(param, first_step) : Tensor();
     Batch* batch = nullptr;
     for (Batch& candidate : batches)
       if (candidate.device == param.device() && candidate.dtype == param.dtype() && candidate.first_step == first_step)
@@ -113,7 +113,7 @@ void SGD::step_batched(size_t group_index) {
     batch->grads.push_back(std::move(grad));
     if (buffer.defined()) batch->buffers.push_back(std::move(buffer));
   }
-  for (const Batch& batch : batches)
+  for (const Batch& batch : batches) {
     multi_sgd_step_(batch.params, batch.grads, batch.buffers,
                     {.lr = options.lr,
                      .momentum = options.momentum,
@@ -121,6 +121,9 @@ void SGD::step_batched(size_t group_index) {
                      .weight_decay = options.weight_decay,
                      .nesterov = options.nesterov,
                      .first_step = batch.first_step});
+    if (batch.first_step)  // filled: state from now on
+      for (size_t i = 0; i < batch.buffers.size(); ++i) state_for(batch.params[i]).momentum_buffer = batch.buffers[i];
+  }
 }
 
 }  // namespace ember::optim

@@ -48,8 +48,9 @@ class SGD : public OptimizerBase<SGDOptions, SGDParamState> {
   Tensor step_impl(const LossClosure& closure) override;
 
  private:
-  // The momentum buffer of `param` (created uninitialised), and whether this is its first step.
-  Tensor ready_buffer(const Tensor& param, bool& first_step);
+  // The momentum buffer of `param`, and whether this is its first step: then a new uninitialised
+  // one, which the caller stores as state once the step filled it.
+  Tensor momentum_buffer(const Tensor& param, bool& first_step) const;
   void step_each(size_t group_index);
   void step_batched(size_t group_index);
 };

@@ -140,3 +140,43 @@ TEST_CASE("optimizer load_state_dict errors name the key and change nothing") {
   REQUIRE(target.state(w2) != nullptr);
   CHECK(target.state(w2)->step == 1);
 }
+
+TEST_CASE("a step that fails leaves the optimizer's state as it was") {
+  // A gradient that partly overlaps its parameter is refused before anything is written. The
+  // state a first step makes (SGD's momentum buffer, uninitialised until that step fills it;
+  // Adam's moments and step count) must not stay behind: the next step would take it for the
+  // momentum so far. After the failure the optimizer steps exactly as one that never failed.
+  for (const bool foreach : {false, true}) {
+    INFO("foreach ", foreach);
+    Tensor base = full({4}, 1.0);
+    Tensor p = base.narrow(0, 0, 3).detach().requires_grad_();
+    Tensor fresh = full({3}, 1.0).requires_grad_();
+    optim::SGD sgd({p}, {.lr = 0.1, .momentum = 0.9, .foreach = foreach});
+    optim::SGD reference({fresh}, {.lr = 0.1, .momentum = 0.9, .foreach = foreach});
+    p.set_grad(base.narrow(0, 1, 3));
+    { Tensor junk = full({3}, 12345.0); }  // freed memory an uninitialised buffer would get
+    CHECK_THROWS_WITH_AS(sgd.step(), doctest::Contains("sgd_step_: input 1 (shape [3], strides [1]) partly overlaps"),
+                         Error);
+    CHECK(sgd.state(p) == nullptr);
+    CHECK(sgd.state_dict().tensors.empty());
+    CHECK(p.to_vector<float>() == std::vector<float>{1.0f, 1.0f, 1.0f});
+    for (int step = 0; step < 3; ++step) {
+      INFO("step ", step);
+      p.set_grad(full({3}, 1.0 + step));
+      fresh.set_grad(full({3}, 1.0 + step));
+      sgd.step();
+      reference.step();
+      CHECK(p.to_vector<float>() == fresh.to_vector<float>());
+    }
+    // Buffers 1, 0.9 * 1 + 2, 0.9 * 2.9 + 3: PyTorch's first momentum step takes the gradient whole.
+    CHECK(p.to_vector<float>()[0] == doctest::Approx(1.0 - 0.1 * 1.0 - 0.1 * 2.9 - 0.1 * 5.61).epsilon(1e-6));
+
+    Tensor adam_base = full({4}, 1.0);
+    Tensor q = adam_base.narrow(0, 0, 3).detach().requires_grad_();
+    optim::Adam adam({q}, {.lr = 0.1, .foreach = foreach});
+    q.set_grad(adam_base.narrow(0, 1, 3));
+    CHECK_THROWS_AS(adam.step(), Error);
+    CHECK(adam.state(q) == nullptr);
+    CHECK(adam.state_dict().scalars.find("state.0.step") == nullptr);
+  }
+}

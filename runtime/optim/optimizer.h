@@ -55,8 +55,8 @@ class Optimizer {
   virtual std::vector<Tensor> parameters() const = 0;
 
   virtual OptimizerState state_dict() const = 0;
-  // Validates everything (group and parameter counts, keys, shapes) before changing anything;
-  // errors name the offending key.
+  // Validates everything (group and parameter counts, keys, shapes, every value with the checks
+  // the constructor and set_lr use) before changing anything; errors name the offending key.
   void load_state_dict(const OptimizerState& state, Where where = Where::current()) {
     CallSiteScope site(where);
     load_state_impl(state);
@@ -153,15 +153,9 @@ class OptimizerBase : public Optimizer {
 
  protected:
   void load_state_impl(const OptimizerState& state) override {
-    validate_state(state);
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      Options loaded = groups_[g].options;
-      Options::fields(loaded, [&](const char* name, auto& value) {
-        value = static_cast<std::decay_t<decltype(value)>>(state.scalars.at(detail::group_key(g, name)));
-      });
-      loaded.validate(name_.c_str());
-      groups_[g].options = loaded;
-    }
+    // Every value is checked and converted first (validate_state), and the buffers copied, so
+    // that nothing below can fail once the first group changed.
+    std::vector<ParamGroup> loaded_groups = validate_state(state);
     std::unordered_map<const TensorImpl*, ParamState> loaded_state;
     const std::vector<Tensor> params = parameters();
     for (size_t i = 0; i < params.size(); ++i) {
@@ -174,10 +168,11 @@ class OptimizerBase : public Optimizer {
           if (const Tensor* source = state.tensors.find(key))
             value = source->to(params[i].device()).to(params[i].dtype()).clone();
         } else {
-          value = static_cast<std::decay_t<decltype(value)>>(state.scalars.at(key));
+          value = static_cast<std::decay_t<decltype(value)>>(state.scalars.at(key));  // a checked whole number
         }
       });
     }
+    groups_ = std::move(loaded_groups);
     state_ = std::move(loaded_state);
     ++state_generation_;  // new buffers: a compiled step bound to the old ones must capture again
   }
@@ -236,7 +231,9 @@ class OptimizerBase : public Optimizer {
     return found;
   }
 
-  void validate_state(const OptimizerState& state) const;
+  // Checks `state` for load_state_dict and returns the groups it describes (this optimizer's
+  // parameters with the state's options).
+  std::vector<ParamGroup> validate_state(const OptimizerState& state) const;
 
   // Whether group `group` holds exactly `params`, in order. Compared by owner, which needs no
   // lock per parameter and cannot mistake a new tensor for a freed one at its address.

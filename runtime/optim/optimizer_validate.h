@@ -3,13 +3,15 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/optim/optimizer.h"
 
 namespace ember::optim {
 
 template <typename Options, typename ParamState>
-void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& state) const {
+std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBase<Options, ParamState>::validate_state(
+    const OptimizerState& state) const {
   const char* who = name_.c_str();
   std::vector<std::string> option_names;
   Options probe_options{};
@@ -30,7 +32,8 @@ void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& st
     return std::find(names.begin(), names.end(), name) != names.end();
   };
 
-  // Groups: the same number, each with the same number of parameters and every option.
+  // Groups: the same number, each with the same number of parameters and every option, whose
+  // values pass the checks the constructor makes (bools exactly 0 or 1, as state_dict writes them).
   size_t state_groups = 0;
   while (state.scalars.contains(detail::group_key(state_groups, "num_params"))) ++state_groups;
   check(state_groups == groups_.size(), "{}: load_state_dict: the state has {} parameter groups, the optimizer {}",
@@ -46,6 +49,17 @@ void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& st
       check(state.scalars.contains(key), "{}: load_state_dict: missing key '{}'", who, key);
     }
   }
+  std::vector<ParamGroup> loaded = groups_;
+  for (size_t g = 0; g < loaded.size(); ++g) {
+    Options::fields(loaded[g].options, [&](const char* name, auto& value) {
+      const std::string key = detail::group_key(g, name);
+      const double saved = state.scalars.at(key);
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>)
+        check(saved == 0.0 || saved == 1.0, "{}: load_state_dict: '{}' must be 0 or 1, got {}", who, key, saved);
+      value = static_cast<std::decay_t<decltype(value)>>(saved);
+    });
+    loaded[g].options.validate(fmt::format("{}: load_state_dict: param_groups.{}", who, g).c_str());
+  }
 
   // Every key is one this optimizer writes; buffers match their parameter's shape.
   const std::vector<Tensor> params = parameters();
@@ -57,6 +71,11 @@ void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& st
       known = index < groups_.size() && (field == "num_params" || listed(option_names, field));
     } else if (detail::parse_key(key, "state", index, field)) {
       known = index < params.size() && listed(counter_names, field);
+      // A count (Adam's step) is a whole number: a NaN or 1e300 cast to int64 is undefined
+      // behaviour, and a fraction or a negative count a state no step could have written.
+      check(!known || (std::isfinite(value) && value == std::floor(value) && value >= 0.0 &&
+                       value <= 9007199254740992.0),
+            "{}: load_state_dict: '{}' must be a whole number from 0 to 2^53, got {}", who, key, value);
     }
     check(known, "{}: load_state_dict: unexpected key '{}'", who, key);
   }
@@ -79,6 +98,7 @@ void OptimizerBase<Options, ParamState>::validate_state(const OptimizerState& st
       check(present, "{}: load_state_dict: missing key '{}'", who, key);
     }
   }
+  return loaded;
 }
 
 }  // namespace ember::optim

@@ -2,6 +2,10 @@
 // and load errors that name the key and leave the optimizer unchanged.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <tuple>
+
+#include "error_of.h"
 #include "runtime/ember.h"
 
 using namespace ember;
@@ -179,4 +183,71 @@ TEST_CASE("a step that fails leaves the optimizer's state as it was") {
     CHECK(adam.state(q) == nullptr);
     CHECK(adam.state_dict().scalars.find("state.0.step") == nullptr);
   }
+}
+
+TEST_CASE("optimizer load_state_dict checks every group's options before applying any") {
+  Tensor p = zeros({2}).requires_grad_(), q = zeros({2}).requires_grad_();
+  optim::SGD optimizer({p}, {.lr = 0.1, .momentum = 0.9});
+  optimizer.add_param_group({q}, optim::SGDOptions{.lr = 0.2, .momentum = 0.5});
+  const optim::OptimizerState good = optimizer.state_dict();
+  // Each with a valid group 0 that differs from the optimizer's, and a broken later entry.
+  const std::vector<std::tuple<const char*, double, const char*>> cases = {
+      {"param_groups.1.momentum", 0.0,
+       "SGD: load_state_dict: param_groups.1: Nesterov momentum needs momentum > 0 and dampening 0, got momentum 0"},
+      {"param_groups.1.momentum", -0.5,
+       "SGD: load_state_dict: param_groups.1: momentum must be non-negative, got -0.5"},
+      {"param_groups.1.lr", NAN, "SGD: load_state_dict: param_groups.1: learning rate must be non-negative, got nan"},
+      {"param_groups.1.dampening", INFINITY,
+       "SGD: load_state_dict: param_groups.1: dampening must be finite, got inf"},
+      {"param_groups.1.nesterov", 0.5, "SGD: load_state_dict: 'param_groups.1.nesterov' must be 0 or 1, got 0.5"},
+      {"param_groups.1.nesterov", NAN, "SGD: load_state_dict: 'param_groups.1.nesterov' must be 0 or 1, got nan"},
+  };
+  for (const auto& [key, value, message] : cases) {
+    INFO(key, " = ", value);
+    optim::OptimizerState bad = good;
+    bad.scalars["param_groups.0.lr"] = 0.777;
+    bad.scalars["param_groups.1.nesterov"] = 1.0;
+    bad.scalars[key] = value;
+    const std::string error = testing::error_of([&] { optimizer.load_state_dict(bad); });
+    CHECK(error.find(message) != std::string::npos);
+    CHECK(error.find("test_optim_state.cpp") != std::string::npos);  // the caller's line
+    CHECK(optimizer.get_lr(0) == 0.1);
+    CHECK(optimizer.param_groups()[0].options.momentum == 0.9);
+    CHECK(optimizer.param_groups()[1].options.momentum == 0.5);
+    CHECK_FALSE(optimizer.param_groups()[1].options.nesterov);
+  }
+  optim::OptimizerState flipped = good;
+  flipped.scalars["param_groups.1.nesterov"] = 1.0;
+  optimizer.load_state_dict(flipped);
+  CHECK(optimizer.param_groups()[1].options.nesterov);
+}
+
+TEST_CASE("Adam load_state_dict takes a step count only as a whole number from 0 to 2^53") {
+  // A NaN or 1e300 cast to int64 is undefined behaviour, 2.5 would be truncated silently, and a
+  // negative count makes the bias corrections meaningless.
+  Tensor p = from_vector<float>({1.0f, 2.0f}).requires_grad_();
+  optim::Adam optimizer({p}, {.lr = 0.1});
+  p.set_grad(from_vector<float>({1.0f, 1.0f}));
+  optimizer.step();
+  const optim::OptimizerState good = optimizer.state_dict();
+  for (const double step : {double(NAN), 1e300, 2.5, -3.0, double(INFINITY)}) {
+    INFO("step ", step);
+    optim::OptimizerState bad = good;
+    bad.scalars["state.0.step"] = step;
+    bad.scalars["param_groups.0.lr"] = 0.5;
+    const std::string expected =
+        fmt::format("Adam: load_state_dict: 'state.0.step' must be a whole number from 0 to 2^53, got {}", step);
+    CHECK_THROWS_WITH_AS(optimizer.load_state_dict(bad), doctest::Contains(expected.c_str()), Error);
+    CHECK(optimizer.state(p)->step == 1);
+    CHECK(optimizer.get_lr(0) == 0.1);
+  }
+  optim::OptimizerState amsgrad = good;
+  amsgrad.scalars["param_groups.0.amsgrad"] = 2.0;
+  CHECK_THROWS_WITH_AS(optimizer.load_state_dict(amsgrad),
+                       doctest::Contains("Adam: load_state_dict: 'param_groups.0.amsgrad' must be 0 or 1, got 2"),
+                       Error);
+  optim::OptimizerState later = good;
+  later.scalars["state.0.step"] = 7.0;
+  optimizer.load_state_dict(later);
+  CHECK(optimizer.state(p)->step == 7);
 }

@@ -9,15 +9,23 @@
 
 namespace ember::optim {
 
-LRScheduler::LRScheduler(Optimizer& optimizer, const char* name) : optimizer_(optimizer), name_(name) {
-  for (size_t g = 0; g < optimizer.num_param_groups(); ++g) base_lrs_.push_back(optimizer.get_lr(g));
+LRScheduler::LRScheduler(Optimizer& optimizer, const char* name) : optimizer_(optimizer), name_(name) {}
+
+void LRScheduler::start() {
+  // Only now, so that a scheduler whose settings were refused left the optimizer as it was.
+  for (size_t g = 0; g < optimizer_.num_param_groups(); ++g) {
+    if (!optimizer_.initial_lr(g)) optimizer_.set_initial_lr(g, optimizer_.get_lr(g));
+    base_lrs_.push_back(*optimizer_.initial_lr(g));
+  }
+  step();
 }
 
 void LRScheduler::step() {
   // Guarded so that eager steps build no string. A compiled replay calls advance() where this
   // call was captured; the guard keeps it from calling a scheduler that no longer exists.
   if (dispatch_mode_active()) {
-    notify_host_guard(fmt::format("{} alive", name_), [alive = std::weak_ptr<const bool>(alive_)] { return !alive.expired(); });
+    notify_host_guard(fmt::format("{} alive", name_),
+                      [alive = std::weak_ptr<const bool>(alive_)] { return !alive.expired(); });
     notify_host_effect(fmt::format("{}.step()", name_), [this] { advance(); });
   }
   advance();
@@ -83,7 +91,7 @@ void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer, "StepLR"), step_size_(step_size), gamma_(gamma) {
   check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
-  step();
+  start();
 }
 
 std::vector<double> StepLR::compute_lr() const {
@@ -98,7 +106,7 @@ std::vector<double> StepLR::compute_lr() const {
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
     : LRScheduler(optimizer, "CosineAnnealingLR"), T_max_(T_max), eta_min_(eta_min) {
   check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
-  step();
+  start();
 }
 
 std::vector<double> CosineAnnealingLR::compute_lr() const {
@@ -130,7 +138,7 @@ LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
   check(lambdas_.size() == optimizer.num_param_groups(), "LambdaLR: got {} lambdas for {} parameter groups",
         lambdas_.size(), optimizer.num_param_groups());
   for (const Lambda& lambda : lambdas_) check(static_cast<bool>(lambda), "LambdaLR: a lambda is empty");
-  step();
+  start();
 }
 
 std::vector<double> LambdaLR::compute_lr() const {
@@ -140,11 +148,14 @@ std::vector<double> LambdaLR::compute_lr() const {
 }
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
-    : LRScheduler(optimizer, "LinearLR"), start_factor_(start_factor), end_factor_(end_factor), total_iters_(total_iters) {
+    : LRScheduler(optimizer, "LinearLR"),
+      start_factor_(start_factor),
+      end_factor_(end_factor),
+      total_iters_(total_iters) {
   check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
   check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
   check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);
-  step();
+  start();
 }
 
 std::vector<double> LinearLR::compute_lr() const {

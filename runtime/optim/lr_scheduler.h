@@ -1,7 +1,9 @@
 // Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LambdaLR and
 // LinearLR (the linear warm-up). Each sets the learning rate of every parameter group of an
 // optimizer, once at construction (epoch 0) and again at each step(). Formulas are PyTorch 1.13's
-// recursive ("chainable") forms, so the sequences match PyTorch to the last bit.
+// recursive ("chainable") forms, so the sequences match PyTorch to the last bit. As in PyTorch,
+// the base rate of a group is its initial_lr, which the first scheduler made on the group records
+// (Optimizer::initial_lr): schedulers chained on one optimizer share it.
 //
 //   optim::StepLR scheduler(opt, /*step_size=*/30, /*gamma=*/0.1);
 //   for (epoch ...) { train(); scheduler.step(); }
@@ -41,10 +43,12 @@ class LRScheduler {
   void load_state_dict(const OrderedDict<double>& state);
 
  protected:
-  // Records the groups' current learning rates as the base rates. Subclasses call step() at the end
-  // of their constructor (PyTorch's initial step), once their settings are in place.
   // `name` ("StepLR") names the scheduler in compile dumps and guards.
   LRScheduler(Optimizer& optimizer, const char* name);
+  // Called by subclasses at the end of their constructor, once their settings are checked: records
+  // each group's initial_lr where none is (PyTorch's setdefault) and takes those as the base
+  // rates, then makes PyTorch's initial step (epoch 0).
+  void start();
   // The learning rates for last_epoch() (already advanced), given the optimizer's current ones.
   virtual std::vector<double> compute_lr() const = 0;
   double current_lr(size_t group) const { return optimizer_.get_lr(group); }

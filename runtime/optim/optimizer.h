@@ -3,6 +3,7 @@
 // options and per-parameter state and implements the generic parts once.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@ namespace ember::optim {
 
 // An optimizer's state as flat named entries (what a checkpoint stores). Keys:
 //   scalars  "param_groups.<g>.<option>"   every hyperparameter of group g (bools as 0 / 1)
+//            "param_groups.<g>.initial_lr" the base rate of g's schedulers, once one was made
 //            "param_groups.<g>.num_params" the number of parameters in group g
 //            "state.<i>.<counter>"          per-parameter counters (Adam's "step")
 //   tensors  "state.<i>.<buffer>"           per-parameter buffers ("exp_avg", "momentum_buffer")
@@ -51,6 +53,10 @@ class Optimizer {
   virtual size_t num_param_groups() const = 0;
   virtual double get_lr(size_t group) const = 0;
   virtual void set_lr(size_t group, double lr) = 0;
+  // PyTorch's 'initial_lr': the group's lr when the first scheduler was made on it, which every
+  // scheduler of the group takes as its base rate (so chained schedulers share one); unset before.
+  virtual std::optional<double> initial_lr(size_t group) const = 0;
+  virtual void set_initial_lr(size_t group, double lr) = 0;
   // Every parameter, group after group.
   virtual std::vector<Tensor> parameters() const = 0;
 
@@ -92,6 +98,7 @@ class OptimizerBase : public Optimizer {
   struct ParamGroup {
     std::vector<Tensor> params;
     Options options;
+    std::optional<double> initial_lr;  // see Optimizer::initial_lr
   };
 
   // Adds a group with its own options (the constructor's defaults when none are given).
@@ -101,7 +108,7 @@ class OptimizerBase : public Optimizer {
     const Options& chosen = options ? *options : defaults_;
     chosen.validate(name_.c_str());
     detail::check_new_params(name_, params, parameters());
-    groups_.push_back({std::move(params), chosen});
+    groups_.push_back({std::move(params), chosen, std::nullopt});
   }
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
@@ -119,6 +126,11 @@ class OptimizerBase : public Optimizer {
     if (dispatch_mode_active()) notify_host_state_change(fmt::format("{}.set_lr({}, {})", name_, group, lr));
     groups_[group_index(group)].options.lr = lr;
   }
+  std::optional<double> initial_lr(size_t group) const override { return group_at(group).initial_lr; }
+  void set_initial_lr(size_t group, double lr) override {
+    check(std::isfinite(lr) && lr >= 0.0, "{}: initial_lr must be finite and non-negative, got {}", name_, lr);
+    groups_[group_index(group)].initial_lr = lr;
+  }
   std::vector<Tensor> parameters() const override {
     std::vector<Tensor> all;
     for (const ParamGroup& group : groups_) all.insert(all.end(), group.params.begin(), group.params.end());
@@ -132,6 +144,7 @@ class OptimizerBase : public Optimizer {
       Options::fields(groups_[g].options, [&](const char* name, const auto& value) {
         out.scalars.insert(detail::group_key(g, name), static_cast<double>(value));
       });
+      if (groups_[g].initial_lr) out.scalars.insert(detail::group_key(g, "initial_lr"), *groups_[g].initial_lr);
       out.scalars.insert(detail::group_key(g, "num_params"), static_cast<double>(groups_[g].params.size()));
     }
     for (const ParamGroup& group : groups_) {
@@ -232,7 +245,7 @@ class OptimizerBase : public Optimizer {
   }
 
   // Checks `state` for load_state_dict and returns the groups it describes (this optimizer's
-  // parameters with the state's options).
+  // parameters with the state's options and initial_lr).
   std::vector<ParamGroup> validate_state(const OptimizerState& state) const;
 
   // Whether group `group` holds exactly `params`, in order. Compared by owner, which needs no

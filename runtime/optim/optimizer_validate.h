@@ -59,6 +59,14 @@ std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBa
       value = static_cast<std::decay_t<decltype(value)>>(saved);
     });
     loaded[g].options.validate(fmt::format("{}: load_state_dict: param_groups.{}", who, g).c_str());
+    const std::string initial_key = detail::group_key(g, "initial_lr");
+    loaded[g].initial_lr.reset();  // a state saved before any scheduler has none, as in PyTorch
+    if (const double* initial = state.scalars.find(initial_key)) {
+      check(std::isfinite(*initial) && *initial >= 0.0,
+            "{}: load_state_dict: '{}' must be a finite non-negative learning rate, got {}", who, initial_key,
+            *initial);
+      loaded[g].initial_lr = *initial;
+    }
   }
 
   // Every key is one this optimizer writes; buffers match their parameter's shape.
@@ -68,7 +76,8 @@ std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBa
   for (const auto& [key, value] : state.scalars) {
     bool known = false;
     if (detail::parse_key(key, "param_groups", index, field)) {
-      known = index < groups_.size() && (field == "num_params" || listed(option_names, field));
+      known = index < groups_.size() &&
+              (field == "num_params" || field == "initial_lr" || listed(option_names, field));
     } else if (detail::parse_key(key, "state", index, field)) {
       known = index < params.size() && listed(counter_names, field);
       // A count (Adam's step) is a whole number: a NaN or 1e300 cast to int64 is undefined

@@ -5,7 +5,9 @@
 //   for _ in range(steps): opt.step(); s.step(); out.append(s.get_last_lr()[0])
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "runtime/ember.h"
 
@@ -115,4 +117,75 @@ TEST_CASE("scheduler state dicts round trip and reject a mismatch") {
     CHECK(restored.last_epoch() == 4);
   }
   CHECK_THROWS_WITH_AS(optim::StepLR(other, 0), doctest::Contains("StepLR: step_size must be positive, got 0"), Error);
+}
+
+TEST_CASE("chained schedulers take their base rates from each group's initial_lr, as PyTorch") {
+  // PyTorch: the first scheduler made on a group records its lr as 'initial_lr', and every
+  // scheduler's base rate is that. A warm-up then a cosine on SGD(lr = 1) multiply their
+  // factors, so the rate is the closed form min(1, 0.1 + 0.3 e) * (1 + cos(pi e / 4)) / 2: the
+  // cosine's restart at epoch 5 adds (base - eta_min) * (1 - cos(pi / 4)) / 2 with base 1, not
+  // the 0.1 the warm-up had set when the cosine was made.
+  Tensor param = zeros({1}).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 1.0});
+  optim::LinearLR warm_up(optimizer, 0.1, 1.0, 3);
+  optim::CosineAnnealingLR cosine(optimizer, 4, 0.0);
+  CHECK(warm_up.base_lrs() == std::vector<double>{1.0});
+  CHECK(cosine.base_lrs() == std::vector<double>{1.0});
+  for (int epoch = 0; epoch <= 12; ++epoch) {
+    CAPTURE(epoch);
+    if (epoch > 0) {
+      warm_up.step();
+      cosine.step();
+    }
+    const double expected = std::min(1.0, 0.1 + 0.3 * epoch) * (1.0 + std::cos(std::numbers::pi * epoch / 4.0)) / 2.0;
+    CHECK(optimizer.get_lr(0) == doctest::Approx(expected).epsilon(1e-12));
+  }
+
+  // LambdaLR sets base * lambda(epoch): its base is the initial 1, not the warm-up's 0.5.
+  Tensor other = zeros({1}).requires_grad_();
+  optim::SGD second({other}, {.lr = 1.0});
+  optim::LinearLR half_warm_up(second, 0.5, 1.0, 2);
+  optim::LambdaLR decay(second, [](int64_t epoch) { return std::pow(0.9, static_cast<double>(epoch)); });
+  for (int epoch = 0; epoch <= 4; ++epoch) {
+    CAPTURE(epoch);
+    if (epoch > 0) {
+      half_warm_up.step();
+      decay.step();
+    }
+    CHECK(second.get_lr(0) == std::pow(0.9, static_cast<double>(epoch)));
+  }
+}
+
+TEST_CASE("an optimizer's state dict carries initial_lr, so a scheduler made after loading keeps the base") {
+  Tensor param = zeros({1}).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 1.0});
+  CHECK(optimizer.state_dict().scalars.find("param_groups.0.initial_lr") == nullptr);  // no scheduler yet
+  optim::StepLR scheduler(optimizer, 1, 0.5);
+  for (int i = 0; i < 3; ++i) scheduler.step();
+  const optim::OptimizerState state = optimizer.state_dict();
+  REQUIRE(state.scalars.find("param_groups.0.initial_lr") != nullptr);
+  CHECK(state.scalars.at("param_groups.0.initial_lr") == 1.0);
+  CHECK(state.scalars.at("param_groups.0.lr") == 0.125);
+
+  Tensor other = zeros({1}).requires_grad_();
+  optim::SGD restored({other}, {.lr = 0.3});
+  restored.load_state_dict(state);
+  CHECK(restored.get_lr(0) == 0.125);
+  optim::LambdaLR resumed(restored, [](int64_t) { return 0.5; });
+  CHECK(resumed.base_lrs() == std::vector<double>{1.0});
+  CHECK(restored.get_lr(0) == 0.5);
+  CHECK(restored.state_dict().scalars.at("param_groups.0.initial_lr") == 1.0);
+
+  // A state saved without a scheduler has none, and loading it drops the one there was.
+  Tensor plain_param = zeros({1}).requires_grad_();
+  optim::SGD plain({plain_param}, {.lr = 0.2});
+  restored.load_state_dict(plain.state_dict());
+  CHECK(restored.state_dict().scalars.find("param_groups.0.initial_lr") == nullptr);
+  optim::OptimizerState negative = state;
+  negative.scalars["param_groups.0.initial_lr"] = -1.0;
+  CHECK_THROWS_WITH_AS(restored.load_state_dict(negative),
+                       doctest::Contains("SGD: load_state_dict: 'param_groups.0.initial_lr' must be a finite "
+                                         "non-negative learning rate, got -1"),
+                       Error);
+  CHECK(restored.get_lr(0) == 0.2);
 }

@@ -17,10 +17,15 @@ void LRScheduler::start() {
     if (!optimizer_.initial_lr(g)) optimizer_.set_initial_lr(g, optimizer_.get_lr(g));
     base_lrs_.push_back(*optimizer_.initial_lr(g));
   }
-  step();
+  step_here();
 }
 
-void LRScheduler::step() {
+void LRScheduler::step(Where where) {
+  CallSiteScope site(where);
+  step_here();
+}
+
+void LRScheduler::step_here() {
   // Guarded so that eager steps build no string. A compiled replay calls advance() where this
   // call was captured; the guard keeps it from calling a scheduler that no longer exists.
   if (dispatch_mode_active()) {
@@ -33,6 +38,12 @@ void LRScheduler::step() {
 
 void LRScheduler::advance() {
   HostEffectScope effect;  // the optimizer's set_lr() below is part of this step, not a change of its own
+  // PyTorch zips over the groups and its base_lrs here, silently leaving a group out or reading
+  // its rate unscheduled; refused instead, before anything changes.
+  check(optimizer_.num_param_groups() == base_lrs_.size(),
+        "{}.step: the optimizer has {} parameter groups, the scheduler was made for {}; make the scheduler after "
+        "adding every group",
+        name_, optimizer_.num_param_groups(), base_lrs_.size());
   ++step_count_;
   ++last_epoch_;
   last_lr_ = compute_lr();

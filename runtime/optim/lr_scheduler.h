@@ -29,8 +29,9 @@ class LRScheduler {
   LRScheduler(const LRScheduler&) = delete;
   LRScheduler& operator=(const LRScheduler&) = delete;
 
-  // Advances one epoch and writes the new learning rates into the optimizer.
-  void step();
+  // Advances one epoch and writes the new learning rates into the optimizer. Refused (nothing
+  // changes) once the optimizer has more parameter groups than when the scheduler was made.
+  void step(Where where = Where::current());
   // The learning rates the last step() set, one per parameter group.
   const std::vector<double>& get_last_lr() const { return last_lr_; }
   int64_t last_epoch() const { return last_epoch_; }
@@ -43,7 +44,7 @@ class LRScheduler {
   void load_state_dict(const OrderedDict<double>& state);
 
  protected:
-  // `name` ("StepLR") names the scheduler in compile dumps and guards.
+  // `name` ("StepLR") names the scheduler in errors, compile dumps and guards.
   LRScheduler(Optimizer& optimizer, const char* name);
   // Called by subclasses at the end of their constructor, once their settings are checked: records
   // each group's initial_lr where none is (PyTorch's setdefault) and takes those as the base
@@ -56,7 +57,8 @@ class LRScheduler {
   Optimizer& optimizer_;
 
  private:
-  void advance();  // step()'s work: the epoch, the new rates, set into the optimizer
+  void step_here();  // step() without the call site: reports itself to a capture, then advances
+  void advance();    // step()'s work: the epoch, the new rates, set into the optimizer
 
   const char* name_;
   // Expires with this scheduler: a compiled step's guard then recompiles instead of replaying

@@ -189,3 +189,21 @@ TEST_CASE("an optimizer's state dict carries initial_lr, so a scheduler made aft
                        Error);
   CHECK(restored.get_lr(0) == 0.2);
 }
+
+TEST_CASE("a scheduler refuses a step after a parameter group was added, and stays where it was") {
+  // PyTorch's schedulers silently update some or all groups then (zip over base_lrs); ember
+  // says so instead, before the epoch advances or any rate changes.
+  Tensor a = zeros({1}).requires_grad_(), b = zeros({1}).requires_grad_();
+  optim::SGD optimizer({a}, {.lr = 0.1});
+  optim::StepLR scheduler(optimizer, 1, 0.5);
+  optimizer.add_param_group({b}, optim::SGDOptions{.lr = 0.3});
+  CHECK_THROWS_WITH_AS(scheduler.step(),
+                       doctest::Contains("StepLR.step: the optimizer has 2 parameter groups, the scheduler was made "
+                                         "for 1"),
+                       Error);
+  CHECK_THROWS_WITH_AS(scheduler.step(), doctest::Contains("test_schedulers.cpp"), Error);  // the caller's line
+  CHECK(scheduler.last_epoch() == 0);
+  CHECK(scheduler.get_last_lr() == std::vector<double>{0.1});
+  CHECK(optimizer.get_lr(0) == 0.1);
+  CHECK(optimizer.get_lr(1) == 0.3);
+}

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "runtime/autograd/node.h"
+#include "runtime/dispatch.h"
 #include "runtime/tensor.h"
 
 namespace ember::autograd {

@@ -78,8 +78,8 @@ void check_integer_alpha(const OpCall& call, DType result) {
     check(whole, "{}: alpha must be an integer for bool tensors, got {}", call.op.name, alpha);
     return;
   }
-  check(whole && in_integer_range(alpha, result), "{}: alpha must be an integer within {}'s range for {} tensors, got {}",
-        call.op.name, result, result, alpha);
+  check(whole && in_integer_range(alpha, result),
+        "{}: alpha must be an integer within {}'s range for {} tensors, got {}", call.op.name, result, result, alpha);
 }
 
 void check_value_fits(std::string_view op, double value, DType dtype) {

@@ -87,8 +87,8 @@ TEST_CASE("hostile inputs: alpha on integer tensors must be an integer of their 
   CHECK(add(floats({4}), floats({1}), 0.5).item() == 4.5);  // floats take any alpha
   // bool is integral for alpha too, as PyTorch's alpha check.
   const Tensor mask = from_vector<bool>({true, false});
-  CHECK_THROWS_WITH_AS(add(mask, mask, 0.5), doctest::Contains("add: alpha must be an integer for bool tensors, got 0.5"),
-                       Error);
+  CHECK_THROWS_WITH_AS(add(mask, mask, 0.5),
+                       doctest::Contains("add: alpha must be an integer for bool tensors, got 0.5"), Error);
   CHECK_THROWS_WITH_AS(add(mask, mask, NAN), doctest::Contains("alpha must be an integer for bool tensors"), Error);
   Tensor flags = mask.clone();
   CHECK_THROWS_WITH_AS(flags.add_(mask, 0.5), doctest::Contains("add_: alpha must be an integer"), Error);

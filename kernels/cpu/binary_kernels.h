@@ -20,6 +20,35 @@ void binary_same_dtype(const Tensor& out, const Tensor& a, const Tensor& b, Func
   });
 }
 
+// The operand (0 or 1) that add, sub, mul and div read unrounded, or -1: a 0-d operand of another
+// dtype than a bfloat16/float16 result. PyTorch's CPU loops take such an operand as a float
+// (opmath) scalar rather than first rounding it to 16 bits, so the result is rounded once:
+// bf16 100 * f32 1.004 is 100.5 there (100.4 rounded), not 101 (100 * 1.0078 rounded).
+int unrounded_scalar_operand(const Tensor& out, const Tensor& a, const Tensor& b);
+// The value of a 0-d CPU tensor, in double (exact for every dtype but int64 beyond 2^53).
+double scalar_value(const Tensor& scalar);
+
+// If unrounded_scalar_operand finds one, out = functor(a, b) with that operand held at float
+// precision, the same value the host-scalar ops (mul(x, 1.004)) use; returns whether it ran.
+template <typename Functor>
+bool binary_unrounded_scalar(const Tensor& out, const Tensor& a, const Tensor& b, Functor functor) {
+  const int position = unrounded_scalar_operand(out, a, b);
+  if (position < 0) return false;
+  const float value = static_cast<float>(scalar_value(position == 0 ? a : b));
+  const Tensor other = as_dtype(position == 0 ? b : a, out.dtype());
+  dispatch_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<compute_t<T>, float>) {
+      if (position == 0) {
+        pointwise_cpu<T, T>(out, [=](float x) { return functor(value, x); }, other);
+      } else {
+        pointwise_cpu<T, T>(out, [=](float x) { return functor(x, value); }, other);
+      }
+    }
+  });
+  return true;
+}
+
 // out = functor(a) with a converted to out's dtype first.
 template <typename Functor>
 void unary_same_dtype(const Tensor& out, const Tensor& a, Functor functor) {

@@ -29,27 +29,36 @@ void add_shape(const OpCall& call, OutputMetas& outputs) {
   check_integer_alpha(call, outputs[0].dtype);
 }
 
+// A 0-d operand of another dtype than a 16-bit float result is read unrounded, as in PyTorch
+// (see cpu::unrounded_scalar_operand); every other call converts both operands to out's dtype.
+template <typename Functor>
+void arithmetic(const Tensor& out, const Tensor& a, const Tensor& b, Functor functor) {
+  if (!cpu::binary_unrounded_scalar(out, a, b, functor)) cpu::binary_same_dtype(out, a, b, functor);
+}
+
 void add_kernel(const OpCall& call, TensorList& out) {
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
+  arithmetic(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
 void sub_kernel(const OpCall& call, TensorList& out) {
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Sub{alpha_of(call)});
+  arithmetic(out[0], call.input(0), call.input(1), fn::Sub{alpha_of(call)});
 }
-void mul_kernel(const OpCall& call, TensorList& out) {
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
+void mul_kernel(const OpCall& call, TensorList& out) { arithmetic(out[0], call.input(0), call.input(1), fn::Mul{}); }
+void div_kernel(const OpCall& call, TensorList& out) {
+  if (!cpu::binary_unrounded_scalar(out[0], call.input(0), call.input(1), fn::Div{}))
+    cpu::binary_floating(out[0], call.input(0), call.input(1), fn::Div{}, call.op.name);
 }
 void add_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
   check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
                                         call.input(1).dim() == 0));
   check_integer_alpha(call, call.input(0).dtype());
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
+  arithmetic(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
 }
 void mul_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
   check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
                                         call.input(1).dim() == 0));
-  cpu::binary_same_dtype(out[0], call.input(0), call.input(1), fn::Mul{});
+  arithmetic(out[0], call.input(0), call.input(1), fn::Mul{});
 }
 void add_scalar_kernel(const OpCall& call, TensorList& out) {
   cpu::unary_same_dtype(out[0], call.input(0), fn::AddScalar{call.attrs.get<double>("value")});
@@ -108,8 +117,7 @@ void register_arithmetic_ops(OpRegistry& registry) {
   registry.add(pointwise_op("mul", "mul(Tensor a, Tensor b) -> Tensor", binary_shape, mul_kernel,
                             mul_backward, 0b11, 0, "ember::fn::Mul"));
   registry.add(pointwise_op("div", "div(Tensor a, Tensor b) -> Tensor", binary_float_shape,
-                            cpu::binary_floating_kernel<fn::Div>,
-                            div_backward, 0b11, 0, "ember::fn::Div"));
+                            div_kernel, div_backward, 0b11, 0, "ember::fn::Div"));
   registry.add(pointwise_op("add_scalar", "add_scalar(Tensor a, float value) -> Tensor", scalar_shape,
                             add_scalar_kernel, add_scalar_backward, 0, 0, "ember::fn::AddScalar"));
   registry.add(pointwise_op("mul_scalar", "mul_scalar(Tensor a, float value) -> Tensor", scalar_shape,

@@ -175,3 +175,34 @@ TEST_CASE("compile: a learning rate set inside the compiled function is a graph 
   CHECK(lenient.optimizer->get_lr(0) == eager.optimizer->get_lr(0));
   check_same_state(eager, lenient);
 }
+
+// A bf16 tensor times or over a 0-d float32 tensor is computed with the scalar unrounded and
+// rounded once, as PyTorch does; the compiled graph, which also fuses the ops around it, must
+// give the eager bits. Expected values: numpy float32 arithmetic on the bf16 inputs, rounded to
+// bf16 (nearest even) after each op; rounding 1.004 to bf16 first would give 101 and 332.
+TEST_CASE("compile: bf16 mul and div by 0-d float32 tensors equal eager bit for bit") {
+  const auto step = [](const Tensor& x, const Tensor& factor, const Tensor& divisor) {
+    const Tensor scaled = mul(relu(x), factor);
+    return std::vector<Tensor>{scaled, div(scaled, divisor), add(div(x, divisor), 1.0)};
+  };
+  auto compiled = ember::compile([&](const Tensor& x, const Tensor& factor, const Tensor& divisor) {
+    return step(x, factor, divisor);
+  }, {.fullgraph = true, .warmup_calls = 0});
+  const Tensor x = from_vector<float>({100.f, 3.f, 7.f}, {3}).to(kBFloat16);
+  const Tensor factor = scalar_tensor(1.004, {.dtype = kFloat32});
+  const Tensor divisor = scalar_tensor(0.3, {.dtype = kFloat32});
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    const std::vector<Tensor> expected = step(x, factor, divisor);
+    const std::vector<Tensor> actual = compiled(x, factor, divisor);
+    REQUIRE(actual.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {  // bf16 -> float32 is exact: the bits compare
+      REQUIRE(actual[i].dtype() == kBFloat16);
+      CHECK(graph_test::bit_equal(expected[i].to(kFloat32), actual[i].to(kFloat32)));
+    }
+    CHECK(actual[0].to(kFloat32).to_vector<float>() == std::vector<float>{100.5f, 3.015625f, 7.03125f});
+    CHECK(actual[1].to(kFloat32).to_vector<float>() == std::vector<float>{336.f, 10.0625f, 23.5f});
+    CHECK(actual[2].to(kFloat32).to_vector<float>() == std::vector<float>{336.f, 11.f, 24.375f});
+  }
+  CHECK(compiled.state().captures() == 1);
+}

@@ -95,3 +95,62 @@ TEST_CASE("gradients through a bf16 tensor times a float32 0-d tensor come back 
   for (size_t i = 0; i < values.size(); ++i)
     CHECK(x_grad[i] == doctest::Approx(2.0 * 1.5 * 1.5 * values[i]).epsilon(1e-2));
 }
+
+namespace {
+
+std::vector<float> as_floats(const Tensor& tensor) { return tensor.to(kFloat32).to_vector<float>(); }
+Tensor bf16_values(std::vector<float> values) {
+  const int64_t count = static_cast<int64_t>(values.size());
+  return from_vector(values, {count}, kOnCpu).to(kBFloat16);
+}
+
+}  // namespace
+
+// As PyTorch's CPU loops do, a 0-d operand of another dtype than a 16-bit float result is read at
+// float (opmath) precision and the result is rounded once; rounding it to bf16 first gives other
+// numbers. Expected values: numpy, float32 arithmetic of the bf16 inputs with np.float32(scalar),
+// then round-to-nearest-even to bf16 via the float32 bits (b + 0x7FFF + ((b >> 16) & 1)) & ~0xFFFF
+// (f16: np.float16 of the float32 result). Rounding the scalar first gives the value in each comment.
+TEST_CASE("a 0-d float operand of a bf16 or f16 op is not rounded to 16 bits before the op") {
+  const Tensor x = bf16_values({100.f, 3.f, 7.f});
+  CHECK(as_floats(mul(x, zero_dim(1.004, kFloat32))) == std::vector<float>{100.5f, 3.015625f, 7.03125f});  // 101
+  CHECK(as_floats(mul(zero_dim(1.004, kFloat32), x)) == std::vector<float>{100.5f, 3.015625f, 7.03125f});
+  CHECK(as_floats(mul(x, zero_dim(1.004, kFloat32))) == as_floats(mul(x, 1.004)));  // the host-scalar op
+  CHECK(as_floats(div(x, zero_dim(0.3, kFloat32))) == std::vector<float>{334.f, 10.f, 23.375f});  // 332, 23.25
+  CHECK(as_floats(div(zero_dim(300.7, kFloat32), bf16_values({3.f, 7.f, 0.5f}))) ==
+        std::vector<float>{100.f, 43.f, 600.f});  // 42.75
+
+  // add and sub, with alpha, the 0-d operand on either side; 1.0035 rounds to 1.0 in bf16.
+  const Tensor s = zero_dim(1.0035, kFloat32);
+  CHECK(as_floats(add(bf16_values({-1.f, 2.f, 0.5f}), s)) == std::vector<float>{0.0034942626953125f, 3.f, 1.5f});
+  CHECK(as_floats(add(s, bf16_values({-0.5f, 1.f, 0.25f}), 3.0)) == std::vector<float>{-0.49609375f, 4.f, 1.75f});
+  CHECK(as_floats(sub(bf16_values({2.f, -1.f, 4.f}), s, 2.0)) ==
+        std::vector<float>{-0.006988525390625f, -3.f, 1.9921875f});  // 0, -3, 2
+  CHECK(as_floats(sub(s, bf16_values({-1.f, 2.f, 0.5f}))) == std::vector<float>{2.f, -0.99609375f, 0.50390625f});
+
+  // In place, as PyTorch's mul_ and add_.
+  Tensor scaled = x.clone();
+  scaled.mul_(zero_dim(1.004, kFloat32));
+  CHECK(as_floats(scaled) == std::vector<float>{100.5f, 3.015625f, 7.03125f});
+  Tensor shifted = bf16_values({-1.f, 2.f, 0.5f});
+  shifted.add_(s);
+  CHECK(as_floats(shifted) == std::vector<float>{0.0034942626953125f, 3.f, 1.5f});
+
+  // A float64 0-d tensor with float16 values; an int64 one (257 is 256 in bf16: 3 * 256 = 768).
+  const Tensor halves = from_vector(std::vector<float>{1000.f, 3.f, 7.f}, {3}, kOnCpu).to(kFloat16);
+  CHECK(as_floats(mul(halves, zero_dim(1.0003, kFloat64))) == std::vector<float>{1000.5f, 3.f, 7.00390625f});
+  CHECK(as_floats(mul(bf16_values({1.f, 3.f, -0.5f}), zero_dim(257, kInt64))) ==
+        std::vector<float>{256.f, 772.f, -128.f});
+  // A 0-d bf16 operand is already the result's dtype: nothing changes.
+  CHECK(as_floats(mul(x, zero_dim(1.004, kBFloat16))) == std::vector<float>{101.f, 3.03125f, 7.0625f});
+}
+
+TEST_CASE("the gradient of a 0-d float32 factor of a bf16 tensor is still the summed product") {
+  const Tensor x = bf16_values({100.f, 3.f, 7.f}).requires_grad_();
+  const Tensor scale = zero_dim(1.004, kFloat32).requires_grad_();
+  sum(mul(x, scale)).backward();
+  REQUIRE(scale.grad().dtype() == kFloat32);
+  CHECK(scale.grad().item() == 110.0);  // sum(x): the values and their sum are exact in bf16
+  REQUIRE(x.grad().dtype() == kBFloat16);
+  CHECK(as_floats(x.grad()) == std::vector<float>{1.0078125f, 1.0078125f, 1.0078125f});  // 1.004 in bf16
+}

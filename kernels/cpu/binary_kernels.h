@@ -21,9 +21,10 @@ void binary_same_dtype(const Tensor& out, const Tensor& a, const Tensor& b, Func
 }
 
 // The operand (0 or 1) that add, sub, mul and div read unrounded, or -1: a 0-d operand of another
-// dtype than a bfloat16/float16 result. PyTorch's CPU loops take such an operand as a float
-// (opmath) scalar rather than first rounding it to 16 bits, so the result is rounded once:
-// bf16 100 * f32 1.004 is 100.5 there (100.4 rounded), not 101 (100 * 1.0078 rounded).
+// dtype than a bfloat16/float16 result. PyTorch takes such an operand as a float (opmath)
+// scalar rather than first rounding it to 16 bits, so the result is rounded once: bf16 100 *
+// f32 1.004 is 100.5 there (100.4 rounded), not 101 (100 * 1.0078 rounded). Its CPU loops do so
+// for the second operand only, its CUDA loops for either; ember does for either, so a*s == s*a.
 int unrounded_scalar_operand(const Tensor& out, const Tensor& a, const Tensor& b);
 // The value of a 0-d CPU tensor, in double (exact for every dtype but int64 beyond 2^53).
 double scalar_value(const Tensor& scalar);

@@ -1,6 +1,4 @@
 // The autograd node of a dispatched call (see dispatch_internal.h).
-#include <utility>
-
 #include "runtime/autograd/node.h"
 #include "runtime/dispatch.h"
 #include "runtime/dispatch_internal.h"
@@ -44,10 +42,7 @@ void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall&
   for (int i = 0; i < outputs.size(); ++i) {
     TensorImpl& impl = *outputs[i].impl();
     if (!is_floating(impl.dtype)) continue;
-    // An in-place op's output is its input: it may have had a grad_fn, and a retain_grad() on it.
-    const std::shared_ptr<autograd::Node> old_fn = std::exchange(impl.grad_fn, node);
-    const uint32_t old_output = std::exchange(impl.output_nr, static_cast<uint32_t>(i));
-    autograd::move_retained_grad(impl, old_fn.get(), old_output);
+    autograd::set_history(impl, node, static_cast<uint32_t>(i));  // an in-place op's output had one
   }
 }
 

@@ -1,7 +1,6 @@
 // In-place ops on the dispatcher's eager path: what may be written, the kernel, version bumps,
 // and the history the written tensor (or, through a view, its base) continues with.
 #include <bit>
-#include <utility>
 
 #include "runtime/autograd/copy_slices.h"
 #include "runtime/autograd/node.h"
@@ -106,9 +105,7 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   if (slices) {
     for (int i = 0; i < outputs.size(); ++i)
       if (has_bit(call.op.save_outputs, static_cast<size_t>(i))) node->save_output(i, outputs[i]);
-    TensorImpl& base = *root.impl();
-    const std::shared_ptr<autograd::Node> old_fn = std::exchange(base.grad_fn, std::move(slices));
-    autograd::move_retained_grad(base, old_fn.get(), std::exchange(base.output_nr, 0));
+    autograd::set_history(*root.impl(), std::move(slices), 0);
   } else if (node) {
     attach_outputs(node, call, outputs);
   }

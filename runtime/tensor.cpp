@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
@@ -255,8 +254,7 @@ void Tensor::record_stream(const cuda::Stream& stream, Where where) const {
 
 Tensor& Tensor::detach_() {
   checked_impl();
-  const std::shared_ptr<autograd::Node> old_fn = std::exchange(impl_->grad_fn, nullptr);
-  autograd::move_retained_grad(*impl_, old_fn.get(), impl_->output_nr);
+  autograd::set_history(*impl_, nullptr, 0);
   impl_->requires_grad = false;
   impl_->view_origin = nullptr;  // or an update of its base would give it a history again
   return *this;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ops/registry.h"
@@ -103,13 +104,16 @@ class AccumulateGrad final : public Node {
 // retain_grad(): from now on `tensor` (a non-leaf) keeps the gradient of its grad_fn's output in
 // its .grad.
 void retain_grad_of(const std::shared_ptr<TensorImpl>& tensor);
-// An op just gave `tensor` a new grad_fn in place of (`old_fn`, `old_output`): a retain_grad()
-// follows the tensor there, so its .grad is the gradient of its latest version (PyTorch's
-// retains-grad hook moves the same way; hooks from register_hook stay with the old version).
-void move_retained_grad_slow(TensorImpl& tensor, Node* old_fn, uint32_t old_output);
-inline void move_retained_grad(TensorImpl& tensor, Node* old_fn, uint32_t old_output) {
-  // Called for every output an op writes: most have no autograd metadata at all.
-  if (tensor.autograd_meta && tensor.autograd_meta->retains_grad) move_retained_grad_slow(tensor, old_fn, old_output);
+// Every change of a tensor's grad_fn goes through here: an in-place op's node, a CopySlices
+// rebasing a view's base, a view's remade history, none for detach_(). A retain_grad() on the
+// tensor follows it to the new node, so its .grad is the gradient of its latest version
+// (PyTorch's retains-grad hook moves the same way; hooks from register_hook stay behind).
+void move_retained_grad(TensorImpl& tensor, Node* old_fn, uint32_t old_output);
+inline void set_history(TensorImpl& tensor, std::shared_ptr<Node> node, uint32_t output) {
+  const std::shared_ptr<Node> old_fn = std::exchange(tensor.grad_fn, std::move(node));
+  const uint32_t old_output = std::exchange(tensor.output_nr, output);
+  // Most tensors given a history are new op outputs without any autograd metadata.
+  if (tensor.autograd_meta && tensor.autograd_meta->retains_grad) move_retained_grad(tensor, old_fn.get(), old_output);
 }
 // Gives the tensor behind `retainer`, if still alive, `gradient` as (or added to) its .grad.
 void store_retained_grad(const std::weak_ptr<TensorImpl>& retainer, const Tensor& gradient);

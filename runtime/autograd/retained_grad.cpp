@@ -20,7 +20,7 @@ void retain_grad_of(const std::shared_ptr<TensorImpl>& tensor) {
   retained_slot(*tensor->grad_fn, tensor->output_nr) = tensor;
 }
 
-void move_retained_grad_slow(TensorImpl& tensor, Node* old_fn, uint32_t old_output) {
+void move_retained_grad(TensorImpl& tensor, Node* old_fn, uint32_t old_output) {
   if (old_fn == tensor.grad_fn.get() && old_output == tensor.output_nr) return;
   std::weak_ptr<TensorImpl> retainer;
   if (old_fn != nullptr && old_output < old_fn->retained_by.size())

@@ -2,7 +2,6 @@
 #include "runtime/autograd/view_history.h"
 
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "runtime/autograd/node.h"
@@ -24,8 +23,7 @@ void remake_one(TensorImpl& view) {
   const AutoGradMode recording(true);
   const Tensor inputs[] = {parent};
   const TensorList remade = dispatch(OpCall{*view.view_origin->op, inputs, view.view_origin->attrs});
-  const std::shared_ptr<Node> old_fn = std::exchange(view.grad_fn, remade[0].impl()->grad_fn);
-  move_retained_grad(view, old_fn.get(), std::exchange(view.output_nr, remade[0].impl()->output_nr));
+  set_history(view, remade[0].impl()->grad_fn, remade[0].impl()->output_nr);
 }
 
 }  // namespace

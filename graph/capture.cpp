@@ -30,7 +30,9 @@ ValueId CaptureMode::add_input(const Tensor& tensor) {
 void CaptureMode::bind(const Tensor& tensor, ValueId value) {
   const TensorImpl& impl = *tensor.impl();
   bindings_[&impl] = {tensor.impl_ptr(), value};
-  if (impl.storage) buffers_.push_back({impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, value});
+  if (!impl.storage) return;
+  buffers_by_storage_[impl.storage.get()].push_back(buffers_.size());
+  buffers_.push_back({impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, value});
 }
 
 ValueId CaptureMode::find(const Tensor& tensor) const {
@@ -158,8 +160,11 @@ ValueId CaptureMode::same_buffer_value(const Tensor& tensor) {
   const ByteExtent wanted_bytes = byte_extent(wanted.sizes, wanted.strides, wanted.offset, wanted.dtype);
   ValueId alias = -1;
   ValueId other_view = -1;
-  for (const BufferBinding& buffer : buffers_) {
-    if (buffer.storage.lock() != wanted.storage) continue;
+  const auto bound_here = buffers_by_storage_.find(wanted.storage.get());
+  if (bound_here == buffers_by_storage_.end()) return -1;
+  for (const size_t index : bound_here->second) {
+    const BufferBinding& buffer = buffers_[index];
+    if (buffer.storage.lock() != wanted.storage) continue;  // a dead storage whose address was reused
     // Disjoint parts of one buffer are separate tensors (a compiled replay installs all its
     // gradients as slices of one arena): only a view over the same bytes can alias a value. The
     // same geometry always does, also with no bytes at all (an activation of a batch of 0 rows,
@@ -314,9 +319,9 @@ void CaptureMode::on_grad_absent(const Tensor& leaf) {
 }
 
 void CaptureMode::add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf) {
-  for (const std::weak_ptr<TensorImpl>& weak : no_grad_guarded_)
-    if (weak.lock() == leaf) return;
-  no_grad_guarded_.push_back(leaf);
+  const auto [entry, added] = no_grad_guarded_.try_emplace(leaf.get(), leaf);
+  if (!added && entry->second.lock() == leaf) return;
+  entry->second = leaf;  // new, or the address of a dead leaf reused
   host_guards_.push_back(
       {fmt::format("no .grad on the leaf of shape {} when called", leaf->sizes),
        [weak = std::weak_ptr<TensorImpl>(leaf)] {
@@ -326,13 +331,14 @@ void CaptureMode::add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf) {
 }
 
 void CaptureMode::on_grad_set(const Tensor& leaf) {
-  if (!grad_set_by_code(*leaf.impl())) grads_set_.push_back(leaf.impl_ptr());
+  if (grad_set_by_code(*leaf.impl())) return;
+  grads_set_index_[leaf.impl()] = grads_set_.size();  // the newest leaf at this address
+  grads_set_.push_back(leaf.impl_ptr());
 }
 
 bool CaptureMode::grad_set_by_code(const TensorImpl& leaf) const {
-  for (const std::weak_ptr<TensorImpl>& weak : grads_set_)
-    if (weak.lock().get() == &leaf) return true;
-  return false;
+  const auto found = grads_set_index_.find(&leaf);
+  return found != grads_set_index_.end() && grads_set_[found->second].lock().get() == &leaf;
 }
 
 }  // namespace ember::graph

@@ -92,10 +92,14 @@ class CaptureMode final : public DispatchMode {
   };
   std::unordered_map<const TensorImpl*, PendingAlias> pending_aliases_;
   std::vector<BufferBinding> buffers_;
+  // buffers_'s indices per storage address, so a lookup reads one storage's bindings, not all
+  // (a dead storage's address may be reused: the binding's weak pointer still decides).
+  std::unordered_map<const Storage*, std::vector<size_t>> buffers_by_storage_;
   std::vector<HostGuard> host_guards_;
   // Leaves whose .grad the code set or cleared directly: only those, and leaves whose .grad is a
   // graph value, get a grad write-back (a compiled forward must not clear other .grads).
   std::vector<std::weak_ptr<TensorImpl>> grads_set_;  // in the order the code set them
+  std::unordered_map<const TensorImpl*, size_t> grads_set_index_;  // leaf -> its grads_set_ entry
   // Leaves that had no .grad when first seen, the code not having cleared it before: a
   // gradient the graph installs for one is new, where eager would add to a .grad found there.
   std::vector<std::weak_ptr<TensorImpl>> found_without_grad_;
@@ -104,7 +108,7 @@ class CaptureMode final : public DispatchMode {
   void guard_no_grad_on_entry(const std::shared_ptr<TensorImpl>& leaf);
   // That guard itself, once per leaf (a leaf fn skipped for its missing .grad needs it too).
   void add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf);
-  std::vector<std::weak_ptr<TensorImpl>> no_grad_guarded_;
+  std::unordered_map<const TensorImpl*, std::weak_ptr<TensorImpl>> no_grad_guarded_;
   std::vector<Tensor> grad_input_tensors_;
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.

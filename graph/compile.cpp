@@ -26,15 +26,26 @@ namespace {
 
 // Graph::shared_buffers from the captured tensors: state tensors that share memory with an
 // earlier one (a parameter and a view of it, both read by fn), then the inputs' twins.
+// States are grouped by storage first: only those can share bytes, and a model's thousands of
+// parameters and optimizer states must not cost a capture states x states comparisons.
 void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
-  for (size_t k = 0; k < graph.state_tensors.size(); ++k) {
-    const Tensor state(graph.state_tensors[k]);
-    for (size_t j = 0; j < k && storage_of(*state.impl()) != nullptr; ++j)
-      if (shares_memory(state, graph.state_tensors[j])) {
-        graph.shared_buffers.push_back({graph.state_inputs[j], graph.state_inputs[k]});
+  std::vector<std::pair<const Storage*, size_t>> by_storage;  // sorted: a storage's states in order
+  for (size_t k = 0; k < graph.state_tensors.size(); ++k)
+    if (const Storage* storage = storage_of(*graph.state_tensors[k]); storage != nullptr)
+      by_storage.emplace_back(storage, k);
+  std::sort(by_storage.begin(), by_storage.end());
+  std::vector<std::pair<size_t, size_t>> sharers;  // (state, the first earlier state it shares bytes with)
+  for (size_t a = 0, group = 0; a < by_storage.size(); ++a) {
+    if (by_storage[a].first != by_storage[group].first) group = a;
+    const Tensor state(graph.state_tensors[by_storage[a].second]);
+    for (size_t b = group; b < a; ++b)
+      if (shares_memory(state, graph.state_tensors[by_storage[b].second])) {
+        sharers.emplace_back(by_storage[a].second, by_storage[b].second);
         break;
       }
   }
+  std::sort(sharers.begin(), sharers.end());
+  for (const auto& [k, j] : sharers) graph.shared_buffers.push_back({graph.state_inputs[j], graph.state_inputs[k]});
   const int count = static_cast<int>(graph.inputs.size());
   for (size_t i = 0; i < input_twins.size(); ++i) {
     const int twin = input_twins[i];
@@ -252,8 +263,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     guards.inputs_require_grad.push_back(grad.requires_grad());
     guards.inputs_contiguous.push_back(grad.is_contiguous());
   }
-  for (size_t i = 0; i < all_inputs.size(); ++i)
-    guards.input_twins.push_back(memory_twin(all_inputs, graph.state_tensors, i));
+  memory_twins(all_inputs, graph.state_tensors, guards.input_twins);
   record_shared_buffers(graph, guards.input_twins);
   optimize(graph, options_.fuse, fusion);
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
 #include "graph/compile_log.h"
@@ -56,13 +58,32 @@ bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b) {
   return storage_of(*a.impl()) == storage_of(*b) && memory_overlap(a, Tensor(b)) != MemoryOverlap::None;
 }
 
-int memory_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i) {
-  if (storage_of(*inputs[i].impl()) == nullptr) return -1;
-  for (size_t j = 0; j < i; ++j)
-    if (shares_memory(inputs[i], inputs[j].impl_ptr())) return static_cast<int>(j);
-  for (size_t k = 0; k < states.size(); ++k)
-    if (shares_memory(inputs[i], states[k])) return static_cast<int>(inputs.size() + k);
-  return -1;
+void memory_twins(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states,
+                  std::vector<int>& twins) {
+  // Only tensors over one storage can share bytes: the inputs sorted by storage, then each state
+  // looked up among them, costs O((inputs + states) log inputs), not inputs x states per call (an
+  // optimizer step compiled alone reads every parameter's .grad as an input). Candidates are
+  // tried in index order, so the twin is the first earlier input, else the first state.
+  thread_local std::vector<std::pair<const Storage*, int>> by_storage;
+  by_storage.clear();
+  twins.assign(inputs.size(), -1);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const Storage* storage = storage_of(*inputs[i].impl()); storage != nullptr)
+      by_storage.emplace_back(storage, static_cast<int>(i));
+  std::sort(by_storage.begin(), by_storage.end());
+  for (size_t a = 0; a < by_storage.size(); ++a)
+    for (size_t b = a; b-- > 0 && by_storage[b].first == by_storage[a].first;) {
+      const int earlier = by_storage[b].second;  // b counts down: the earliest match wins
+      if (shares_memory(inputs[by_storage[a].second], inputs[earlier].impl_ptr()))
+        twins[by_storage[a].second] = earlier;
+    }
+  for (size_t k = 0; k < states.size(); ++k) {
+    const Storage* storage = storage_of(*states[k]);
+    auto member = std::lower_bound(by_storage.begin(), by_storage.end(), std::make_pair(storage, 0));
+    for (; member != by_storage.end() && member->first == storage; ++member)
+      if (twins[member->second] < 0 && shares_memory(inputs[member->second], states[k]))
+        twins[member->second] = static_cast<int>(inputs.size() + k);
+  }
 }
 
 int64_t arena_bytes(const Executor& executor) {
@@ -111,8 +132,10 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
                            inputs[i].requires_grad() ? "requires" : "does not require",
                            guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
       });
+  thread_local std::vector<int> twins;
+  memory_twins(inputs, graph.state_tensors, twins);
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (const int twin = memory_twin(inputs, graph.state_tensors, i); twin != guards.input_twins[i])
+    if (const int twin = twins[i]; twin != guards.input_twins[i])
       return why([&] {
         return fmt::format("input {} shares memory with {}, the graph was captured with {}", i,
                            sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));

@@ -24,11 +24,12 @@ std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tenso
 // not (a compiled replay installs all its gradients as slices of one arena).
 bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b);
 
-// Which earlier graph input, or else which state tensor (numbered after the inputs), shares
-// memory with input i, or -1. A graph captured with two arguments over the same bytes treats a
+// Per input: which earlier graph input, or else which state tensor (numbered after the inputs),
+// shares memory with it, or -1. A graph captured with two arguments over the same bytes treats a
 // write into one as a change of the other, and one captured with separate memory does not: each
 // aliasing pattern is its own variant, as with PyTorch's duplicate-input guards.
-int memory_twin(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states, size_t i);
+void memory_twins(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states,
+                  std::vector<int>& twins);
 
 // The bytes of the executor's planned arena (0 when it dispatches).
 int64_t arena_bytes(const Executor& executor);

@@ -6,6 +6,8 @@
 // step's input and output lists hold handles to these impls, so a call builds no lists.
 #include "graph/lowered_executor.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "graph/pass_util.h"
@@ -63,6 +65,8 @@ LoweredExecutor::LoweredExecutor(const Graph& graph, bool cuda_graphs)
   build_steps(graph);
   find_optimizer_runs(graph);
   if (cuda_graphs) set_up_cuda_graphs(graph);
+  for (const std::shared_ptr<TensorImpl>& state : graph.state_tensors) sorted_states_.push_back(state.get());
+  std::sort(sorted_states_.begin(), sorted_states_.end());
   for (size_t i = 0; i < graph.write_backs.size(); ++i) {
     const WriteBack& write = graph.write_backs[i];
     // An in-place update of the state tensor itself already wrote the result there.
@@ -218,15 +222,21 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
 // otherwise old and new gradients coexist and the step's peak memory grows by the size of all
 // gradients. One the graph reads stays: a step that then throws (a bad target in the forward)
 // must leave it, accumulated gradients and all, as eager would.
+// Lookups in sorted lists: a step over thousands of parameters must not compare each .grad with
+// every state and input.
 void LoweredExecutor::release_replaced_grads(const Graph& graph, std::span<const Tensor> inputs) {
+  thread_local std::vector<const TensorImpl*> sorted_inputs;
+  sorted_inputs.clear();
+  for (const Tensor& input : inputs) sorted_inputs.push_back(input.impl());
+  std::sort(sorted_inputs.begin(), sorted_inputs.end());
+  auto holds = [](const std::vector<const TensorImpl*>& sorted, const TensorImpl* impl) {
+    return std::binary_search(sorted.begin(), sorted.end(), impl);
+  };
   for (const GradWriteBack& write : graph.grad_write_backs) {
     TensorImpl& parameter = *graph.state_tensors[write.state];
     if (write.value < 0 || !parameter.autograd_meta || !parameter.autograd_meta->grad) continue;
     const TensorImpl* old = parameter.autograd_meta->grad->impl();
-    bool read_by_graph = false;
-    for (const std::shared_ptr<TensorImpl>& state : graph.state_tensors) read_by_graph = read_by_graph || state.get() == old;
-    for (const Tensor& input : inputs) read_by_graph = read_by_graph || input.impl() == old;
-    if (!read_by_graph) parameter.autograd_meta->grad.reset();
+    if (!holds(sorted_states_, old) && !holds(sorted_inputs, old)) parameter.autograd_meta->grad.reset();
   }
 }
 

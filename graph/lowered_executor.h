@@ -99,6 +99,7 @@ class LoweredExecutor {
   std::vector<ValueId> view_values_;  // whose storage is re-pointed each call
   std::vector<ValueId> arena_roots_;  // the arena's buffers, re-pointed each call when it is per call
   std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
+  std::vector<const TensorImpl*> sorted_states_;  // the graph's state tensors, sorted by address
   std::vector<Tensor> run_inputs_;       // an optimizer run's flat input list, reused per call
   // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and where each state tensor's data
   // was when captured (its storage, offset and strides; a change means capturing again).

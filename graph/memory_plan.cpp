@@ -45,27 +45,27 @@ void find_roots(const Graph& graph, MemoryPlan& plan) {
 }
 
 // Greedy: largest first, each at the lowest aligned offset clear of every placed buffer whose
-// live range overlaps its own.
+// live range overlaps its own. The placed buffers are kept in offset order, so finding that gap
+// is one pass over them, with no sort per buffer: thousands of gradients that all live to the
+// end of the step must not make planning cost B^2 log B.
 int64_t assign_offsets(std::vector<BufferInterval*>& arena) {
   std::stable_sort(arena.begin(), arena.end(), [](const BufferInterval* a, const BufferInterval* b) {
     return a->bytes != b->bytes ? a->bytes > b->bytes : a->first < b->first;
   });
   int64_t total = 0;
-  std::vector<const BufferInterval*> placed;
+  std::vector<const BufferInterval*> placed;  // by offset
   for (BufferInterval* buffer : arena) {
-    std::vector<const BufferInterval*> overlapping;
-    for (const BufferInterval* other : placed)
-      if (other->first <= buffer->last && buffer->first <= other->last) overlapping.push_back(other);
-    std::sort(overlapping.begin(), overlapping.end(),
-              [](const BufferInterval* a, const BufferInterval* b) { return a->offset < b->offset; });
     int64_t offset = 0;
-    for (const BufferInterval* other : overlapping) {
+    for (const BufferInterval* other : placed) {
+      if (other->last < buffer->first || buffer->last < other->first) continue;  // never live together
       if (offset + buffer->bytes <= other->offset) break;  // fits in the gap before `other`
       offset = std::max(offset, other->offset + other->bytes);
     }
     buffer->offset = offset;
     total = std::max(total, offset + buffer->bytes);
-    placed.push_back(buffer);
+    const auto after = std::upper_bound(placed.begin(), placed.end(), offset,
+                                        [](int64_t at, const BufferInterval* other) { return at < other->offset; });
+    placed.insert(after, buffer);
   }
   return total;
 }

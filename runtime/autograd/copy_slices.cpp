@@ -51,6 +51,10 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grad_outputs) {
 ViewPath view_path(const Tensor& view) {
   ViewPath path;
   std::shared_ptr<TensorImpl> impl = view.impl_ptr();
+  // Any leaf that requires grad on the way up refuses, not only the root: a parameter that is
+  // itself a view of a flat buffer would otherwise take the update without autograd seeing it.
+  auto views_trainable_leaf = [](const Tensor& viewed) { return viewed.is_leaf() && viewed.requires_grad(); };
+  const char* leaf_reason = "it views a leaf tensor that requires grad; wrap the update in NoGradGuard";
   while (impl->is_view) {
     if (!impl->view_origin) {
       path.why_not = "it was made without grad mode (or is a detach()ed alias), so autograd cannot follow it";
@@ -58,12 +62,15 @@ ViewPath view_path(const Tensor& view) {
     }
     path.steps.push_back({impl->view_origin->op, impl->view_origin->attrs});
     impl = impl->view_origin->parent;
+    if (impl->is_view && views_trainable_leaf(Tensor(impl))) {
+      path.why_not = leaf_reason;
+      return path;
+    }
   }
   std::reverse(path.steps.begin(), path.steps.end());
   path.root = Tensor(impl);
   if (!path.root.is_contiguous()) path.why_not = "the tensor it views is not contiguous";
-  if (path.root.is_leaf() && path.root.requires_grad())
-    path.why_not = "it views a leaf tensor that requires grad; wrap the update in NoGradGuard";
+  if (views_trainable_leaf(path.root)) path.why_not = leaf_reason;
   return path;
 }
 

@@ -226,3 +226,23 @@ TEST_CASE("in-place updates through views autograd cannot follow are refused, an
   CHECK(testing::values_of(t) == std::vector<double>{2, 2, 2, 0, 0, 0});
   CHECK(testing::values_of(w) == std::vector<double>{1, 1, 1, 2, 2, 2});
 }
+
+TEST_CASE("an in-place update through a view of a trainable leaf that is itself a view is refused") {
+  // A parameter that is a view of a flat buffer (flat.view(...).requires_grad_()): writing through
+  // a view of it while recording would change a leaf that requires grad behind autograd's back
+  // (PyTorch: "a view of a leaf Variable that requires grad is being used in an in-place operation").
+  Tensor flat = zeros({4}, kDouble);
+  Tensor parameter = flat.view({2, 2});
+  parameter.requires_grad_();
+  Tensor y = full({2}, 5.0, kDouble).requires_grad_();
+  CHECK_THROWS_WITH_AS(parameter.select(0, 0).add_(y), doctest::Contains("it views a leaf tensor that requires grad"),
+                       Error);
+  CHECK_THROWS_WITH_AS(parameter.slice(0, 0, 2).mul_(2.0),
+                       doctest::Contains("it views a leaf tensor that requires grad"), Error);
+  CHECK(testing::values_of(flat) == std::vector<double>(4, 0.0));
+  {
+    NoGradGuard no_grad;  // an optimizer-style update stays allowed
+    parameter.select(0, 1).add_(y);
+  }
+  CHECK(testing::values_of(flat) == std::vector<double>{0, 0, 5, 5});
+}

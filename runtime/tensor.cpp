@@ -278,7 +278,9 @@ void Tensor::register_hook(GradHook hook, Where where) {
   CallSiteScope site(where);
   check(requires_grad(), "register_hook: the tensor (shape {}) does not require grad", sizes());
   if (is_leaf()) {
-    impl_->meta().hooks.push_back(std::move(hook));
+    AutogradMeta& meta = impl_->meta();
+    const std::lock_guard lock(meta.mutex);  // a backward in another thread may be copying them
+    meta.hooks.push_back(std::move(hook));
   } else {
     impl_->grad_fn->output_hooks[impl_->output_nr].push_back(std::move(hook));
   }

@@ -88,8 +88,13 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
       continue;
     }
     for (int output = 0; output < node->num_outputs(); ++output) {
-      for (const GradHook& hook : node->output_hooks[output])
-        if (grads[output].defined()) grads[output] = run_grad_hook(hook, grads[output]);
+      // By index, each hook copied before it runs: a hook may register another on this tensor,
+      // which grows the list under it (the new one runs from the next backward on).
+      const std::vector<GradHook>& hooks = node->output_hooks[output];
+      for (size_t h = 0, registered = hooks.size(); h < registered && grads[output].defined(); ++h) {
+        const GradHook hook = hooks[h];
+        grads[output] = run_grad_hook(hook, grads[output]);
+      }
       // retain_grad() sees the gradient every hook has shaped, whenever it was called.
       if (static_cast<size_t>(output) < node->retained_by.size() && grads[output].defined())
         store_retained_grad(node->retained_by[output], grads[output]);

@@ -149,8 +149,16 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
   // detach_()) gets nothing, as in PyTorch.
   if (!incoming.defined() || !leaf_->requires_grad) return {};
   AutogradMeta& meta = leaf_->meta();
+  // The hooks run from a copy, outside the lock, as PyTorch runs a leaf's hooks before its
+  // AccumulateGrad: a hook may record ops on this leaf (gradient_edge takes the lock) or register
+  // another hook on it (which then runs from the next backward on).
+  std::vector<GradHook> hooks;
+  {
+    const std::lock_guard lock(meta.mutex);
+    hooks = meta.hooks;
+  }
+  for (const GradHook& hook : hooks) incoming = run_grad_hook(hook, incoming);
   const std::lock_guard lock(meta.mutex);
-  for (const GradHook& hook : meta.hooks) incoming = run_grad_hook(hook, incoming);
   if (!meta.grad || !meta.grad->defined()) {
     // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation
     // would write into a tensor that another leaf or the user also sees.

@@ -52,7 +52,7 @@ TensorList run_view(const OpCall& call) {
   impl->is_view = true;
   const bool grad_mode = grad_mode_enabled();
   if (grad_mode) {
-    impl->view_origin = std::make_shared<const ViewOrigin>(ViewOrigin{base.impl_ptr(), &call.op, call.attrs});
+    impl->view_origin = std::make_shared<const ViewOrigin>(base.impl_ptr(), &call.op, call.attrs);
     impl->view_version = base.version();
   }
   TensorList outputs{Tensor(std::move(impl))};

@@ -11,19 +11,24 @@ namespace ember::autograd {
 
 namespace {
 
-// One view, its parent's history already up to date.
+// One view, its parent's history already up to date. Under the view's lock, and only if no other
+// thread remade it meanwhile; the version is published last (view_version_of).
 void remake_one(TensorImpl& view) {
-  view.view_version = view.storage->version();
+  const std::lock_guard lock(view.view_origin->remake_mutex);
+  const uint64_t version = view.storage->version();
+  if (view_version_of(view) == version) return;
+  auto publish = [&] { std::atomic_ref(view.view_version).store(version, std::memory_order_release); };
   // A leaf the user made require grad keeps accumulating into its own .grad.
-  if (view.requires_grad) return;
+  if (view.requires_grad) return publish();
   const Tensor parent(view.view_origin->parent);
-  if (!parent.requires_grad()) return;  // brings the parent up to date first
+  if (!parent.requires_grad()) return publish();  // brings the parent up to date first
   // The replay records a view node (under a capture mode too: the compiled backward then follows
   // the same path as eager); grad mode may be off where the history is read (an optimizer step).
   const AutoGradMode recording(true);
   const Tensor inputs[] = {parent};
   const TensorList remade = dispatch(OpCall{*view.view_origin->op, inputs, view.view_origin->attrs});
   set_history(view, remade[0].impl()->grad_fn, remade[0].impl()->output_nr);
+  publish();
 }
 
 }  // namespace
@@ -33,7 +38,7 @@ void remake_view_history(TensorImpl& view) {
   // chain of views of views is walked in a loop, not by one recursion per link.
   std::vector<TensorImpl*> chain{&view};
   for (TensorImpl* parent = view.view_origin->parent.get();
-       parent->view_origin && parent->view_version != parent->storage->version();
+       parent->view_origin && view_version_of(*parent) != parent->storage->version();
        parent = parent->view_origin->parent.get())
     chain.push_back(parent);
   for (auto stale = chain.rbegin(); stale != chain.rend(); ++stale) remake_one(**stale);

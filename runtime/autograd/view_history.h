@@ -8,7 +8,9 @@
 // detach()ed aliases have no origin and are never remade.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "runtime/ops/attrs.h"
 #include "runtime/tensor_impl.h"
@@ -21,6 +23,9 @@ struct ViewOrigin {
   std::shared_ptr<TensorImpl> parent;  // the tensor the view op was applied to
   const OpDef* op = nullptr;           // a registry op of kind View
   Attrs attrs;
+  // Serializes remaking the view's history: threads running backward through one shared view
+  // (weight tying, Hogwild-style training) find it stale at once after an update of its base.
+  mutable std::mutex remake_mutex;
   // Frees a chain of views of views (each origin holds its parent) in a loop: freed recursively,
   // 300,000 slices of slices overflowed the stack.
   ~ViewOrigin();
@@ -31,9 +36,15 @@ namespace autograd {
 // Replays the view op on the parent and takes the result's grad_fn (see above).
 void remake_view_history(TensorImpl& view);
 
+// The storage version a view's history reflects. Published with release after the new grad_fn
+// is in place, so a reader that finds it current also sees that grad_fn (view_history.cpp).
+inline uint64_t view_version_of(const TensorImpl& impl) {
+  return std::atomic_ref(const_cast<uint64_t&>(impl.view_version)).load(std::memory_order_acquire);
+}
+
 // The check every reader of autograd history makes first: one pointer test for non-views.
 inline void refresh_view_history(TensorImpl& impl) {
-  if (impl.view_origin && impl.view_version != impl.storage->version()) remake_view_history(impl);
+  if (impl.view_origin && view_version_of(impl) != impl.storage->version()) remake_view_history(impl);
 }
 
 }  // namespace autograd

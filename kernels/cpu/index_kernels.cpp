@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/functor_math.h"
 #include "runtime/dispatch.h"
 #include "runtime/parallel.h"
 
@@ -55,6 +56,17 @@ Split split_at(const Dims& sizes, int dim) {
   return split;
 }
 
+// target + value for the scatter-adds: integers wrap (fn::detail::wrapping_add) as the binary ops
+// do, instead of overflowing (undefined); 16-bit floats add in float.
+template <typename T> T accumulated(T target, T value) {
+  if constexpr (fn::detail::wraps<T>) {
+    return fn::detail::wrapping_add(target, value);
+  } else {
+    using C = compute_t<T>;
+    return static_cast<T>(static_cast<C>(target) + static_cast<C>(value));
+  }
+}
+
 // out[o, k, :] = source[o, indices[k], :]: whole rows of `inner` elements, any dtype.
 void select_slices(const Tensor& out, const Tensor& source, const int64_t* indices, int64_t count, Split split) {
   char* to = static_cast<char*>(out.raw_data_ptr());
@@ -72,7 +84,6 @@ void select_slices(const Tensor& out, const Tensor& source, const int64_t* indic
 // thread owns whole output columns and each element receives its additions in k order.
 template <typename T>
 void add_slices(T* out, const T* source, const int64_t* indices, int64_t count, Split split) {
-  using C = compute_t<T>;
   constexpr int64_t kChunk = 256;
   const int64_t chunks = (split.inner + kChunk - 1) / kChunk;
   const int64_t items = split.outer * chunks;
@@ -85,7 +96,7 @@ void add_slices(T* out, const T* source, const int64_t* indices, int64_t count, 
       T* target = out + (o * split.size + indices[k]) * split.inner;
       const T* from = source + (o * count + k) * split.inner;
       for (int64_t i = begin; i < end; ++i)
-        target[i] = static_cast<T>(static_cast<C>(target[i]) + static_cast<C>(from[i]));
+        target[i] = accumulated(target[i], from[i]);
     }
   });
 }
@@ -236,7 +247,6 @@ void scatter_add_kernel(const OpCall& call, TensorList& outputs) {
   convert_into(out, self);
   dispatch_dtype(self.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    using C = compute_t<T>;
     T* to = out.data_ptr<T>();
     const T* from = source.data_ptr<T>();
     // Lines differ in their non-dim coordinates, so two lines never write one output element.
@@ -244,7 +254,7 @@ void scatter_add_kernel(const OpCall& call, TensorList& outputs) {
       const std::array<int64_t, 3> first = lines.start(line);
       for (int64_t j = 0; j < length; ++j) {
         T& target = to[first[0] + indices[first[1] + j * index_step] * out_step];
-        target = static_cast<T>(static_cast<C>(target) + static_cast<C>(from[first[2] + j * source_step]));
+        target = accumulated(target, from[first[2] + j * source_step]);
       }
     });
   });

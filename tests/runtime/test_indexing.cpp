@@ -3,6 +3,8 @@
 // with finite-difference gradients and error messages.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
@@ -296,4 +298,18 @@ TEST_CASE("cat errors name the op, the shapes and the dim") {
   CHECK_THROWS_WITH_AS(cat({random_tensor({}, 54)}), doctest::Contains("cat: tensor 0 is zero-dimensional"), Error);
   CHECK_THROWS_WITH_AS(cat({random_tensor({2}, 55)}, 1), doctest::Contains("cat"), Error);
   CHECK_THROWS_WITH_AS(cat({}), doctest::Contains("cat: expected a non-empty list of tensors"), Error);
+}
+
+TEST_CASE("scatter_add and index_add wrap integer sums like add does") {
+  // Signed overflow is undefined in C++ (UBSan flags it in the ASan preset's run); PyTorch's
+  // integer scatter-adds wrap around, as ember's add does.
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  const Tensor self = from_vector<int32_t>({kMax, 5}, {2}, dtype_options(kInt32));
+  const Tensor source = from_vector<int32_t>({1, kMax}, {2}, dtype_options(kInt32));
+  const Tensor scattered = call_op("scatter_add", {self, indices({0, 1}), source}, {{"dim", int64_t{0}}});
+  CHECK(scattered.to_vector<int32_t>() ==
+        std::vector<int32_t>{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::min() + 4});
+  const Tensor added = call_op("index_add", {self, indices({0, 1}), source}, {{"dim", int64_t{0}}});
+  CHECK(added.to_vector<int32_t>() == scattered.to_vector<int32_t>());
+  CHECK(add(self, source).to_vector<int32_t>() == scattered.to_vector<int32_t>());
 }

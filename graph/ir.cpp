@@ -92,7 +92,7 @@ std::string owned_op_summary(const Graph& graph, const Node& node) {
 Tensor meta_tensor(const TensorMeta& meta) {
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = meta.sizes;
-  impl->strides = contiguous_strides(meta.sizes);
+  impl->strides = contiguous_strides(meta.sizes, "compiled graph");
   impl->dtype = meta.dtype;
   impl->device = meta.device;
   return Tensor(std::move(impl));

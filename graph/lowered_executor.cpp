@@ -28,7 +28,7 @@ Device node_device(const Graph& graph, const Node& node) {
 std::shared_ptr<TensorImpl> contiguous_impl(const TensorMeta& meta) {
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes = meta.sizes;
-  impl->strides = contiguous_strides(meta.sizes);
+  impl->strides = contiguous_strides(meta.sizes, "compiled graph");
   impl->dtype = meta.dtype;
   impl->device = meta.device;
   return impl;

@@ -107,7 +107,7 @@ Tensor DeferredCall::output_buffer(int i) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = storage;
   impl->sizes = meta.sizes;
-  impl->strides = contiguous_strides(meta.sizes);
+  impl->strides = contiguous_strides(meta.sizes, "compiled segment");
   impl->dtype = meta.dtype;
   impl->device = meta.device;
   return Tensor(std::move(impl));

@@ -9,14 +9,44 @@ void Dims::fail_too_many_elements() const {
   fail("shape {} has more elements than an int64 can count", *this);
 }
 
-Dims contiguous_strides(const Dims& sizes) {
+Dims contiguous_strides(const Dims& sizes, std::string_view op) {
   Dims strides = Dims::filled(sizes.size(), 1);
   for (int i = sizes.size() - 2; i >= 0; --i) {
     // Checked even when a size is 0: [0, 2^62, 2^62] has no elements but strides past int64.
     const bool overflow = __builtin_mul_overflow(strides[i + 1], std::max<int64_t>(sizes[i + 1], 1), &strides[i]);
-    if (overflow) fail("shape {} has strides past what an int64 can hold", sizes);
+    if (overflow) fail("{}: shape {} has strides past what an int64 can hold", op, sizes);
   }
   return strides;
+}
+
+std::optional<Dims> view_strides(const Dims& sizes, const Dims& strides, const Dims& shape, std::string_view op) {
+  Dims result = contiguous_strides(shape, op);
+  if (sizes.product() == 0 || sizes.size() == 0) return result;  // no element whose place could differ
+  // Walk the input from its last dim, grouping dims into chunks that are contiguous with each
+  // other (stride[d] == size[d + 1] * stride[d + 1], size-1 dims joining any chunk). Each chunk,
+  // a run of evenly spaced elements with the stride of its last dim, must be covered exactly by
+  // consecutive dims of `shape`, which then step through it with that base stride.
+  int out = shape.size() - 1;
+  int64_t chunk_stride = strides[sizes.size() - 1];
+  int64_t chunk_elements = 1;
+  for (int d = sizes.size() - 1; d >= 0; --d) {
+    chunk_elements *= sizes[d];
+    const bool chunk_ends = d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != chunk_elements * chunk_stride);
+    if (!chunk_ends) continue;
+    int64_t covered = 1;
+    while (out >= 0 && (covered < chunk_elements || shape[out] == 1)) {
+      result[out] = covered * chunk_stride;
+      covered *= shape[out];
+      --out;
+    }
+    if (covered != chunk_elements) return std::nullopt;  // a dim of `shape` would straddle two chunks
+    if (d > 0) {
+      chunk_stride = strides[d - 1];
+      chunk_elements = 1;
+    }
+  }
+  if (out != -1) return std::nullopt;
+  return result;
 }
 
 int wrap_dim(int64_t dim, int rank, std::string_view op) {

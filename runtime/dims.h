@@ -97,8 +97,15 @@ class Dims {
   int rank_ = 0;
 };
 
-// Contiguous (row-major) strides for `sizes`.
-Dims contiguous_strides(const Dims& sizes);
+// Contiguous (row-major) strides for `sizes`; `op` names the caller when they overflow an int64.
+Dims contiguous_strides(const Dims& sizes, std::string_view op);
+
+// The strides that show the elements of a tensor of `sizes` and `strides`, in row-major order,
+// as the shape `shape` (same element count) without copying; nullopt when none can, because a dim
+// of `shape` would span parts of the input that are not evenly spaced in memory. As
+// torch.Tensor.view: a dim may be split or merged only with neighbours laid out contiguously
+// with it (a transposed matrix flattens only by copying; a slice of rows reshapes freely).
+std::optional<Dims> view_strides(const Dims& sizes, const Dims& strides, const Dims& shape, std::string_view op);
 
 // Wraps a possibly negative dim into [0, rank); `op` names the caller in the error.
 int wrap_dim(int64_t dim, int rank, std::string_view op);

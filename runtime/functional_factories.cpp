@@ -145,7 +145,7 @@ Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device,
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::wrap(data, byte_size(sizes, dtype, "from_blob"), device, std::move(deleter));
   impl->sizes = sizes;
-  impl->strides = contiguous_strides(sizes);
+  impl->strides = contiguous_strides(sizes, "from_blob");
   impl->dtype = dtype;
   impl->device = device;
   return Tensor(std::move(impl));

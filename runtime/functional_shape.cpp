@@ -54,8 +54,11 @@ Tensor view(const Tensor& a, const Dims& shape, Where where) {
 }
 Tensor reshape(const Tensor& a, const Dims& shape, Where where) {
   CallSiteScope site(where);
-  (void)infer_view_shape("reshape", shape, a.numel(), a.sizes());  // errors name reshape, not its view
-  return a.is_contiguous() ? view(a, shape) : view(clone(a), shape);
+  // Errors name reshape, not its view. A view where strides can express the shape (always for a
+  // contiguous input), else a copy, as torch.reshape.
+  const Dims sizes = infer_view_shape("reshape", shape, a.numel(), a.sizes());
+  const bool views = view_strides(a.sizes(), a.strides(), sizes, "reshape").has_value();
+  return views ? view(a, shape) : view(clone(a), shape);
 }
 Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1, Where where) {
   CallSiteScope site(where);
@@ -91,9 +94,10 @@ Tensor unsqueeze(const Tensor& a, int64_t dim, Where where) {
 }
 Tensor flatten(const Tensor& a, int64_t start_dim, int64_t end_dim, Where where) {
   CallSiteScope site(where);
-  if (a.dim() == 0) return reshape(a, {1});
+  // Wrapped first, also for a 0-d tensor (which takes dims 0 and -1), as PyTorch checks them.
   const int first = wrap_dim(start_dim, a.dim(), "flatten");
   const int last = wrap_dim(end_dim, a.dim(), "flatten");
+  if (a.dim() == 0) return reshape(a, {1});
   check(first <= last, "flatten: start_dim {} comes after end_dim {}", start_dim, end_dim);
   Dims shape;
   for (int i = 0; i < first; ++i) shape.push_back(a.size(i));

@@ -36,7 +36,7 @@ Tensor make_tensor(const Dims& sizes, DType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::allocate(byte_size(sizes, dtype, "tensor"), device);
   impl->sizes = sizes;
-  impl->strides = contiguous_strides(sizes);
+  impl->strides = contiguous_strides(sizes, "tensor");
   impl->dtype = dtype;
   impl->device = device;
   return Tensor(std::move(impl));
@@ -222,7 +222,7 @@ Tensor Tensor::pin_memory(Where where) const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::allocate_pinned(std::max<size_t>(dense.nbytes(), 1));
   impl->sizes = dense.sizes();
-  impl->strides = contiguous_strides(dense.sizes());
+  impl->strides = contiguous_strides(dense.sizes(), "pin_memory");
   impl->dtype = dense.dtype();
   impl->device = kCPU;
   if (dense.nbytes() > 0) std::memcpy(impl->storage->data(), dense.raw_data_ptr(), dense.nbytes());

@@ -13,7 +13,9 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1, Where where) const {
 Tensor Tensor::t(Where where) const {
   CallSiteScope site(where);
   check(dim() <= 2, "t: expects a tensor with <= 2 dims, got shape {}", sizes());
-  return dim() < 2 ? *this : ember::transpose(*this, 0, 1, where);
+  // A tensor of fewer than 2 dims comes back as a view of itself, not the same handle: setting
+  // requires_grad or detach_() on the result must not change the input (PyTorch: transpose(0, 0)).
+  return dim() < 2 ? ember::transpose(*this, 0, 0, where) : ember::transpose(*this, 0, 1, where);
 }
 Tensor Tensor::permute(const Dims& order, Where where) const { return ember::permute(*this, order, where); }
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step, Where where) const {
@@ -23,7 +25,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) c
   CallSiteScope site(where);
   check(this->dim() > 0, "narrow: cannot be applied to a 0-d tensor (dim {}, start {}, length {})", dim, start, length);
   check(length >= 0, "narrow: length must be non-negative, got {}", length);
-  const int64_t size = this->size(dim, where);
+  const int64_t size = sizes()[wrap_dim(dim, this->dim(), "narrow")];
   const int64_t begin = start < 0 ? start + size : start;
   check(begin >= 0 && begin <= size && length <= size - begin,
         "narrow: start {} and length {} are out of range for dim {} of size {}", start, length, dim, size);
@@ -32,7 +34,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Where where) c
 Tensor Tensor::select(int64_t dim, int64_t index, Where where) const {
   CallSiteScope site(where);
   check(this->dim() > 0, "select: cannot be applied to a 0-d tensor (dim {}, index {})", dim, index);
-  const int64_t size = this->size(dim, where);
+  const int64_t size = sizes()[wrap_dim(dim, this->dim(), "select")];
   check(index >= -size && index < size, "select: index {} is out of range for dim {} of size {}", index,
         dim, size);
   const int64_t begin = index < 0 ? index + size : index;

@@ -41,10 +41,13 @@ namespace {
 ViewGeometry view_rule(const OpCall& call) {
   const Tensor& input = call.input(0);
   Dims sizes = infer_view_shape("view", call.attrs.get<Dims>("shape"), input.numel(), input.sizes());
-  check(input.is_contiguous(),
-        "view: the input (shape {}, strides {}) is not contiguous; use reshape() or contiguous()",
-        input.sizes(), input.strides());
-  return {sizes, contiguous_strides(sizes), input.storage_offset()};
+  if (input.is_contiguous()) return {sizes, contiguous_strides(sizes, "view"), input.storage_offset()};
+  std::optional<Dims> strides = view_strides(input.sizes(), input.strides(), sizes, "view");
+  check(strides.has_value(),
+        "view: shape {} is not compatible with the input's shape {} and strides {} (a dim of the result would "
+        "span parts of the input that are not evenly spaced in memory); use reshape(), which copies then",
+        sizes, input.sizes(), input.strides());
+  return {sizes, *strides, input.storage_offset()};
 }
 
 void view_backward(const BackwardContext& ctx, std::span<Tensor> grads) {

@@ -60,6 +60,10 @@ nlohmann::json run_small_gemm_micro(const RunOptions& options);
 // Throughput of representative pointwise kernels over 1M floats (GB/s, ns per element).
 nlohmann::json run_pointwise_throughput(const RunOptions& options);
 
+// The compile stage's cost per parameter at 100, 400 and 1,600 small parameters: capture time and
+// replay median of a full training step and of an optimizer step compiled alone.
+nlohmann::json run_many_parameters(const RunOptions& options);
+
 // CUDA figures: copy bandwidth, pointwise GB/s at 256 MiB, host cost per eager op, bf16 GEMM.
 nlohmann::json run_cuda_micro(const RunOptions& options);
 

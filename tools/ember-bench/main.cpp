@@ -1,7 +1,7 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
 //   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
 //   ember-bench --model seed --mode compiled --batch-sizes 32,16,8 --dynamic auto|true|false --json
-//   ember-bench --micro dispatch|gemm|small_gemm|pointwise --threads 1 --json
+//   ember-bench --micro dispatch|gemm|small_gemm|pointwise|many_parameters --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -68,8 +68,9 @@ int main(int argc, char** argv) {
                  "(three with --host-read) among them")
       ->check(integer_in(0, kMaxSteps));
   app.add_option("--micro", micro,
-                 "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise (CPU) or cuda")
-      ->check(CLI::IsMember({"dispatch", "gemm", "small_gemm", "pointwise", "cuda"}));
+                 "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise, many_parameters (CPU; "
+                 "--steps replays per count) or cuda")
+      ->check(CLI::IsMember({"dispatch", "gemm", "small_gemm", "pointwise", "many_parameters", "cuda"}));
   app.add_option("--lr-schedule", options.lr_schedule,
                  "none, or cosine: a CosineAnnealingLR stepped inside the training step")
       ->check(CLI::IsMember({"none", "cosine"}));
@@ -110,6 +111,8 @@ int main(int argc, char** argv) {
       result = ember::bench::run_small_gemm_micro(options);
     } else if (micro == "cuda") {
       result = ember::bench::run_cuda_micro(options);
+    } else if (micro == "many_parameters") {
+      result = ember::bench::run_many_parameters(options);
     } else if (micro == "pointwise") {
       result = ember::bench::run_pointwise_throughput(options);
     } else {

@@ -64,6 +64,24 @@ struct Minimum {
   }
 };
 
+// An in-place op whose operands promote past the target's dtype (float16 += float32, float32 *=
+// float64, int32 += int64) runs `functor` in the promoted type Wide, with the target's element
+// widened exactly, so the result is rounded once into the target, as PyTorch's in-place ops
+// compute in result_type. Rounding the operand to the target first would make a float32 1e5
+// float16 inf. `promotes_past<Target, Wide>`: the storage pairs that take this path.
+template <typename Wide, typename Functor>
+struct Promoted {
+  Functor functor;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE Wide operator()(T target, Wide other) const {
+    return functor(static_cast<Wide>(target), other);
+  }
+};
+// A narrower type of the same kind (a float into a wider float, int32 into int64), as an in-place
+// result may be stored; bool is never a target here (in-place ops refuse a number into bool).
+template <typename Target, typename Wide>
+inline constexpr bool promotes_past = !detail::is_bool<Target> && sizeof(Target) < sizeof(Wide) &&
+                                      std::is_integral_v<Target> == std::is_integral_v<Wide>;
+
 // ---- comparisons (bool results) and selection ----
 struct Eq {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE bool operator()(T a, T b) const {

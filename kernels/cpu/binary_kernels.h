@@ -1,6 +1,7 @@
 // Shared machinery for CPU pointwise kernels: run a functor over inputs converted to one dtype.
 #pragma once
 
+#include "kernels/binary_functors.h"
 #include "kernels/cpu/pointwise_loop.h"
 #include "runtime/ops/registry.h"
 
@@ -48,6 +49,25 @@ bool binary_unrounded_scalar(const Tensor& out, const Tensor& a, const Tensor& b
     }
   });
   return true;
+}
+
+// target = functor(target, other) for an in-place op whose result_type `compute` is wider than the
+// target's dtype: computed in `compute`, rounded once into the target (see fn::Promoted). A
+// float64 result reaches a 16-bit target through float32, as PyTorch's Half(double) does.
+template <typename Functor>
+void binary_inplace_promoted(const Tensor& target, const Tensor& other, DType compute, Functor functor) {
+  const Tensor other_cast = as_dtype(other, compute);
+  dispatch_dtype(compute, [&](auto wide_zero) {
+    using Wide = std::decay_t<decltype(wide_zero)>;  // GCC sees the captured name as a reference
+    dispatch_dtype(target.dtype(), [&](auto target_zero) {
+      using T = decltype(target_zero);
+      if constexpr (fn::promotes_past<T, Wide>) {
+        pointwise_cpu<T, T, Wide>(target, fn::Promoted<Wide, Functor>{functor}, target, other_cast);
+      } else {
+        internal_assert(false, "binary_inplace_promoted: the compute dtype does not widen the target's");
+      }
+    });
+  });
 }
 
 // out = functor(a) with a converted to out's dtype first.

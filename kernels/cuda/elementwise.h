@@ -62,6 +62,11 @@ int launch_fill_strided(DType dtype, const OutputOperand& out, double value, con
 // Minimum and Pow take every dtype launch_binary does; Pow rejects bool.
 int launch_binary_into(BinaryOp op, double alpha, DType dtype, const OutputOperand& out, const StridedOperand& a,
                        const StridedOperand& b, const LaunchShape& shape);
+// launch_binary_into for add_ and mul_ (Add, Mul) whose operands promote past the target's dtype:
+// `a` (the target) is read in `dtype`, `b` in `compute`, the op runs in `compute` and the result is
+// rounded once into the target (float16 += float32, float32 *= float64, int32 += int64).
+int launch_binary_into_promoted(BinaryOp op, double alpha, DType dtype, DType compute, const OutputOperand& out,
+                                const StridedOperand& a, const StridedOperand& b, const LaunchShape& shape);
 int launch_scalar_into(ScalarOp op, double value, DType dtype, const OutputOperand& out,
                        const StridedOperand& input, const LaunchShape& shape);
 

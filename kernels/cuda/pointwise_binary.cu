@@ -1,6 +1,7 @@
 // CUDA kernels of the tensor-tensor arithmetic ops add, sub, mul, div, maximum, minimum, pow and
-// of add_scalar, mul_scalar, into a dense output or an in-place target's strides. Math:
-// kernels/functors.h, computed in compute_t (fp32 for 16-bit floats) like the CPU kernels.
+// of add_scalar, mul_scalar, into a dense output or an in-place target's strides (add_ and mul_
+// also in a dtype wider than their target's). Math: kernels/functors.h, computed in compute_t (fp32
+// for 16-bit floats) like the CPU kernels.
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/functors.h"
@@ -43,6 +44,25 @@ int launch_binary_into(BinaryOp op, double alpha, DType dtype, const OutputOpera
     } else {
       return binary<T>(out, shape, fn::Sub{alpha}, a, b);
     }
+  });
+}
+
+int launch_binary_into_promoted(BinaryOp op, double alpha, DType dtype, DType compute, const OutputOperand& out,
+                                const StridedOperand& a, const StridedOperand& b, const LaunchShape& shape) {
+  if (shape.numel == 0) return 0;
+  const StridedOperand inputs[] = {a, b};
+  return detail::dispatch_numeric(compute, [&](auto wide_zero) {
+    using Wide = std::decay_t<decltype(wide_zero)>;  // GCC sees the captured name as a reference
+    return detail::dispatch_numeric(dtype, [&](auto target_zero) {
+      using T = decltype(target_zero);
+      if constexpr (fn::promotes_past<T, Wide>) {
+        if (op == BinaryOp::Add)
+          return detail::launch_pointwise<T, T, Wide>(out, shape, fn::Promoted<Wide, fn::Add>{fn::Add{alpha}}, inputs);
+        if (op == BinaryOp::Mul)
+          return detail::launch_pointwise<T, T, Wide>(out, shape, fn::Promoted<Wide, fn::Mul>{fn::Mul{}}, inputs);
+      }
+      return static_cast<int>(cudaErrorInvalidValue);  // only add_ and mul_ promote past their target
+    });
   });
 }
 

@@ -77,20 +77,26 @@ void fill_inplace_cuda(const OpCall& call, TensorList&) {
                                      shape_of(target)));
 }
 
-// add_ and mul_: the CPU kernel's checks, then target = target op other in the target's dtype.
+// add_ and mul_: the CPU kernel's checks, then target = target op other computed in result_type,
+// which is the target's dtype or a wider one (float16 += float32: rounded once into the target).
 template <BinaryOp op>
 void binary_inplace_cuda(const OpCall& call, TensorList&) {
   const Tensor& target = call.input(0);
   ops::check_inplace_broadcast(call);
-  ops::check_inplace_dtype(call, result_type(target.dtype(), target.dim() == 0, call.input(1).dtype(),
-                                             call.input(1).dim() == 0));
+  const DType compute = result_type(target.dtype(), target.dim() == 0, call.input(1).dtype(), call.input(1).dim() == 0);
+  ops::check_inplace_dtype(call, compute);
   if (op == BinaryOp::Add) ops::check_integer_alpha(call, target.dtype());
   DeviceGuard guard(target.device());
-  const Tensor other = as_dtype(call.input(1), target.dtype());
+  const Tensor other = as_dtype(call.input(1), compute);
   const double alpha = op == BinaryOp::Add ? call.attrs.get<double>("alpha") : 1.0;
   const LaunchShape shape = shape_of(target);
-  launch_checked(launch_binary_into(op, alpha, target.dtype(), target_of(target), operand_of(target, shape),
-                                    operand_of(other, shape), shape));
+  if (compute == target.dtype()) {
+    launch_checked(launch_binary_into(op, alpha, target.dtype(), target_of(target), operand_of(target, shape),
+                                      operand_of(other, shape), shape));
+  } else {
+    launch_checked(launch_binary_into_promoted(op, alpha, target.dtype(), compute, target_of(target),
+                                               operand_of(target, shape), operand_of(other, shape), shape));
+  }
 }
 
 void mul_scalar_inplace_cuda(const OpCall& call, TensorList&) {

@@ -47,18 +47,33 @@ void div_kernel(const OpCall& call, TensorList& out) {
   if (!cpu::binary_unrounded_scalar(out[0], call.input(0), call.input(1), fn::Div{}))
     cpu::binary_floating(out[0], call.input(0), call.input(1), fn::Div{}, call.op.name);
 }
+// add_ and mul_ compute in result_type of target and operand, as PyTorch does: when that is wider
+// than the target (float16 += float32) the result is rounded once into the target.
+DType inplace_compute_dtype(const OpCall& call) {
+  const Tensor& target = call.input(0);
+  const Tensor& other = call.input(1);
+  return result_type(target.dtype(), target.dim() == 0, other.dtype(), other.dim() == 0);
+}
+template <typename Functor>
+void inplace_arithmetic(const OpCall& call, DType compute, const Tensor& target, Functor functor) {
+  if (compute != target.dtype()) {
+    cpu::binary_inplace_promoted(target, call.input(1), compute, functor);
+  } else {
+    arithmetic(target, call.input(0), call.input(1), functor);
+  }
+}
 void add_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
-  check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
-                                        call.input(1).dim() == 0));
+  const DType compute = inplace_compute_dtype(call);
+  check_inplace_dtype(call, compute);
   check_integer_alpha(call, call.input(0).dtype());
-  arithmetic(out[0], call.input(0), call.input(1), fn::Add{alpha_of(call)});
+  inplace_arithmetic(call, compute, out[0], fn::Add{alpha_of(call)});
 }
 void mul_inplace_kernel(const OpCall& call, TensorList& out) {
   check_inplace_broadcast(call);
-  check_inplace_dtype(call, result_type(call.input(0).dtype(), call.input(0).dim() == 0, call.input(1).dtype(),
-                                        call.input(1).dim() == 0));
-  arithmetic(out[0], call.input(0), call.input(1), fn::Mul{});
+  const DType compute = inplace_compute_dtype(call);
+  check_inplace_dtype(call, compute);
+  inplace_arithmetic(call, compute, out[0], fn::Mul{});
 }
 void add_scalar_kernel(const OpCall& call, TensorList& out) {
   cpu::unary_same_dtype(out[0], call.input(0), fn::AddScalar{call.attrs.get<double>("value")});

@@ -122,6 +122,25 @@ std::vector<Case> copy_cases() {
     fill.gradcheck = small;
     cases.push_back(fill);
   }
+  // add_ and mul_ compute in result_type, wider than a 16-bit target: these float32 operands lie
+  // beyond float16's range (65504) while the results do not, so a kernel that rounds the operand
+  // to the target's dtype first gives inf in the float16 run. Gradients: the cases above.
+  const InputSpec beyond_half_negative{{4}, real(-7.2e4, -7.0e4), Contiguous, true, kFloat32};
+  Case wide_add = simple_case("add_", "transposed [3,4] with float32 [4] beyond float16's range",
+                              {{{3, 4}, real(5.9e4, 6.0e4), Transposed}, beyond_half_negative}, {{"alpha", 1.0}},
+                              [](const std::vector<RefTensor>& in, const Attrs&) {
+                                return std::vector<RefTensor>{binary(in[0], in[1], std::plus<double>())};
+                              }, {1e-6, 1e-6});
+  wide_add.gradcheck = false;
+  cases.push_back(wide_add);
+  const InputSpec beyond_half{{3, 1}, real(7.0e4, 1.0e5), Contiguous, true, kFloat32};
+  Case wide_mul = simple_case("mul_", "[3,4] with float32 [3,1] beyond float16's range",
+                              {{{3, 4}, real(5e-4, 1e-3)}, beyond_half}, {},
+                              [](const std::vector<RefTensor>& in, const Attrs&) {
+                                return std::vector<RefTensor>{binary(in[0], in[1], std::multiplies<double>())};
+                              }, {1e-6, 1e-6});
+  wide_mul.gradcheck = false;
+  cases.push_back(wide_mul);
   // copy_ converts: a float64 source into the destination's dtype, an int64 source into floats.
   cases.push_back(simple_case("copy_", "float64 source [4] into [3,4]",
                               {{{3, 4}, d}, {{4}, d, Contiguous, true, kFloat64}}, {},

@@ -206,3 +206,36 @@ TEST_CASE("compile: bf16 mul and div by 0-d float32 tensors equal eager bit for 
   }
   CHECK(compiled.state().captures() == 1);
 }
+
+// In-place add_ and mul_ of a float16 intermediate with float32 operands compute in float32 and
+// round once into float16, as in PyTorch; in-place nodes are never fused, so the compiled graph
+// runs the eager kernel between the fused groups around it and must give the eager bits. Expected
+// values: numpy, np.float16(np.float32(h) op r) per step; rounding r to float16 first gives
+// -inf for -70000 and 0.5 for 0.5 + 2^-12 + 2^-24.
+TEST_CASE("compile: float16 add_ and mul_ with float32 operands equal eager, rounded once") {
+  const auto step = [](const Tensor& x, const Tensor& residual, const Tensor& factor) {
+    Tensor h = mul(relu(x), 2.0);
+    h.add_(residual);
+    h.mul_(factor);
+    return std::vector<Tensor>{h, add(relu(h), 1.0)};
+  };
+  auto compiled = ember::compile([&](const Tensor& x, const Tensor& residual, const Tensor& factor) {
+    return step(x, residual, factor);
+  }, {.fullgraph = true, .warmup_calls = 0});
+  const Tensor x = from_vector<float>({30000.f, 0.25f, 3.f}, {3}).to(kFloat16);
+  const Tensor residual = from_vector<float>({-70000.f, 0x1p-12f + 0x1p-24f, 1e-3f}, {3});
+  const Tensor factor = from_vector<float>({2e-5f, 3.f, 1e4f}, {3});
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    const std::vector<Tensor> expected = step(x, residual, factor);
+    const std::vector<Tensor> actual = compiled(x, residual, factor);
+    REQUIRE(actual.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {  // float16 -> float32 is exact: the bits compare
+      REQUIRE(actual[i].dtype() == kFloat16);
+      CHECK(graph_test::bit_equal(expected[i].to(kFloat32), actual[i].to(kFloat32)));
+    }
+    CHECK(actual[0].to(kFloat32).to_vector<float>() == std::vector<float>{-0.199951171875f, 1.501953125f, 60000.f});
+    CHECK(actual[1].to(kFloat32).to_vector<float>() == std::vector<float>{1.f, 2.501953125f, 60000.f});
+  }
+  CHECK(compiled.state().captures() == 1);
+}

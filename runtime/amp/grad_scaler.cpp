@@ -3,6 +3,7 @@
 #include "runtime/amp/grad_scaler.h"
 
 #include <cmath>
+#include <string_view>
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -23,12 +24,26 @@ void check_growth_interval(int64_t interval) {
   check(interval >= 1, "GradScaler: growth_interval must be at least 1, got {}", interval);
 }
 
-void check_scale(double scale) {
-  check(scale > 0.0 && std::isfinite(scale), "GradScaler: the scale must be positive and finite, got {}", scale);
-}
-
 // The scale is a float32 number, as PyTorch's scale tensor: products are rounded to float.
 double as_float32(double value) { return static_cast<double>(static_cast<float>(value)); }
+
+// `scale` as stored (float32), refused unless it and the float32 inverse unscale_ multiplies by
+// are positive and finite: 1e39 is inf as float32 (every step skipped), 1e-50 is 0 and the inverse
+// of 1e-39 is inf (NaN parameters after the first unscale). `what` names the function and value.
+double checked_scale(std::string_view what, double scale) {
+  check(scale > 0.0 && std::isfinite(scale), "{} must be positive and finite, got {}", what, scale);
+  const double stored = as_float32(scale);
+  check(stored > 0.0 && std::isfinite(stored),
+        "{} {} is {} as float32, the type the scale is kept in (float32 scales range over about 2.9e-39 to "
+        "3.4e38)",
+        what, scale, stored);
+  const double inverse = as_float32(1.0 / stored);
+  check(std::isfinite(inverse),
+        "{} {} has the inverse {} as float32, which unscale_ multiplies the gradients by (float32 scales range "
+        "over about 2.9e-39 to 3.4e38)",
+        what, scale, inverse);
+  return stored;
+}
 
 // A 0-d tensor that is nan exactly when `grad` holds an inf or a nan: inf * 0 and nan * 0 are nan,
 // finite * 0 is 0, and a sum of zeros cannot overflow the way a sum of the gradients could.
@@ -36,8 +51,9 @@ Tensor non_finite_indicator(const Tensor& grad) { return sum(mul(grad, 0.0)); }
 
 }  // namespace
 
-GradScaler::GradScaler(GradScalerOptions options) : options_(options), scale_(as_float32(options.init_scale)) {
-  check_scale(options.init_scale);
+GradScaler::GradScaler(GradScalerOptions options, Where where) : options_(options) {
+  CallSiteScope site(where);
+  scale_ = checked_scale("GradScaler: init_scale", options.init_scale);
   check_growth_factor(options.growth_factor);
   check_backoff_factor(options.backoff_factor);
   check_growth_interval(options.growth_interval);
@@ -140,11 +156,12 @@ void GradScaler::update() {
   if (std::isfinite(grown)) set_scale(grown);  // float32 overflow: keep the scale
 }
 
-void GradScaler::update(double new_scale) {
+void GradScaler::update(double new_scale, Where where) {
   if (!options_.enabled) return;
-  check_scale(new_scale);
+  CallSiteScope site(where);
+  const double scale = checked_scale("GradScaler::update: new_scale", new_scale);
   records_.clear();
-  set_scale(as_float32(new_scale));
+  set_scale(scale);
 }
 
 void GradScaler::set_scale(double scale) {
@@ -181,8 +198,9 @@ OrderedDict<double> GradScaler::state_dict() const {
           {"_growth_tracker", static_cast<double>(growth_tracker_)}};
 }
 
-void GradScaler::load_state_dict(const OrderedDict<double>& state) {
+void GradScaler::load_state_dict(const OrderedDict<double>& state, Where where) {
   if (!options_.enabled) return;
+  CallSiteScope site(where);
   check(!state.empty(), "GradScaler::load_state_dict: the state is empty (was it saved by a disabled GradScaler?)");
   const auto value = [&](const char* key) {
     const double* found = state.find(key);
@@ -195,8 +213,7 @@ void GradScaler::load_state_dict(const OrderedDict<double>& state) {
           "GradScaler::load_state_dict: '{}' must be a whole number >= {}, got {}", key, minimum, number);
     return static_cast<int64_t>(number);
   };
-  const double scale = value("scale");
-  check_scale(scale);
+  const double scale = checked_scale("GradScaler::load_state_dict: 'scale'", value("scale"));
   const double growth_factor = value("growth_factor");
   check_growth_factor(growth_factor);
   const double backoff_factor = value("backoff_factor");
@@ -207,7 +224,7 @@ void GradScaler::load_state_dict(const OrderedDict<double>& state) {
   options_.backoff_factor = backoff_factor;
   options_.growth_interval = growth_interval;
   growth_tracker_ = growth_tracker;
-  set_scale(as_float32(scale));
+  set_scale(scale);
 }
 
 }  // namespace ember::amp

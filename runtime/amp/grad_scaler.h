@@ -32,7 +32,7 @@
 namespace ember::amp {
 
 struct GradScalerOptions {
-  double init_scale = 65536.0;  // 2^16
+  double init_scale = 65536.0;  // 2^16; it and its inverse must be positive and finite in float32
   double growth_factor = 2.0;   // > 1
   double backoff_factor = 0.5;  // in (0, 1)
   int64_t growth_interval = 2000;
@@ -41,7 +41,7 @@ struct GradScalerOptions {
 
 class GradScaler {
  public:
-  explicit GradScaler(GradScalerOptions options = {});
+  explicit GradScaler(GradScalerOptions options = {}, Where where = Where::current());
 
   // outputs * scale, in float32 for 16-bit outputs (float64 stays float64), recorded by autograd.
   Tensor scale(const Tensor& outputs);
@@ -55,9 +55,10 @@ class GradScaler {
   // the optimizer stepped. Once per optimizer between update()s.
   bool step(optim::Optimizer& optimizer);
   // Adjusts the scale from this iteration's inf/nan checks (see the header comment) and starts the
-  // next iteration. The overload sets the scale directly (> 0) and leaves the growth count alone.
+  // next iteration. The overload sets the scale directly (like init_scale, within float32's range
+  // with its inverse) and leaves the growth count alone.
   void update();
-  void update(double new_scale);
+  void update(double new_scale, Where where = Where::current());
 
   // The current scale (init_scale before the first update; 1 when disabled). No device sync.
   double get_scale() const;
@@ -74,7 +75,7 @@ class GradScaler {
   // "_growth_tracker" (empty when disabled). What ckpt::TrainingState saves as "scaler.<key>".
   OrderedDict<double> state_dict() const;
   // Validates every key and value before changing anything; a no-op when disabled.
-  void load_state_dict(const OrderedDict<double>& state);
+  void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
 
  private:
   enum class Stage { Ready, Unscaled, Stepped };

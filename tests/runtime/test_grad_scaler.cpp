@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
+#include "error_of.h"
 #include "numeric_check.h"
 
 using namespace ember;
@@ -194,7 +196,8 @@ TEST_CASE("GradScaler: misuse is a clear error") {
   CHECK_THROWS_WITH_AS(scaler.step(half_optimizer), doctest::Contains("parameter 0 (shape [1]) has a float16 gradient"),
                        Error);
 
-  CHECK_THROWS_WITH_AS(scaler.update(0.0), doctest::Contains("the scale must be positive and finite, got 0"), Error);
+  CHECK_THROWS_WITH_AS(scaler.update(0.0),
+                       doctest::Contains("GradScaler::update: new_scale must be positive and finite, got 0"), Error);
   CHECK_THROWS_WITH_AS(amp::GradScaler({.growth_factor = 1.0}),
                        doctest::Contains("growth_factor must be > 1 and finite, got 1"), Error);
   CHECK_THROWS_WITH_AS(amp::GradScaler({.backoff_factor = 1.5}),
@@ -280,4 +283,44 @@ TEST_CASE("GradScaler: an unscale_ that refuses a float16 gradient unscales none
   CHECK(scaler.step(optimizer));
   CHECK(a.grad().to_vector<float>() == std::vector<float>{1.0f, 1.0f});
   CHECK(a.to_vector<float>() == std::vector<float>{0.0f, 1.0f});  // 1 - 1 * 1, 2 - 1 * 1
+}
+
+// The scale is a float32 number and unscale_ multiplies by its float32 inverse: a double that is
+// positive and finite but leaves that range (1e39 is inf as float32, 1e-50 is 0, and the inverse
+// of 1e-39 is inf) would skip every step or turn the parameters into NaN, so it is refused where
+// it is set, naming the value and the caller's line, and the scaler keeps its state.
+TEST_CASE("GradScaler: a scale that float32 or its float32 inverse cannot hold is refused where it is set") {
+  const auto names_line = [](const std::string& message, int line) {
+    return message.find("test_grad_scaler.cpp:" + std::to_string(line)) != std::string::npos;
+  };
+  int line = __LINE__ + 1;
+  std::string message = error_of([] { amp::GradScaler scaler({.init_scale = 1e39}); });
+  CHECK(message.find("GradScaler: init_scale 1e+39 is inf as float32") != std::string::npos);
+  CHECK(names_line(message, line));
+  message = error_of([] { amp::GradScaler scaler({.init_scale = 1e-39}); });
+  CHECK(message.find("GradScaler: init_scale 1e-39 has the inverse inf as float32") != std::string::npos);
+
+  amp::GradScaler scaler({.init_scale = 256.0});
+  line = __LINE__ + 1;
+  message = error_of([&] { scaler.update(1e-50); });
+  CHECK(message.find("GradScaler::update: new_scale 1e-50 is 0 as float32") != std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK(scaler.get_scale() == 256.0);
+
+  OrderedDict<double> state = scaler.state_dict();
+  state.insert_or_assign("scale", 1e-46);
+  state.insert_or_assign("growth_factor", 4.0);
+  line = __LINE__ + 1;
+  message = error_of([&] { scaler.load_state_dict(state); });
+  CHECK(message.find("GradScaler::load_state_dict: 'scale' 1e-46 is 0 as float32") != std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK(scaler.get_scale() == 256.0);
+  CHECK(scaler.get_growth_factor() == 2.0);
+
+  // The ends of the range are accepted: float32's largest value, and 2^-126, whose inverse 2^126
+  // float32 holds.
+  const double largest = std::numeric_limits<float>::max();
+  CHECK(amp::GradScaler({.init_scale = largest}).get_scale() == largest);
+  scaler.update(0x1p-126);
+  CHECK(scaler.get_scale() == 0x1p-126);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "graph/compile_log.h"
+#include "runtime/memory/overlap.h"
 
 namespace ember::graph {
 
@@ -63,27 +64,6 @@ ValueId CaptureMode::value_of(const Tensor& tensor) {
 }
 
 namespace {
-
-// The bytes of its buffer a view can touch, [begin, end); empty for a view of no elements.
-struct ByteExtent {
-  int64_t begin = 0;
-  int64_t end = 0;
-  bool overlaps(const ByteExtent& other) const {
-    return begin < end && other.begin < other.end && begin < other.end && other.begin < end;
-  }
-};
-
-ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, DType dtype) {
-  int64_t low = offset;
-  int64_t high = offset;
-  for (int d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return {};
-    const int64_t reach = (sizes[d] - 1) * strides[d];
-    (reach < 0 ? low : high) += reach;
-  }
-  const auto item = static_cast<int64_t>(element_size(dtype));
-  return {low * item, (high + 1) * item};
-}
 
 const TensorImpl* grad_impl(const TensorImpl& leaf) {
   return leaf.autograd_meta && leaf.autograd_meta->grad && leaf.autograd_meta->grad->defined()

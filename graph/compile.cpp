@@ -25,10 +25,10 @@ namespace ember::graph {
 namespace {
 
 // Graph::shared_buffers from the captured tensors: state tensors that share memory with an
-// earlier one (a parameter and a view of it, both read by fn), then the inputs' twins.
+// earlier one (a parameter and a view of it, both read by fn), then the inputs' aliasing pattern.
 // States are grouped by storage first: only those can share bytes, and a model's thousands of
 // parameters and optimizer states must not cost a capture states x states comparisons.
-void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
+void record_shared_buffers(Graph& graph, const std::vector<SharedMemory>& input_sharing) {
   std::vector<std::pair<const Storage*, size_t>> by_storage;  // sorted: a storage's states in order
   for (size_t k = 0; k < graph.state_tensors.size(); ++k)
     if (const Storage* storage = storage_of(*graph.state_tensors[k]); storage != nullptr)
@@ -47,10 +47,9 @@ void record_shared_buffers(Graph& graph, const std::vector<int>& input_twins) {
   std::sort(sharers.begin(), sharers.end());
   for (const auto& [k, j] : sharers) graph.shared_buffers.push_back({graph.state_inputs[j], graph.state_inputs[k]});
   const int count = static_cast<int>(graph.inputs.size());
-  for (size_t i = 0; i < input_twins.size(); ++i) {
-    const int twin = input_twins[i];
-    if (twin >= 0)
-      graph.shared_buffers.push_back({twin < count ? graph.inputs[twin] : graph.state_inputs[twin - count], graph.inputs[i]});
+  for (const SharedMemory& pair : input_sharing) {
+    const ValueId other = pair.other < count ? graph.inputs[pair.other] : graph.state_inputs[pair.other - count];
+    graph.shared_buffers.push_back({other, graph.inputs[pair.input]});
   }
 }
 
@@ -180,19 +179,28 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (dispatch_mode_active()) return run_eager();
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
-  for (Entry& entry : entries_) {
+  std::optional<Verification> verification;
+  thread_local std::vector<int> unverified;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    Entry& entry = entries_[e];
     const Graph& graph = entry.executor.graph();
     // A graph reading parameters' .grad tensors takes them as inputs after the caller's.
     std::vector<Tensor> extended;
     if (!graph.grad_inputs.empty()) extended = with_grad_inputs(graph, inputs);
     const std::vector<Tensor>& all = graph.grad_inputs.empty() ? inputs : extended;
-    if (guards_hold(entry.guards, graph, all)) {
-      ++replays_;
-      std::vector<Tensor> outputs = entry.executor.run(all);
-      if (entry.backward) attach_compiled_backward(entry.backward, all, graph, outputs);
-      return outputs;
+    if (!guards_hold(entry.guards, graph, all)) continue;
+    unverified_arguments(entry.guards, inputs, unverified);
+    if (!unverified.empty()) {
+      // Another entry may serve the call as it is; else the call is traced to settle these.
+      if (!verification) verification = Verification{static_cast<int>(e), unverified};
+      continue;
     }
+    ++replays_;
+    std::vector<Tensor> outputs = entry.executor.run(all);
+    if (entry.backward) attach_compiled_backward(entry.backward, all, graph, outputs);
+    return outputs;
   }
+  if (verification) return capture(inputs, run_eager, false, -1, &*verification);
   if (segments_) return run_segments(run_eager);
   std::string reason = miss_reason(inputs);
   const SizeMiss miss = size_miss(inputs, reason);
@@ -216,8 +224,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
 }
 
 std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager,
-                                              bool size_specialization, int reference) {
-  ++captures_made_;
+                                              bool size_specialization, int reference,
+                                              const Verification* verification) {
+  // A verification counts as a capture only where it becomes one (or breaks).
+  if (verification == nullptr) ++captures_made_;
   const int compiler_runs_before = compiler_runs();
   add_dynamic_dims(inputs);
   FusionOptions fusion{.log = log::enabled("fusion"), .dynamic_sizes = dynamic_sizes(inputs, dynamic_dims_)};
@@ -235,6 +245,8 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     guards.inputs.push_back(meta_of(input));
     guards.inputs_require_grad.push_back(input.requires_grad());
     guards.inputs_contiguous.push_back(input.is_contiguous());
+    guards.inputs_strides.push_back(input.is_contiguous() ? Dims() : input.strides());
+    guards.arguments.push_back(captured_argument(input));
   }
   const uint64_t first_node = autograd::next_sequence_nr();
   std::vector<Tensor> result;
@@ -243,10 +255,20 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     result = run_eager();
   }
   if (!mode.break_reason().empty()) {
+    if (verification != nullptr) {
+      // Unsettled, the arguments stay pinned: a later call passing others takes the segments.
+      ++captures_made_;
+      for (const int i : verification->arguments)
+        entries_[verification->entry].guards.arguments[i].binding = CapturedArgument::Binding::Pinned;
+    }
     graph_break(mode.break_reason());
     return result;
   }
   mode.finish(result);
+  if (verification != nullptr) {
+    if (!settle_arguments(*verification, graph, mode.grad_input_tensors())) return result;
+    ++captures_made_;
+  }
   std::optional<CapturedBackward> backward;
   if (results_need_backward(result)) {
     backward = capture_backward(mode, graph, inputs, result, first_node);
@@ -262,9 +284,10 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     guards.inputs.push_back(meta_of(grad));
     guards.inputs_require_grad.push_back(grad.requires_grad());
     guards.inputs_contiguous.push_back(grad.is_contiguous());
+    guards.inputs_strides.push_back(grad.is_contiguous() ? Dims() : grad.strides());
   }
-  memory_twins(all_inputs, graph.state_tensors, guards.input_twins);
-  record_shared_buffers(graph, guards.input_twins);
+  memory_sharing(all_inputs, graph.state_tensors, guards.shared_memory);
+  record_shared_buffers(graph, guards.shared_memory);
   optimize(graph, options_.fuse, fusion);
   for (const std::shared_ptr<TensorImpl>& impl : graph.state_tensors) {
     guards.states.push_back({impl->sizes, impl->dtype, impl->device});

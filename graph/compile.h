@@ -71,6 +71,41 @@ namespace graph {
 struct BackwardProgram;
 class SegmentCache;
 
+// How a graph input shares memory with another input or a state tensor.
+enum class Sharing : uint8_t {
+  Same,       // one tensor (one TensorImpl) twice: the capture read both through one graph value
+  SameBytes,  // another tensor over the same bytes: storage, offset, sizes, strides and dtype
+  Overlap,    // some bytes in common, in other layouts
+};
+
+// One pair of an aliasing pattern: graph input `input` shares memory with `other`, an earlier
+// graph input or a state tensor (numbered after the inputs).
+struct SharedMemory {
+  int input = 0;
+  int other = 0;
+  Sharing how = Sharing::Overlap;
+  auto operator<=>(const SharedMemory&) const = default;
+};
+
+// A caller's argument as captured. fn may read that same tensor itself, not through its parameter
+// (a state tensor passed as the argument, or a detach() of it): the capture then read both as the
+// argument's one graph value, which later calls may pass apart. Nothing in the capture tells the
+// two cases apart, so the first call with another argument while the captured one still lives is
+// traced again to find out (CompiledFunction::call): the argument is then free, or pinned to the
+// captured buffer. One no longer alive cannot be read by fn any more: free.
+struct CapturedArgument {
+  enum class Binding : uint8_t { Unverified, Free, Pinned };
+  std::weak_ptr<Storage> storage;
+  const Storage* address = nullptr;  // storage's, compared while it lives
+  int64_t offset = 0;
+  Dims sizes;
+  Dims strides;
+  DType dtype = DType::Float32;
+  Binding binding = Binding::Unverified;
+  // Whether `impl` views the captured bytes with the captured geometry.
+  bool holds(const TensorImpl& impl) const;
+};
+
 // Everything the trace assumed; a call that disagrees recompiles.
 struct Guards {
   std::vector<TensorMeta> inputs;
@@ -78,13 +113,17 @@ struct Guards {
   // (a parameter frozen after the capture must not receive one).
   std::vector<bool> inputs_require_grad;
   std::vector<bool> states_require_grad;
-  // Which inputs were contiguous: reshape() and contiguous() copy or alias by it, and the graph
-  // holds the choice made at capture (a view replayed on a transposed input fails, a copy
-  // replayed on a contiguous one loses writes through the alias). Strides are otherwise free.
+  // Which inputs were contiguous, and a non-contiguous one's strides: reshape() and contiguous()
+  // copy or alias by the layout, and the graph holds the choice made at capture (a view replayed
+  // on other strides fails, a copy replayed where the capture aliased loses writes through the
+  // alias, an in-place update replayed on an expanded input writes one address many times).
   std::vector<bool> inputs_contiguous;
-  // Per graph input: the first earlier graph input, else the first state tensor (numbered after
-  // the inputs), sharing memory with it, or -1 (see memory_twin in compile_internal.h).
-  std::vector<int> input_twins;
+  std::vector<Dims> inputs_strides;  // empty for a contiguous input
+  // Every pair of a graph input and an earlier input or a state tensor that shared memory, sorted
+  // (see memory_sharing in compile_internal.h). A replay must share the same way.
+  std::vector<SharedMemory> shared_memory;
+  // Per caller argument (not the .grad inputs after them): see CapturedArgument.
+  std::vector<CapturedArgument> arguments;
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
@@ -148,11 +187,23 @@ class CompiledFunction {
     bool size_specialization = false;
     std::vector<uint32_t> dynamic_dims;  // per caller input, the dims dynamic when it was captured
   };
+  // A call that entry `entry` serves but for `arguments`, Unverified ones passed apart from the
+  // tensors captured (CapturedArgument): it is traced to learn whether the entry read them also
+  // as tensors fn reaches itself.
+  struct Verification {
+    int entry = -1;
+    std::vector<int> arguments;
+  };
   // Captures fn for `inputs`; `size_specialization` says it only gives new sizes to dynamic dims;
   // `reference` is the entry `inputs` match but for sizes, or -1 (its fused groups tell which
-  // group dims follow the sizes: FusionOptions::reference_groups).
+  // group dims follow the sizes: FusionOptions::reference_groups). With `verification`, the trace
+  // settles those arguments and goes on as a capture only where one was read as state.
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs, const EagerRun& run_eager, bool size_specialization,
-                              int reference);
+                              int reference, const Verification* verification = nullptr);
+  // Marks the verified arguments Free or Pinned from `traced`, the graph of the call that verified
+  // them (and the .grad tensors it read per call); true when one is pinned and the trace is to be
+  // kept as a new variant (a recompile).
+  bool settle_arguments(const Verification& verification, const Graph& traced, const std::vector<Tensor>& grad_inputs);
   // Runs fn eagerly from now on, saying why (EMBER_LOGS=recompiles) and what to change (perf_hints).
   void fall_back(const std::string& reason, const std::string& hint);
   void graph_break(const std::string& reason);  // records and logs it; later misses run as segments

@@ -39,9 +39,19 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
     const TensorMeta& input = guards.inputs[i];
     text += fmt::format("{}input {}: {} {} on {}{}", i ? ", " : "", i, input.sizes, input.dtype, input.device,
                         guards.inputs_require_grad[i] ? " requiring grad" : "");
-    if (!guards.inputs_contiguous[i]) text += " (non-contiguous)";
+    if (!guards.inputs_contiguous[i]) text += fmt::format(" (non-contiguous, strides {})", guards.inputs_strides[i]);
+    if (i < guards.arguments.size() && guards.arguments[i].binding == CapturedArgument::Binding::Pinned)
+      text += " (the captured tensor itself: the function also reads it)";
     if (i < dynamic_dims.size() && (dynamic_dims[i] & all_dims(input.sizes.size())) != 0)
       text += fmt::format(" (dims {} dynamic)", dims_text(dynamic_dims[i] & all_dims(input.sizes.size())));
+  }
+  for (const SharedMemory& pair : guards.shared_memory) {
+    const int inputs = static_cast<int>(guards.inputs.size());
+    const char* how = pair.how == Sharing::Same        ? "is"
+                      : pair.how == Sharing::SameBytes ? "has the bytes of"
+                                                       : "overlaps";
+    text += pair.other < inputs ? fmt::format("; input {} {} input {}", pair.input, how, pair.other)
+                                : fmt::format("; input {} {} state %s{}", pair.input, how, pair.other - inputs);
   }
   text += fmt::format("; grad mode {}; autocast {}; allow_tf32 {}", guards.grad_mode ? "on" : "off",
                       guards.autocast ? fmt::format("on ({})", guards.autocast_dtype) : "off",

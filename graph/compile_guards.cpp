@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <span>
 
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
@@ -33,10 +34,40 @@ bool same_type(const TensorMeta& a, const TensorMeta& b, uint32_t free) {
   return true;
 }
 
-std::string sharer_text(int twin, size_t inputs) {
-  if (twin < 0) return "no other input or state";
-  if (twin < static_cast<int>(inputs)) return fmt::format("input {}", twin);
-  return fmt::format("state %s{}", twin - static_cast<int>(inputs));
+// "input 0 and state %s1 (the same tensor)", the sharers of one input in a pattern.
+std::string sharers_text(std::span<const SharedMemory> sharers, size_t inputs) {
+  if (sharers.empty()) return "no other input or state";
+  std::string text;
+  for (const SharedMemory& pair : sharers) {
+    if (!text.empty()) text += " and ";
+    const int other = pair.other;
+    text += other < static_cast<int>(inputs) ? fmt::format("input {}", other)
+                                             : fmt::format("state %s{}", other - static_cast<int>(inputs));
+    if (pair.how == Sharing::Same) text += " (the same tensor)";
+    if (pair.how == Sharing::SameBytes) text += " (another tensor over the same bytes)";
+  }
+  return text;
+}
+
+// The pairs of `pattern` whose input is `input` (the pattern is sorted by input).
+std::span<const SharedMemory> sharers_of(const std::vector<SharedMemory>& pattern, int input) {
+  const auto begin = std::lower_bound(pattern.begin(), pattern.end(), input,
+                                      [](const SharedMemory& pair, int i) { return pair.input < i; });
+  auto end = begin;
+  while (end != pattern.end() && end->input == input) ++end;
+  return {begin, end};
+}
+
+// Why `actual` is not the captured pattern: the first input whose sharers differ.
+std::string sharing_failure(const std::vector<SharedMemory>& actual, const std::vector<SharedMemory>& captured,
+                            size_t inputs) {
+  for (int i = 0; i < static_cast<int>(inputs); ++i) {
+    const std::span<const SharedMemory> now = sharers_of(actual, i), then = sharers_of(captured, i);
+    if (!std::equal(now.begin(), now.end(), then.begin(), then.end()))
+      return fmt::format("input {} shares memory with {}, the graph was captured with {}", i, sharers_text(now, inputs),
+                         sharers_text(then, inputs));
+  }
+  return "the inputs share memory otherwise than when captured";
 }
 
 }  // namespace
@@ -56,34 +87,6 @@ std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tenso
 bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b) {
   // The storages first: the usual answer, without a handle's reference count traffic.
   return storage_of(*a.impl()) == storage_of(*b) && memory_overlap(a, Tensor(b)) != MemoryOverlap::None;
-}
-
-void memory_twins(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states,
-                  std::vector<int>& twins) {
-  // Only tensors over one storage can share bytes: the inputs sorted by storage, then each state
-  // looked up among them, costs O((inputs + states) log inputs), not inputs x states per call (an
-  // optimizer step compiled alone reads every parameter's .grad as an input). Candidates are
-  // tried in index order, so the twin is the first earlier input, else the first state.
-  thread_local std::vector<std::pair<const Storage*, int>> by_storage;
-  by_storage.clear();
-  twins.assign(inputs.size(), -1);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (const Storage* storage = storage_of(*inputs[i].impl()); storage != nullptr)
-      by_storage.emplace_back(storage, static_cast<int>(i));
-  std::sort(by_storage.begin(), by_storage.end());
-  for (size_t a = 0; a < by_storage.size(); ++a)
-    for (size_t b = a; b-- > 0 && by_storage[b].first == by_storage[a].first;) {
-      const int earlier = by_storage[b].second;  // b counts down: the earliest match wins
-      if (shares_memory(inputs[by_storage[a].second], inputs[earlier].impl_ptr()))
-        twins[by_storage[a].second] = earlier;
-    }
-  for (size_t k = 0; k < states.size(); ++k) {
-    const Storage* storage = storage_of(*states[k]);
-    auto member = std::lower_bound(by_storage.begin(), by_storage.end(), std::make_pair(storage, 0));
-    for (; member != by_storage.end() && member->first == storage; ++member)
-      if (twins[member->second] < 0 && shares_memory(inputs[member->second], states[k]))
-        twins[member->second] = static_cast<int>(inputs.size() + k);
-  }
 }
 
 int64_t arena_bytes(const Executor& executor) {
@@ -118,13 +121,21 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
                            guards.inputs[i].device);
       });
   }
-  for (size_t i = 0; i < inputs.size(); ++i)
+  for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].is_contiguous() != guards.inputs_contiguous[i])
       return why([&] {
         return fmt::format("input {} is {}contiguous (strides {}), the graph was captured with a {}contiguous one", i,
                            guards.inputs_contiguous[i] ? "not " : "", inputs[i].strides(),
                            guards.inputs_contiguous[i] ? "" : "non-");
       });
+    // With sizes free to change, so are the strides: a capture for the new sizes guards its own.
+    const bool sizes_free = i < free_dims.size() && free_dims[i] != 0;
+    if (!guards.inputs_contiguous[i] && !sizes_free && inputs[i].strides() != guards.inputs_strides[i])
+      return why([&] {
+        return fmt::format("input {} has strides {}, the graph was captured with strides {}", i, inputs[i].strides(),
+                           guards.inputs_strides[i]);
+      });
+  }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].requires_grad() != guards.inputs_require_grad[i])
       return why([&] {
@@ -132,14 +143,18 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
                            inputs[i].requires_grad() ? "requires" : "does not require",
                            guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
       });
-  thread_local std::vector<int> twins;
-  memory_twins(inputs, graph.state_tensors, twins);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (const int twin = twins[i]; twin != guards.input_twins[i])
+  for (size_t i = 0; i < guards.arguments.size(); ++i)
+    if (const CapturedArgument& argument = guards.arguments[i];
+        argument.binding == CapturedArgument::Binding::Pinned && !argument.holds(*inputs[i].impl()))
       return why([&] {
-        return fmt::format("input {} shares memory with {}, the graph was captured with {}", i,
-                           sharer_text(twin, inputs.size()), sharer_text(guards.input_twins[i], inputs.size()));
+        return fmt::format("input {} is another tensor than the one the graph was captured with, which the function "
+                           "also reads without receiving it (the graph reads both as the argument)",
+                           i);
       });
+  thread_local std::vector<SharedMemory> pattern;
+  memory_sharing(inputs, graph.state_tensors, pattern);
+  if (pattern != guards.shared_memory)
+    return why([&] { return sharing_failure(pattern, guards.shared_memory, inputs.size()); });
   for (const HostGuard& guard : guards.host)
     if (!guard.holds())
       return why([&] { return fmt::format("the graph was captured with {}, which no longer holds", guard.what); });

@@ -24,12 +24,20 @@ std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tenso
 // not (a compiled replay installs all its gradients as slices of one arena).
 bool shares_memory(const Tensor& a, const std::shared_ptr<TensorImpl>& b);
 
-// Per input: which earlier graph input, or else which state tensor (numbered after the inputs),
-// shares memory with it, or -1. A graph captured with two arguments over the same bytes treats a
-// write into one as a change of the other, and one captured with separate memory does not: each
-// aliasing pattern is its own variant, as with PyTorch's duplicate-input guards.
-void memory_twins(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states,
-                  std::vector<int>& twins);
+// The aliasing pattern of the graph inputs (the caller's, then the .grad inputs) and the state
+// tensors: every input that shares bytes with an earlier input or a state tensor, and how, sorted.
+// A graph captured with two arguments over the same bytes treats a write into one as a change of
+// the other, one captured with the same tensor twice reads both through one value, and one
+// captured with separate memory does neither: each pattern is its own variant, as with PyTorch's
+// duplicate-input and tensor-aliasing guards. Costs O((inputs + states) log inputs), plus the pairs.
+void memory_sharing(const std::vector<Tensor>& inputs, const std::vector<std::shared_ptr<TensorImpl>>& states,
+                    std::vector<SharedMemory>& pattern);
+
+CapturedArgument captured_argument(const Tensor& argument);
+// The caller's arguments a replay of `guards` cannot vouch for: each Unverified argument whose
+// captured tensor still lives and which `inputs` passes apart from it. One whose captured tensor
+// died becomes Free.
+void unverified_arguments(Guards& guards, const std::vector<Tensor>& inputs, std::vector<int>& unverified);
 
 // The bytes of the executor's planned arena (0 when it dispatches).
 int64_t arena_bytes(const Executor& executor);

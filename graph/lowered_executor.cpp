@@ -160,7 +160,7 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
     const TensorImpl& given = *inputs[i].impl();
     TensorImpl& impl = *impls_[graph.inputs[i]];
     impl.storage = given.storage;
-    impl.sizes = given.sizes;  // equal by the guards; strides and offset are not guarded
+    impl.sizes = given.sizes;  // guarded, as a non-contiguous input's strides; the offset is not
     impl.strides = given.strides;
     impl.offset = given.offset;
   }

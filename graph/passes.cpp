@@ -85,7 +85,14 @@ int eliminate_common_subexpressions(Graph& graph) {
   // family had seen: sum(t) before and after t.t().mul_(2) are not the same expression.
   std::vector<ValueId> family(graph.values.size());
   for (size_t v = 0; v < family.size(); ++v) family[v] = static_cast<ValueId>(v);
-  for (const auto& [first, twin] : graph.shared_buffers) family[twin] = family[first];
+  // Inputs sharing a buffer are one family, transitively: an input may share bytes with several
+  // others (c overlapping a and b), each pair listed once.
+  const auto root = [&](ValueId v) {
+    while (family[v] != v) v = family[v] = family[family[v]];
+    return v;
+  };
+  for (const auto& [first, twin] : graph.shared_buffers) family[root(twin)] = root(first);
+  for (size_t v = 0; v < family.size(); ++v) family[v] = root(static_cast<ValueId>(v));
   std::vector<int> writes(graph.values.size(), 0);
   // Candidates by (op, inputs and their writes so far); attributes are compared exactly among them.
   std::map<std::pair<const OpDef*, std::vector<ValueId>>, std::vector<int>> seen;

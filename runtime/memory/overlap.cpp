@@ -55,4 +55,16 @@ bool has_internal_overlap(const Tensor& tensor) {
   return false;
 }
 
+ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, DType dtype) {
+  int64_t low = offset;
+  int64_t high = offset;
+  for (int d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return {};
+    const int64_t reach = (sizes[d] - 1) * strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto item = static_cast<int64_t>(element_size(dtype));
+  return {low * item, (high + 1) * item};
+}
+
 }  // namespace ember

@@ -25,4 +25,16 @@ MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b);
 // stride 0 (an expanded tensor). Other repeats (crafted strides) are not looked for.
 bool has_internal_overlap(const Tensor& tensor);
 
+// The bytes of its storage a tensor of this geometry can touch, [begin, end), counted from the
+// storage's start; {0, 0} for a tensor of no elements. Tensors whose extents do not overlap share
+// no memory (the converse does not hold: interleaved strided views share none either).
+struct ByteExtent {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool overlaps(const ByteExtent& other) const {
+    return begin < end && other.begin < other.end && begin < other.end && other.begin < end;
+  }
+};
+ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, DType dtype);
+
 }  // namespace ember

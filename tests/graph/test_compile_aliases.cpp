@@ -136,7 +136,8 @@ TEST_CASE("compile: arguments that share a buffer are a variant of their own") {
   CHECK(compiled.state().replays() == 2);
   REQUIRE(compiled.state().recompile_reasons().size() == 1);
   CHECK(compiled.state().recompile_reasons()[0] ==
-        "input 1 shares memory with input 0, the graph was captured with no other input or state");
+        "input 1 shares memory with input 0 (another tensor over the same bytes), the graph was captured with no "
+        "other input or state");
 }
 
 TEST_CASE("compile: arguments in disjoint parts of one buffer are separate, overlapping parts are a variant") {

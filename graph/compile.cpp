@@ -177,6 +177,7 @@ std::vector<Tensor> CompiledFunction::run_segments(const EagerRun& run_eager) {
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const EagerRun& run_eager) {
   // Called while another function is being captured: fn's ops go into that capture, inline.
   if (dispatch_mode_active()) return run_eager();
+  const std::lock_guard<std::recursive_mutex> one_call_at_a_time(mutex_);
   ++calls_;
   if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
   std::optional<Verification> verification;
@@ -309,9 +310,8 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     optimize(backward_graph, options_.fuse, backward_fusion);
     if (log::enabled("graph"))
       fmt::print(stderr, "[ember compile] captured backward graph:\n{}", to_text(backward_graph));
-    program = std::make_shared<BackwardProgram>(BackwardProgram{
-        .executor = Executor(std::move(backward_graph), executor_options),
-        .interface = std::move(backward->interface)});
+    program = std::make_shared<BackwardProgram>(Executor(std::move(backward_graph), executor_options),
+                                                std::move(backward->interface));
   }
   for (size_t i = 0; i < references_before.size(); ++i)
     guards.states_entry_refs.push_back(1 + executor.graph().state_tensors[i].use_count() - references_before[i]);

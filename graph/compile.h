@@ -8,6 +8,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -231,6 +232,10 @@ class CompiledFunction {
   void make_room_for_size_specialization(int64_t bytes);
 
   CompileOptions options_;
+  // Serializes calls (and explain()) from several threads: the entries, counters, executors (their
+  // arenas and the input buffers they re-point per call) and the segment cache are shared by every
+  // call. Recursive: fn may call its own compiled function.
+  mutable std::recursive_mutex mutex_;
   std::vector<Entry> entries_;
   std::vector<std::string> recompile_reasons_;
   std::vector<std::string> graph_breaks_;

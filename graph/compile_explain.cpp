@@ -62,6 +62,7 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
 }
 
 std::string CompiledFunction::explain() const {
+  const std::lock_guard<std::recursive_mutex> not_during_a_call(mutex_);
   std::string text = fmt::format(
       "compiled function: {} calls, {} captures, {} replays; {} variants (cache_limit {}), {} captures for new "
       "sizes of dynamic dims, {} entries held\n",

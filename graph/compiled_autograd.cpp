@@ -85,6 +85,7 @@ class CompiledBackward final : public autograd::Node {
     inputs.reserve(grad_outputs.size() + saved_.size());
     for (size_t k = 0; k < grad_outputs.size(); ++k) inputs.push_back(as_expected(std::move(grad_outputs[k]), k));
     inputs.insert(inputs.end(), saved_.begin(), saved_.end());
+    const std::lock_guard<std::mutex> one_backward_at_a_time(program_->mutex);
     return program_->executor.run(inputs);
   }
   void release_saved() override {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,8 +42,13 @@ struct BackwardInterface {
 
 // The backward half of a captured function, shared by every replay's CompiledBackward node.
 struct BackwardProgram {
+  BackwardProgram(Executor executor, BackwardInterface interface)
+      : executor(std::move(executor)), interface(std::move(interface)) {}
   Executor executor;
   BackwardInterface interface;
+  // One run at a time: the replays' CompiledBackward nodes share the executor (its arena and
+  // re-pointed buffers), and each call's backward() may run on its own thread.
+  std::mutex mutex;
 };
 
 // Does a capture whose fn returned `results` need its backward? (grad mode on and a result with

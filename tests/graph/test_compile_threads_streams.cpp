@@ -3,7 +3,8 @@
 // must wait for the previous one on the device (graph/call_stream_order.h): checked in both modes
 // with the earlier call queued behind milliseconds of work on a side stream. Functions compiled
 // and called from two threads at once equal eager, on the CPU and, under reduce_overhead, on a GPU,
-// where every capture and launch shares the device's one capture stream.
+// where every capture and launch shares the device's one capture stream; so does one function
+// called from two threads, forward and compiled backward.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 #include <string>
@@ -134,6 +136,83 @@ std::vector<std::string> compile_from_two_threads(Device device, const char* mod
 
 TEST_CASE("compile: functions compiled and called from two threads at once equal eager") {
   for (const std::string& failure : compile_from_two_threads(kCPU, "default")) CHECK_MESSAGE(failure.empty(), failure);
+}
+
+namespace {
+
+// Runs run_call(call) for calls [first, first + 2 * per_thread) from two threads, alternating;
+// returns each thread's first failure ("" when it had none).
+std::vector<std::string> call_from_two_threads(int first, int per_thread,
+                                               const std::function<std::string(int)>& run_call) {
+  std::vector<std::string> failures(2);
+  auto work = [&](int thread) {
+    std::string& failure = failures[static_cast<size_t>(thread)];
+    try {
+      for (int k = 0; k < per_thread && failure.empty(); ++k) failure = run_call(first + 2 * k + thread);
+    } catch (const std::exception& error) {
+      failure = fmt::format("thread {}: {}", thread, error.what());
+    }
+  };
+  std::thread one(work, 0), other(work, 1);
+  one.join();
+  other.join();
+  return failures;
+}
+
+std::string compare_loss(int call, double got, double want) {
+  return std::abs(got - want) <= 1e-5 * std::max(1.0, std::abs(want))
+             ? std::string()
+             : fmt::format("call {}: {} instead of {}", call, got, want);
+}
+
+}  // namespace
+
+// Calls are serialized per compiled function (its entries, counters and executors are shared);
+// each call's compiled backward runs on the thread that calls backward(), one at a time too.
+TEST_CASE("compile: one compiled function called from two threads at once equals eager, its backward too") {
+  constexpr int kPerThread = 150;
+  constexpr int kWarmup = 3;  // on this thread: warm-up, capture, one more call
+  manual_seed(7);
+  const Tensor init = mul(randn({64, 64}), 0.2);
+  std::vector<Tensor> inputs;
+  for (int call = 0; call < kWarmup + 2 * kPerThread; ++call) inputs.push_back(randn({32, 64}));
+  {
+    // Inference: the lowered executor re-points its input buffers and runs over one arena. Grad
+    // mode is per thread: each call turns it off.
+    const auto rows_of = [&](const Tensor& x) { return sum(mul(tanh(matmul(x, init)), add(x, 1.0)), {1}); };
+    auto compiled = ember::compile(rows_of, {.fullgraph = true});
+    const auto run_call = [&](int call) {
+      NoGradGuard no_grad;
+      const Tensor& x = inputs[static_cast<size_t>(call)];
+      const double error = graph_test::max_relative_error(compiled(x), rows_of(x));
+      return error <= 1e-5 ? std::string() : fmt::format("call {}: relative error {}", call, error);
+    };
+    for (int call = 0; call < kWarmup; ++call) REQUIRE(run_call(call).empty());
+    for (const std::string& failure : call_from_two_threads(kWarmup, kPerThread, run_call))
+      CHECK_MESSAGE(failure.empty(), failure);
+    CHECK(compiled.state().captures() == 1);
+  }
+  // Training: each call's loss, then its backward through the compiled graph into one parameter.
+  const Tensor weight = init.clone().requires_grad_(), eager_weight = init.clone().requires_grad_();
+  const auto loss_of = [](const Tensor& x, const Tensor& w) { return sum(mul(tanh(matmul(x, w)), x)); };
+  std::vector<double> expected;
+  for (const Tensor& x : inputs) {
+    Tensor loss = loss_of(x, eager_weight);
+    expected.push_back(loss.item());
+    loss.backward();
+  }
+  auto compiled = ember::compile([&](const Tensor& x) { return loss_of(x, weight); }, {.fullgraph = true});
+  const auto run_call = [&](int call) {
+    Tensor loss = compiled(inputs[static_cast<size_t>(call)]);
+    const double got = loss.item();
+    loss.backward();
+    return compare_loss(call, got, expected[static_cast<size_t>(call)]);
+  };
+  for (int call = 0; call < kWarmup; ++call) REQUIRE(run_call(call).empty());
+  for (const std::string& failure : call_from_two_threads(kWarmup, kPerThread, run_call))
+    CHECK_MESSAGE(failure.empty(), failure);
+  CHECK(graph_test::max_relative_error(weight.grad(), eager_weight.grad()) <= 1e-4);
+  CHECK(compiled.state().captures() == 1);
 }
 
 #ifdef EMBER_HAS_CUDA

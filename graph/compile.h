@@ -24,7 +24,10 @@ namespace ember {
 struct CompileOptions {
   // A graph break throws GraphBreak; without fullgraph, fn then runs as compiled segments split
   // where it reads values on the host, each place between two reads compiled where that pays and
-  // eager elsewhere (graph/segments.h).
+  // eager elsewhere (graph/segments.h). The capture runs fn's ops as it records them, so the
+  // GraphBreak comes from inside that call, after what fn did before the break (an optimizer step
+  // applied, then loss.item() breaks): like an eager call throwing there, not like torch.compile,
+  // which traces before anything runs.
   bool fullgraph = false;
   // With a graph break, a segment on the CPU is compiled only where that saves more memory
   // traffic than deferring its calls costs; elsewhere that place in fn runs eagerly

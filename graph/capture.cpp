@@ -196,6 +196,7 @@ TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   for (const Tensor& output : outputs) metas.push_back(output.defined() ? meta_of(output) : TensorMeta{});
   const int index = graph_.add_node(call.op, call.attrs, std::move(inputs), metas);
   Node& node = graph_.nodes[index];
+  if (CallSite::known()) node.call_site = CallSite::current();
   node.refresh = std::move(refresh);
   if (node.refresh) node.effects = std::exchange(pending_effects_, {});
   // In-place outputs are the mutated inputs themselves: rebinding them to the node's new values

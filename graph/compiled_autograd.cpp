@@ -226,6 +226,7 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
     std::vector<TensorMeta> metas;
     for (ValueId v : node.outputs) metas.push_back(graph.values[v].meta);
     const int index = backward.add_node(*node.op, node.attrs, std::move(operands), metas);
+    backward.nodes[index].call_site = node.call_site;
     for (size_t o = 0; o < node.outputs.size(); ++o) remap[node.outputs[o]] = backward.nodes[index].outputs[o];
   }
   for (ValueId v : arrivals) backward.outputs.push_back(remap[v]);

@@ -63,11 +63,16 @@ std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
   for (size_t i = 0; i < graph_.constants.size(); ++i) slots_[graph_.constants[i]] = graph_.constant_tensors[i];
   std::vector<Tensor> call_inputs;
   for (Node& node : graph_.nodes) {
-    refresh_host_state(node);
-    call_inputs.clear();
-    for (ValueId input : node.inputs) call_inputs.push_back(input < 0 ? Tensor() : slots_[input]);
-    TensorList outputs = dispatch(OpCall{*node.op, call_inputs, node.attrs});
-    for (size_t i = 0; i < node.outputs.size(); ++i) slots_[node.outputs[i]] = std::move(outputs[static_cast<int>(i)]);
+    try {
+      refresh_host_state(node);
+      call_inputs.clear();
+      for (ValueId input : node.inputs) call_inputs.push_back(input < 0 ? Tensor() : slots_[input]);
+      TensorList outputs = dispatch(OpCall{*node.op, call_inputs, node.attrs});
+      for (size_t i = 0; i < node.outputs.size(); ++i)
+        slots_[node.outputs[i]] = std::move(outputs[static_cast<int>(i)]);
+    } catch (const Error&) {
+      rethrow_at_call_site(node);
+    }
   }
   // In-place steps already wrote into the bound state tensors; a value computed out of place
   // (after a pass rewrote the update) is copied back.

@@ -9,6 +9,16 @@
 
 namespace ember::graph {
 
+void rethrow_at_call_site(const Node& node) {
+  try {
+    throw;
+  } catch (const Error& error) {
+    if (CallSite::known() || !node.call_site) throw;
+    const CallSiteScope site(*node.call_site);
+    throw Error(fmt::format("{}{} (replayed by a compiled graph)", error.what(), CallSite::describe()));
+  }
+}
+
 TensorMeta meta_of(const Tensor& tensor) { return {tensor.sizes(), tensor.dtype(), tensor.device()}; }
 
 ValueId Graph::add_value(const TensorMeta& meta, ValueSource source, int index, int output) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,8 @@ struct Node {
   // step() between two optimizers' steps): replayed just before `refresh`, so every refresh reads
   // the host state eager execution would have read. Only refreshed nodes carry effects.
   std::vector<HostEffect> effects;
+  // The user's line that called the op when it was captured (CallSite), for a replay's errors.
+  std::optional<std::source_location> call_site;
 };
 
 // What a replay does for `node` before running it: its host effects, then its refresh.
@@ -41,6 +45,12 @@ inline void refresh_host_state(Node& node) {
   for (HostEffect& effect : node.effects) effect.replay();
   if (node.refresh) node.refresh(node.attrs);
 }
+
+// Called in a catch block around a replayed node: rethrows the ember::Error its kernel raised
+// with the line that called the op when captured, which eager's message names and a replay (run
+// outside any public call) would lose. Other exceptions, and errors that name a call site already
+// (a replay inside a public call), are rethrown as they are.
+[[noreturn]] void rethrow_at_call_site(const Node& node);
 
 // A state tensor whose final value is produced in the graph: copied back after a replay.
 struct WriteBack {

@@ -185,35 +185,40 @@ void LoweredExecutor::used_on_stream(const Graph& graph, StreamId stream) {
 }
 
 void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions) {
-  for (size_t s = begin; s < end; ++s) {
-    Step& step = steps_[s];
-    Node& node = graph.nodes[step.node];
-    if (step.run_length > 1 && s + static_cast<size_t>(step.run_length) <= end) {
-      run_optimizer_run(graph, s);
-      if (bump_versions)
-        for (size_t k = s; k < s + static_cast<size_t>(step.run_length); ++k)
-          for (Tensor& output : steps_[k].outputs)
-            if (output.defined()) output.impl()->storage->bump_version();
-      s += static_cast<size_t>(step.run_length) - 1;
-      continue;
+  size_t s = begin;
+  try {
+    for (; s < end; ++s) {
+      Step& step = steps_[s];
+      Node& node = graph.nodes[step.node];
+      if (step.run_length > 1 && s + static_cast<size_t>(step.run_length) <= end) {
+        run_optimizer_run(graph, s);
+        if (bump_versions)
+          for (size_t k = s; k < s + static_cast<size_t>(step.run_length); ++k)
+            for (Tensor& output : steps_[k].outputs)
+              if (output.defined()) output.impl()->storage->bump_version();
+        s += static_cast<size_t>(step.run_length) - 1;
+        continue;
+      }
+      if (step.kind == StepKind::View) {
+        TensorImpl& view = *step.outputs[0].impl();
+        if (!step.fixed_geometry) set_geometry(view, node.op->view(OpCall{*node.op, step.inputs, node.attrs}));
+        view.storage = step.inputs[0].impl()->storage;
+        continue;
+      }
+      refresh_host_state(node);
+      // EMBER_POISON_OUTPUTS=1 (the tests), as in the dispatcher: with buffer reuse an unwritten
+      // element would otherwise show a stale value of another graph value instead of failing the
+      // comparison with eager. CPU buffers only: a fill kernel must not enter a captured CUDA graph.
+      if (poison_ && step.kind == StepKind::Compute)
+        for (const Tensor& output : step.outputs)
+          if (output.defined() && output.device().is_cpu()) poison(output);
+      step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);
+      if (bump_versions && step.kind == StepKind::InPlace)
+        for (Tensor& output : step.outputs)
+          if (output.defined()) output.impl()->storage->bump_version();
     }
-    if (step.kind == StepKind::View) {
-      TensorImpl& view = *step.outputs[0].impl();
-      if (!step.fixed_geometry) set_geometry(view, node.op->view(OpCall{*node.op, step.inputs, node.attrs}));
-      view.storage = step.inputs[0].impl()->storage;
-      continue;
-    }
-    refresh_host_state(node);
-    // EMBER_POISON_OUTPUTS=1 (the tests), as in the dispatcher: with buffer reuse an unwritten
-    // element would otherwise show a stale value of another graph value instead of failing the
-    // comparison with eager. CPU buffers only: a fill kernel must not enter a captured CUDA graph.
-    if (poison_ && step.kind == StepKind::Compute)
-      for (const Tensor& output : step.outputs)
-        if (output.defined() && output.device().is_cpu()) poison(output);
-    step.kernel(OpCall{*node.op, step.inputs, node.attrs}, step.outputs);
-    if (bump_versions && step.kind == StepKind::InPlace)
-      for (Tensor& output : step.outputs)
-        if (output.defined()) output.impl()->storage->bump_version();
+  } catch (const Error&) {
+    rethrow_at_call_site(graph.nodes[steps_[s].node]);  // eager's message names the user's line
   }
 }
 

@@ -169,3 +169,38 @@ TEST_CASE("compile diagnostics: hints for sizes that exhaust the cache, and expl
   CHECK(summary.find("lowered executor, arena ") != std::string::npos);
   CHECK(summary.find("guards: input 0: [8, 100] float32 on cpu (dims 0 dynamic)") != std::string::npos);
 }
+
+TEST_CASE("compile diagnostics: a kernel's error in a replay names the user's call site, as eager's does") {
+  // The target check runs in cross_entropy's kernel, graph_test::Mlp::step's line: eager names it,
+  // and so must a replay of the graph captured from it, whichever executor replays it.
+  for (const bool lowered : {true, false}) {
+    for (const bool fuse : {true, false}) {
+      INFO("lowered ", lowered, ", fuse ", fuse);
+      graph_test::SeedMlp compiled_mlp(3), eager_mlp(3);
+      auto step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled_mlp.step(x, y); },
+                                 {.fullgraph = true, .fuse = fuse, .lowered = lowered});
+      for (int call = 0; call < 2; ++call) {  // warm-up, capture
+        const auto [x, y] = graph_test::batch(call);
+        step(x, y);
+      }
+      const auto [x, y] = graph_test::batch(2);
+      const Tensor bad = randint(12, 13, {32});
+      std::string eager_message, compiled_message;
+      try {
+        eager_mlp.step(x, bad);
+      } catch (const Error& error) {
+        eager_message = error.what();
+      }
+      try {
+        step(x, bad);
+      } catch (const Error& error) {
+        compiled_message = error.what();
+      }
+      REQUIRE(eager_message.find("target 12 at position 0 is out of range for 10 classes at graph_test_util.h:") !=
+              std::string::npos);
+      CHECK(compiled_message.starts_with(eager_message));
+      CHECK(compiled_message.find("compiled") != std::string::npos);  // and says the replay raised it
+      CHECK(step.state().replays() == 1);
+    }
+  }
+}

@@ -62,6 +62,22 @@ std::optional<GradientBoundary> find_boundary(const autograd::Node& node, uint32
   return std::nullopt;
 }
 
+// Why a gradient flowing into `node`, made before fn ran, reaches no argument and no state tensor:
+// fn updated an argument with history in place, which moved the argument's edge onto the update
+// (a replay would not), or fn reads a tensor with history that it does not receive.
+std::string stray_gradient_reason(const autograd::Node& node, const Tensor& gradient,
+                                  const std::vector<Tensor>& inputs, const Boundaries& boundary) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const std::shared_ptr<autograd::Node>& history = inputs[i].grad_fn(); history && !boundary(*history))
+      return fmt::format("a gradient of the compiled function's results flows into {} (shape {}), the history input "
+                         "{} had before the function updated it in place ({}): a replay would leave the input's "
+                         "history as it was. Update a clone() of the argument, or update it outside the function",
+                         node.name(), gradient.sizes(), i, history->name());
+  return fmt::format("a gradient of the compiled function's results flows into {} (shape {}), the history of a "
+                     "tensor the function neither receives nor reads as state",
+                     node.name(), gradient.sizes());
+}
+
 // The CompiledBackward node of one replay: the saved values it holds and the backward graph
 // they feed.
 class CompiledBackward final : public autograd::Node {
@@ -180,10 +196,7 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
                                  [&](const autograd::Node& node, uint32_t output, const Tensor& gradient) {
                                    const auto found = find_boundary(node, output, graph, inputs, states_before);
                                    if (!found) {
-                                     mode.graph_break(fmt::format(
-                                         "a gradient of the compiled function's results flows into {} (shape {}), "
-                                         "a tensor the function neither receives nor reads as state",
-                                         node.name(), gradient.sizes()));
+                                     mode.graph_break(stray_gradient_reason(node, gradient, inputs, boundary));
                                      return;
                                    }
                                    captured.interface.boundaries.push_back(*found);

@@ -184,6 +184,31 @@ TEST_CASE("compile: a gradient hook inside a compiled forward is a graph break")
   CHECK(relaxed.state().segmented_calls() == 1);  // call 0 warmed up, call 1 was the capture that broke
 }
 
+TEST_CASE("compile: an in-place update of an argument with history is a graph break that says so") {
+  // Eager moves x's history onto the update; a replay would not, so the capture breaks, and the
+  // reason names the argument rather than "a tensor the function neither receives nor reads".
+  auto full = ember::compile([](const Tensor& x) {
+    Tensor(x).mul_(3.0);
+    return sum(mul(x, x));
+  }, {.fullgraph = true});
+  for (int call = 0; call < 2; ++call) {
+    manual_seed(40 + static_cast<uint64_t>(call));
+    const Tensor parameter = randn({4}).requires_grad_();
+    const Tensor x = mul(parameter, 2.0);
+    if (call == 0) {
+      const std::vector<float> p = parameter.to_vector<float>();
+      const Tensor result = full(x);  // the eager warm-up: sum((3 * 2p)^2) = 36 sum(p^2)
+      double expected = 0;
+      for (float value : p) expected += 36.0 * value * value;
+      CHECK(result.item() == doctest::Approx(expected).epsilon(1e-5));
+      continue;
+    }
+    CHECK_THROWS_WITH_AS(full(x), doctest::Contains("the history input 0 had before the function updated it in "
+                                                    "place"),
+                         graph::GraphBreak);
+  }
+}
+
 TEST_CASE("compile: a compiled forward called inside a compiled step is captured inline") {
   nn::Sequential compiled_model = mlp(), eager_model = mlp();
   optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.1});

@@ -1,5 +1,5 @@
-// The guards of a compiled entry: what a call must match to replay it (guard_failure), and the
-// helpers compile.cpp shares with them (graph/compile_internal.h).
+// The guards of a compiled entry (graph/compile_guards.h): what a call must match to replay it
+// (guard_failure), and the helpers compile.cpp shares with them (graph/compile_internal.h).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

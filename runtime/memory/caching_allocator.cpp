@@ -67,9 +67,11 @@ CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId s
   FreeBlocks& pool = pool_for(small_pool);
   Block* block = take_free_block(pool, size, stream);
   if (block == nullptr) block = new_segment(size, stream, small_pool);
-  if (block == nullptr) {  // out of memory: give back what the cache holds and try once more
+  // Out of memory: a cached block of any size beats failing (and releasing, a device sync).
+  if (block == nullptr) block = take_free_block(pool, size, stream, /*any_size=*/true);
+  if (block == nullptr) {  // give back what the cache holds and try once more
     release_free_segments();  // also frees the blocks other streams were using: one may fit now
-    block = take_free_block(pool, size, stream);
+    block = take_free_block(pool, size, stream, /*any_size=*/true);
     if (block == nullptr) block = new_segment(size, stream, small_pool);
     check(block != nullptr, "{} allocator: out of memory allocating {} bytes ({} bytes allocated, {} reserved)",
           backend_.name(), bytes, stats_.allocated_bytes, stats_.reserved_bytes);
@@ -117,22 +119,25 @@ void CachingAllocator::free_block(Block* block) {
   insert_free(pool, block);
 }
 
-CachingAllocator::Block* CachingAllocator::take_free_block(FreeBlocks& pool, size_t size, StreamId stream) {
-  Block* block = find_free_block(pool, size, stream);
+CachingAllocator::Block* CachingAllocator::take_free_block(FreeBlocks& pool, size_t size, StreamId stream,
+                                                           bool any_size) {
+  Block* block = find_free_block(pool, size, stream, any_size);
   if (block != nullptr) erase_free(pool, block);
   return block;
 }
 
-CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size,
-                                                           StreamId stream) {
+CachingAllocator::Block* CachingAllocator::find_free_block(FreeBlocks& pool, size_t size, StreamId stream,
+                                                           bool any_size) {
   Block key{nullptr, size, stream, false, false, nullptr, nullptr};
   auto candidate = pool.lower_bound(&key);
   if (candidate == pool.end() || (*candidate)->stream != stream) return nullptr;
   // Without caching a block is reused (while segments cannot be released) only at its exact size:
   // a split would start a block off its segment's alignment, a bigger one hide overruns.
   if (!caching_ && (*candidate)->size != size) return nullptr;
-  // A huge cached block must not be carved for a small large-pool request (fragmentation).
-  if (!(*candidate)->small_pool && (*candidate)->size > 2 * size + kLargeSegmentRound) return nullptr;
+  // A huge cached block must not be carved for a small large-pool request (fragmentation), unless
+  // the backend is out of memory: then a block that shares its segment with live ones, which no
+  // release can return, is the only memory left.
+  if (!any_size && !(*candidate)->small_pool && (*candidate)->size > 2 * size + kLargeSegmentRound) return nullptr;
   return *candidate;
 }
 

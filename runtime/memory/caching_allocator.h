@@ -126,9 +126,11 @@ class CachingAllocator {
   };
   using FreeBlocks = std::set<Block*, BySize>;
 
-  Block* find_free_block(FreeBlocks& pool, size_t size, StreamId stream);
+  // The smallest free block of at least `size` bytes for `stream`; a large one far bigger than
+  // `size` only with `any_size` (out of memory).
+  Block* find_free_block(FreeBlocks& pool, size_t size, StreamId stream, bool any_size);
   // find_free_block, and the block found leaves the pool.
-  Block* take_free_block(FreeBlocks& pool, size_t size, StreamId stream);
+  Block* take_free_block(FreeBlocks& pool, size_t size, StreamId stream, bool any_size = false);
   Block* new_segment(size_t size, StreamId stream, bool small_pool);
   void split(Block* block, size_t size, FreeBlocks& pool);
   void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);

@@ -60,6 +60,8 @@ CachingAllocator::Block* CachingAllocator::new_block(const Block& value) {
 void CachingAllocator::delete_block(Block* block) { spare_blocks_.push_back(block); }
 
 CachingAllocator::Allocation CachingAllocator::allocate(size_t bytes, StreamId stream) {
+  check(bytes <= kMaxRequestBytes, "{} allocator: cannot allocate {} bytes, more than any device holds (the largest "
+        "request is {} bytes)", backend_.name(), bytes, kMaxRequestBytes);
   const size_t size = caching_ ? round_up(std::max<size_t>(bytes, 1), kRoundBytes) : std::max<size_t>(bytes, 1);
   const bool small_pool = size <= kSmallRequestBytes;
   std::lock_guard lock(mutex_);

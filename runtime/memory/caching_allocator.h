@@ -58,6 +58,9 @@ class CachingAllocator {
   static constexpr size_t kSmallRequestBytes = size_t{1} << 20;
   static constexpr size_t kSmallSegmentBytes = size_t{2} << 20;
   static constexpr size_t kLargeSegmentRound = size_t{2} << 20;
+  // The largest request: rounded up to a segment, it still fits the int64 statistics (and no
+  // rounding wraps around). Larger ones are refused before anything changes.
+  static constexpr size_t kMaxRequestBytes = (size_t{1} << 63) - kLargeSegmentRound;
 
   // Without `caching`, every allocation is a segment of its own of exactly its size, returned to
   // the backend as soon as it is freed (when the backend can release then): slow, but a tool
@@ -69,7 +72,7 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // Memory for `bytes` (may be 0) usable on `stream`; throws ember::Error when the backend is out
-  // of memory even after the cache was emptied. The handle identifies the block for free(), so
+  // of memory even after the cache was emptied, or `bytes` exceeds kMaxRequestBytes. The handle identifies the block for free(), so
   // freeing needs no lookup.
   struct Allocation {
     void* pointer = nullptr;

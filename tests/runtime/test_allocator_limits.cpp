@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "fake_memory_backend.h"
 #include "runtime/ember.h"
@@ -49,4 +50,36 @@ TEST_CASE("out of memory: with memory to spare the fragmentation limit still hol
   CHECK(backend.allocations == 2);
   CHECK(backend.live.at(fresh.pointer) == 10 * kMiB);
   allocator.free(fresh);
+}
+
+TEST_CASE("a request whose rounding would pass the largest countable size is refused, nothing changes") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend);
+  const auto kept = allocator.allocate(1000);
+  const MemoryStats before = allocator.stats();
+  constexpr size_t kMax = std::numeric_limits<size_t>::max();
+  // Rounded to 512 bytes or to the 2 MiB of a large segment these wrapped around to small sizes
+  // (even 0), and allocated_bytes, an int64, went negative.
+  for (const size_t bytes : {kMax, kMax - 100, kMax - 511, kMax - 512, size_t{1} << 63, kMax - kMiB}) {
+    CAPTURE(bytes);
+    const std::string expected = fmt::format("fake allocator: cannot allocate {} bytes", bytes);
+    CHECK_THROWS_WITH_AS(allocator.allocate(bytes), doctest::Contains(expected.c_str()), Error);
+  }
+  // The largest size counted: int64's maximum less a 2 MiB segment's rounding.
+  constexpr size_t kLargest = size_t{std::numeric_limits<int64_t>::max()} - (2 * kMiB - 1);
+  CHECK(CachingAllocator::kMaxRequestBytes == kLargest);
+  CHECK_THROWS_WITH_AS(allocator.allocate(kLargest + 1),
+                       doctest::Contains("the largest request is 9223372036852678656 bytes"), Error);
+  // Not refused up front: the backend is asked, and says no.
+  CHECK_THROWS_WITH_AS(allocator.allocate(kLargest), doctest::Contains("fake allocator: out of memory"), Error);
+  const MemoryStats after = allocator.stats();
+  CHECK(after.allocated_bytes == before.allocated_bytes);
+  CHECK(after.num_allocations == before.num_allocations);
+  CHECK(after.reserved_bytes == before.reserved_bytes);
+  CHECK(backend.live.size() == 1);
+  allocator.free(kept);
+
+  CachingAllocator uncached(backend, /*caching=*/false);  // no rounding, but the same counters
+  CHECK_THROWS_WITH_AS(uncached.allocate(kMax), doctest::Contains("cannot allocate"), Error);
+  CHECK(uncached.stats().allocated_bytes == 0);
 }

@@ -107,7 +107,7 @@ void CachingAllocator::free(const Allocation& allocation) {
   }
 }
 
-void CachingAllocator::free_block(Block* block) {
+CachingAllocator::Block* CachingAllocator::free_block(Block* block) {
   block->allocated = false;
   block->freed_pending = false;
   stats_.allocated_bytes -= static_cast<int64_t>(block->size);
@@ -119,6 +119,7 @@ void CachingAllocator::free_block(Block* block) {
   }
   if (block->next && !block->next->allocated) merge_into(block, block->next, pool);
   insert_free(pool, block);
+  return block;
 }
 
 CachingAllocator::Block* CachingAllocator::take_free_block(FreeBlocks& pool, size_t size, StreamId stream,
@@ -180,20 +181,22 @@ void CachingAllocator::release_free_segments(bool retained_too) {
   finish_pending_frees(/*wait=*/true);  // blocks other streams still use may complete a segment
   for (FreeBlocks* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
-      Block* block = *it;
+      Block* block = *it++;  // the iterator moves on before the block may leave the pool
       // The whole segment is free, and no captured graph may still address it.
       if (block->prev == nullptr && block->next == nullptr &&
           (retained_too || !retained_streams_.contains(block->stream))) {
-        backend_.release(block->pointer, block->size);
-        ++stats_.num_backend_frees;
-        stats_.reserved_bytes -= static_cast<int64_t>(block->size);
-        delete_block(block);
-        it = pool->erase(it);
-      } else {
-        ++it;
+        release_segment(*pool, block);
       }
     }
   }
+}
+
+void CachingAllocator::release_segment(FreeBlocks& pool, Block* block) {
+  backend_.release(block->pointer, block->size);
+  ++stats_.num_backend_frees;
+  stats_.reserved_bytes -= static_cast<int64_t>(block->size);
+  erase_free(pool, block);
+  delete_block(block);
 }
 
 MemoryStats CachingAllocator::stats() const {

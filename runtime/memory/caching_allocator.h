@@ -63,9 +63,10 @@ class CachingAllocator {
   static constexpr size_t kMaxRequestBytes = (size_t{1} << 63) - kLargeSegmentRound;
 
   // Without `caching`, every allocation is a segment of its own of exactly its size, returned to
-  // the backend as soon as it is freed (when the backend can release then): slow, but a tool
-  // watching the backend's allocations (compute-sanitizer's memcheck) sees each tensor's bounds
-  // and each use after free, which carving tensors out of cached segments hides.
+  // the backend as soon as it is freed (when the backend can release then; after record_stream,
+  // once the other streams' work is found finished): slow, but a tool watching the backend's
+  // allocations (compute-sanitizer's memcheck) sees each tensor's bounds and each use after free,
+  // which carving tensors out of cached segments hides.
   explicit CachingAllocator(MemoryBackend& backend, bool caching = true) : backend_(backend), caching_(caching) {}
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
@@ -137,8 +138,8 @@ class CachingAllocator {
   Block* new_segment(size_t size, StreamId stream, bool small_pool);
   void split(Block* block, size_t size, FreeBlocks& pool);
   void merge_into(Block* block, Block* neighbour, FreeBlocks& pool);
-  // Returns an allocated block to its pool, merged with free neighbours.
-  void free_block(Block* block);
+  // Returns an allocated block to its pool, merged with free neighbours; the merged block.
+  Block* free_block(Block* block);
   // Frees the pending blocks whose streams' work has finished; with `wait`, waits for all of them.
   // A backend error leaves every entry whole (and the call may be repeated).
   void finish_pending_frees(bool wait);
@@ -146,6 +147,9 @@ class CachingAllocator {
   // Returns every fully free segment to the backend, except those of retained streams unless
   // `retained_too` (the allocator's end: no graph runs through it any more).
   void release_free_segments(bool retained_too = false);
+  // Returns a fully free block of `pool` (a segment of its own) to the backend. A backend error
+  // leaves it cached.
+  void release_segment(FreeBlocks& pool, Block* block);
   FreeBlocks& pool_for(bool small_pool) { return small_pool ? small_free_ : large_free_; }
   // Pool membership and Block objects through spares: a step's allocate/free pairs would
   // otherwise cost about three malloc/free pairs each (a Block per split, a tree node per insert).

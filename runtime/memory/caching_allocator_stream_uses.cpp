@@ -85,7 +85,11 @@ void CachingAllocator::finish_pending_frees(bool wait) {
     Block* block = pending.block;
     if (i + 1 != pending_frees_.size()) pending_frees_[i] = std::move(pending_frees_.back());
     pending_frees_.pop_back();
-    free_block(block);
+    block = free_block(block);
+    // Without caching the block is a segment of its own, returned now as free() returns one.
+    if (!caching_ && backend_.can_release() && !retained_streams_.contains(block->stream)) {
+      release_segment(pool_for(block->small_pool), block);
+    }
   }
 }
 

@@ -187,6 +187,35 @@ TEST_CASE("record_stream: freeing a block twice is caught while it waits for oth
   check_all_returned(allocator, backend);
 }
 
+TEST_CASE("record_stream without caching: the block goes back to the backend once its streams finish") {
+  FakeBackend backend;
+  CachingAllocator allocator(backend, /*caching=*/false);
+  auto used = allocator.allocate(1000, kOwn);
+  backend.queue_work(kSide);
+  allocator.record_stream(used, kSide);
+  allocator.free(used);
+  CHECK(backend.live.at(used.pointer) == 1000);  // the side stream may still read it
+  backend.finish_work(kSide);
+  // The next allocation finds the work finished: the block is released, not kept for reuse (a
+  // tool watching the backend would miss a use after free of memory handed out again).
+  const auto next = allocator.allocate(1000, kOwn);
+  CHECK(backend.releases == 1);
+  CHECK(backend.allocations == 2);
+  CHECK(backend.live.size() == 1);
+  CHECK(backend.live.at(next.pointer) == 1000);
+  CHECK(allocator.stats().reserved_bytes == 1000);
+  CHECK(allocator.stats().allocated_bytes == 1000);
+  // Work finished before the free: released by the free itself.
+  backend.queue_work(kThird);
+  allocator.record_stream(next, kThird);
+  backend.finish_work(kThird);
+  allocator.free(next);
+  CHECK(backend.releases == 2);
+  CHECK(backend.live.empty());
+  CHECK(allocator.stats().reserved_bytes == 0);
+  CHECK(backend.live_markers == 0);
+}
+
 TEST_CASE("record_stream on a tensor: the tensor must be on CUDA, on the stream's device") {
   const Tensor host = zeros({4});
   const cuda::Stream stream{Device(DeviceType::CUDA, 0), nullptr};

@@ -144,8 +144,9 @@ TensorList dispatch(const OpCall& call);
 TensorList dispatch_eager(const OpCall& call);
 
 // The dispatcher's rule for an in-place op's target, input `written` of `call`: it must hold each
-// element once (not an expanded tensor), and no other input may partly overlap it. Exposed for
-// ops that write inputs without the dispatcher's in-place path (the multi-tensor optimizer steps).
+// element once (not an expanded tensor) unless the op accepts_expanded_target, and no other input
+// may partly overlap it. Exposed for ops that write inputs without the dispatcher's in-place path
+// (the multi-tensor optimizer steps).
 void check_no_overlap(const OpCall& call, size_t written);
 
 // While one is alive on this thread, the eager path does everything but run kernels: shape rules,

@@ -11,13 +11,14 @@
 
 namespace ember {
 
-// The tensor an in-place op writes (input `written`) must hold each element once, and no other
-// input may share part of its memory (the same tensor is fine): otherwise the result depends on
-// the order the kernel visits elements, which on a GPU is none (runtime/memory/overlap.h).
+// The tensor an in-place op writes (input `written`) must hold each element once, unless the op
+// writes one value everywhere, and no other input may share part of its memory (the same tensor
+// is fine): otherwise the result depends on the order the kernel visits elements, which on a GPU
+// is none (runtime/memory/overlap.h).
 void check_no_overlap(const OpCall& call, size_t written) {
   const Tensor& target = call.inputs[written];
   if (!target.defined()) return;  // an optional state buffer that is absent
-  check(!has_internal_overlap(target),
+  check(call.op.accepts_expanded_target || !has_internal_overlap(target),
         "{}: input {} (shape {}, strides {}) is written in place but several of its elements share one "
         "address (an expanded tensor); clone() it first",
         call.op.name, written, target.sizes(), target.strides());

@@ -157,7 +157,11 @@ Tensor& fill_(Tensor& a, double value, Where where) {
   static const OpDef& op = lookup_op("fill_");
   return call_inplace(op, a, {a}, {{"value", value}});
 }
-Tensor& zero_(Tensor& a, Where where) { return fill_(a, 0.0, where); }
+Tensor& zero_(Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("zero_");
+  return call_inplace(op, a, {a}, {});
+}
 
 }  // namespace ember
 

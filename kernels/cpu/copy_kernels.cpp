@@ -9,6 +9,7 @@
 #include "kernels/cpu/pointwise_loop.h"
 #include "kernels/functors.h"
 #include "kernels/philox.h"
+#include "runtime/memory/overlap.h"
 
 namespace ember::cpu {
 
@@ -105,13 +106,18 @@ void clone_kernel(const OpCall& call, TensorList& outputs) { convert_into(output
 
 void copy_inplace_kernel(const OpCall& call, TensorList& outputs) { convert_into(outputs[0], call.input(1)); }
 
-void fill_inplace_kernel(const OpCall& call, TensorList& outputs) {
-  const double value = call.attrs.get<double>("value");
-  dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
+void fill(const Tensor& target, double value) {
+  // An expanded target's repeats are one address: written once, by one thread.
+  const Tensor distinct = without_repeats(target);
+  dispatch_dtype(distinct.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const compute_t<T> filled = fn::detail::convert<compute_t<T>>(value);
-    pointwise_cpu<T>(outputs[0], [filled]() { return filled; });
+    pointwise_cpu<T>(distinct, [filled]() { return filled; });
   });
 }
+
+void fill_inplace_kernel(const OpCall& call, TensorList& outputs) { fill(outputs[0], call.attrs.get<double>("value")); }
+
+void zero_inplace_kernel(const OpCall&, TensorList& outputs) { fill(outputs[0], 0.0); }
 
 }  // namespace ember::cpu

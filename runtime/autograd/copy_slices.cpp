@@ -19,6 +19,14 @@ Tensor through_path(Tensor tensor, const std::vector<ViewStep>& path) {
   return tensor;
 }
 
+// `view` with each expanded dim (size > 1, stride 0) narrowed to one element, through the
+// dispatcher (a compile-stage capture records it like the other view ops).
+Tensor without_repeated_dims(Tensor view) {
+  for (int d = 0; d < view.dim(); ++d)
+    if (view.sizes()[d] > 1 && view.strides()[d] == 0) view = view.slice(d, 0, 1);
+  return view;
+}
+
 }  // namespace
 
 CopySlices::CopySlices(TensorMeta base, std::vector<ViewStep> path, std::shared_ptr<OpNode> fn, int mutated,
@@ -37,12 +45,14 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grad_outputs) {
   Tensor region = through_path(result, path_);
   std::vector<Tensor> grads = fn_->apply({region.clone()});
   // The view's old values reach the output only through the op: their gradient replaces the
-  // region's (zero when the op ignores them, as copy_ does).
+  // region's (zero when the op ignores them, as copy_ does). An expanded view (fill_ and zero_
+  // write one) reads each old value once per repeat: the sum over the repeats, written once.
   const Tensor& through_op = grads[static_cast<size_t>(mutated_)];
+  Tensor written = without_repeated_dims(region);
   if (through_op.defined()) {
-    region.copy_(through_op);
+    written.copy_(sum_to_size(through_op, written.sizes()));
   } else {
-    region.fill_(0.0);
+    written.fill_(0.0);
   }
   grads[static_cast<size_t>(mutated_)] = result;
   return grads;

@@ -1,6 +1,6 @@
 // CUDA kernels for registry ops: factories (empty, full, arange, linspace), clone, to_dtype, the
 // binary arithmetic ops (add, sub, mul, div), add_scalar, mul_scalar, the in-place ops (add_, mul_,
-// mul_scalar_, copy_, fill_: they write through the target's strides, so views work) and
+// mul_scalar_, copy_, fill_, zero_: they write through the target's strides, so views work) and
 // to_device (host<->device and device<->device copies).
 // Each is attached to the op its CPU file defined with registry().set_kernel(name, CUDA, kernel).
 #include <cuda_runtime_api.h>
@@ -15,6 +15,7 @@
 #include "runtime/cuda/cuda_op_utils.h"
 #include "runtime/cuda/device_error_report.h"
 #include "runtime/dtype.h"
+#include "runtime/memory/overlap.h"
 #include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
 
@@ -69,13 +70,19 @@ OutputOperand target_of(const Tensor& target) {
   return out;
 }
 
-void fill_inplace_cuda(const OpCall& call, TensorList&) {
-  const Tensor& target = call.input(0);
-  ops::check_value_fits("fill_", call.attrs.get<double>("value"), target.dtype());
-  DeviceGuard guard(target.device());
-  launch_checked(launch_fill_strided(target.dtype(), target_of(target), call.attrs.get<double>("value"),
-                                     shape_of(target)));
+// fill_ and zero_: an expanded target's repeats are one address, written by one thread.
+void fill_cuda(const Tensor& target, double value) {
+  const Tensor distinct = without_repeats(target);
+  DeviceGuard guard(distinct.device());
+  launch_checked(launch_fill_strided(distinct.dtype(), target_of(distinct), value, shape_of(distinct)));
 }
+
+void fill_inplace_cuda(const OpCall& call, TensorList&) {
+  ops::check_value_fits("fill_", call.attrs.get<double>("value"), call.input(0).dtype());
+  fill_cuda(call.input(0), call.attrs.get<double>("value"));
+}
+
+void zero_inplace_cuda(const OpCall& call, TensorList&) { fill_cuda(call.input(0), 0.0); }
 
 // add_ and mul_: the CPU kernel's checks, then target = target op other computed in result_type,
 // which is the target's dtype or a wider one (float16 += float32: rounded once into the target).
@@ -196,6 +203,7 @@ void register_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("arange", kCuda, arange_cuda);
   registry.set_kernel("linspace", kCuda, linspace_cuda);
   registry.set_kernel("fill_", kCuda, fill_inplace_cuda);
+  registry.set_kernel("zero_", kCuda, zero_inplace_cuda);
   registry.set_kernel("copy_", kCuda, copy_inplace_cuda);
   registry.set_kernel("add_", kCuda, binary_inplace_cuda<BinaryOp::Add>);
   registry.set_kernel("mul_", kCuda, binary_inplace_cuda<BinaryOp::Mul>);

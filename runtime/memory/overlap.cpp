@@ -1,7 +1,9 @@
 #include "runtime/memory/overlap.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "runtime/tensor_impl.h"
 
@@ -65,6 +67,22 @@ ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, D
   }
   const auto item = static_cast<int64_t>(element_size(dtype));
   return {low * item, (high + 1) * item};
+}
+
+Tensor without_repeats(const Tensor& tensor) {
+  if (!has_internal_overlap(tensor)) return tensor;
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& from = *tensor.impl();
+  impl->storage = from.storage;
+  impl->sizes = from.sizes;
+  impl->strides = from.strides;
+  impl->offset = from.offset;
+  impl->dtype = from.dtype;
+  impl->device = from.device;
+  impl->is_view = true;
+  for (int d = 0; d < from.sizes.size(); ++d)
+    if (from.strides[d] == 0) impl->sizes[d] = std::min<int64_t>(from.sizes[d], 1);
+  return Tensor(std::move(impl));
 }
 
 }  // namespace ember

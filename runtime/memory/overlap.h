@@ -2,7 +2,8 @@
 // in-place op whose other input partly overlaps the tensor it writes, or which writes an
 // expanded tensor (several elements at one address), gives an answer that depends on the order
 // in which the kernel visits elements: the CPU's loop order, or no order at all among the
-// threads of a GPU. Such calls are refused, as PyTorch refuses them.
+// threads of a GPU. Such calls are refused, as PyTorch refuses them, except that an op writing
+// one value everywhere (fill_, zero_) may write an expanded tensor.
 #pragma once
 
 #include "runtime/tensor.h"
@@ -36,5 +37,10 @@ struct ByteExtent {
   }
 };
 ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, DType dtype);
+
+// `tensor` with every expanded dim (size > 1, stride 0) cut to one element: its distinct
+// addresses, each once, for a kernel writing one value to all of them. An alias made outside the
+// dispatcher, without history; `tensor` itself when nothing repeats.
+Tensor without_repeats(const Tensor& tensor);
 
 }  // namespace ember

@@ -30,6 +30,8 @@ Tensor draw(const char* op_name, const Tensor& like, DType dtype, Generator* gen
   return dispatch_one(op, {}, attrs);
 }
 
+// The random initialisers draw a value per element: into an expanded tensor, whose elements share
+// addresses, the last draw written would win (PyTorch refuses it too).
 void check_writable(const Tensor& tensor, const char* function) {
   check(tensor.defined(), "nn::init::{}: undefined tensor", function);
   check(!has_internal_overlap(tensor),
@@ -132,8 +134,9 @@ Tensor fill_normal(Tensor tensor, double mean, double std, Generator* generator,
   return assign(tensor, add(mul(draw("randn", tensor, kFloat64, generator), std), mean));
 }
 
+// As torch.nn.init's, through fill_, which also writes an expanded tensor (one value everywhere).
 Tensor fill_constant(Tensor tensor, double value, const char* function) {
-  check_writable(tensor, function);
+  check(tensor.defined(), "nn::init::{}: undefined tensor", function);
   NoGradGuard no_grad;
   tensor.fill_(value);
   return tensor;

@@ -1,5 +1,5 @@
 // Factories, copies and conversions: empty, full, arange, linspace, rand, randn, randint, clone,
-// to_dtype, to_device, copy_, fill_.
+// to_dtype, to_device, copy_, fill_, zero_.
 #include <cmath>
 
 #include "kernels/cpu/copy_kernels.h"
@@ -101,6 +101,7 @@ void copy_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
     grads[1] = sum_to_size(ctx.grad(), ctx.input_metas[1].sizes).to(ctx.input_metas[1].dtype);
 }
 
+// fill_ and zero_: the old values are overwritten.
 void fill_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   if (ctx.needs_input_grad[0]) grads[0] = overwritten_grad(ctx);
 }
@@ -148,8 +149,15 @@ void register_copy_ops(OpRegistry& registry) {
 
   registry.add(make_op("copy_", "copy_(Tensor(a!) destination, Tensor source) -> Tensor(a!)", OpKind::InPlace,
                        nullptr, copy_inplace, copy_backward));
-  registry.add(make_op("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
-                       fill_inplace_cpu, fill_backward));
+  OpDef fill = make_op("fill_", "fill_(Tensor(a!) a, float value) -> Tensor(a!)", OpKind::InPlace, nullptr,
+                        fill_inplace_cpu, fill_backward);
+  fill.accepts_expanded_target = true;
+  registry.add(std::move(fill));
+  // An op of its own (PyTorch's zero_), so that its errors name it.
+  OpDef zero = make_op("zero_", "zero_(Tensor(a!) a) -> Tensor(a!)", OpKind::InPlace, nullptr,
+                       cpu::zero_inplace_kernel, fill_backward);
+  zero.accepts_expanded_target = true;
+  registry.add(std::move(zero));
 }
 
 const OpRegistration registration(register_copy_ops);

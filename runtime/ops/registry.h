@@ -127,6 +127,10 @@ struct OpDef {
   uint32_t nondifferentiable_inputs = 0;
   // For InPlace ops: bit i set when the kernel writes input i (the optimizer steps write several).
   uint32_t mutated_inputs = 1;
+  // For InPlace ops that write one value to every element (fill_, zero_): an expanded target,
+  // whose elements share addresses, ends the same in any order, so the dispatcher accepts it (as
+  // PyTorch's fill_ does); the kernels write each address once (without_repeats).
+  bool accepts_expanded_target = false;
   AutocastPolicy autocast = AutocastPolicy::None;
 
   Kernel kernel_for(Device device) const { return kernels[static_cast<int>(device.type)]; }

@@ -121,6 +121,12 @@ std::vector<Case> copy_cases() {
                             });
     fill.gradcheck = small;
     cases.push_back(fill);
+    Case zero = simple_case("zero_", target.label, {target.target}, {},
+                            [](const std::vector<RefTensor>& in, const Attrs&) {
+                              return std::vector<RefTensor>{filled(in[0].sizes, 0.0)};
+                            });
+    zero.gradcheck = small;
+    cases.push_back(zero);
   }
   // add_ and mul_ compute in result_type, wider than a 16-bit target: these float32 operands lie
   // beyond float16's range (65504) while the results do not, so a kernel that rounds the operand
@@ -141,6 +147,16 @@ std::vector<Case> copy_cases() {
                               }, {1e-6, 1e-6});
   wide_mul.gradcheck = false;
   cases.push_back(wide_mul);
+  // One value written everywhere ends the same in any order: an expanded target is accepted.
+  const InputSpec expanded{{3, 4}, d, Expanded};
+  cases.push_back(simple_case("fill_", "expanded [3,4], value -1.25", {expanded}, {{"value", -1.25}},
+                              [](const std::vector<RefTensor>& in, const Attrs&) {
+                                return std::vector<RefTensor>{filled(in[0].sizes, -1.25)};
+                              }));
+  cases.push_back(simple_case("zero_", "expanded [3,4]", {expanded}, {},
+                              [](const std::vector<RefTensor>& in, const Attrs&) {
+                                return std::vector<RefTensor>{filled(in[0].sizes, 0.0)};
+                              }));
   // copy_ converts: a float64 source into the destination's dtype, an int64 source into floats.
   cases.push_back(simple_case("copy_", "float64 source [4] into [3,4]",
                               {{{3, 4}, d}, {{4}, d, Contiguous, true, kFloat64}}, {},

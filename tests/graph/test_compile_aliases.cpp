@@ -1,8 +1,11 @@
 // ember::compile with tensors that share storage: views and detach()ed aliases updated in place,
 // a parameter first reached through detach(), and the backward of a GEMM whose operand is a
-// transposed view of an intermediate (autograd saves it as an alias made outside the dispatcher).
-// Each compiled result must equal eager's, without a graph break under fullgraph.
+// transposed view of an intermediate (autograd saves it as an alias made outside the dispatcher),
+// and fill_ / zero_ through expanded views. Each compiled result must equal eager's, without a
+// graph break under fullgraph.
 #include <doctest/doctest.h>
+
+#include <vector>
 
 #include "fusion_test_util.h"
 #include "graph/capture.h"
@@ -254,6 +257,56 @@ TEST_CASE("compile: an update through a view while recording is captured whole a
       const Tensor x = randn({4, 6});
       INFO("call ", call);
       CHECK(graph_test::max_relative_error(compiled(x), eager(x)) <= 1e-6);
+      CHECK(graph_test::max_relative_error(captured.p.grad(), eager.p.grad()) <= 1e-6);
+    }
+    CHECK(compiled.state().replays() == 2);
+  }
+}
+
+TEST_CASE("compile: fill_ and zero_ of expanded views while recording are captured whole and equal eager") {
+  // The kernels write each repeated element once; CopySlices gives the overwritten elements a
+  // zero gradient through a view without the repeats.
+  struct Step {
+    Tensor p;
+    Step() {
+      manual_seed(11);
+      p = randn({4, 6}).requires_grad_();
+    }
+    Tensor operator()(const Tensor& x) {
+      p.set_grad(Tensor());
+      Tensor t = mul(x, p);
+      t.slice(0, 1, 2).expand({3, 6}).fill_(0.5);
+      t.select(0, 3).unsqueeze(0).expand({2, 6}).zero_();
+      Tensor loss = sum(mul(t, t));
+      loss.backward();
+      return loss.detach();
+    }
+  };
+  for (const bool fuse : {true, false}) {
+    INFO("fuse ", fuse);
+    Step eager, captured;
+    auto compiled = ember::compile([&](const Tensor& x) { return captured(x); }, {.fullgraph = true, .fuse = fuse});
+    for (int call = 0; call < 4; ++call) {
+      manual_seed(60 + static_cast<uint64_t>(call));
+      const Tensor x = randn({4, 6});
+      INFO("call ", call);
+      // float64 reference: rows 1 and 3 are overwritten (0.5 and 0), rows 0 and 2 keep x * p.
+      const std::vector<double> xs = x.to(kFloat64).to_vector<double>();
+      const std::vector<double> ps = captured.p.detach().to(kFloat64).to_vector<double>();
+      double expected_loss = 6 * 0.25;
+      std::vector<double> expected_grad(24, 0.0);
+      for (int i : {0, 2}) {
+        for (int j = 0; j < 6; ++j) {
+          const double value = xs[i * 6 + j] * ps[i * 6 + j];
+          expected_loss += value * value;
+          expected_grad[i * 6 + j] = 2 * value * xs[i * 6 + j];
+        }
+      }
+      const Tensor loss = compiled(x);
+      CHECK(loss.item() == doctest::Approx(expected_loss).epsilon(1e-5));
+      const std::vector<double> grad = captured.p.grad().to(kFloat64).to_vector<double>();
+      for (int k = 0; k < 24; ++k) CHECK(grad[k] == doctest::Approx(expected_grad[k]).epsilon(1e-5));
+      CHECK(graph_test::max_relative_error(loss, eager(x)) <= 1e-6);
       CHECK(graph_test::max_relative_error(captured.p.grad(), eager.p.grad()) <= 1e-6);
     }
     CHECK(compiled.state().replays() == 2);

@@ -52,9 +52,10 @@ TEST_CASE("nn::init errors name the function called and the caller's line") {
   cases.push_back({error_of([&] { nn::init::normal_(expanded); }),
                    "nn::init::normal_: the tensor (shape [4, 3], strides [0, 1]) is expanded", line});
   line = __LINE__ + 1;
-  cases.push_back({error_of([&] { nn::init::constant_(expanded, 1.0); }), "nn::init::constant_: the tensor", line});
+  cases.push_back({error_of([] { nn::init::constant_(Tensor(), 1.0); }), "nn::init::constant_: undefined tensor",
+                   line});
   line = __LINE__ + 1;
-  cases.push_back({error_of([&] { nn::init::zeros_(expanded); }), "nn::init::zeros_: the tensor", line});
+  cases.push_back({error_of([] { nn::init::zeros_(Tensor()); }), "nn::init::zeros_: undefined tensor", line});
   line = __LINE__ + 1;
   cases.push_back({error_of([] { nn::init::uniform_(empty({3}), 2, 1); }),
                    "nn::init::uniform_: low (2) must not exceed high (1)", line});

@@ -1,6 +1,7 @@
 // nn::init edges, against PyTorch's rules: uniform_ refuses bounds whose draws would not be finite
 // values of the dtype, draws lie in [low, high) (never high, in any dtype) and stay uniform, and
-// initialising a zero-element tensor is a no-op.
+// initialising a zero-element tensor is a no-op; constant_, zeros_ and ones_ fill an expanded
+// tensor, as fill_ does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -121,4 +122,19 @@ TEST_CASE("initialising a zero-element tensor is a no-op, as torch.nn.init's is"
                        doctest::Contains("nn::init::kaiming_uniform_: fan in and fan out need a tensor with at least 2 "
                                          "dims, got shape [3]"),
                        Error);
+}
+
+TEST_CASE("constant_, zeros_ and ones_ fill an expanded tensor, as torch.nn.init's fill_ does") {
+  Tensor row = arange(0.0, 3.0, 1.0, {.dtype = kFloat32}).view({1, 3});
+  const Tensor expanded = row.expand({4, 3});
+  CHECK(nn::init::constant_(expanded, 2.5).is_same(expanded));
+  CHECK(values_of(row) == std::vector<double>{2.5, 2.5, 2.5});
+  nn::init::zeros_(expanded);
+  CHECK(values_of(row) == std::vector<double>{0, 0, 0});
+  nn::init::ones_(expanded);
+  CHECK(values_of(expanded) == std::vector<double>(12, 1.0));
+  // The random initialisers would draw one value per repeat: still refused, naming the function.
+  CHECK_THROWS_WITH_AS(nn::init::uniform_(expanded), doctest::Contains("nn::init::uniform_: the tensor (shape [4, 3], "
+                                                                       "strides [0, 1]) is expanded"), Error);
+  CHECK(values_of(row) == std::vector<double>{1, 1, 1});
 }

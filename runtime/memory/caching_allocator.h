@@ -73,8 +73,8 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // Memory for `bytes` (may be 0) usable on `stream`; throws ember::Error when the backend is out
-  // of memory even after the cache was emptied, or `bytes` exceeds kMaxRequestBytes. The handle identifies the block for free(), so
-  // freeing needs no lookup.
+  // of memory even after the cache was emptied, or `bytes` exceeds kMaxRequestBytes. The handle
+  // identifies the block for free(), so freeing needs no lookup.
   struct Allocation {
     void* pointer = nullptr;
     void* handle = nullptr;

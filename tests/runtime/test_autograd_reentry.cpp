@@ -33,7 +33,7 @@ TEST_CASE("autograd: a leaf's hook may record ops on its own leaf and run a back
   CHECK(x.grad().to_vector<double>() == std::vector<double>{18.0, 18.0});
 }
 
-TEST_CASE("autograd: a hook that registers another hook on its tensor runs safely, the new one from the next backward on") {
+TEST_CASE("autograd: a hook that registers another hook on its tensor runs safely, the new one next time") {
   for (const bool leaf : {true, false}) {
     INFO("hook on a ", (leaf ? "leaf" : "non-leaf"));
     Tensor x = ones({3}, {.dtype = kFloat64}).requires_grad_();

@@ -12,6 +12,7 @@
 
 #include "graph/pass_util.h"
 #include "runtime/output_poison.h"
+#include "runtime/tensor_alias.h"
 
 namespace ember::graph {
 
@@ -272,15 +273,7 @@ Tensor LoweredExecutor::escape(ValueId value, std::span<const Tensor> inputs) co
     return Tensor(impls_[value]);  // the state tensor itself
   }
   const TensorImpl& stable = *impls_[value];
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = stable.storage;
-  impl->sizes = stable.sizes;
-  impl->strides = stable.strides;
-  impl->offset = stable.offset;
-  impl->dtype = stable.dtype;
-  impl->device = stable.device;
-  impl->is_view = stable.is_view;
-  return Tensor(std::move(impl));
+  return Tensor(alias_impl(stable, stable.is_view));
 }
 
 void LoweredExecutor::release_call_memory(const Graph& graph) {

@@ -11,6 +11,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/memory/storage.h"
+#include "runtime/tensor_alias.h"
 #ifdef EMBER_HAS_CUDA
 #include "runtime/cuda/cuda_context.h"
 #endif
@@ -198,15 +199,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph, Where where) co
 
 Tensor Tensor::detach() const {
   const TensorImpl& source = checked_impl();
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = source.storage;
-  impl->sizes = source.sizes;
-  impl->strides = source.strides;
-  impl->offset = source.offset;
-  impl->dtype = source.dtype;
-  impl->device = source.device;
-  impl->is_view = source.is_view;
-  Tensor alias(std::move(impl));
+  Tensor alias(alias_impl(source, source.is_view));
   notify_alias(*this, alias);
   return alias;
 }

@@ -6,6 +6,7 @@
 #include "runtime/autograd/view_history.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/tensor_alias.h"
 
 namespace ember::autograd {
 
@@ -15,16 +16,7 @@ std::atomic<uint64_t> sequence_counter{0};
 // A tensor that aliases `tensor` without its autograd history, so a node can keep its own output
 // without a reference cycle (output -> grad_fn -> saved output).
 Tensor alias_without_history(const Tensor& tensor) {
-  auto impl = std::make_shared<TensorImpl>();
-  const TensorImpl& source = *tensor.impl();
-  impl->storage = source.storage;
-  impl->sizes = source.sizes;
-  impl->strides = source.strides;
-  impl->offset = source.offset;
-  impl->dtype = source.dtype;
-  impl->device = source.device;
-  impl->is_view = true;
-  return Tensor(std::move(impl));
+  return Tensor(alias_impl(*tensor.impl(), /*is_view=*/true));
 }
 }  // namespace
 

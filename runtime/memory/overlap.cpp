@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "runtime/tensor_alias.h"
 #include "runtime/tensor_impl.h"
 
 namespace ember {
@@ -71,15 +72,8 @@ ByteExtent byte_extent(const Dims& sizes, const Dims& strides, int64_t offset, D
 
 Tensor without_repeats(const Tensor& tensor) {
   if (!has_internal_overlap(tensor)) return tensor;
-  auto impl = std::make_shared<TensorImpl>();
   const TensorImpl& from = *tensor.impl();
-  impl->storage = from.storage;
-  impl->sizes = from.sizes;
-  impl->strides = from.strides;
-  impl->offset = from.offset;
-  impl->dtype = from.dtype;
-  impl->device = from.device;
-  impl->is_view = true;
+  std::shared_ptr<TensorImpl> impl = alias_impl(from, /*is_view=*/true);
   for (int d = 0; d < from.sizes.size(); ++d)
     if (from.strides[d] == 0) impl->sizes[d] = std::min<int64_t>(from.sizes[d], 1);
   return Tensor(std::move(impl));

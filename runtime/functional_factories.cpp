@@ -6,6 +6,9 @@
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
 #include "runtime/random/random_attrs.h"
+#ifdef EMBER_HAS_CUDA
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ember {
 
@@ -137,11 +140,28 @@ template Tensor from_vector(const std::vector<bool>&, const Dims&, TensorOptions
 template Tensor from_vector(const std::vector<BFloat16>&, const Dims&, TensorOptions, Where);
 template Tensor from_vector(const std::vector<Float16>&, const Dims&, TensorOptions, Where);
 
+namespace {
+
+// Memory wrapped as a CUDA tensor must be that device's: kernels given a host address fault, and
+// a fault ends the process's CUDA context (PyTorch's from_blob asks the pointer's device too).
+void check_blob_device(const void* data, Device device) {
+  if (!device.is_cuda()) return;
+  std::string why_not;
+  check(cuda_is_available(&why_not), "from_blob: {} is unavailable: {}", device, why_not);
+#ifdef EMBER_HAS_CUDA
+  if (data != nullptr) cuda::check_device_pointer(data, device, "from_blob");
+  else cuda::check_device(device);
+#endif
+}
+
+}  // namespace
+
 Tensor from_blob(void* data, const Dims& sizes, DType dtype, Device device,
                  std::function<void(void*)> deleter, Where where) {
   CallSiteScope site(where);
   for (int64_t size : sizes) check(size >= 0, "from_blob: negative size in shape {}", sizes);
   check(data != nullptr || sizes.product() == 0, "from_blob: null data for shape {}", sizes);
+  check_blob_device(data, device);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::wrap(data, byte_size(sizes, dtype, "from_blob"), device, std::move(deleter));
   impl->sizes = sizes;

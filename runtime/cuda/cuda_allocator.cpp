@@ -170,4 +170,17 @@ bool is_pinned(const void* pointer) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
+void check_device_pointer(const void* pointer, Device device, const char* op) {
+  check_device(device);
+  DeviceGuard guard(device);
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) cudaGetLastError();
+  const bool on_device = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  check(on_device, "{}: pointer {} is not {} memory (it is {} memory); a kernel reading it would fault", op, pointer,
+        device, attributes.type == cudaMemoryTypeHost ? "pinned host" : "pageable host");
+  // Managed memory reports the device it was allocated on; any device may read it.
+  check(attributes.type == cudaMemoryTypeManaged || attributes.device == device.index,
+        "{}: pointer {} lies on cuda:{}, not on {}", op, pointer, attributes.device, device);
+}
+
 }  // namespace ember::cuda

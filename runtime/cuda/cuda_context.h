@@ -117,5 +117,9 @@ CachingAllocator& device_allocator(int index);
 CachingAllocator& pinned_allocator();
 // True when `pointer` lies in page-locked host memory, so an async copy from it is safe.
 bool is_pinned(const void* pointer);
+// Throws ember::Error naming `op` unless `pointer` is memory of CUDA device `device` (or managed
+// memory): a host address wrapped as a device tensor would make kernels fault, which ends the
+// process's CUDA context for every later call.
+void check_device_pointer(const void* pointer, Device device, const char* op);
 
 }  // namespace ember::cuda

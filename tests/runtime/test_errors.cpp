@@ -211,13 +211,32 @@ const OpDef& cpu_only_op() {
 }
 
 TEST_CASE("device mismatches name both devices") {
-  // A tensor that merely claims to live on cuda:0: the dispatcher must refuse before any kernel
-  // could touch its memory.
+  // A tensor that merely claims to live on cuda:0 (made by hand: from_blob refuses host memory
+  // as a CUDA tensor): the dispatcher must refuse before any kernel could touch its memory.
   std::vector<float> host(3, 1.0f);
-  Tensor claimed = from_blob(host.data(), {3}, kFloat32, Device(DeviceType::CUDA, 0));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::wrap(host.data(), 3 * sizeof(float), Device(DeviceType::CUDA, 0), nullptr);
+  impl->sizes = {3};
+  impl->strides = {1};
+  impl->dtype = kFloat32;
+  impl->device = Device(DeviceType::CUDA, 0);
+  Tensor claimed(std::move(impl));
   const std::string message = error_of([&] { (void)add(randn({3}), claimed); });
   CHECK(contains(message, "add"));
   CHECK(contains(message, "cpu"));
   CHECK(contains(message, "cuda:0"));
   CHECK(contains(error_of([&] { (void)dispatch_one(cpu_only_op(), {claimed}, Attrs{}); }), "no kernel for device cuda:0"));
+}
+
+TEST_CASE("from_blob refuses host memory as a CUDA tensor, with or without a GPU") {
+  // On a GPU, kernels given the host address would fault and end the process's CUDA context.
+  std::vector<float> host(3, 1.0f);
+  const std::string message =
+      error_of([&] { (void)from_blob(host.data(), {3}, kFloat32, Device(DeviceType::CUDA, 0)); });
+  CHECK(contains(message, "from_blob"));
+  CHECK(contains(message, "cuda:0"));
+  CHECK(contains(message, "test_errors.cpp"));
+  if (cuda_is_available()) CHECK(contains(message, "host memory"));
+  else CHECK(contains(message, "unavailable"));
+  CHECK_NOTHROW((void)from_blob(host.data(), {3}, kFloat32, kCPU));
 }

@@ -1,7 +1,10 @@
 // Device parsing and the default-device rule.
 #include "runtime/device.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstdlib>
+#include <string_view>
 
 #include "runtime/error.h"
 #ifdef EMBER_HAS_CUDA
@@ -14,11 +17,15 @@ Device Device::parse(const std::string& text) {
   if (text == "cpu") return kCPU;
   if (text == "cuda") return Device(DeviceType::CUDA, 0);
   if (text.rfind("cuda:", 0) == 0) {
-    const std::string number = text.substr(5);
-    char* end = nullptr;
-    long index = std::strtol(number.c_str(), &end, 10);
-    if (!number.empty() && *end == '\0' && index >= 0 && index < 1024)
-      return Device(DeviceType::CUDA, static_cast<int>(index));
+    // Digits only, no sign, space or leading zero (PyTorch's rule): "cuda: 1" or "cuda:01" is
+    // more likely a typo than a request for device 1.
+    const std::string_view number = std::string_view(text).substr(5);
+    int index = -1;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), index);
+    const bool digits_only = !number.empty() && std::isdigit(static_cast<unsigned char>(number[0]));
+    const bool leading_zero = number.size() > 1 && number[0] == '0';
+    if (digits_only && !leading_zero && error == std::errc() && end == number.data() + number.size() && index < 1024)
+      return Device(DeviceType::CUDA, index);
   }
   fail("device: cannot parse '{}' (expected cpu, cuda or cuda:N)", text);
 }

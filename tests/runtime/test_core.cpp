@@ -14,3 +14,18 @@ TEST_CASE("add broadcasts and backpropagates to both inputs") {
   CHECK(a.grad().to_vector<float>() == std::vector<float>(6, 1.0f));
   CHECK(b.grad().to_vector<float>() == std::vector<float>{4, 4, 4});
 }
+
+TEST_CASE("Device::parse takes cpu, cuda and cuda:N with plain decimal digits only") {
+  CHECK(Device::parse("cpu") == kCPU);
+  CHECK(Device::parse("cuda") == Device(DeviceType::CUDA, 0));
+  CHECK(Device::parse("cuda:0") == Device(DeviceType::CUDA, 0));
+  CHECK(Device::parse("cuda:17") == Device(DeviceType::CUDA, 17));
+  CHECK(Device::parse("cuda:1023") == Device(DeviceType::CUDA, 1023));
+  // Signs, spaces and leading zeros are typos rather than device numbers (as in PyTorch).
+  for (const char* text : {"cuda: 1", "cuda:+1", "cuda:-0", "cuda:01", "cuda:\t2", "cuda:1 ", "cuda:", "cuda:1024",
+                           "cuda:99999999999", "gpu", "CUDA"}) {
+    CAPTURE(text);
+    const std::string expected = fmt::format("cannot parse '{}'", text);
+    CHECK_THROWS_WITH_AS((void)Device::parse(text), doctest::Contains(expected.c_str()), Error);
+  }
+}

@@ -4,7 +4,10 @@
 //   ember-bench --micro dispatch|gemm|small_gemm|pointwise|many_parameters --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "tools/ember-bench/bench.h"
 #include "tools/ember-bench/model_measure.h"
@@ -46,6 +49,37 @@ void check_combinations(const CLI::App& app, const ember::bench::RunOptions& opt
   }
 }
 
+// "32,16,8" -> {32, 16, 8}; every piece a decimal integer >= 1, none empty.
+std::vector<int64_t> parse_batch_sizes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    std::string piece = text.substr(start, comma - start);
+    const std::string problem = ember::tools::integer_in<int64_t>(1)(piece);
+    if (!problem.empty())
+      throw CLI::ValidationError("--batch-sizes", fmt::format("expected integers >= 1 separated by commas, got '{}'",
+                                                              text));
+    sizes.push_back(std::stoll(piece));
+    if (comma == text.size()) return sizes;
+    start = comma + 1;
+  }
+}
+
+// A micro-benchmark measures one fixed thing on the CPU (cuda: on --device), so the options of a
+// model run would be dropped without a word; --micro dispatch --device cuda would report a CPU
+// figure under a CUDA request.
+void check_micro_options(const CLI::App& app, const std::string& micro) {
+  for (const char* name : {"--model", "--mode", "--warmup", "--batch-sizes", "--dynamic", "--host-read",
+                           "--compile-every-segment", "--lr-schedule", "--explain", "--fuse"}) {
+    if (app.get_option(name)->count() > 0)
+      throw CLI::ValidationError(name, fmt::format("applies to model runs only; --micro {} does not read it", micro));
+  }
+  if (micro != "cuda" && app.get_option("--device")->count() > 0)
+    throw CLI::ValidationError("--device", fmt::format("--micro {} runs on the CPU; only --micro cuda takes a device",
+                                                       micro));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,12 +95,12 @@ int main(int argc, char** argv) {
                  "compiled; backward() runs its compiled backward, the optimizer step is eager)")
       ->check(CLI::IsMember({"eager", "compiled", "reduce_overhead", "compiled_forward"}));
   app.add_option("--device", options.device, "cpu, cuda or cuda:N (default: the default device)");
-  app.add_option("--threads", options.threads, "CPU threads for kernels")->check(integer_in(1, kMaxThreads));
-  app.add_option("--steps", options.steps, "measured training steps")->check(integer_in(1, kMaxSteps));
+  app.add_option("--threads", options.threads, "CPU threads for kernels")->transform(integer_in(1, kMaxThreads));
+  app.add_option("--steps", options.steps, "measured training steps")->transform(integer_in(1, kMaxSteps));
   app.add_option("--warmup", options.warmup,
                  "untimed steps before measuring; compiled modes need each batch size's first two calls "
                  "(three with --host-read) among them")
-      ->check(integer_in(0, kMaxSteps));
+      ->transform(integer_in(0, kMaxSteps));
   app.add_option("--micro", micro,
                  "run a micro-benchmark instead: dispatch, gemm, small_gemm, pointwise, many_parameters (CPU; "
                  "--steps replays per count) or cuda")
@@ -74,11 +108,13 @@ int main(int argc, char** argv) {
   app.add_option("--lr-schedule", options.lr_schedule,
                  "none, or cosine: a CosineAnnealingLR stepped inside the training step")
       ->check(CLI::IsMember({"none", "cosine"}));
-  app.add_option("--batch-sizes", options.batch_sizes,
+  // One text split here rather than CLI11's delimiter: that drops empty pieces ("32,,16") and, given
+  // only ",", takes the next argument as the batch size.
+  std::string batch_sizes;
+  app.add_option("--batch-sizes", batch_sizes,
                  "batch sizes the steps cycle through, e.g. 32,16,8 (default: the model's batch); with a compiled "
                  "mode the JSON adds each capture's size and time")
-      ->delimiter(',')
-      ->check(integer_in<int64_t>(1));
+      ->each([&options](const std::string& text) { options.batch_sizes = parse_batch_sizes(text); });
   app.add_option("--dynamic", options.dynamic,
                  "compiled modes: auto (a dim becomes dynamic when its size changes), true or false (every size "
                  "compiled on its own)")
@@ -97,6 +133,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (micro.empty()) check_combinations(app, options);
+    else check_micro_options(app, micro);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   }

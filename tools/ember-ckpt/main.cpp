@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   reshard->add_option("--world", world_size,
                       "ranks of the new layout, at most 1024: each is a thread of this process")
       ->required()
-      ->check(integer_in(1, kMaxThreadRanks));
+      ->transform(integer_in(1, kMaxThreadRanks));
   reshard->add_option("--out", out, "the new checkpoint directory (must not exist)")->required();
 
   CLI::App* diff = app.add_subcommand(
@@ -55,21 +55,21 @@ int main(int argc, char** argv) {
   diff->add_option("DIR2", second, "second checkpoint")->required();
 
   CLI::App* synth = app.add_subcommand("synth", "write the wide MLP's training state after a few steps");
-  synth->add_option("--world", world_size, "simulated saving ranks")->required()->check(integer_in(1, kMaxThreadRanks));
+  synth->add_option("--world", world_size, "simulated saving ranks")->required()->transform(integer_in(1, kMaxThreadRanks));
   synth->add_option("--out", out, "the checkpoint directory to create")->required();
   synth->add_option("--seed", seed, "seed of the model, data and shuffling")
       ->required()
-      ->check(integer_in<uint64_t>(0));
-  synth->add_option("--steps", steps, "training steps before saving")->check(integer_in(0));
+      ->transform(integer_in<uint64_t>(0));
+  synth->add_option("--steps", steps, "training steps before saving")->transform(integer_in(0));
 
   CLI::App* bench = app.add_subcommand("bench", "time save/load/async/reshard of the wide MLP's state");
   int bench_world = 8, resharded_world = 3, repeat = 5, copies = 1;
   bench->add_option("DIR", directory, "scratch directory on the disk to measure")->required();
-  bench->add_option("--world", bench_world, "saving ranks")->check(integer_in(1, kMaxThreadRanks));
+  bench->add_option("--world", bench_world, "saving ranks")->transform(integer_in(1, kMaxThreadRanks));
   bench->add_option("--reshard-world", resharded_world, "ranks of the resharded load")
-      ->check(integer_in(1, kMaxThreadRanks));
-  bench->add_option("--repeat", repeat, "runs per measurement (the median is reported)")->check(integer_in(1));
-  bench->add_option("--copies", copies, "copies of the wide MLP's state (1: the state itself)")->check(integer_in(1));
+      ->transform(integer_in(1, kMaxThreadRanks));
+  bench->add_option("--repeat", repeat, "runs per measurement (the median is reported)")->transform(integer_in(1));
+  bench->add_option("--copies", copies, "copies of the wide MLP's state (1: the state itself)")->transform(integer_in(1));
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 // Prefetcher: in-order delivery from a pool of worker threads with a bounded window.
 #include "runtime/data/prefetcher.h"
 
+#include <system_error>
+
 #include "runtime/error.h"
 
 namespace ember::data {
@@ -10,16 +12,29 @@ Prefetcher::Prefetcher(MakeBatch make_batch, int64_t first, int64_t end, int wor
       next_to_take_(first) {
   internal_assert(workers >= 1 && capacity >= 1 && first <= end, "Prefetcher: bad configuration");
   threads_.reserve(static_cast<size_t>(workers));
-  for (int worker = 0; worker < workers; ++worker) threads_.emplace_back([this] { work(); });
+  for (int worker = 0; worker < workers; ++worker) {
+    try {
+      threads_.emplace_back([this] { work(); });
+    } catch (const std::system_error& error) {
+      // Out of threads or memory (a low pids limit, a huge num_workers): the workers already
+      // running must be joined before this object unwinds, or ~thread would std::terminate.
+      stop_workers();
+      fail("DataLoader: could not start worker {} of {}: {} (try fewer num_workers)", worker + 1, workers,
+           error.what());
+    }
+  }
 }
 
-Prefetcher::~Prefetcher() {
+Prefetcher::~Prefetcher() { stop_workers(); }
+
+void Prefetcher::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   room_.notify_all();
   for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
 }
 
 void Prefetcher::work() {

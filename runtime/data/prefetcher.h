@@ -21,7 +21,8 @@ class Prefetcher {
   using MakeBatch = std::function<Batch(int64_t batch_number)>;
 
   // Starts `workers` threads making batches [first, end) with `make_batch`, which must be
-  // thread-safe. At most `capacity` batches are claimed but not yet taken by next().
+  // thread-safe. At most `capacity` batches are claimed but not yet taken by next(). Throws
+  // ember::Error, with no thread left running, when a worker thread cannot be started.
   Prefetcher(MakeBatch make_batch, int64_t first, int64_t end, int workers, int64_t capacity);
   // Stops the workers and joins them; a batch being made is finished and dropped.
   ~Prefetcher();
@@ -38,6 +39,8 @@ class Prefetcher {
     std::exception_ptr error;
   };
   void work();
+  // Tells the workers to stop and joins them (a batch being made is finished and dropped).
+  void stop_workers();
 
   MakeBatch make_batch_;
   const int64_t end_;

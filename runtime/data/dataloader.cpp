@@ -81,12 +81,14 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<c
       sampler_ = std::make_shared<SequentialSampler>(dataset_->size());
     }
   }
+  base_sampler_ = sampler_;
 }
 
 DataLoader::~DataLoader() = default;  // ~Prefetcher joins the workers
 
-int64_t DataLoader::num_batches() const {
-  const int64_t samples = sampler_->epoch_size(epoch_);
+int64_t DataLoader::num_batches() const { return batches_of(sampler_->epoch_size(epoch_)); }
+
+int64_t DataLoader::batches_of(int64_t samples) const {
   const int64_t whole = samples / options_.batch_size;
   // Not (samples + batch_size - 1) / batch_size: a batch size near INT64_MAX ("the whole dataset
   // in one batch") would overflow.
@@ -97,6 +99,7 @@ DataLoader::Iterator DataLoader::begin() {
   // A state saved after an epoch's last batch (position == num_batches) resumes with the next.
   if (position_ >= num_batches() && num_batches() > 0) {
     stop_workers();
+    sampler_ = base_sampler_;  // a resumed epoch is over
     ++epoch_;
     position_ = 0;
   }
@@ -110,6 +113,7 @@ void DataLoader::advance() {
     stop_workers();
     current_ = {};
     has_current_ = false;
+    sampler_ = base_sampler_;  // a resumed epoch is over
     ++epoch_;
     position_ = 0;
     return;
@@ -151,11 +155,13 @@ void DataLoader::stop_workers() {
   order_.reset();
 }
 
-void DataLoader::set_epoch(int64_t epoch) {
+void DataLoader::set_epoch(int64_t epoch, Where where) {
+  CallSiteScope site(where);
   check(epoch >= 0, "DataLoader::set_epoch: epoch must be non-negative, got {}", epoch);
   stop_workers();
   current_ = {};
   has_current_ = false;
+  sampler_ = base_sampler_;  // the whole epoch, also the one a restored state resumed mid-way
   epoch_ = epoch;
   position_ = 0;
 }
@@ -167,7 +173,8 @@ LoaderState DataLoader::state_dict() const {
   return state;
 }
 
-void DataLoader::load_state_dict(const LoaderState& state) {
+void DataLoader::load_state_dict(const LoaderState& state, Where where) {
+  CallSiteScope site(where);
   check(state.dataset_size == dataset_->size(),
         "DataLoader::load_state_dict: the state is for a dataset of {} samples, this loader has {}",
         state.dataset_size, dataset_->size());
@@ -175,7 +182,7 @@ void DataLoader::load_state_dict(const LoaderState& state) {
   // A sampler that splits epochs among ranks resumes from the global position, whatever world
   // size saved it: this rank then gets its share of the samples no rank has seen.
   if (state.global_samples_consumed >= 0) {
-    if (std::shared_ptr<const Sampler> resumed = sampler_->resumed(state.epoch, state.global_samples_consumed)) {
+    if (std::shared_ptr<const Sampler> resumed = base_sampler_->resumed(state.epoch, state.global_samples_consumed)) {
       stop_workers();
       current_ = {};
       has_current_ = false;
@@ -189,10 +196,12 @@ void DataLoader::load_state_dict(const LoaderState& state) {
       return;
     }
   }
-  check(state.batches_consumed >= 0 && state.batches_consumed <= num_batches(),
+  // Epoch state.epoch of the loader's own sampler (not of one resumed from an earlier state).
+  const int64_t epoch_samples = base_sampler_->epoch_size(state.epoch);
+  check(state.batches_consumed >= 0 && state.batches_consumed <= batches_of(epoch_samples),
         "DataLoader::load_state_dict: batches_consumed {} is outside [0, {}] (batches per epoch)",
-        state.batches_consumed, num_batches());
-  const int64_t samples = std::min(state.batches_consumed * options_.batch_size, sampler_->epoch_size(state.epoch));
+        state.batches_consumed, batches_of(epoch_samples));
+  const int64_t samples = std::min(state.batches_consumed * options_.batch_size, epoch_samples);
   check(state.samples_consumed == samples,
         "DataLoader::load_state_dict: {} samples in {} batches does not match batch_size {} (expected {} "
         "samples); resume with the batch size the state was saved with",
@@ -201,7 +210,8 @@ void DataLoader::load_state_dict(const LoaderState& state) {
   current_ = {};
   has_current_ = false;
   seed_ = std::bit_cast<uint64_t>(state.seed);
-  if (own_sampler_ && options_.shuffle) sampler_ = std::make_shared<RandomSampler>(dataset_->size(), seed_);
+  if (own_sampler_ && options_.shuffle) base_sampler_ = std::make_shared<RandomSampler>(dataset_->size(), seed_);
+  sampler_ = base_sampler_;
   epoch_ = state.epoch;
   position_ = state.batches_consumed;
 }

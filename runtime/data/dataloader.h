@@ -105,11 +105,11 @@ class DataLoader {
   int64_t num_batches() const;  // batches per epoch
   int64_t epoch() const { return epoch_; }
   // Starts `epoch` from its first batch at the next begin().
-  void set_epoch(int64_t epoch);
+  void set_epoch(int64_t epoch, Where where = Where::current());
 
   LoaderState state_dict() const;
   // Checks the state fits this loader (dataset size, batch size), then continues from it.
-  void load_state_dict(const LoaderState& state);
+  void load_state_dict(const LoaderState& state, Where where = Where::current());
 
   const LoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }
@@ -118,11 +118,15 @@ class DataLoader {
  private:
   void advance();           // delivers batch position_ into current_, or ends the epoch
   void stop_workers();      // drops the prefetcher and the epoch's cached order
+  int64_t batches_of(int64_t samples) const;  // batches an epoch of `samples` makes (drop_last)
   // pin_memory asked for and a CUDA device usable (without one there is nothing to overlap).
   bool pins_batches() const { return options_.pin_memory && cuda_is_available(); }
 
   std::shared_ptr<const Dataset> dataset_;
+  // The sampler epochs come from: base_sampler_, or base_sampler_->resumed() until the epoch a
+  // restored state resumed mid-way is over (set_epoch and later epochs start from the base).
   std::shared_ptr<const Sampler> sampler_;
+  std::shared_ptr<const Sampler> base_sampler_;
   bool own_sampler_;  // built from options (and rebuilt when a restored state brings its seed)
   LoaderOptions options_;
   uint64_t seed_;

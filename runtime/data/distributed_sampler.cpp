@@ -7,8 +7,10 @@
 
 namespace ember::data {
 
-DistributedSampler::DistributedSampler(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool shuffle)
+DistributedSampler::DistributedSampler(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool shuffle,
+                                       std::source_location where)
     : dataset_size_(dataset_size), world_size_(world_size), rank_(rank), seed_(seed), shuffle_(shuffle) {
+  CallSiteScope site(where);
   check(dataset_size >= 0, "DistributedSampler: dataset size must be non-negative, got {}", dataset_size);
   check(world_size >= 1, "DistributedSampler: world_size must be at least 1, got {}", world_size);
   check(rank >= 0 && rank < world_size, "DistributedSampler: rank {} is outside [0, {})", rank, world_size);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <source_location>
 
 #include "runtime/data/sampler.h"
 
@@ -17,7 +18,8 @@ class DistributedSampler : public Sampler {
   // The epoch's global order (a Philox permutation of [0, dataset_size) when shuffle, else
   // 0, 1, ...) is padded by repeating its first indices to a multiple of world_size, and rank r
   // takes positions r, r + world_size, ... of it: every rank gets the same number of samples.
-  DistributedSampler(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool shuffle = true);
+  DistributedSampler(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool shuffle = true,
+                     std::source_location where = std::source_location::current());
 
   std::vector<int64_t> epoch_indices(int64_t epoch) const override;
   int64_t size() const override { return (dataset_size_ + world_size_ - 1) / world_size_; }  // a whole epoch

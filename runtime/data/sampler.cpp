@@ -8,7 +8,8 @@
 
 namespace ember::data {
 
-SequentialSampler::SequentialSampler(int64_t size) : size_(size) {
+SequentialSampler::SequentialSampler(int64_t size, std::source_location where) : size_(size) {
+  CallSiteScope site(where);
   check(size >= 0, "SequentialSampler: size must be non-negative, got {}", size);
 }
 
@@ -18,7 +19,8 @@ std::vector<int64_t> SequentialSampler::epoch_indices(int64_t) const {
   return indices;
 }
 
-RandomSampler::RandomSampler(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
+RandomSampler::RandomSampler(int64_t size, uint64_t seed, std::source_location where) : size_(size), seed_(seed) {
+  CallSiteScope site(where);
   check(size >= 0, "RandomSampler: size must be non-negative, got {}", size);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <source_location>
 #include <vector>
 
 namespace ember::data {
@@ -37,7 +38,7 @@ class Sampler {
 // 0, 1, ..., size - 1 every epoch.
 class SequentialSampler : public Sampler {
  public:
-  explicit SequentialSampler(int64_t size);
+  explicit SequentialSampler(int64_t size, std::source_location where = std::source_location::current());
   std::vector<int64_t> epoch_indices(int64_t epoch) const override;
   int64_t size() const override { return size_; }
 
@@ -49,7 +50,7 @@ class SequentialSampler : public Sampler {
 // the epoch as the stream number: independent of threads, workers and the global generator.
 class RandomSampler : public Sampler {
  public:
-  RandomSampler(int64_t size, uint64_t seed);
+  RandomSampler(int64_t size, uint64_t seed, std::source_location where = std::source_location::current());
   std::vector<int64_t> epoch_indices(int64_t epoch) const override;
   int64_t size() const override { return size_; }
   uint64_t seed() const { return seed_; }

@@ -115,6 +115,10 @@ TEST_CASE("load_state_dict rejects a state that does not fit the loader") {
   state = {.epoch = 0, .batches_consumed = 8, .samples_consumed = 40, .seed = 1, .dataset_size = 40};
   CHECK_THROWS_WITH_AS(loader.load_state_dict(state), doctest::Contains("batches_consumed 8 is outside [0, 7]"),
                        Error);
+  // Errors name the caller's line, as the constructors' do.
+  CHECK_THROWS_WITH_AS(loader.load_state_dict(state), doctest::Contains("test_data_loader_state.cpp:"), Error);
+  CHECK_THROWS_WITH_AS(loader.set_epoch(-1), doctest::Contains("epoch must be non-negative, got -1 at test_data"),
+                       Error);
   CHECK_THROWS_WITH_AS(LoaderState::from_map({{"epoch", 1}}), doctest::Contains("missing key 'batches_consumed'"),
                        Error);
   CHECK(loader.state_dict().epoch == 0);  // rejected states leave the loader as it was

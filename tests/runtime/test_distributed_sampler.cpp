@@ -67,7 +67,10 @@ TEST_CASE("DistributedSampler gives rank r every world-th sample of the epoch's 
 TEST_CASE("DistributedSampler rejects a bad world size, rank or resume point with the values") {
   CHECK_THROWS_WITH_AS(DistributedSampler(10, 0, 0, kSeed), doctest::Contains("world_size must be at least 1, got 0"),
                        Error);
-  CHECK_THROWS_WITH_AS(DistributedSampler(10, 4, 4, kSeed), doctest::Contains("rank 4 is outside [0, 4)"), Error);
+  CHECK_THROWS_WITH_AS(DistributedSampler(10, 4, 4, kSeed),
+                       doctest::Contains("rank 4 is outside [0, 4) at test_distributed_sampler.cpp:"), Error);
+  CHECK_THROWS_WITH_AS(RandomSampler(-1, kSeed), doctest::Contains("got -1 at test_distributed_sampler.cpp:"), Error);
+  CHECK_THROWS_WITH_AS(SequentialSampler(-1), doctest::Contains("got -1 at test_distributed_sampler.cpp:"), Error);
   const DistributedSampler sampler(10, 2, 0, kSeed);
   CHECK_THROWS_WITH_AS(sampler.resumed(0, 11), doctest::Contains("11 samples consumed is outside [0, 10]"), Error);
 }
@@ -121,6 +124,29 @@ TEST_CASE("restored on the same world size, each rank continues exactly as if un
     restored[rank]->load_state_dict(saving[rank]->state_dict());
     CHECK(take(*restored[rank], 1000) == take(*uninterrupted[rank], 1000));
   }
+}
+
+TEST_CASE("after a resharded restore, set_epoch on the resumed epoch gives the whole epoch again") {
+  // Saved on 3 ranks, restored on 1: the resumed epoch holds only the unseen samples, but that is
+  // a property of the resumption, not of the epoch number.
+  const auto dataset = dataset_of(24);
+  auto saving = loaders(dataset, 3, 2);
+  for (auto& loader : saving) (void)take(*loader, 2);
+  auto restored = loaders(dataset, 1, 2);
+  restored[0]->load_state_dict(saving[0]->state_dict());
+  CHECK(take(*restored[0], 1000).size() == 12);  // 24 samples, 3 ranks x 2 batches x 2 seen
+
+  auto fresh = loaders(dataset, 1, 2);
+  const std::vector<int64_t> whole_epoch_0 = take(*fresh[0], 1000);
+  REQUIRE(whole_epoch_0.size() == 24);
+  restored[0]->set_epoch(0);
+  CHECK(restored[0]->state_dict().global_samples_consumed == 0);
+  CHECK(take(*restored[0], 1000) == whole_epoch_0);
+  // A later restore of a same-world state takes the loader's own sampler again, not the resumed one.
+  auto again = loaders(dataset, 1, 2);
+  (void)take(*again[0], 3);
+  restored[0]->load_state_dict(again[0]->state_dict());
+  CHECK(take(*restored[0], 1000) == std::vector<int64_t>(whole_epoch_0.begin() + 6, whole_epoch_0.end()));
 }
 
 TEST_CASE("LoaderState keeps the global position through its map form, and older maps lack it") {

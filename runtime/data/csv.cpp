@@ -85,6 +85,18 @@ void copy_values(T* out, const std::vector<Value>& values) {
   for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i]);
 }
 
+// A field as an error message can show it: control bytes (a NUL would end the message, a '\r'
+// would move the terminal's cursor) as \xNN.
+std::string printable(std::string_view field) {
+  std::string shown;
+  for (const char c : field) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) shown += fmt::format("\\x{:02x}", byte);
+    else shown += c;
+  }
+  return shown;
+}
+
 }  // namespace
 
 Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where where) {
@@ -104,11 +116,12 @@ Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where whe
   bool header_pending = options.header;
   size_t line_start = 0;
   for (int64_t line_number = 1; line_start < text.size(); ++line_number) {
-    size_t line_end = text.find('\n', line_start);
+    // Lines end in "\n", "\r\n" (Windows) or a lone "\r" (classic Mac OS), as numpy reads them.
+    size_t line_end = text.find_first_of("\r\n", line_start);
     if (line_end == std::string::npos) line_end = text.size();
     std::string_view line(text.data() + line_start, line_end - line_start);
-    line_start = line_end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // Windows line endings
+    const bool crlf = line_end + 1 < text.size() && text[line_end] == '\r' && text[line_end + 1] == '\n';
+    line_start = line_end + (crlf ? 2 : 1);
     if (trim_spaces(line).empty()) continue;  // a line holding "" is an empty field, not a blank line
     if (header_pending) {
       header_pending = false;
@@ -136,7 +149,7 @@ Tensor read_csv(const std::filesystem::path& path, CsvOptions options, Where whe
         parsed = parse_number(field, value);
         floats.push_back(value);
       }
-      check(parsed, "read_csv: {} line {}, field {}: '{}' is not {}", name, line_number, fields, field,
+      check(parsed, "read_csv: {} line {}, field {}: '{}' is not {}", name, line_number, fields, printable(field),
             integral ? fmt::format("an {} integer", dtype) : std::string("a number"));
       if (field_end >= line.size()) break;
       field_start = field_end + 1;

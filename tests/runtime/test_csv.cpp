@@ -128,3 +128,16 @@ TEST_CASE("read_csv names the file and line of malformed rows") {
   CHECK_THROWS_WITH_AS(read_csv(dir / "missing.csv"), doctest::Contains("cannot open '"), Error);
   CHECK_THROWS_WITH_AS(read_csv(ragged, {.dtype = kBool}), doctest::Contains("dtype bool is not supported"), Error);
 }
+
+TEST_CASE("read_csv ends lines at a lone CR too, and shows control bytes in errors as \\xNN") {
+  TempDir dir;
+  // Classic Mac OS line endings, mixed with the other two: numpy reads this as three rows.
+  const auto mixed = dir.file("cr_only.csv", "1,2\r3,4\r\n5,6\n");
+  CHECK(read_csv(mixed, {.dtype = kInt64}).to_vector<int64_t>() == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(read_csv(dir.file("two_cr.csv", "1\r\r2\r"), {.dtype = kInt64}).sizes() == Dims{2, 1});
+  // A byte the terminal would act on, or a NUL that would end the message, is spelled out.
+  const auto control = dir.file("control.csv", "1,2\x01" "3\n");
+  CHECK_THROWS_WITH_AS(read_csv(control), doctest::Contains("line 1, field 2: '2\\x013' is not a number"), Error);
+  const auto nul = dir.file("nul.csv", "4,5"s + '\0' + "6\n");
+  CHECK_THROWS_WITH_AS(read_csv(nul), doctest::Contains("line 1, field 2: '5\\x006' is not a number"), Error);
+}

@@ -150,6 +150,10 @@ Tensor& mul_(Tensor& a, double value, Where where) {
 Tensor& copy_(Tensor& destination, const Tensor& source, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("copy_");
+  // Between devices (staging host data into a preallocated device buffer, as PyTorch allows):
+  // moved to the destination's device first, a differentiable to(), then copied there.
+  if (source.defined() && destination.defined() && source.device() != destination.device())
+    return call_inplace(op, destination, {destination, source.to(destination.device())}, {});
   return call_inplace(op, destination, {destination, source}, {});
 }
 Tensor& fill_(Tensor& a, double value, Where where) {

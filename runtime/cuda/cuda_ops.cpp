@@ -158,8 +158,9 @@ void to_device_any(const OpCall& call, TensorList& outputs) {
     const bool held = non_blocking && is_pinned(packed.raw_data_ptr());
     // A graph would read the source again at every replay, long after any hold ended.
     check(!held || !capturing_on_this_thread(),
-          "to_device: a non_blocking copy from host memory cannot be captured into a CUDA graph; copy_ "
-          "into a device tensor made before the capture instead");
+          "to_device: a non_blocking copy from host memory cannot be captured into a CUDA graph (a replay "
+          "would read the host buffer long after the copy's hold ended); move the data to the device before "
+          "the capture, outside the compiled function, and pass the device tensor in");
     cuda_check(cudaMemcpyAsync(destination.raw_data_ptr(), packed.raw_data_ptr(), bytes,
                                cudaMemcpyHostToDevice, stream));
     if (held) {

@@ -55,6 +55,26 @@ TEST_CASE("cuda non_blocking copies from pinned memory arrive intact after the s
                        Error);
 }
 
+TEST_CASE("cuda copy_ between the CPU and a GPU converts dtype and layout, and carries gradients") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor host = randn({3, 4}, {.dtype = kFloat64, .device = kCPU});
+  Tensor device = zeros({3, 4}, {.device = kCuda0});
+  device.copy_(host);  // host data into a preallocated device buffer, as PyTorch's copy_
+  CHECK(device.device() == kCuda0);
+  CHECK(max_difference(device, host.to(kFloat32)) == 0);
+  Tensor host_view = zeros({4, 3}, {.dtype = kFloat64, .device = kCPU}).t();  // non-contiguous target
+  host_view.copy_(device);
+  CHECK(max_difference(host_view, host.to(kFloat32).to(kFloat64)) == 0);
+
+  const Tensor source = randn({3, 4}, {.device = kCPU}).requires_grad_(true);
+  Tensor target = zeros({3, 4}, {.device = kCuda0});
+  target.copy_(source);
+  mul(target, 3.0).sum().backward();
+  REQUIRE(source.grad().defined());
+  CHECK(source.grad().device() == kCPU);
+  CHECK(max_difference(source.grad(), full({3, 4}, 3.0, {.device = kCPU})) == 0);
+}
+
 #ifdef EMBER_HAS_CUDA
 TEST_CASE("cuda pinned DataLoader batches: a dataset without targets pins its data alone") {
   if (!ember::testing::cuda_or_skip()) return;

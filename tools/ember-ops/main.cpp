@@ -48,13 +48,13 @@ int main(int argc, char** argv) {
   for (const ember::OpDef* op : ops) {
     const bool cpu = has_kernel(*op, ember::DeviceType::CPU);
     const bool cuda = has_kernel(*op, ember::DeviceType::CUDA);
-    if (names_only) {
-      std::printf("%s\n", op->name.c_str());
-    } else if (!missing.empty()) {
+    if (!missing.empty()) {  // one name per line, so --names changes nothing here
       if (!(missing == "cpu" ? cpu : cuda)) {
         std::printf("%s\n", op->name.c_str());
         ++without;
       }
+    } else if (names_only) {
+      std::printf("%s\n", op->name.c_str());
     } else {
       std::printf("%-*s %-10s %-4s %-4s\n", width, op->name.c_str(), kind_name(op->kind), cpu ? "yes" : "-",
                   cuda ? "yes" : "-");

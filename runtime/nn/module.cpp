@@ -126,15 +126,20 @@ OrderedDict<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
     std::shared_ptr<Module> self = weak_from_this().lock();
     result.insert("", self ? self : std::shared_ptr<Module>(std::shared_ptr<Module>(), this));
   }
-  collect_named_modules("", result);
+  std::unordered_set<const Module*> seen{this};
+  collect_named_modules("", seen, result);
   return result;
 }
 
-void Module::collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out) {
+void Module::collect_named_modules(const std::string& prefix, std::unordered_set<const Module*>& seen,
+                                   OrderedDict<std::shared_ptr<Module>>& out) {
   for (const auto& [name, child] : children_) {
+    // A module registered twice (Sequential(lin, lin)) is listed once, under its first name, and
+    // its subtree is not walked again: Python PyTorch's remove_duplicate, the rule parameters follow.
+    if (!seen.insert(child.get()).second) continue;
     const std::string full = join_name(prefix, name);
     out.insert(full, child);
-    child->collect_named_modules(full, out);
+    child->collect_named_modules(full, seen, out);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <concepts>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/nn/ordered_dict.h"
@@ -41,7 +42,8 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<Tensor> named_buffers(bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
   const OrderedDict<std::shared_ptr<Module>>& named_children() const { return children_; }
-  // This module (named "") and every descendant, parents before their children.
+  // This module (named "") and every descendant, parents before their children; a module
+  // registered under two names (shared) is listed once, under its first name, as in PyTorch.
   OrderedDict<std::shared_ptr<Module>> named_modules(bool include_self = true);
   std::vector<std::shared_ptr<Module>> modules(bool include_self = true) {
     return named_modules(include_self).values();
@@ -100,7 +102,8 @@ class Module : public std::enable_shared_from_this<Module> {
  private:
   void add_child(std::string name, std::shared_ptr<Module> child, Where where);
   void check_new_name(const std::string& name, const char* what) const;
-  void collect_named_modules(const std::string& prefix, OrderedDict<std::shared_ptr<Module>>& out);
+  void collect_named_modules(const std::string& prefix, std::unordered_set<const Module*>& seen,
+                             OrderedDict<std::shared_ptr<Module>>& out);
   void collect_state(const std::string& prefix, StateDict& out) const;
 
   std::string name_;

@@ -70,6 +70,22 @@ TEST_CASE("a tensor registered twice is one parameter but two state dict entries
   CHECK(tied->state_dict().keys() == std::vector<std::string>{"encoder", "decoder"});
 }
 
+TEST_CASE("a module registered under two names is listed once by named_modules, as in PyTorch") {
+  // torch: list(nn.Sequential(l, l).named_modules()) == [('', seq), ('0', l)]
+  // (remove_duplicate=True), the same rule named_parameters follows for a tied tensor.
+  auto shared = nn::Linear(2, 2);
+  nn::Sequential twice(shared, shared);
+  CHECK(twice->named_modules().keys() == std::vector<std::string>{"", "0"});
+  CHECK(twice->named_modules()["0"].get() == shared.ptr().get());
+  CHECK(twice->modules().size() == 2);
+  CHECK(twice->modules(false).size() == 1);
+  CHECK(twice->parameters().size() == 2);
+  // A shared subtree is not walked again either: its descendants keep their first names.
+  auto inner = nn::Sequential(nn::Linear(2, 2), nn::ReLU());
+  nn::Sequential outer(inner, nn::Tanh(), inner);
+  CHECK(outer->named_modules().keys() == std::vector<std::string>{"", "0", "0.0", "0.1", "1"});
+}
+
 TEST_CASE("registration errors name the module and the name") {
   struct Bad : nn::Module {
     Bad() : Module("Bad") {}

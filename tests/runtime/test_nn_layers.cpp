@@ -169,16 +169,43 @@ TEST_CASE("a module constructed with bad sizes names the user's line") {
   const std::vector<std::string> messages{error_of([] { nn::Linear(-1, 3); }),
                                           error_of([] { nn::Embedding(3, -2); }),
                                           error_of([] { nn::LayerNorm(Dims{-2}); }),
-                                          error_of([] { nn::LayerNorm(int64_t{0}); }),
+                                          error_of([] { nn::LayerNorm(Dims{3}, {.eps = -1.0}); }),
                                           error_of([] { nn::Dropout(1.5); })};
   CHECK(messages[0].find("Linear: feature counts must be non-negative, got in_features=-1") != std::string::npos);
-  CHECK(messages[1].find("Embedding: sizes must be positive") != std::string::npos);
-  CHECK(messages[2].find("LayerNorm: normalized_shape [-2] must have positive sizes") != std::string::npos);
+  CHECK(messages[1].find("Embedding: sizes must be non-negative, got num_embeddings=3 embedding_dim=-2") !=
+        std::string::npos);
+  CHECK(messages[2].find("LayerNorm: normalized_shape [-2] must have non-negative sizes") != std::string::npos);
+  CHECK(messages[3].find("LayerNorm: eps must be non-negative, got -1") != std::string::npos);
   CHECK(messages[4].find("Dropout: probability must be in [0, 1], got 1.5") != std::string::npos);
   for (size_t i = 0; i < messages.size(); ++i) {
     INFO(messages[i]);
     CHECK(messages[i].find(fmt::format("test_nn_layers.cpp:{}", line + static_cast<int>(i))) != std::string::npos);
   }
+}
+
+TEST_CASE("LayerNorm and Embedding take eps 0 and zero sizes, as PyTorch does") {
+  // torch.nn.LayerNorm(3, eps=0), LayerNorm(0), Embedding(0, 3) and Embedding(4, 0) all construct.
+  nn::LayerNorm exact(Dims{3}, {.eps = 0.0, .dtype = kFloat64});
+  const std::vector<double> y = values_of(exact(from_vector<double>({1.0, 2.0, 6.0})));
+  const double deviation = std::sqrt(14.0 / 3.0);  // no eps added
+  REQUIRE(y.size() == 3);
+  CHECK(y[0] == doctest::Approx(-2.0 / deviation).epsilon(1e-14));
+  CHECK(y[1] == doctest::Approx(-1.0 / deviation).epsilon(1e-14));
+  CHECK(y[2] == doctest::Approx(3.0 / deviation).epsilon(1e-14));
+
+  nn::LayerNorm empty_norm(Dims{0});
+  CHECK(empty_norm->weight.sizes() == Dims{0});
+  CHECK(empty_norm->bias.sizes() == Dims{0});
+  const Tensor normalized = empty_norm(zeros({2, 0}));
+  CHECK(normalized.sizes() == Dims{2, 0});
+
+  nn::Embedding no_rows(0, 3);
+  CHECK(no_rows->weight.sizes() == Dims{0, 3});
+  CHECK(no_rows(from_vector<int64_t>({}, {0})).sizes() == Dims{0, 3});
+  CHECK_THROWS_AS(no_rows(from_vector<int64_t>({0})), Error);  // every index is out of range
+  nn::Embedding no_columns(4, 0);
+  CHECK(no_columns->weight.sizes() == Dims{4, 0});
+  CHECK(no_columns(from_vector<int64_t>({3, 1})).sizes() == Dims{2, 0});
 }
 
 TEST_CASE("LayerNorm and Embedding forwards") {

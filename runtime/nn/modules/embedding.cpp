@@ -9,8 +9,9 @@ namespace ember::nn {
 EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options, Where where)
     : Module("Embedding"), num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {
   CallSiteScope site(where);
-  check(num_embeddings > 0 && embedding_dim > 0,
-        "Embedding: sizes must be positive, got num_embeddings={} embedding_dim={}", num_embeddings,
+  // Zero rows or columns are allowed, as in PyTorch: an empty table (any index is then out of range).
+  check(num_embeddings >= 0 && embedding_dim >= 0,
+        "Embedding: sizes must be non-negative, got num_embeddings={} embedding_dim={}", num_embeddings,
         embedding_dim);
   weight = register_parameter("weight", empty({num_embeddings, embedding_dim},
                                               {.dtype = options.dtype, .device = options.device}));

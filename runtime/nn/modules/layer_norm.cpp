@@ -10,9 +10,11 @@ LayerNormImpl::LayerNormImpl(Dims normalized_shape, LayerNormOptions options, Wh
     : Module("LayerNorm"), normalized_shape_(normalized_shape), options_(options) {
   CallSiteScope site(where);
   check(!normalized_shape.empty(), "LayerNorm: normalized_shape must have at least one dim");
+  // Sizes of 0 and eps = 0 are allowed, as in PyTorch and the layer_norm op: a zero-sized
+  // normalized_shape makes empty parameters and an empty output.
   for (int64_t size : normalized_shape)
-    check(size > 0, "LayerNorm: normalized_shape {} must have positive sizes", normalized_shape);
-  check(options.eps > 0.0, "LayerNorm: eps must be positive, got {}", options.eps);
+    check(size >= 0, "LayerNorm: normalized_shape {} must have non-negative sizes", normalized_shape);
+  check(options.eps >= 0.0, "LayerNorm: eps must be non-negative, got {}", options.eps);
   if (options.elementwise_affine) {
     const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
     weight = register_parameter("weight", empty(normalized_shape, tensor_options));

@@ -71,7 +71,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // copied, so a failed load leaves the module unchanged. Errors name the offending keys.
   void load_state_dict(const StateDict& state, bool strict = true, Where where = Where::current());
 
-  // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=true)\n)"; the
+  // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n)"; the
   // lines of extra_repr come first, then the children, each indented under its parent.
   std::string str() const;
 
@@ -96,7 +96,7 @@ class Module : public std::enable_shared_from_this<Module> {
     return holder;
   }
 
-  // What str() prints between the parentheses: "in_features=2, out_features=3, bias=true".
+  // What str() prints between the parentheses: "in_features=2, out_features=3, bias=True".
   virtual std::string extra_repr() const { return ""; }
 
  private:

@@ -182,10 +182,24 @@ TEST_CASE("a module prints like PyTorch") {
   auto model = nn::Sequential(nn::Linear(3, 4), nn::GELU(nn::GELUOptions{.tanh_approximation = true}), nn::Dropout(0.25));
   CHECK(model->str() ==
         "Sequential(\n"
-        "  (0): Linear(in_features=3, out_features=4, bias=true)\n"
+        "  (0): Linear(in_features=3, out_features=4, bias=True)\n"
         "  (1): GELU(approximate='tanh')\n"
         "  (2): Dropout(p=0.25)\n"
         ")");
+}
+
+TEST_CASE("modules print bools, shapes and floats as Python's repr does") {
+  // torch: repr(nn.Linear(3, 4, bias=False)), repr(nn.LayerNorm(3)), repr(nn.LayerNorm((2, 3),
+  // eps=0.5, elementwise_affine=False)), repr(nn.Dropout(1.0)), repr(nn.Embedding(10, 3)).
+  CHECK(nn::Linear(3, 4, {.bias = false})->str() == "Linear(in_features=3, out_features=4, bias=False)");
+  CHECK(nn::LayerNorm(Dims{3})->str() == "LayerNorm((3,), eps=1e-05, elementwise_affine=True)");
+  CHECK(nn::LayerNorm(Dims{2, 3}, {.eps = 0.5, .elementwise_affine = false})->str() ==
+        "LayerNorm((2, 3), eps=0.5, elementwise_affine=False)");
+  CHECK(nn::LayerNorm(Dims{3}, {.eps = 0.0})->str() == "LayerNorm((3,), eps=0.0, elementwise_affine=True)");
+  // PyTorch's Dropout also prints ", inplace=False"; ember's has no in-place form (ARCHITECTURE.md).
+  CHECK(nn::Dropout(1.0)->str() == "Dropout(p=1.0)");
+  CHECK(nn::Dropout(0.2)->str() == "Dropout(p=0.2)");
+  CHECK(nn::Embedding(10, 3)->str() == "Embedding(10, 3)");
 }
 
 TEST_CASE("Sequential names children by position and checks indices") {

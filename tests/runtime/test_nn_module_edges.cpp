@@ -72,7 +72,7 @@ TEST_CASE("a module with extra_repr and children prints like PyTorch, multi-line
   CHECK(block->str() ==
         "Block(\n"
         "  scale=2\n"
-        "  (fc): Linear(in_features=2, out_features=3, bias=true)\n"
+        "  (fc): Linear(in_features=2, out_features=3, bias=True)\n"
         ")");
   auto outer = std::make_shared<OuterImpl>(block);
   block->extra = "a=1\nb=2";
@@ -83,7 +83,7 @@ TEST_CASE("a module with extra_repr and children prints like PyTorch, multi-line
         "  (block): Block(\n"
         "    a=1\n"
         "    b=2\n"
-        "    (fc): Linear(in_features=2, out_features=3, bias=true)\n"
+        "    (fc): Linear(in_features=2, out_features=3, bias=True)\n"
         "  )\n"
         ")");
   // A multi-line extra_repr without children is split over lines too; one line stays inline.
@@ -92,7 +92,7 @@ TEST_CASE("a module with extra_repr and children prints like PyTorch, multi-line
     std::string extra_repr() const override { return "x=1\ny=2"; }
   };
   CHECK(LinesImpl().str() == "Lines(\n  x=1\n  y=2\n)");
-  CHECK(nn::Linear(1, 1)->str() == "Linear(in_features=1, out_features=1, bias=true)");
+  CHECK(nn::Linear(1, 1)->str() == "Linear(in_features=1, out_features=1, bias=True)");
 }
 
 TEST_CASE("load_state_dict refuses what copy_ would refuse before it copies anything") {

@@ -3,6 +3,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/nn/python_repr.h"
 
 namespace ember::nn {
 
@@ -25,6 +26,7 @@ Tensor DropoutImpl::forward(const Tensor& input, Where where) {
   return dropout(input, p_, training, where);
 }
 
-std::string DropoutImpl::extra_repr() const { return fmt::format("p={}", p_); }
+// PyTorch adds ", inplace=False": ember's Dropout has no in-place form, so it prints no such field.
+std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_); }
 
 }  // namespace ember::nn

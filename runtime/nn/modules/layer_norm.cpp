@@ -3,6 +3,7 @@
 
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
+#include "runtime/nn/python_repr.h"
 
 namespace ember::nn {
 
@@ -34,8 +35,8 @@ Tensor LayerNormImpl::forward(const Tensor& input, Where where) {
 }
 
 std::string LayerNormImpl::extra_repr() const {
-  return fmt::format("{}, eps={}, elementwise_affine={}", normalized_shape_, options_.eps,
-                     options_.elementwise_affine);
+  return fmt::format("{}, eps={}, elementwise_affine={}", python_tuple(normalized_shape_), python_float(options_.eps),
+                     python_bool(options_.elementwise_affine));
 }
 
 }  // namespace ember::nn

@@ -5,6 +5,7 @@
 
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
+#include "runtime/nn/python_repr.h"
 
 namespace ember::nn {
 
@@ -36,7 +37,8 @@ Tensor LinearImpl::forward(const Tensor& input, Where where) {
 }
 
 std::string LinearImpl::extra_repr() const {
-  return fmt::format("in_features={}, out_features={}, bias={}", in_features_, out_features_, bias.defined());
+  return fmt::format("in_features={}, out_features={}, bias={}", in_features_, out_features_,
+                     python_bool(bias.defined()));
 }
 
 }  // namespace ember::nn

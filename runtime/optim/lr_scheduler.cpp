@@ -1,9 +1,8 @@
-// The learning-rate schedulers: the shared step/state logic and each schedule's recursive formula,
-// transcribed from PyTorch 1.13's get_lr() so that rounding matches too.
+// LRScheduler: what every learning-rate scheduler shares: the base rates, step() and its report to
+// a compile capture, and the state dict. The schedules' formulas are in lr_schedules.cpp.
 #include "runtime/optim/lr_scheduler.h"
 
 #include <cmath>
-#include <numbers>
 
 #include "runtime/dispatch.h"
 
@@ -97,95 +96,6 @@ void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
   step_count_ = step_count;
   base_lrs_ = std::move(base_lrs);
   last_lr_ = std::move(last_lr);
-}
-
-StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
-    : LRScheduler(optimizer, "StepLR"), step_size_(step_size), gamma_(gamma) {
-  check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
-  start();
-}
-
-std::vector<double> StepLR::compute_lr() const {
-  std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) {
-    const bool decay = last_epoch() != 0 && last_epoch() % step_size_ == 0;
-    rates.push_back(decay ? current_lr(g) * gamma_ : current_lr(g));
-  }
-  return rates;
-}
-
-CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
-    : LRScheduler(optimizer, "CosineAnnealingLR"), T_max_(T_max), eta_min_(eta_min) {
-  check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
-  start();
-}
-
-std::vector<double> CosineAnnealingLR::compute_lr() const {
-  constexpr double pi = std::numbers::pi;
-  const int64_t epoch = last_epoch();
-  const double period = static_cast<double>(T_max_);
-  std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) {
-    const double lr = current_lr(g);
-    if (epoch == 0) {
-      rates.push_back(lr);
-    } else if ((epoch - 1 - T_max_) % (2 * T_max_) == 0) {
-      // The restart point of the cosine, where the recursive ratio would divide by zero.
-      rates.push_back(lr + (base_lrs()[g] - eta_min_) * (1.0 - std::cos(pi / period)) / 2.0);
-    } else {
-      rates.push_back((1.0 + std::cos(pi * static_cast<double>(epoch) / period)) /
-                          (1.0 + std::cos(pi * static_cast<double>(epoch - 1) / period)) * (lr - eta_min_) +
-                      eta_min_);
-    }
-  }
-  return rates;
-}
-
-LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lambda)
-    : LambdaLR(optimizer, std::vector<Lambda>(optimizer.num_param_groups(), lambda)) {}
-
-LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
-    : LRScheduler(optimizer, "LambdaLR"), lambdas_(std::move(lambdas)) {
-  check(lambdas_.size() == optimizer.num_param_groups(), "LambdaLR: got {} lambdas for {} parameter groups",
-        lambdas_.size(), optimizer.num_param_groups());
-  for (const Lambda& lambda : lambdas_) check(static_cast<bool>(lambda), "LambdaLR: a lambda is empty");
-  start();
-}
-
-std::vector<double> LambdaLR::compute_lr() const {
-  std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(base_lrs()[g] * lambdas_[g](last_epoch()));
-  return rates;
-}
-
-LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
-    : LRScheduler(optimizer, "LinearLR"),
-      start_factor_(start_factor),
-      end_factor_(end_factor),
-      total_iters_(total_iters) {
-  check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
-  check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
-  check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);
-  start();
-}
-
-std::vector<double> LinearLR::compute_lr() const {
-  const int64_t epoch = last_epoch();
-  std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) {
-    const double lr = current_lr(g);
-    if (epoch == 0) {
-      rates.push_back(lr * start_factor_);
-    } else if (epoch > total_iters_) {
-      rates.push_back(lr);
-    } else {
-      // The ratio of consecutive factors, so the schedule composes with others like PyTorch's.
-      const double change = end_factor_ - start_factor_;
-      rates.push_back(lr * (1.0 + change / (static_cast<double>(total_iters_) * start_factor_ +
-                                            static_cast<double>(epoch - 1) * change)));
-    }
-  }
-  return rates;
 }
 
 }  // namespace ember::optim

@@ -11,12 +11,20 @@ namespace ember::optim {
 LRScheduler::LRScheduler(Optimizer& optimizer, const char* name) : optimizer_(optimizer), name_(name) {}
 
 void LRScheduler::start() {
-  // Only now, so that a scheduler whose settings were refused left the optimizer as it was.
+  // Everything is checked before the optimizer changes: a scheduler whose settings or first rates
+  // are refused leaves it as it was. The base rate is the group's initial_lr, or its lr where no
+  // scheduler recorded one yet (PyTorch's setdefault).
   for (size_t g = 0; g < optimizer_.num_param_groups(); ++g) {
-    if (!optimizer_.initial_lr(g)) optimizer_.set_initial_lr(g, optimizer_.get_lr(g));
-    base_lrs_.push_back(*optimizer_.initial_lr(g));
+    const double base = optimizer_.initial_lr(g).value_or(optimizer_.get_lr(g));
+    check(std::isfinite(base), "{}: parameter group {} has the learning rate {}; a schedule needs a finite base rate",
+          name_, g, base);
+    base_lrs_.push_back(base);
   }
-  step_here();
+  std::vector<double> rates = checked_rates(0, name_);
+  for (size_t g = 0; g < base_lrs_.size(); ++g)
+    if (!optimizer_.initial_lr(g)) optimizer_.set_initial_lr(g, base_lrs_[g]);
+  report_step_to_capture();
+  apply(std::move(rates));
 }
 
 void LRScheduler::step(Where where) {
@@ -25,28 +33,48 @@ void LRScheduler::step(Where where) {
 }
 
 void LRScheduler::step_here() {
-  // Guarded so that eager steps build no string. A compiled replay calls advance() where this
-  // call was captured; the guard keeps it from calling a scheduler that no longer exists.
-  if (dispatch_mode_active()) {
-    notify_host_guard(fmt::format("{} alive", name_),
-                      [alive = std::weak_ptr<const bool>(alive_)] { return !alive.expired(); });
-    notify_host_effect(fmt::format("{}.step()", name_), [this] { advance(); });
-  }
+  report_step_to_capture();
   advance();
 }
 
+void LRScheduler::report_step_to_capture() {
+  // Guarded so that eager steps build no string. A compiled replay calls advance() where this
+  // call was captured; the guard keeps it from calling a scheduler that no longer exists.
+  if (!dispatch_mode_active()) return;
+  notify_host_guard(fmt::format("{} alive", name_),
+                    [alive = std::weak_ptr<const bool>(alive_)] { return !alive.expired(); });
+  notify_host_effect(fmt::format("{}.step()", name_), [this] { advance(); });
+}
+
 void LRScheduler::advance() {
-  HostEffectScope effect;  // the optimizer's set_lr() below is part of this step, not a change of its own
   // PyTorch zips over the groups and its base_lrs here, silently leaving a group out or reading
   // its rate unscheduled; refused instead, before anything changes.
   check(optimizer_.num_param_groups() == base_lrs_.size(),
         "{}.step: the optimizer has {} parameter groups, the scheduler was made for {}; make the scheduler after "
         "adding every group",
         name_, optimizer_.num_param_groups(), base_lrs_.size());
+  apply(checked_rates(last_epoch_ + 1, fmt::format("{}.step", name_)));
+}
+
+std::vector<double> LRScheduler::checked_rates(int64_t epoch, const std::string& caller) const {
+  std::vector<double> rates = compute_lr(epoch);
+  internal_assert(rates.size() == base_lrs_.size(), "scheduler computed one rate per group");
+  // The optimizer's own rule, checked for every group before the first is written: set_lr would
+  // refuse the rate partway through the groups, with the epoch already advanced. (PyTorch writes
+  // any rate; ember's optimizers refuse a negative or NaN one, so the schedule stops here.)
+  for (size_t g = 0; g < rates.size(); ++g)
+    check(Optimizer::is_valid_lr(rates[g]),
+          "{}: epoch {} gives parameter group {} the learning rate {}, which the optimizer refuses (a learning "
+          "rate must be non-negative); the scheduler and the optimizer are left as they were",
+          caller, epoch, g, rates[g]);
+  return rates;
+}
+
+void LRScheduler::apply(std::vector<double> rates) {
+  HostEffectScope effect;  // the optimizer's set_lr() below is part of this step, not a change of its own
   ++step_count_;
   ++last_epoch_;
-  last_lr_ = compute_lr();
-  internal_assert(last_lr_.size() == optimizer_.num_param_groups(), "scheduler computed one rate per group");
+  last_lr_ = std::move(rates);
   for (size_t g = 0; g < last_lr_.size(); ++g) optimizer_.set_lr(g, last_lr_[g]);
 }
 

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/nn/ordered_dict.h"
@@ -30,7 +31,9 @@ class LRScheduler {
   LRScheduler& operator=(const LRScheduler&) = delete;
 
   // Advances one epoch and writes the new learning rates into the optimizer. Refused (nothing
-  // changes) once the optimizer has more parameter groups than when the scheduler was made.
+  // changes) once the optimizer has more parameter groups than when the scheduler was made, or
+  // when the schedule gives a group a rate the optimizer refuses (negative or NaN: PyTorch would
+  // set it), checked for every group before anything changes.
   void step(Where where = Where::current());
   // The learning rates the last step() set, one per parameter group.
   const std::vector<double>& get_last_lr() const { return last_lr_; }
@@ -50,15 +53,22 @@ class LRScheduler {
   // each group's initial_lr where none is (PyTorch's setdefault) and takes those as the base
   // rates, then makes PyTorch's initial step (epoch 0).
   void start();
-  // The learning rates for last_epoch() (already advanced), given the optimizer's current ones.
-  virtual std::vector<double> compute_lr() const = 0;
+  // The learning rates for `epoch` (last_epoch() + 1, or 0 at construction), given the optimizer's
+  // current ones, which are those of the epoch before.
+  virtual std::vector<double> compute_lr(int64_t epoch) const = 0;
   double current_lr(size_t group) const { return optimizer_.get_lr(group); }
 
   Optimizer& optimizer_;
 
  private:
   void step_here();  // step() without the call site: reports itself to a capture, then advances
-  void advance();    // step()'s work: the epoch, the new rates, set into the optimizer
+  void report_step_to_capture();
+  void advance();    // step()'s work: the next epoch's rates, checked, then applied
+  // compute_lr(epoch), each rate checked with the optimizer's rule; `caller` ("StepLR.step") names
+  // the call in the error.
+  std::vector<double> checked_rates(int64_t epoch, const std::string& caller) const;
+  // Moves to the next epoch with `rates`, already checked: the counters, last_lr and the optimizer.
+  void apply(std::vector<double> rates);
 
   const char* name_;
   // Expires with this scheduler: a compiled step's guard then recompiles instead of replaying
@@ -76,7 +86,7 @@ class StepLR : public LRScheduler {
   StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
 
  protected:
-  std::vector<double> compute_lr() const override;
+  std::vector<double> compute_lr(int64_t epoch) const override;
 
  private:
   int64_t step_size_;
@@ -90,7 +100,7 @@ class CosineAnnealingLR : public LRScheduler {
   CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0.0);
 
  protected:
-  std::vector<double> compute_lr() const override;
+  std::vector<double> compute_lr(int64_t epoch) const override;
 
  private:
   int64_t T_max_;
@@ -105,7 +115,7 @@ class LambdaLR : public LRScheduler {
   LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas);
 
  protected:
-  std::vector<double> compute_lr() const override;
+  std::vector<double> compute_lr(int64_t epoch) const override;
 
  private:
   std::vector<Lambda> lambdas_;
@@ -119,7 +129,7 @@ class LinearLR : public LRScheduler {
                     int64_t total_iters = 5);
 
  protected:
-  std::vector<double> compute_lr() const override;
+  std::vector<double> compute_lr(int64_t epoch) const override;
 
  private:
   double start_factor_;

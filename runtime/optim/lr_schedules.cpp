@@ -12,13 +12,15 @@ namespace ember::optim {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer, "StepLR"), step_size_(step_size), gamma_(gamma) {
   check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
+  // The rate is multiplied by gamma: a negative or NaN gamma gives a rate the optimizer refuses.
+  check(gamma >= 0.0, "StepLR: gamma must be non-negative, got {}", gamma);
   start();
 }
 
-std::vector<double> StepLR::compute_lr() const {
+std::vector<double> StepLR::compute_lr(int64_t epoch) const {
   std::vector<double> rates;
   for (size_t g = 0; g < base_lrs().size(); ++g) {
-    const bool decay = last_epoch() != 0 && last_epoch() % step_size_ == 0;
+    const bool decay = epoch != 0 && epoch % step_size_ == 0;
     rates.push_back(decay ? current_lr(g) * gamma_ : current_lr(g));
   }
   return rates;
@@ -27,12 +29,14 @@ std::vector<double> StepLR::compute_lr() const {
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
     : LRScheduler(optimizer, "CosineAnnealingLR"), T_max_(T_max), eta_min_(eta_min) {
   check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
+  // The rate reaches eta_min at epoch T_max (and an infinite one makes the first step NaN).
+  check(std::isfinite(eta_min) && eta_min >= 0.0, "CosineAnnealingLR: eta_min must be finite and non-negative, got {}",
+        eta_min);
   start();
 }
 
-std::vector<double> CosineAnnealingLR::compute_lr() const {
+std::vector<double> CosineAnnealingLR::compute_lr(int64_t epoch) const {
   constexpr double pi = std::numbers::pi;
-  const int64_t epoch = last_epoch();
   const double period = static_cast<double>(T_max_);
   std::vector<double> rates;
   for (size_t g = 0; g < base_lrs().size(); ++g) {
@@ -62,9 +66,9 @@ LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
   start();
 }
 
-std::vector<double> LambdaLR::compute_lr() const {
+std::vector<double> LambdaLR::compute_lr(int64_t epoch) const {
   std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(base_lrs()[g] * lambdas_[g](last_epoch()));
+  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(base_lrs()[g] * lambdas_[g](epoch));
   return rates;
 }
 
@@ -79,8 +83,7 @@ LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
   start();
 }
 
-std::vector<double> LinearLR::compute_lr() const {
-  const int64_t epoch = last_epoch();
+std::vector<double> LinearLR::compute_lr(int64_t epoch) const {
   std::vector<double> rates;
   for (size_t g = 0; g < base_lrs().size(); ++g) {
     const double lr = current_lr(g);

@@ -51,6 +51,9 @@ class Optimizer {
 
   // Learning rate of each parameter group: what schedulers read and write.
   virtual size_t num_param_groups() const = 0;
+  // The rule set_lr and every optimizer's options apply (a scheduler checks its rates with it
+  // before it sets any): a learning rate is non-negative, and NaN is not.
+  static bool is_valid_lr(double lr) { return lr >= 0.0; }
   virtual double get_lr(size_t group) const = 0;
   virtual void set_lr(size_t group, double lr) = 0;
   // PyTorch's 'initial_lr': the group's lr when the first scheduler was made on it, which every
@@ -122,7 +125,7 @@ class OptimizerBase : public Optimizer {
   size_t num_param_groups() const override { return groups_.size(); }
   double get_lr(size_t group) const override { return group_at(group).options.lr; }
   void set_lr(size_t group, double lr) override {
-    check(lr >= 0.0, "{}: learning rate must be non-negative, got {}", name_, lr);
+    check(is_valid_lr(lr), "{}: learning rate must be non-negative, got {}", name_, lr);
     if (dispatch_mode_active()) notify_host_state_change(fmt::format("{}.set_lr({}, {})", name_, group, lr));
     groups_[group_index(group)].options.lr = lr;
   }

@@ -59,8 +59,9 @@ GradScaler::GradScaler(GradScalerOptions options, Where where) : options_(option
   check_growth_interval(options.growth_interval);
 }
 
-Tensor GradScaler::scale(const Tensor& outputs) {
+Tensor GradScaler::scale(const Tensor& outputs, Where where) {
   if (!options_.enabled) return outputs;
+  CallSiteScope site(where);
   check(outputs.defined(), "GradScaler::scale: the outputs are an undefined tensor");
   check(is_floating(outputs.dtype()), "GradScaler::scale: expected floating-point outputs, got {}",
         outputs.dtype());
@@ -77,8 +78,9 @@ Tensor GradScaler::scale(const Tensor& outputs) {
   return mul(widened, scale);
 }
 
-void GradScaler::unscale_(optim::Optimizer& optimizer) {
+void GradScaler::unscale_(optim::Optimizer& optimizer, Where where) {
   if (!options_.enabled) return;
+  CallSiteScope site(where);
   OptimizerRecord& record = records_[&optimizer];
   check(record.stage != Stage::Unscaled,
         "GradScaler::unscale_: already called on this optimizer since the last update()");
@@ -117,7 +119,8 @@ bool GradScaler::read_found_inf(OptimizerRecord& record) {
   return *record.found_host;
 }
 
-bool GradScaler::step(optim::Optimizer& optimizer) {
+bool GradScaler::step(optim::Optimizer& optimizer, Where where) {
+  CallSiteScope site(where);  // also for the optimizer's step, whose errors then name this call's line
   if (!options_.enabled) {
     optimizer.step();
     return true;
@@ -134,8 +137,9 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
   return !found;
 }
 
-void GradScaler::update() {
+void GradScaler::update(Where where) {
   if (!options_.enabled) return;
+  CallSiteScope site(where);
   bool recorded = false;
   bool found = false;
   for (auto& [optimizer, record] : records_) {
@@ -174,17 +178,20 @@ void GradScaler::set_scale(double scale) {
 
 double GradScaler::get_scale() const { return options_.enabled ? scale_ : 1.0; }
 
-void GradScaler::set_growth_factor(double factor) {
+void GradScaler::set_growth_factor(double factor, Where where) {
+  CallSiteScope site(where);
   check_growth_factor(factor);
   options_.growth_factor = factor;
 }
 
-void GradScaler::set_backoff_factor(double factor) {
+void GradScaler::set_backoff_factor(double factor, Where where) {
+  CallSiteScope site(where);
   check_backoff_factor(factor);
   options_.backoff_factor = factor;
 }
 
-void GradScaler::set_growth_interval(int64_t interval) {
+void GradScaler::set_growth_interval(int64_t interval, Where where) {
+  CallSiteScope site(where);
   check_growth_interval(interval);
   options_.growth_interval = interval;
 }

@@ -44,20 +44,21 @@ class GradScaler {
   explicit GradScaler(GradScalerOptions options = {}, Where where = Where::current());
 
   // outputs * scale, in float32 for 16-bit outputs (float64 stays float64), recorded by autograd.
-  Tensor scale(const Tensor& outputs);
+  // Errors of every call name the caller's line.
+  Tensor scale(const Tensor& outputs, Where where = Where::current());
 
   // Divides the gradients of `optimizer`'s parameters by the scale, in place, and records whether
   // any of them held an inf or nan. At most once per optimizer between update()s; step() calls it
   // when the user has not (call it yourself to clip unscaled gradients before step()). A float16
   // gradient is refused before any gradient changes.
-  void unscale_(optim::Optimizer& optimizer);
+  void unscale_(optim::Optimizer& optimizer, Where where = Where::current());
   // Unscales if needed, then runs optimizer.step() unless a gradient was inf/nan. Returns whether
   // the optimizer stepped. Once per optimizer between update()s.
-  bool step(optim::Optimizer& optimizer);
+  bool step(optim::Optimizer& optimizer, Where where = Where::current());
   // Adjusts the scale from this iteration's inf/nan checks (see the header comment) and starts the
   // next iteration. The overload sets the scale directly (like init_scale, within float32's range
   // with its inverse) and leaves the growth count alone.
-  void update();
+  void update(Where where = Where::current());
   void update(double new_scale, Where where = Where::current());
 
   // The current scale (init_scale before the first update; 1 when disabled). No device sync.
@@ -66,9 +67,9 @@ class GradScaler {
   double get_growth_factor() const { return options_.growth_factor; }
   double get_backoff_factor() const { return options_.backoff_factor; }
   int64_t get_growth_interval() const { return options_.growth_interval; }
-  void set_growth_factor(double factor);
-  void set_backoff_factor(double factor);
-  void set_growth_interval(int64_t interval);
+  void set_growth_factor(double factor, Where where = Where::current());
+  void set_backoff_factor(double factor, Where where = Where::current());
+  void set_growth_interval(int64_t interval, Where where = Where::current());
   bool is_enabled() const { return options_.enabled; }
 
   // PyTorch's keys: "scale", "growth_factor", "backoff_factor", "growth_interval",

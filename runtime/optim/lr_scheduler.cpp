@@ -87,17 +87,18 @@ OrderedDict<double> LRScheduler::state_dict() const {
   return state;
 }
 
-void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
+void LRScheduler::load_state_dict(const OrderedDict<double>& state, Where where) {
+  CallSiteScope site(where);
   const size_t groups = base_lrs_.size();
   check(state.size() == 2 + 2 * groups,
-        "LRScheduler: load_state_dict: expected {} entries (last_epoch, step_count and base_lrs / last_lr for {} "
+        "{}.load_state_dict: expected {} entries (last_epoch, step_count and base_lrs / last_lr for {} "
         "groups), got {}",
-        2 + 2 * groups, groups, state.size());
+        name_, 2 + 2 * groups, groups, state.size());
   std::vector<double> base_lrs(groups);
   std::vector<double> last_lr(groups);
   auto read = [&](const std::string& key) {
     const double* value = state.find(key);
-    check(value != nullptr, "LRScheduler: load_state_dict: missing key '{}'", key);
+    check(value != nullptr, "{}.load_state_dict: missing key '{}'", name_, key);
     return *value;
   };
   // Counters are whole numbers in range (a NaN or 1e300 cast to int64 is undefined behaviour),
@@ -105,13 +106,13 @@ void LRScheduler::load_state_dict(const OrderedDict<double>& state) {
   auto read_count = [&](const std::string& key, double lowest) {
     const double value = read(key);
     check(std::isfinite(value) && value == std::floor(value) && value >= lowest && value <= 9007199254740992.0,
-          "LRScheduler: load_state_dict: '{}' must be a whole number from {} to 2^53, got {}", key, lowest, value);
+          "{}.load_state_dict: '{}' must be a whole number from {} to 2^53, got {}", name_, key, lowest, value);
     return static_cast<int64_t>(value);
   };
   auto read_lr = [&](const std::string& key) {
     const double value = read(key);
     check(std::isfinite(value) && value >= 0.0,
-          "LRScheduler: load_state_dict: '{}' must be a finite non-negative learning rate, got {}", key, value);
+          "{}.load_state_dict: '{}' must be a finite non-negative learning rate, got {}", name_, key, value);
     return value;
   };
   const int64_t last_epoch = read_count("last_epoch", -1.0);

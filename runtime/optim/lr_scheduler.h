@@ -23,7 +23,8 @@
 
 namespace ember::optim {
 
-// A scheduler refers to its optimizer, which must outlive it.
+// A scheduler refers to its optimizer, which must outlive it. Errors of the constructors, step() and
+// load_state_dict() name the scheduler ("StepLR") and the caller's line.
 class LRScheduler {
  public:
   virtual ~LRScheduler() = default;
@@ -44,10 +45,11 @@ class LRScheduler {
   // (step_size, gamma, lambdas, ...) are not included: construct the same scheduler, then load.
   OrderedDict<double> state_dict() const;
   // Validates every key and the group count before changing anything.
-  void load_state_dict(const OrderedDict<double>& state);
+  void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
 
  protected:
-  // `name` ("StepLR") names the scheduler in errors, compile dumps and guards.
+  // `name` ("StepLR") names the scheduler in errors, compile dumps and guards. A subclass's
+  // constructor opens a CallSiteScope for its caller's `where` before it checks its settings.
   LRScheduler(Optimizer& optimizer, const char* name);
   // Called by subclasses at the end of their constructor, once their settings are checked: records
   // each group's initial_lr where none is (PyTorch's setdefault) and takes those as the base
@@ -83,7 +85,7 @@ class LRScheduler {
 // Multiplies the learning rate by gamma every step_size epochs: base * gamma^(epoch / step_size).
 class StepLR : public LRScheduler {
  public:
-  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1, Where where = Where::current());
 
  protected:
   std::vector<double> compute_lr(int64_t epoch) const override;
@@ -97,7 +99,7 @@ class StepLR : public LRScheduler {
 // eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2, computed recursively.
 class CosineAnnealingLR : public LRScheduler {
  public:
-  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0.0);
+  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0.0, Where where = Where::current());
 
  protected:
   std::vector<double> compute_lr(int64_t epoch) const override;
@@ -111,8 +113,8 @@ class CosineAnnealingLR : public LRScheduler {
 class LambdaLR : public LRScheduler {
  public:
   using Lambda = std::function<double(int64_t epoch)>;
-  LambdaLR(Optimizer& optimizer, Lambda lambda);
-  LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas);
+  LambdaLR(Optimizer& optimizer, Lambda lambda, Where where = Where::current());
+  LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas, Where where = Where::current());
 
  protected:
   std::vector<double> compute_lr(int64_t epoch) const override;
@@ -126,7 +128,7 @@ class LambdaLR : public LRScheduler {
 class LinearLR : public LRScheduler {
  public:
   explicit LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3.0, double end_factor = 1.0,
-                    int64_t total_iters = 5);
+                    int64_t total_iters = 5, Where where = Where::current());
 
  protected:
   std::vector<double> compute_lr(int64_t epoch) const override;

@@ -9,8 +9,9 @@
 
 namespace ember::optim {
 
-StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
+StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma, Where where)
     : LRScheduler(optimizer, "StepLR"), step_size_(step_size), gamma_(gamma) {
+  CallSiteScope site(where);
   check(step_size > 0, "StepLR: step_size must be positive, got {}", step_size);
   // The rate is multiplied by gamma: a negative or NaN gamma gives a rate the optimizer refuses.
   check(gamma >= 0.0, "StepLR: gamma must be non-negative, got {}", gamma);
@@ -26,8 +27,9 @@ std::vector<double> StepLR::compute_lr(int64_t epoch) const {
   return rates;
 }
 
-CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min)
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min, Where where)
     : LRScheduler(optimizer, "CosineAnnealingLR"), T_max_(T_max), eta_min_(eta_min) {
+  CallSiteScope site(where);
   check(T_max > 0, "CosineAnnealingLR: T_max must be positive, got {}", T_max);
   // The rate reaches eta_min at epoch T_max (and an infinite one makes the first step NaN).
   check(std::isfinite(eta_min) && eta_min >= 0.0, "CosineAnnealingLR: eta_min must be finite and non-negative, got {}",
@@ -55,11 +57,12 @@ std::vector<double> CosineAnnealingLR::compute_lr(int64_t epoch) const {
   return rates;
 }
 
-LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lambda)
-    : LambdaLR(optimizer, std::vector<Lambda>(optimizer.num_param_groups(), lambda)) {}
+LambdaLR::LambdaLR(Optimizer& optimizer, Lambda lambda, Where where)
+    : LambdaLR(optimizer, std::vector<Lambda>(optimizer.num_param_groups(), lambda), where) {}
 
-LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
+LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas, Where where)
     : LRScheduler(optimizer, "LambdaLR"), lambdas_(std::move(lambdas)) {
+  CallSiteScope site(where);
   check(lambdas_.size() == optimizer.num_param_groups(), "LambdaLR: got {} lambdas for {} parameter groups",
         lambdas_.size(), optimizer.num_param_groups());
   for (const Lambda& lambda : lambdas_) check(static_cast<bool>(lambda), "LambdaLR: a lambda is empty");
@@ -68,15 +71,23 @@ LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lambdas)
 
 std::vector<double> LambdaLR::compute_lr(int64_t epoch) const {
   std::vector<double> rates;
-  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(base_lrs()[g] * lambdas_[g](epoch));
+  for (size_t g = 0; g < base_lrs().size(); ++g) {
+    double factor = 0.0;
+    {
+      CallSiteSuspend lambda_lines;  // the user's lambda: its errors name its own lines, like a loss closure's
+      factor = lambdas_[g](epoch);
+    }
+    rates.push_back(base_lrs()[g] * factor);
+  }
   return rates;
 }
 
-LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
+LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters, Where where)
     : LRScheduler(optimizer, "LinearLR"),
       start_factor_(start_factor),
       end_factor_(end_factor),
       total_iters_(total_iters) {
+  CallSiteScope site(where);
   check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
   check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
   check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);

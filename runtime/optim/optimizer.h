@@ -49,17 +49,30 @@ class Optimizer {
   // Clears (set_to_none) or zeroes the gradient of every parameter.
   void zero_grad(bool set_to_none = true);
 
-  // Learning rate of each parameter group: what schedulers read and write.
+  // Learning rate of each parameter group: what schedulers read and write. Errors (a group that
+  // does not exist, a refused rate) name the caller's line.
   virtual size_t num_param_groups() const = 0;
   // The rule set_lr and every optimizer's options apply (a scheduler checks its rates with it
   // before it sets any): a learning rate is non-negative, and NaN is not.
   static bool is_valid_lr(double lr) { return lr >= 0.0; }
-  virtual double get_lr(size_t group) const = 0;
-  virtual void set_lr(size_t group, double lr) = 0;
+  double get_lr(size_t group, Where where = Where::current()) const {
+    CallSiteScope site(where);
+    return group_lr(group);
+  }
+  void set_lr(size_t group, double lr, Where where = Where::current()) {
+    CallSiteScope site(where);
+    set_group_lr(group, lr);
+  }
   // PyTorch's 'initial_lr': the group's lr when the first scheduler was made on it, which every
   // scheduler of the group takes as its base rate (so chained schedulers share one); unset before.
-  virtual std::optional<double> initial_lr(size_t group) const = 0;
-  virtual void set_initial_lr(size_t group, double lr) = 0;
+  std::optional<double> initial_lr(size_t group, Where where = Where::current()) const {
+    CallSiteScope site(where);
+    return group_initial_lr(group);
+  }
+  void set_initial_lr(size_t group, double lr, Where where = Where::current()) {
+    CallSiteScope site(where);
+    set_group_initial_lr(group, lr);
+  }
   // Every parameter, group after group.
   virtual std::vector<Tensor> parameters() const = 0;
 
@@ -72,10 +85,14 @@ class Optimizer {
   }
 
  protected:
-  // What step and load_state_dict do; an optimizer implements these (the public calls record the
-  // caller's line for errors).
+  // What step, load_state_dict and the learning-rate calls do; an optimizer implements these (the
+  // public calls record the caller's line for errors).
   virtual Tensor step_impl(const LossClosure& closure) = 0;
   virtual void load_state_impl(const OptimizerState& state) = 0;
+  virtual double group_lr(size_t group) const = 0;
+  virtual void set_group_lr(size_t group, double lr) = 0;
+  virtual std::optional<double> group_initial_lr(size_t group) const = 0;
+  virtual void set_group_initial_lr(size_t group, double lr) = 0;
 };
 
 namespace detail {
@@ -123,17 +140,6 @@ class OptimizerBase : public Optimizer {
   }
 
   size_t num_param_groups() const override { return groups_.size(); }
-  double get_lr(size_t group) const override { return group_at(group).options.lr; }
-  void set_lr(size_t group, double lr) override {
-    check(is_valid_lr(lr), "{}: learning rate must be non-negative, got {}", name_, lr);
-    if (dispatch_mode_active()) notify_host_state_change(fmt::format("{}.set_lr({}, {})", name_, group, lr));
-    groups_[group_index(group)].options.lr = lr;
-  }
-  std::optional<double> initial_lr(size_t group) const override { return group_at(group).initial_lr; }
-  void set_initial_lr(size_t group, double lr) override {
-    check(std::isfinite(lr) && lr >= 0.0, "{}: initial_lr must be finite and non-negative, got {}", name_, lr);
-    groups_[group_index(group)].initial_lr = lr;
-  }
   std::vector<Tensor> parameters() const override {
     std::vector<Tensor> all;
     for (const ParamGroup& group : groups_) all.insert(all.end(), group.params.begin(), group.params.end());
@@ -191,6 +197,18 @@ class OptimizerBase : public Optimizer {
     groups_ = std::move(loaded_groups);
     state_ = std::move(loaded_state);
     ++state_generation_;  // new buffers: a compiled step bound to the old ones must capture again
+  }
+
+  double group_lr(size_t group) const override { return group_at(group).options.lr; }
+  void set_group_lr(size_t group, double lr) override {
+    check(is_valid_lr(lr), "{}: learning rate must be non-negative, got {}", name_, lr);
+    if (dispatch_mode_active()) notify_host_state_change(fmt::format("{}.set_lr({}, {})", name_, group, lr));
+    groups_[group_index(group)].options.lr = lr;
+  }
+  std::optional<double> group_initial_lr(size_t group) const override { return group_at(group).initial_lr; }
+  void set_group_initial_lr(size_t group, double lr) override {
+    check(std::isfinite(lr) && lr >= 0.0, "{}: initial_lr must be finite and non-negative, got {}", name_, lr);
+    groups_[group_index(group)].initial_lr = lr;
   }
 
   // `where`: the user's line that constructs the optimizer, which its option errors name.

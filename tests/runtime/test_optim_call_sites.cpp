@@ -3,6 +3,7 @@
 // closure's line.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "error_of.h"
@@ -97,4 +98,30 @@ TEST_CASE("gradient clipping errors name the caller's line") {
   message = error_of([&] { optim::clip_grads_with_norm_({w}, 1.0, ones({2})); });
   CHECK(message.find("total_norm must hold one value") != std::string::npos);
   CHECK(names_line(message, line));
+}
+
+TEST_CASE("an optimizer's learning-rate calls name the caller's line") {
+  Tensor w = parameter_with_grad({2});
+  optim::Adam adam({w}, {.lr = 0.1});
+  int line = __LINE__ + 1;
+  std::string message = error_of([&] { adam.set_lr(0, -1.0); });
+  CHECK(message.find("Adam: learning rate must be non-negative, got -1") != std::string::npos);
+  CHECK(names_line(message, line));
+
+  line = __LINE__ + 1;
+  message = error_of([&] { (void)adam.get_lr(5); });
+  CHECK(message.find("Adam: parameter group 5 does not exist (1 groups)") != std::string::npos);
+  CHECK(names_line(message, line));
+
+  line = __LINE__ + 1;
+  message = error_of([&] { (void)adam.initial_lr(2); });
+  CHECK(message.find("Adam: parameter group 2 does not exist (1 groups)") != std::string::npos);
+  CHECK(names_line(message, line));
+
+  line = __LINE__ + 1;
+  message = error_of([&] { adam.set_initial_lr(0, INFINITY); });
+  CHECK(message.find("Adam: initial_lr must be finite and non-negative, got inf") != std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK(adam.get_lr(0) == 0.1);
+  CHECK_FALSE(adam.initial_lr(0).has_value());
 }

@@ -57,6 +57,9 @@ void LRScheduler::advance() {
 }
 
 std::vector<double> LRScheduler::checked_rates(int64_t epoch, const std::string& caller) const {
+  // Inside the step's host effect: an op a LambdaLR's lambda dispatches would be both recorded in a
+  // compiled graph and rerun by its replays, so a capture breaks the graph on it.
+  HostEffectScope effect;
   std::vector<double> rates = compute_lr(epoch);
   internal_assert(rates.size() == base_lrs_.size(), "scheduler computed one rate per group");
   // The optimizer's own rule, checked for every group before the first is written: set_lr would

@@ -14,6 +14,7 @@
 namespace ember::fn {
 
 // SGD with momentum, dampening, Nesterov and L2 weight decay:
+//   grad = -grad                                        (maximize: gradient ascent)
 //   d = grad + weight_decay * param
 //   buffer = d                                          (first step)
 //   buffer = momentum * buffer + (1 - dampening) * d    (later steps)
@@ -28,9 +29,10 @@ struct SgdStep {
   bool use_momentum;        // momentum != 0: the buffer exists
   bool nesterov;
   bool first_step;          // the buffer is uninitialised and takes d
+  bool maximize;            // ascend: negate the gradient first (exact, so maximizing f is minimizing -f)
 
   EMBER_HOST_DEVICE void operator()(T& param, T grad, T& buffer) const {
-    T direction = grad;
+    T direction = maximize ? -grad : grad;
     if (weight_decay != T(0)) direction = direction + weight_decay * param;
     if (use_momentum) {
       buffer = first_step ? direction : buffer * momentum + one_minus_dampening * direction;
@@ -42,6 +44,7 @@ struct SgdStep {
 
 // Adam (L2 decay folded into the gradient) and AdamW (decoupled decay of the parameter), with
 // optional AMSGrad. At step t (1-based):
+//   maximize: grad = -grad
 //   AdamW: param = param * (1 - lr * weight_decay)      Adam: grad = grad + weight_decay * param
 //   exp_avg    = beta1 * exp_avg    + (1 - beta1) * grad
 //   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad * grad
@@ -66,8 +69,10 @@ struct AdamStep {
   T inv_bias_correction2_sqrt;  // 1 / sqrt(1 - beta2^t)
   bool amsgrad;
   bool decoupled;           // AdamW
+  bool maximize;            // ascend: negate the gradient first
 
   EMBER_HOST_DEVICE void operator()(T& param, T grad, T& exp_avg, T& exp_avg_sq, T& max_exp_avg_sq) const {
+    if (maximize) grad = -grad;
     if (decoupled) {
       param = param * decay_factor;
     } else if (weight_decay != T(0)) {
@@ -93,7 +98,7 @@ struct AdamStep {
 // and CUDA kernels start every update from the same constants.
 template <typename T>
 SgdStep<T> make_sgd_step(double lr, double momentum, double dampening, double weight_decay, bool nesterov,
-                         bool first_step) {
+                         bool first_step, bool maximize) {
   return SgdStep<T>{
       .neg_lr = static_cast<T>(-lr),
       .momentum = static_cast<T>(momentum),
@@ -102,12 +107,13 @@ SgdStep<T> make_sgd_step(double lr, double momentum, double dampening, double we
       .use_momentum = momentum != 0.0,
       .nesterov = nesterov,
       .first_step = first_step,
+      .maximize = maximize,
   };
 }
 
 template <typename T>
 AdamStep<T> make_adam_step(double lr, double beta1, double beta2, double eps, double weight_decay, int64_t step,
-                           bool amsgrad, bool decoupled) {
+                           bool amsgrad, bool decoupled, bool maximize) {
   // Host scalars in double, as PyTorch computes them in Python floats.
   const double step_count = static_cast<double>(step);
   const double bias_correction1 = 1.0 - std::pow(beta1, step_count);
@@ -124,6 +130,7 @@ AdamStep<T> make_adam_step(double lr, double beta1, double beta2, double eps, do
       .inv_bias_correction2_sqrt = static_cast<T>(1.0 / std::sqrt(bias_correction2)),
       .amsgrad = amsgrad,
       .decoupled = decoupled,
+      .maximize = maximize,
   };
 }
 

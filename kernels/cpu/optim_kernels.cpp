@@ -105,7 +105,7 @@ void sgd_step_kernel(const OpCall& call, TensorList& outputs) {
     using C = compute_t<T>;
     const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.get<double>("lr"), momentum, attrs.get<double>("dampening"),
                                                      attrs.get<double>("weight_decay"), attrs.get<bool>("nesterov"),
-                                                     attrs.get<bool>("first_step"));
+                                                     attrs.get<bool>("first_step"), attrs.get<bool>("maximize"));
     if (step.use_momentum) {
       for_each_element<T, 3>(
           {&param, &grad, &buffer},
@@ -133,7 +133,7 @@ void adam_step_kernel(const OpCall& call, TensorList& outputs) {
     const fn::AdamStep<C> step =
         fn::make_adam_step<C>(attrs.get<double>("lr"), attrs.get<double>("beta1"), attrs.get<double>("beta2"),
                               attrs.get<double>("eps"), attrs.get<double>("weight_decay"), attrs.get<int64_t>("step"),
-                              attrs.get<bool>("amsgrad"), attrs.get<bool>("decoupled"));
+                              attrs.get<bool>("amsgrad"), attrs.get<bool>("decoupled"), attrs.get<bool>("maximize"));
     if (step.amsgrad) {
       for_each_element<T, 5>(
           {&call.input(0), &call.input(1), &call.input(2), &call.input(3), &call.input(4)},

@@ -94,7 +94,7 @@ int launch_multi_sgd_step(DType dtype, const MultiTensorTable& table, const SgdS
     using T = decltype(zero);
     using C = compute_t<T>;
     const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.lr, attrs.momentum, attrs.dampening, attrs.weight_decay,
-                                                     attrs.nesterov, attrs.first_step);
+                                                     attrs.nesterov, attrs.first_step, attrs.maximize);
     if (step.use_momentum) {
       multi_sgd_kernel<T, true><<<blocks_for(table), kThreads, 0, cuda_stream>>>(table, step);
     } else {
@@ -111,7 +111,8 @@ int launch_multi_adam_step(DType dtype, const MultiTensorTable& table, const Ada
     using T = decltype(zero);
     using C = compute_t<T>;
     const fn::AdamStep<C> step = fn::make_adam_step<C>(attrs.lr, attrs.beta1, attrs.beta2, attrs.eps,
-                                                       attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled);
+                                                       attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled,
+                                                       attrs.maximize);
     if (step.amsgrad) {
       multi_adam_kernel<T, true><<<blocks_for(table), kThreads, 0, cuda_stream>>>(table, step);
     } else {

@@ -85,7 +85,7 @@ int launch_sgd_step(DType dtype, const StepTensors& tensors, const SgdStepAttrs&
     using T = decltype(zero);
     using C = compute_t<T>;
     const fn::SgdStep<C> step = fn::make_sgd_step<C>(attrs.lr, attrs.momentum, attrs.dampening, attrs.weight_decay,
-                                                     attrs.nesterov, attrs.first_step);
+                                                     attrs.nesterov, attrs.first_step, attrs.maximize);
     if (step.use_momentum) {
       sgd_kernel<T, true><<<blocks_for(tensors.numel), kThreads, 0, cuda_stream>>>(tensors, step);
     } else {
@@ -102,7 +102,8 @@ int launch_adam_step(DType dtype, const StepTensors& tensors, const AdamStepAttr
     using T = decltype(zero);
     using C = compute_t<T>;
     const fn::AdamStep<C> step = fn::make_adam_step<C>(attrs.lr, attrs.beta1, attrs.beta2, attrs.eps,
-                                                       attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled);
+                                                       attrs.weight_decay, attrs.step, attrs.amsgrad, attrs.decoupled,
+                                                       attrs.maximize);
     if (step.amsgrad) {
       adam_kernel<T, true><<<blocks_for(tensors.numel), kThreads, 0, cuda_stream>>>(tensors, step);
     } else {

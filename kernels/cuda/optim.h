@@ -25,13 +25,13 @@ struct StepTensors {
 
 struct SgdStepAttrs {
   double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
-  bool nesterov = false, first_step = false;
+  bool nesterov = false, first_step = false, maximize = false;
 };
 
 struct AdamStepAttrs {
   double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
   int64_t step = 1;
-  bool amsgrad = false, decoupled = false;
+  bool amsgrad = false, decoupled = false, maximize = false;
 };
 
 // tensors: param, grad and (when momentum != 0) the momentum buffer. dtype: a floating type.

@@ -20,7 +20,8 @@ SgdStepAttrs sgd_step_attrs_of(const Attrs& attrs) {
           .dampening = attrs.get<double>("dampening"),
           .weight_decay = attrs.get<double>("weight_decay"),
           .nesterov = attrs.get<bool>("nesterov"),
-          .first_step = attrs.get<bool>("first_step")};
+          .first_step = attrs.get<bool>("first_step"),
+          .maximize = attrs.get<bool>("maximize")};
 }
 
 AdamStepAttrs adam_step_attrs_of(const Attrs& attrs) {
@@ -31,7 +32,8 @@ AdamStepAttrs adam_step_attrs_of(const Attrs& attrs) {
           .weight_decay = attrs.get<double>("weight_decay"),
           .step = attrs.get<int64_t>("step"),
           .amsgrad = attrs.get<bool>("amsgrad"),
-          .decoupled = attrs.get<bool>("decoupled")};
+          .decoupled = attrs.get<bool>("decoupled"),
+          .maximize = attrs.get<bool>("maximize")};
 }
 
 namespace {

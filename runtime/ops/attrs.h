@@ -19,14 +19,16 @@ using AttrValue = std::variant<double, int64_t, bool, Dims, DType, Device>;
 
 class Attrs {
  public:
-  static constexpr int kCapacity = 8;
+  // The most any op has: adam_step_'s lr, beta1, beta2, eps, weight_decay, step, amsgrad,
+  // decoupled and maximize.
+  static constexpr int kCapacity = 9;
 
   Attrs() = default;
   Attrs(std::initializer_list<std::pair<const char*, AttrValue>> items) {
     for (const auto& [name, value] : items) set(name, value);
   }
   // Copy the slots in use only: every recorded call copies its attrs (autograd nodes, deferred
-  // calls of compiled segments), and most ops fill one or two of the eight.
+  // calls of compiled segments), and most ops fill one or two of the nine.
   Attrs(const Attrs& other) { copy_from(other); }
   Attrs& operator=(const Attrs& other) {
     if (this != &other) copy_from(other);

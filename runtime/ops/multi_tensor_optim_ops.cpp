@@ -105,11 +105,12 @@ OpDef multi_step_op(const char* name, const char* schema) {
 void register_multi_tensor_optim_ops(OpRegistry& registry) {
   registry.add(multi_step_op("_multi_sgd_step_",
                              "_multi_sgd_step_(Tensor[](a!) param_grad_buffer_triples, float lr, float momentum, "
-                             "float dampening, float weight_decay, bool nesterov, bool first_step) -> ()"));
+                             "float dampening, float weight_decay, bool nesterov, bool first_step, "
+                             "bool maximize) -> ()"));
   registry.add(multi_step_op("_multi_adam_step_",
                              "_multi_adam_step_(Tensor[](a!) param_grad_exp_avg_exp_avg_sq_max_quintuples, float lr, "
                              "float beta1, float beta2, float eps, float weight_decay, int step, bool amsgrad, "
-                             "bool decoupled) -> ()"));
+                             "bool decoupled, bool maximize) -> ()"));
 }
 
 const OpRegistration registration(register_multi_tensor_optim_ops);

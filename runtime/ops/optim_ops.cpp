@@ -62,12 +62,13 @@ OpDef step_op(const char* name, const char* schema, Kernel cpu_kernel, uint32_t 
 void register_optim_ops(OpRegistry& registry) {
   registry.add(step_op("sgd_step_",
                        "sgd_step_(Tensor(a!) param, Tensor grad, Tensor(b!)? momentum_buffer, float lr, "
-                       "float momentum, float dampening, float weight_decay, bool nesterov, bool first_step)",
+                       "float momentum, float dampening, float weight_decay, bool nesterov, bool first_step, "
+                       "bool maximize)",
                        sgd_step_cpu, 0b101));
   registry.add(step_op("adam_step_",
                        "adam_step_(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, "
                        "Tensor(d!)? max_exp_avg_sq, float lr, float beta1, float beta2, float eps, "
-                       "float weight_decay, int step, bool amsgrad, bool decoupled)",
+                       "float weight_decay, int step, bool amsgrad, bool decoupled, bool maximize)",
                        adam_step_cpu, 0b11101));
 }
 
@@ -81,7 +82,8 @@ Attrs sgd_step_attrs(const optim::SgdStepArgs& args) {
           {"dampening", args.dampening},
           {"weight_decay", args.weight_decay},
           {"nesterov", args.nesterov},
-          {"first_step", args.first_step}};
+          {"first_step", args.first_step},
+          {"maximize", args.maximize}};
 }
 
 Attrs adam_step_attrs(const optim::AdamStepArgs& args) {
@@ -92,7 +94,8 @@ Attrs adam_step_attrs(const optim::AdamStepArgs& args) {
           {"weight_decay", args.weight_decay},
           {"step", args.step},
           {"amsgrad", args.amsgrad},
-          {"decoupled", args.decoupled}};
+          {"decoupled", args.decoupled},
+          {"maximize", args.maximize}};
 }
 
 namespace optim {

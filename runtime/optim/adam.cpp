@@ -21,7 +21,8 @@ AdamStepArgs adam_args(const Options& options, int64_t step, bool decoupled) {
           .weight_decay = options.weight_decay,
           .step = step,
           .amsgrad = options.amsgrad,
-          .decoupled = decoupled};
+          .decoupled = decoupled,
+          .maximize = options.maximize};
 }
 
 }  // namespace

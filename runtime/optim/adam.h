@@ -21,6 +21,7 @@ struct AdamOptionsFor {
   double eps = 1e-8;
   double weight_decay = Decoupled ? 1e-2 : 0.0;
   bool amsgrad = false;
+  bool maximize = false;  // gradient ascent: PyTorch negates the gradient first
   // One multi-tensor step per batch of parameters sharing device, dtype and step count
   // (runtime/optim/multi_tensor_steps.h) instead of one step per parameter; same results. Not a
   // hyperparameter: checkpoints do not save it.
@@ -35,6 +36,7 @@ struct AdamOptionsFor {
     visit("eps", self.eps);
     visit("weight_decay", self.weight_decay);
     visit("amsgrad", self.amsgrad);
+    visit("maximize", self.maximize);
   }
 };
 using AdamOptions = AdamOptionsFor<false>;

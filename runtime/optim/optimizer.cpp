@@ -52,6 +52,8 @@ Tensor run_closure(const LossClosure& closure) {
   return closure();
 }
 
+bool option_added_later(std::string_view option) { return option == "maximize"; }
+
 std::string group_key(size_t group, const char* field) { return fmt::format("param_groups.{}.{}", group, field); }
 std::string state_key(size_t index, const char* field) { return fmt::format("state.{}.{}", index, field); }
 

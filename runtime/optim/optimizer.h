@@ -103,6 +103,9 @@ void check_new_params(const std::string& optimizer, const std::vector<Tensor>& p
 bool parse_key(const std::string& key, const std::string& section, size_t& index, std::string& field);
 std::string group_key(size_t group, const char* field);
 std::string state_key(size_t index, const char* field);
+// Options added after states were first saved ("maximize"): a state without one loads it as false,
+// as PyTorch's Optimizer.__setstate__ defaults them, so older checkpoints still load.
+bool option_added_later(std::string_view option);
 // Calls `closure` with gradients enabled and returns its loss; undefined without a closure.
 Tensor run_closure(const LossClosure& closure);
 }  // namespace detail

@@ -46,14 +46,20 @@ std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBa
           groups_[g].params.size());
     for (const std::string& option : option_names) {
       const std::string key = detail::group_key(g, option.c_str());
-      check(state.scalars.contains(key), "{}: load_state_dict: missing key '{}'", who, key);
+      check(state.scalars.contains(key) || detail::option_added_later(option), "{}: load_state_dict: missing key '{}'",
+            who, key);
     }
   }
   std::vector<ParamGroup> loaded = groups_;
   for (size_t g = 0; g < loaded.size(); ++g) {
     Options::fields(loaded[g].options, [&](const char* name, auto& value) {
       const std::string key = detail::group_key(g, name);
-      const double saved = state.scalars.at(key);
+      const double* found = state.scalars.find(key);
+      if (found == nullptr) {  // an option added later, absent from an older state: off
+        value = std::decay_t<decltype(value)>{};
+        return;
+      }
+      const double saved = *found;
       if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>)
         check(saved == 0.0 || saved == 1.0, "{}: load_state_dict: '{}' must be 0 or 1, got {}", who, key, saved);
       value = static_cast<std::decay_t<decltype(value)>>(saved);

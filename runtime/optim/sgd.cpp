@@ -58,7 +58,8 @@ void SGD::step_each(size_t group_index) {
                    .momentum = options.momentum,
                    .dampening = options.dampening,
                    .weight_decay = options.weight_decay,
-                   .nesterov = options.nesterov};
+                   .nesterov = options.nesterov,
+                   .maximize = options.maximize};
   for (const Tensor& param : group.params) {
     const Tensor grad = param.grad();
     if (!grad.defined()) {
@@ -120,7 +121,8 @@ void SGD::step_batched(size_t group_index) {
                      .dampening = options.dampening,
                      .weight_decay = options.weight_decay,
                      .nesterov = options.nesterov,
-                     .first_step = batch.first_step});
+                     .first_step = batch.first_step,
+                     .maximize = options.maximize});
     if (batch.first_step)  // filled: state from now on
       for (size_t i = 0; i < batch.buffers.size(); ++i) state_for(batch.params[i]).momentum_buffer = batch.buffers[i];
   }

@@ -1,5 +1,5 @@
-// optim::SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum and L2
-// weight decay, PyTorch's formulas (kernels/optim_functors.h, fn::SgdStep).
+// optim::SGD: stochastic gradient descent with momentum, dampening, Nesterov momentum, L2 weight
+// decay and maximize (ascent), PyTorch's formulas (kernels/optim_functors.h, fn::SgdStep).
 //
 //   ember::optim::SGD opt(model->parameters(), {.lr = 0.1, .momentum = 0.9, .nesterov = true});
 #pragma once
@@ -14,6 +14,7 @@ struct SGDOptions {
   double dampening = 0.0;
   double weight_decay = 0.0;
   bool nesterov = false;
+  bool maximize = false;  // gradient ascent: step along +grad (PyTorch negates the gradient first)
   // One multi-tensor step per batch of parameters sharing device, dtype and buffer state
   // (runtime/optim/multi_tensor_steps.h) instead of one step per parameter; same results. Not a
   // hyperparameter: checkpoints do not save it.
@@ -27,6 +28,7 @@ struct SGDOptions {
     visit("dampening", self.dampening);
     visit("weight_decay", self.weight_decay);
     visit("nesterov", self.nesterov);
+    visit("maximize", self.maximize);
   }
 };
 

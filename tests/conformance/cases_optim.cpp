@@ -17,9 +17,10 @@ std::vector<RefTensor> sgd_reference(const std::vector<RefTensor>& in, const Att
   const double lr = attrs.get<double>("lr"), momentum = attrs.get<double>("momentum");
   const double dampening = attrs.get<double>("dampening"), weight_decay = attrs.get<double>("weight_decay");
   const bool nesterov = attrs.get<bool>("nesterov"), first_step = attrs.get<bool>("first_step");
+  const double sign = attrs.get<bool>("maximize") ? -1.0 : 1.0;  // maximize: the gradient negated first
   RefTensor param = in[0], buffer = in[2];
   for (int64_t i = 0; i < param.numel(); ++i) {
-    double direction = in[1].values[i] + weight_decay * param.values[i];
+    double direction = sign * in[1].values[i] + weight_decay * param.values[i];
     if (momentum != 0.0) {
       double& b = buffer.values[i];
       b = first_step ? direction : momentum * b + (1.0 - dampening) * direction;
@@ -38,11 +39,12 @@ std::vector<RefTensor> adam_reference(const std::vector<RefTensor>& in, const At
   const double eps = attrs.get<double>("eps"), weight_decay = attrs.get<double>("weight_decay");
   const auto step = static_cast<double>(attrs.get<int64_t>("step"));
   const bool amsgrad = attrs.get<bool>("amsgrad"), decoupled = attrs.get<bool>("decoupled");
+  const double sign = attrs.get<bool>("maximize") ? -1.0 : 1.0;
   RefTensor param = in[0], exp_avg = in[2], exp_avg_sq = in[3], max_sq = in[4];
   const double correction1 = 1.0 - std::pow(beta1, step), correction2 = 1.0 - std::pow(beta2, step);
   for (int64_t i = 0; i < param.numel(); ++i) {
     double& p = param.values[i];
-    double grad = in[1].values[i];
+    double grad = sign * in[1].values[i];
     if (decoupled) p *= 1.0 - lr * weight_decay;
     else grad += weight_decay * p;
     exp_avg.values[i] = beta1 * exp_avg.values[i] + (1.0 - beta1) * grad;
@@ -82,6 +84,7 @@ std::vector<Case> optim_cases() {
     const char* label;
     double momentum, dampening, weight_decay;
     bool nesterov, first_step;
+    bool maximize = false;
   };
   const SgdOptions sgd_options[] = {
       {"plain", 0.0, 0.0, 0.0, false, false},
@@ -89,6 +92,8 @@ std::vector<Case> optim_cases() {
       {"momentum, first step", 0.9, 0.0, 0.0, false, true},
       {"momentum, dampening, weight decay", 0.9, 0.1, 0.05, false, false},
       {"nesterov", 0.8, 0.0, 0.01, true, false},
+      {"maximize, momentum, weight decay", 0.9, 0.1, 0.05, false, false, true},
+      {"maximize, nesterov, first step", 0.8, 0.0, 0.01, true, true, true},
   };
   for (const Layouts& shape : kLayouts) {
     for (const SgdOptions& options : sgd_options) {
@@ -97,7 +102,7 @@ std::vector<Case> optim_cases() {
       cases.push_back(step_case("sgd_step_", fmt::format("{}, {}", shape.label, options.label), {tensor, tensor, buffer},
                                 {{"lr", 0.1}, {"momentum", options.momentum}, {"dampening", options.dampening},
                                  {"weight_decay", options.weight_decay}, {"nesterov", options.nesterov},
-                                 {"first_step", options.first_step}},
+                                 {"first_step", options.first_step}, {"maximize", options.maximize}},
                                 sgd_reference));
     }
   }
@@ -107,6 +112,7 @@ std::vector<Case> optim_cases() {
     double weight_decay;
     int64_t step;
     bool amsgrad, decoupled;
+    bool maximize = false;
   };
   const AdamOptions adam_options[] = {
       {"adam, step 1", 0.0, 1, false, false},
@@ -114,6 +120,8 @@ std::vector<Case> optim_cases() {
       {"adamw, step 3", 0.1, 3, false, true},
       {"amsgrad, step 5", 0.0, 5, true, false},
       {"adamw amsgrad, step 2", 0.05, 2, true, true},
+      {"adam maximize, L2 decay, step 4", 0.01, 4, false, false, true},
+      {"adamw amsgrad maximize, step 3", 0.05, 3, true, true, true},
   };
   for (const Layouts& shape : kLayouts) {
     for (const AdamOptions& options : adam_options) {
@@ -125,7 +133,8 @@ std::vector<Case> optim_cases() {
                                 {tensor, tensor, tensor, moment, max_moment},
                                 {{"lr", 0.01}, {"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8},
                                  {"weight_decay", options.weight_decay}, {"step", options.step},
-                                 {"amsgrad", options.amsgrad}, {"decoupled", options.decoupled}},
+                                 {"amsgrad", options.amsgrad}, {"decoupled", options.decoupled},
+                                 {"maximize", options.maximize}},
                                 adam_reference));
     }
   }

@@ -129,7 +129,7 @@ TEST_CASE("compile: changing an optimizer hyperparameter other than lr recompile
   REQUIRE(step.state().recompile_reasons().size() == 1);
   CHECK(step.state().recompile_reasons()[0] ==
         "the graph was captured with AdamW param group 0 of 1 with 4 parameters at beta1=0.9, beta2=0.999, "
-        "eps=1e-08, weight_decay=0.01, amsgrad=false, which no longer holds");
+        "eps=1e-08, weight_decay=0.01, amsgrad=false, maximize=false, which no longer holds");
   CHECK(step.state().captures() == 2);
 }
 

@@ -35,7 +35,8 @@ TEST_CASE("Adam's state dict has the documented keys") {
   CHECK(state.scalars.keys() ==
         std::vector<std::string>{"param_groups.0.lr", "param_groups.0.beta1", "param_groups.0.beta2",
                                  "param_groups.0.eps", "param_groups.0.weight_decay", "param_groups.0.amsgrad",
-                                 "param_groups.0.num_params", "state.0.step", "state.1.step"});
+                                 "param_groups.0.maximize", "param_groups.0.num_params", "state.0.step",
+                                 "state.1.step"});
   CHECK(state.scalars["param_groups.0.beta1"] == 0.8);
   CHECK(state.scalars["param_groups.0.amsgrad"] == 1.0);
   CHECK(state.scalars["param_groups.0.num_params"] == 2.0);

@@ -1,9 +1,9 @@
-// Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LambdaLR and
-// LinearLR (the linear warm-up). Each sets the learning rate of every parameter group of an
-// optimizer, once at construction (epoch 0) and again at each step(). Formulas are PyTorch 1.13's
-// recursive ("chainable") forms, so the sequences match PyTorch to the last bit. As in PyTorch,
-// the base rate of a group is its initial_lr, which the first scheduler made on the group records
-// (Optimizer::initial_lr): schedulers chained on one optimizer share it.
+// Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, MultiStepLR, ExponentialLR,
+// CosineAnnealingLR, LambdaLR and LinearLR (the linear warm-up). Each sets the learning rate of
+// every parameter group of an optimizer, once at construction (epoch 0) and again at each step().
+// Formulas are PyTorch 1.13's recursive ("chainable") forms, so the sequences match PyTorch to the
+// last bit. As in PyTorch, the base rate of a group is its initial_lr, which the first scheduler
+// made on the group records (Optimizer::initial_lr): schedulers chained on one optimizer share it.
 //
 //   optim::StepLR scheduler(opt, /*step_size=*/30, /*gamma=*/0.1);
 //   for (epoch ...) { train(); scheduler.step(); }
@@ -92,6 +92,34 @@ class StepLR : public LRScheduler {
 
  private:
   int64_t step_size_;
+  double gamma_;
+};
+
+// Multiplies the learning rate by gamma at each milestone epoch: base * gamma^(milestones <= epoch).
+// A milestone listed k times multiplies by gamma^k there (PyTorch keeps them in a Counter); the
+// list need not be sorted.
+class MultiStepLR : public LRScheduler {
+ public:
+  MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma = 0.1,
+              Where where = Where::current());
+
+ protected:
+  std::vector<double> compute_lr(int64_t epoch) const override;
+
+ private:
+  std::vector<int64_t> milestones_;
+  double gamma_;
+};
+
+// Multiplies the learning rate by gamma every epoch: base * gamma^epoch.
+class ExponentialLR : public LRScheduler {
+ public:
+  ExponentialLR(Optimizer& optimizer, double gamma, Where where = Where::current());
+
+ protected:
+  std::vector<double> compute_lr(int64_t epoch) const override;
+
+ private:
   double gamma_;
 };
 

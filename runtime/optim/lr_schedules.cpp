@@ -4,6 +4,7 @@
 // put rates an ulp off PyTorch's.
 #include "runtime/optim/lr_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -24,6 +25,37 @@ std::vector<double> StepLR::compute_lr(int64_t epoch) const {
     const bool decay = epoch != 0 && epoch % step_size_ == 0;
     rates.push_back(decay ? current_lr(g) * gamma_ : current_lr(g));
   }
+  return rates;
+}
+
+MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma, Where where)
+    : LRScheduler(optimizer, "MultiStepLR"), milestones_(std::move(milestones)), gamma_(gamma) {
+  CallSiteScope site(where);
+  check(gamma >= 0.0, "MultiStepLR: gamma must be non-negative, got {}", gamma);
+  start();
+}
+
+std::vector<double> MultiStepLR::compute_lr(int64_t epoch) const {
+  // Like PyTorch, no special case for epoch 0: a milestone 0 decays the rate at construction.
+  const auto hits = std::count(milestones_.begin(), milestones_.end(), epoch);
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) {
+    // Python's gamma ** k for a float and an int is C's pow, as here.
+    rates.push_back(hits == 0 ? current_lr(g) : current_lr(g) * std::pow(gamma_, static_cast<double>(hits)));
+  }
+  return rates;
+}
+
+ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma, Where where)
+    : LRScheduler(optimizer, "ExponentialLR"), gamma_(gamma) {
+  CallSiteScope site(where);
+  check(gamma >= 0.0, "ExponentialLR: gamma must be non-negative, got {}", gamma);
+  start();
+}
+
+std::vector<double> ExponentialLR::compute_lr(int64_t epoch) const {
+  std::vector<double> rates;
+  for (size_t g = 0; g < base_lrs().size(); ++g) rates.push_back(epoch == 0 ? current_lr(g) : current_lr(g) * gamma_);
   return rates;
 }
 

@@ -13,17 +13,25 @@ namespace ember::nn::utils {
 
 namespace {
 
-// sum(|g|^p) (or max |g| for p = infinity) of one gradient, as a 0-d float64 tensor.
+// sum(|g|^p) of one gradient as a 0-d float64 tensor; max |g| for p = infinity, min |g| for
+// -infinity, and for p = 0 whether the gradient holds a non-zero element (1 or 0): PyTorch's total
+// 0-norm is the 0-norm of the gradients' 0-norms, so it counts gradients, not elements. A NaN is
+// non-zero there, as in torch.linalg.vector_norm.
 Tensor partial_norm(const Tensor& grad, double norm_type) {
   const Tensor values = grad.to(kFloat64);
-  if (std::isinf(norm_type)) return amax(abs(values));
+  if (norm_type == std::numeric_limits<double>::infinity()) return amax(abs(values));
+  if (norm_type == -std::numeric_limits<double>::infinity()) return amin(abs(values));
+  if (norm_type == 0.0) {
+    const Tensor zero = zeros({}, {.dtype = kFloat64, .device = values.device()});
+    return ne(amax(abs(values)), zero).to(kFloat64);
+  }
   if (norm_type == 2.0) return sum(mul(values, values));
   if (norm_type == 1.0) return sum(abs(values));
   return sum(pow(abs(values), norm_type));
 }
 
 void check_norm_type(double norm_type, const char* function) {
-  check(norm_type > 0.0, "{}: norm_type must be positive or infinity, got {}", function, norm_type);
+  check(!std::isnan(norm_type), "{}: norm_type must be a number (any p, or +-infinity), got {}", function, norm_type);
 }
 
 // `function`: the one the user called (get_total_norm or clip_grad_norm_), which the error names.
@@ -34,15 +42,20 @@ void check_finite(double norm, double norm_type, const char* function) {
         function, norm_type, norm);
 }
 
-// sum(|t|^p) (or max |t|) over every tensor, accumulated on the first one's device; undefined
-// when no tensor has elements.
+// The partial norms of every tensor combined, on the first one's device: summed, or the largest
+// (p = infinity) or smallest (-infinity); undefined when no tensor has elements.
 Tensor accumulated_powers(const std::vector<Tensor>& tensors, double norm_type) {
   Tensor total;
   for (const Tensor& tensor : tensors) {
     if (!tensor.defined() || tensor.numel() == 0) continue;
     Tensor part = partial_norm(tensor, norm_type);
-    if (total.defined()) part = part.to(total.device());
-    total = !total.defined() ? part : std::isinf(norm_type) ? maximum(total, part) : add(total, part);
+    if (!total.defined()) {
+      total = part;
+      continue;
+    }
+    part = part.to(total.device());
+    if (!std::isinf(norm_type)) total = add(total, part);
+    else total = norm_type > 0.0 ? maximum(total, part) : minimum(total, part);
   }
   return total;
 }
@@ -67,9 +80,10 @@ Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   NoGradGuard no_grad;
   const Tensor total = accumulated_powers(tensors, norm_type);
   if (!total.defined()) return zeros({}, {.dtype = kFloat64});
-  const Tensor norm = std::isinf(norm_type) || norm_type == 1.0 ? total
-                      : norm_type == 2.0                       ? sqrt(total)
-                                                               : pow(total, 1.0 / norm_type);
+  // Infinity, 1 and 0 (a count) need no root.
+  const Tensor norm = std::isinf(norm_type) || norm_type == 1.0 || norm_type == 0.0 ? total
+                      : norm_type == 2.0                                            ? sqrt(total)
+                                                                                    : pow(total, 1.0 / norm_type);
   if (error_if_nonfinite) check_finite(norm.item(), norm_type, "get_total_norm");
   return norm;
 }

@@ -10,9 +10,13 @@ namespace ember::nn::utils {
 
 // Scales the gradients of `parameters` in place so that their total norm (all gradients viewed as
 // one vector) is at most max_norm: each is multiplied by max_norm / (total_norm + 1e-6) when that is
-// below 1. norm_type is p > 0 or infinity. Returns the total norm before clipping, computed in
-// double. Parameters without gradients are skipped; none at all gives 0. A non-finite norm is an
-// error when error_if_nonfinite, otherwise the gradients are scaled by it like PyTorch does.
+// below 1. norm_type is any p but NaN, as torch.linalg.vector_norm takes: p > 0, infinity (max |g|),
+// -infinity (min |g|), 0 or a negative p. Like PyTorch, the total is the norm of the gradients'
+// norms, which for the p-norms (and +-infinity) is the norm of all elements as one vector, and for
+// norm_type 0 is the number of gradients holding a non-zero (or NaN) element, not of elements.
+// Returns the total norm before clipping, computed in double. Parameters without gradients are
+// skipped; none at all gives 0. A non-finite norm is an error when error_if_nonfinite, otherwise
+// the gradients are scaled by it like PyTorch does.
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false, Where where = Where::current());
 

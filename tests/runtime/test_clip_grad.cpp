@@ -83,8 +83,9 @@ TEST_CASE("clip_grad_norm_ leaves gradients below the limit unchanged") {
 TEST_CASE("clip_grad_norm_ edge cases and errors") {
   Tensor lonely = zeros({3}).requires_grad_();
   CHECK(optim::clip_grad_norm_({lonely}, 1.0) == 0.0);
-  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({lonely}, 1.0, -1.0),
-                       doctest::Contains("clip_grad_norm_: norm_type must be positive"), Error);
+  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({lonely}, 1.0, std::nan("")),
+                       doctest::Contains("clip_grad_norm_: norm_type must be a number (any p, or +-infinity), got nan"),
+                       Error);
   lonely.set_grad(from_vector<float>({1.0f, std::numeric_limits<float>::infinity(), 2.0f}));
   CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({lonely}, 1.0, 2.0, true),
                        doctest::Contains("clip_grad_norm_: the total norm of order 2 of the gradients is non-finite"),
@@ -126,10 +127,48 @@ TEST_CASE("clip_grads_with_norm_ leaves small gradients alone and spreads a NaN 
   CHECK(nn::utils::get_total_norm({Tensor(), zeros({0})}).item() == 0.0);
   CHECK_THROWS_WITH_AS(nn::utils::clip_grads_with_norm_(grads.all(), 1.0, zeros({2}, {.dtype = kFloat64})),
                        doctest::Contains("clip_grads_with_norm_: total_norm must hold one value"), Error);
-  CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({grads.a.grad()}, 0.0),
-                       doctest::Contains("get_total_norm: norm_type must be positive"), Error);
+  CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({grads.a.grad()}, std::nan("")),
+                       doctest::Contains("get_total_norm: norm_type must be a number"), Error);
   Tensor infinite = from_vector<float>({1.0f, std::numeric_limits<float>::infinity()});
   // The error names the function called, not clip_grad_norm_ (which shares the check).
   const char* expected = "get_total_norm: the total norm of order 2 of the gradients is non-finite (inf)";
   CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({infinite}, 2.0, true), doctest::Contains(expected), Error);
+}
+
+TEST_CASE("norm_type 0, -infinity and negative p are taken as torch.linalg.vector_norm takes them") {
+  // PyTorch's total is vector_norm(stack([vector_norm(g, p) for g in grads]), p):
+  //   a = [3, 0, -4], b = zeros(2, 2), c = [0.5, -2], d = [-0.25, 3]
+  //   p = 0:    vector_norm([2, 0, 2], 0) = 2 gradients with a non-zero element (not 4 elements)
+  //   p = -inf: min |g| = 0 over a, b, c; 0.25 over c, d
+  //   p = -1:   (1/0.5 + 1/2 + 1/0.25 + 1/3)^-1 over c, d
+  const Tensor a = from_vector<double>({3.0, 0.0, -4.0});
+  const Tensor b = zeros({2, 2}, {.dtype = kFloat64});
+  const Tensor c = from_vector<double>({0.5, -2.0});
+  const Tensor d = from_vector<double>({-0.25, 3.0});
+  const double infinity = std::numeric_limits<double>::infinity();
+  CHECK(nn::utils::get_total_norm({a, b, c}, 0.0).item() == 2.0);
+  CHECK(nn::utils::get_total_norm({b}, 0.0).item() == 0.0);
+  CHECK(nn::utils::get_total_norm({a, b, c}, -infinity).item() == 0.0);
+  CHECK(nn::utils::get_total_norm({c, d}, -infinity).item() == 0.25);
+  CHECK(nn::utils::get_total_norm({c, d}, -1.0).item() ==
+        doctest::Approx(1.0 / (1.0 / 0.5 + 1.0 / 2.0 + 1.0 / 0.25 + 1.0 / 3.0)).epsilon(1e-15));
+  // A NaN is non-zero for the 0-norm and wins the minimum, as in vector_norm.
+  const Tensor with_nan = from_vector<double>({std::nan(""), 1.0});
+  CHECK(nn::utils::get_total_norm({with_nan, b}, 0.0).item() == 1.0);
+  CHECK(std::isnan(nn::utils::get_total_norm({c, with_nan}, -infinity).item()));
+
+  // clip_grad_norm_ scales by max_norm / (total + 1e-6) with these totals too.
+  Tensor p = zeros({3}, {.dtype = kFloat64}).requires_grad_();
+  Tensor q = zeros({2, 2}, {.dtype = kFloat64}).requires_grad_();
+  Tensor r = zeros({2}, {.dtype = kFloat64}).requires_grad_();
+  p.set_grad(a.clone());
+  q.set_grad(b.clone());
+  r.set_grad(c.clone());
+  CHECK(optim::clip_grad_norm_({p, q, r}, 1.0, 0.0) == 2.0);
+  const double coefficient = 1.0 / (2.0 + 1e-6);
+  CHECK(p.grad().to_vector<double>() == std::vector<double>{3.0 * coefficient, 0.0, -4.0 * coefficient});
+  CHECK(r.grad().to_vector<double>() == std::vector<double>{0.5 * coefficient, -2.0 * coefficient});
+  r.set_grad(c.clone());
+  CHECK(optim::clip_grad_norm_({r}, 0.1, -infinity) == 0.5);
+  CHECK(r.grad().to_vector<double>() == std::vector<double>{0.5 * (0.1 / (0.5 + 1e-6)), -2.0 * (0.1 / (0.5 + 1e-6))});
 }

@@ -16,8 +16,9 @@ trap 'rm -rf "$scratch"' EXIT
 "$cli" inspect "$scratch/a" | grep "train.step  int64 = 2" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
 "$cli" reshard "$scratch/a" --world 3 --out "$scratch/a3" >/dev/null
 "$cli" inspect "$scratch/a3" --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["world_size"] == 3'
-# 51 entries: the optimizer's state carries the initial_lr that synth's scheduler recorded.
-"$cli" diff "$scratch/a" "$scratch/a3" | grep "^0 of 51 entries differ" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
+# 52 entries: the optimizer's state carries the initial_lr that synth's scheduler recorded, and
+# its maximize option.
+"$cli" diff "$scratch/a" "$scratch/a3" | grep "^0 of 52 entries differ" >/dev/null  # grep -q would SIGPIPE the writer under pipefail
 
 # One flipped bit in rank 2's file: verify fails and names the entry, file and byte range.
 python3 - "$scratch/a3/rank_00002.bin" <<'PY'

@@ -1,4 +1,4 @@
-// The op functions for math: pointwise, reductions, GEMM, normalisation, losses. Each records
+// The op functions for math: pointwise, reductions, GEMM, normalisation. Each records
 // the caller's location, packs attributes and dispatches the registry op of the same name.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -195,30 +195,6 @@ Tensor dropout(const Tensor& input, double p, bool train, Where where) {
   Attrs attrs{{"p", p}};
   reserve_random_attrs(attrs, input.device(), static_cast<uint64_t>(input.numel()));
   return dispatch_one(op, {input}, attrs);
-}
-
-// ---- losses ----
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options, Where where) {
-  CallSiteScope site(where);
-  static const OpDef& op = lookup_op("cross_entropy");
-  check(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
-        "cross_entropy: label_smoothing must be in [0, 1], got {}", options.label_smoothing);
-  return dispatch_one(op, {logits, target},
-              {{"reduction", static_cast<int64_t>(options.reduction)},
-               {"ignore_index", options.ignore_index},
-               {"label_smoothing", options.label_smoothing}});
-}
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index,
-                Where where) {
-  CallSiteScope site(where);
-  static const OpDef& op = lookup_op("nll_loss");
-  return dispatch_one(op, {log_probs, target},
-              {{"reduction", static_cast<int64_t>(reduction)}, {"ignore_index", ignore_index}});
-}
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Where where) {
-  CallSiteScope site(where);
-  static const OpDef& op = lookup_op("mse_loss");
-  return dispatch_one(op, {input, target}, {{"reduction", static_cast<int64_t>(reduction)}});
 }
 
 }  // namespace ember

@@ -1,7 +1,9 @@
 // The op functions users call: ember::add, ember::matmul, ember::softmax, ... Each is a thin
 // wrapper that packs its arguments and dispatches the registry op of the same name; the op's
 // math, shape rule and backward live in kernels/ and runtime/ops/. The comment on each function
-// names its registry op and that op's attributes when they differ from the function.
+// names its registry op and that op's attributes when they differ from the function. Functions
+// marked "composite" have no op of their own: they call the others (functional_losses*.cpp),
+// which gives them autograd, CUDA, autocast and capture.
 #pragma once
 
 #include <optional>
@@ -12,7 +14,8 @@
 
 namespace ember {
 
-enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+// BatchMean (the sum divided by the input's dim-0 size) is kl_div's only; other losses refuse it.
+enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2, BatchMean = 3 };
 
 // ---- factories (ops: empty, full, arange, linspace, rand, randn, randint) ----
 Tensor empty(const Dims& sizes, TensorOptions options = {}, Where where = Where::current());
@@ -141,22 +144,57 @@ Tensor layer_norm(const Tensor& input, const Dims& normalized_shape, const Tenso
 // dropout: attrs p, seed, offset. Outputs: y, mask (the function returns y). Identity when !train.
 Tensor dropout(const Tensor& input, double p, bool train, Where where = Where::current());
 
-// ---- losses ----
+// ---- losses (functional_losses.cpp, functional_losses_pointwise.cpp) ----
+// Reduction: None gives each element's (row's) loss, Sum their sum, Mean their mean (nan when empty).
 struct CrossEntropyOptions {
   Reduction reduction = Reduction::Mean;
   int64_t ignore_index = -100;
   double label_smoothing = 0.0;
+  Tensor weight = {};  // [C] per-class weights, or undefined
 };
 // cross_entropy: inputs logits [N, C], target int64 [N]; attrs reduction (int64), ignore_index,
-// label_smoothing. Fused log_softmax + nll.
+// label_smoothing. Fused log_softmax + nll. With a weight it is a composite (the op's per-row
+// losses, and log_softmax for smoothing): row i counts w[y_i] times and Mean divides by the sum of
+// w[y_i] over counted rows; the smoothing term weighs class c by w[c] (PyTorch's formula).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options = {},
                      Where where = Where::current());
 // nll_loss: inputs log_probs [N, C], target int64 [N]; attrs reduction, ignore_index.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
                 int64_t ignore_index = -100, Where where = Where::current());
+// Composite: nll_loss with per-class weights [C] (undefined: none): -w[y_i] log_probs[i, y_i],
+// Mean divides by the sum of w[y_i] over rows whose target is not ignore_index.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight,
+                Reduction reduction = Reduction::Mean, int64_t ignore_index = -100, Where where = Where::current());
 // mse_loss: attr reduction.
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
                 Where where = Where::current());
+// Composites, x = input and y = target broadcast together, promoted to a common floating dtype:
+// l1_loss |x - y|; smooth_l1_loss 0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - beta / 2
+// (beta >= 0; 0 is l1_loss); huber_loss 0.5 (x - y)^2 where |x - y| < delta, else
+// delta (|x - y| - delta / 2) (delta > 0).
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+               Where where = Where::current());
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0, Where where = Where::current());
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0, Where where = Where::current());
+// Composites with input and target of one shape, weight (or undefined) broadcasting to it.
+// binary_cross_entropy: -w (y max(log x, -100) + (1 - y) max(log(1 - x), -100)). On the CPU
+// outside compile, input and target values outside [0, 1] are errors (PyTorch's CPU check; its
+// CUDA kernel asserts instead).
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = Reduction::Mean, Where where = Where::current());
+// binary_cross_entropy_with_logits: -w (p y log sigmoid(x) + (1 - y) log sigmoid(-x)), p =
+// pos_weight (broadcasting over the last dims, e.g. [C]), in the stable form
+// (1 - y) x - (1 + (p - 1) y) log sigmoid(x).
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        Reduction reduction = Reduction::Mean, const Tensor& pos_weight = {},
+                                        Where where = Where::current());
+// Composite, broadcasting like l1_loss. kl_div: input holds log-probabilities; y log y - y x
+// (0 where y = 0), or exp(y) (y - x) with log_target. BatchMean divides the sum by input.size(0)
+// (the sum for a 0-d input).
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+              bool log_target = false, Where where = Where::current());
 
 // ---- indexing and joining ----
 Tensor embedding(const Tensor& weight, const Tensor& indices, Where where = Where::current());

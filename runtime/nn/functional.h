@@ -1,16 +1,22 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
-// These are the ops of runtime/functional.h; dropout gets PyTorch's defaults (p = 0.5, training).
+// These are the ops of runtime/functional.h, losses included; dropout gets PyTorch's defaults
+// (p = 0.5, training). embedding keeps ember's argument order (weight, indices).
 #pragma once
 
 #include "runtime/functional.h"
 
 namespace ember::nn::functional {
 
+using ember::binary_cross_entropy;
+using ember::binary_cross_entropy_with_logits;
 using ember::cross_entropy;
 using ember::CrossEntropyOptions;
 using ember::embedding;
 using ember::gelu;
+using ember::huber_loss;
+using ember::kl_div;
+using ember::l1_loss;
 using ember::layer_norm;
 using ember::linear;
 using ember::log_softmax;
@@ -20,6 +26,7 @@ using ember::Reduction;
 using ember::relu;
 using ember::sigmoid;
 using ember::silu;
+using ember::smooth_l1_loss;
 using ember::softmax;
 using ember::tanh;
 

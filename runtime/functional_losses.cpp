@@ -1,0 +1,113 @@
+// The class losses: cross_entropy, nll_loss (the fused registry ops, and composites of them when
+// a per-class weight is given) and mse_loss. Reduction helpers shared with the pointwise losses.
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/loss_reduction.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+void check_reduction(std::string_view function, Reduction reduction, bool batchmean_allowed) {
+  const auto code = static_cast<int64_t>(reduction);
+  check(code >= 0 && code <= 3, "{}: reduction must be {}, got {}", function,
+        batchmean_allowed ? "None (0), Mean (1), Sum (2) or BatchMean (3)" : "None (0), Mean (1) or Sum (2)", code);
+  check(batchmean_allowed || reduction != Reduction::BatchMean,
+        "{}: reduction BatchMean is kl_div's only; use None, Mean or Sum", function);
+}
+
+Tensor reduce_loss(const Tensor& losses, Reduction reduction) {
+  if (reduction == Reduction::Sum) return sum(losses);
+  if (reduction == Reduction::Mean) return mean(losses);
+  return losses;
+}
+
+namespace {
+
+Tensor ignored_rows(const Tensor& target, int64_t ignore_index) {
+  return eq(target, ops::scalar_like(static_cast<double>(ignore_index), target));
+}
+
+// w[y_i] for each row, 0 where the row is ignored (it has no class, and must count for nothing in
+// Mean's denominator). The scores were validated by the op that gave the per-row losses; the
+// weight takes those losses' dtype, which the scores (and autocast) decided.
+Tensor row_weights(const char* function, const Tensor& scores, const Tensor& target, const Tensor& weight,
+                   const Tensor& ignored, DType loss_dtype) {
+  const int64_t classes = scores.sizes()[scores.dim() - 1];
+  check(weight.dim() == 1 && weight.sizes()[0] == classes,
+        "{}: weight must hold one value for each of the {} classes, got shape {} (scores {})", function, classes,
+        weight.sizes(), scores.sizes());
+  check(is_floating(weight.dtype()), "{}: weight must be floating-point, got {}", function, weight.dtype());
+  const Tensor classes_of_rows = ember::where(ignored, ops::scalar_like(0.0, target), target);
+  const Tensor picked = index_select(to_dtype(weight, loss_dtype), 0, classes_of_rows.reshape({target.numel()}));
+  return ember::where(ignored, ops::scalar_like(0.0, picked), picked.view(target.sizes()));
+}
+
+// Mean divides by the total weight of the counted rows (PyTorch's nll_loss with weights): all
+// rows ignored gives 0 / 0 = nan, as in PyTorch.
+Tensor reduce_weighted_rows(const Tensor& rows, const Tensor& weights, Reduction reduction) {
+  if (reduction == Reduction::None) return rows;
+  if (reduction == Reduction::Sum) return sum(rows);
+  return div(sum(rows), sum(weights));
+}
+
+// PyTorch's cross_entropy with weight and label smoothing: (1 - e) * weighted nll + e / C * the
+// smoothing term -sum_c w_c log p_c (0 on ignored rows), both over the same Mean denominator.
+Tensor weighted_cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options) {
+  check_reduction("cross_entropy", options.reduction);
+  // The fused op's per-row losses check shapes and class indices under cross_entropy's name.
+  const CrossEntropyOptions per_row{.reduction = Reduction::None, .ignore_index = options.ignore_index};
+  const Tensor nll = cross_entropy(logits, target, per_row);
+  const Tensor ignored = ignored_rows(target, options.ignore_index);
+  const Tensor weights = row_weights("cross_entropy", logits, target, options.weight, ignored, nll.dtype());
+  Tensor rows = mul(nll, weights);
+  const double smoothing = options.label_smoothing;
+  if (smoothing > 0.0) {
+    const Tensor log_probs = log_softmax(logits, -1);
+    const Tensor weighted_sum = sum(mul(log_probs, to_dtype(options.weight, log_probs.dtype())), {-1});
+    const Tensor smooth = ember::where(ignored, ops::scalar_like(0.0, weighted_sum), neg(weighted_sum));
+    const auto classes = static_cast<double>(logits.sizes()[logits.dim() - 1]);
+    rows = add(mul(rows, 1.0 - smoothing), mul(smooth, smoothing / classes));
+  }
+  return reduce_weighted_rows(rows, weights, options.reduction);
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options, Where where) {
+  CallSiteScope site(where);
+  check(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
+        "cross_entropy: label_smoothing must be in [0, 1], got {}", options.label_smoothing);
+  if (options.weight.defined()) return weighted_cross_entropy(logits, target, options);
+  static const OpDef& op = lookup_op("cross_entropy");
+  return dispatch_one(op, {logits, target},
+                      {{"reduction", static_cast<int64_t>(options.reduction)},
+                       {"ignore_index", options.ignore_index},
+                       {"label_smoothing", options.label_smoothing}});
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index,
+                Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("nll_loss");
+  return dispatch_one(op, {log_probs, target},
+                      {{"reduction", static_cast<int64_t>(reduction)}, {"ignore_index", ignore_index}});
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight, Reduction reduction,
+                int64_t ignore_index, Where where) {
+  CallSiteScope site(where);
+  if (!weight.defined()) return nll_loss(log_probs, target, reduction, ignore_index);
+  check_reduction("nll_loss", reduction);
+  const Tensor nll = nll_loss(log_probs, target, Reduction::None, ignore_index);
+  const Tensor weights = row_weights("nll_loss", log_probs, target, weight, ignored_rows(target, ignore_index),
+                                     nll.dtype());
+  return reduce_weighted_rows(mul(nll, weights), weights, reduction);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("mse_loss");
+  return dispatch_one(op, {input, target}, {{"reduction", static_cast<int64_t>(reduction)}});
+}
+
+}  // namespace ember

@@ -1,0 +1,171 @@
+// The elementwise losses, composites of registry ops in PyTorch's formulas: l1_loss,
+// smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits) and kl_div. Their gradients are
+// autograd's through those ops; where an unused branch of a ember::where() would give 0 * inf = NaN in
+// its gradient, the branch is computed on a harmless value instead.
+#include <cmath>
+
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/loss_reduction.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+namespace {
+
+using ops::scalar_like;
+
+// Floating input and target that broadcast together; the ops promote them to a common dtype
+// (PyTorch's result_type), so float32 with float64 computes in float64.
+void check_loss_inputs(const char* function, const Tensor& input, const Tensor& target) {
+  check(is_floating(input.dtype()) && is_floating(target.dtype()),
+        "{}: expected floating-point input and target, got {} and {}", function, input.dtype(), target.dtype());
+  broadcast_shapes(input.sizes(), target.sizes(), function);
+}
+
+// The binary cross entropies take a target of the input's shape, as PyTorch requires.
+void check_same_shape(const char* function, const Tensor& input, const Tensor& target) {
+  check(input.sizes() == target.sizes(), "{}: target shape {} must be the same as the input shape {}", function,
+        target.sizes(), input.sizes());
+}
+
+// An optional weight multiplies the losses in place in PyTorch, so it must broadcast to the
+// input's shape without enlarging it.
+void check_broadcasts_to(const char* function, const char* what, const Tensor& tensor, const Dims& shape) {
+  if (!tensor.defined()) return;
+  bool fits = tensor.dim() <= shape.size() && is_floating(tensor.dtype());
+  for (int i = 1; fits && i <= tensor.dim(); ++i) {
+    const int64_t size = tensor.sizes()[tensor.dim() - i];
+    fits = size == 1 || size == shape[shape.size() - i];
+  }
+  check(fits, "{}: {} must be floating-point and broadcast to the input's shape {}, got {} of shape {}", function,
+        what, shape, tensor.dtype(), tensor.sizes());
+}
+
+// PyTorch's CPU kernel refuses values outside [0, 1] (NaN too). Finding them costs a read on the
+// host, which is cheap only for CPU tensors outside a capture: there a read would break the
+// graph, and on CUDA it would wait for the device (PyTorch's CUDA kernel asserts there instead).
+void check_probabilities(const Tensor& values, const char* what) {
+  if (values.numel() == 0 || !values.device().is_cpu() || dispatch_mode_active()) return;
+  NoGradGuard no_grad;
+  const double lowest = amin(values).item();
+  const double highest = amax(values).item();
+  check(lowest >= 0.0 && highest <= 1.0,
+        "binary_cross_entropy: all elements of {} should be between 0 and 1, got values from {} to {} (shape {})",
+        what, lowest, highest, values.sizes());
+}
+
+// max(log(x), -100), or max(log1p(x), -100) with `plus_one`: PyTorch's clamp keeps the loss
+// finite where x is 0 (or 1 for the log of 1 - x). At the pole log's backward is 0 / 0 = NaN even
+// though the clamp passes it no gradient, so those elements take the log of a harmless value.
+Tensor clamped_log(const Tensor& x, bool plus_one) {
+  const double pole = plus_one ? -1.0 : 0.0;
+  const Tensor at_pole = eq(x, scalar_like(pole, x));
+  const Tensor harmless = ember::where(at_pole, scalar_like(pole + 1.0, x), x);
+  const Tensor logged = clamp(plus_one ? log1p(harmless) : log(harmless), -100.0, std::nullopt);
+  return ember::where(at_pole, scalar_like(-100.0, logged), logged);
+}
+
+// The losses of smooth_l1 and huber: quadratic(|d|) below `threshold`, linear(|d|) from it on. The
+// quadratic branch squares the distance clamped to the threshold: where that branch is not taken
+// an infinite distance would otherwise give 0 * inf = NaN in its gradient.
+Tensor distance_below(const Tensor& distance, double threshold) {
+  return clamp(distance, std::nullopt, threshold);
+}
+
+}  // namespace
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, Where where) {
+  CallSiteScope site(where);
+  check_reduction("l1_loss", reduction);
+  check_loss_inputs("l1_loss", input, target);
+  return reduce_loss(abs(sub(input, target)), reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta, Where where) {
+  CallSiteScope site(where);
+  check_reduction("smooth_l1_loss", reduction);
+  check_loss_inputs("smooth_l1_loss", input, target);
+  check(beta >= 0.0, "smooth_l1_loss: beta must be non-negative, got {}", beta);
+  const Tensor distance = abs(sub(input, target));
+  if (beta == 0.0) return reduce_loss(distance, reduction);  // PyTorch's l1_loss
+  const Tensor near = distance_below(distance, beta);
+  const Tensor quadratic = div(mul(mul(near, near), 0.5), beta);
+  const Tensor linear = sub(distance, 0.5 * beta);
+  return reduce_loss(ember::where(lt(distance, scalar_like(beta, distance)), quadratic, linear), reduction);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta, Where where) {
+  CallSiteScope site(where);
+  check_reduction("huber_loss", reduction);
+  check_loss_inputs("huber_loss", input, target);
+  check(delta > 0.0, "huber_loss: delta must be positive, got {}", delta);
+  const Tensor distance = abs(sub(input, target));
+  const Tensor near = distance_below(distance, delta);
+  const Tensor quadratic = mul(mul(near, near), 0.5);
+  const Tensor linear = mul(sub(distance, 0.5 * delta), delta);
+  return reduce_loss(ember::where(lt(distance, scalar_like(delta, distance)), quadratic, linear), reduction);
+}
+
+// PyTorch's CPU formula: (y - 1) max(log1p(-x), -100) - y max(log x, -100), times the weight. Its
+// backward divides by max(x (1 - x), 1e-12); this one is the formula's own derivative, equal
+// except at x exactly 0 or 1, where the clamped log contributes no gradient.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
+                            Where where) {
+  CallSiteScope site(where);
+  check_reduction("binary_cross_entropy", reduction);
+  check_loss_inputs("binary_cross_entropy", input, target);
+  check_same_shape("binary_cross_entropy", input, target);
+  check_broadcasts_to("binary_cross_entropy", "weight", weight, input.sizes());
+  check_probabilities(input, "input");
+  check_probabilities(target, "target");
+  const Tensor log_input = clamped_log(input, false);
+  const Tensor log_complement = clamped_log(neg(input), true);
+  Tensor losses = sub(mul(sub(target, 1.0), log_complement), mul(target, log_input));
+  if (weight.defined()) losses = mul(losses, weight);
+  return reduce_loss(losses, reduction);
+}
+
+// PyTorch's form: (1 - y) x - (1 + (p - 1) y) log sigmoid(x), where log sigmoid(x) =
+// min(x, 0) - log1p(exp(-|x|)) never overflows. min(x, 0) is written (x - |x|) / 2 (exact), whose
+// gradient at x = 0 is 1/2 as sigmoid's, where minimum's tie rule would pick a side.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        Reduction reduction, const Tensor& pos_weight, Where where) {
+  CallSiteScope site(where);
+  const char* function = "binary_cross_entropy_with_logits";
+  check_reduction(function, reduction);
+  check_loss_inputs(function, input, target);
+  check_same_shape(function, input, target);
+  check_broadcasts_to(function, "weight", weight, input.sizes());
+  check_broadcasts_to(function, "pos_weight", pos_weight, input.sizes());
+  const Tensor magnitude = abs(input);
+  Tensor log_sigmoid = sub(mul(sub(input, magnitude), 0.5), log1p(exp(neg(magnitude))));
+  if (pos_weight.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(pos_weight, 1.0), target), 1.0));
+  Tensor losses = sub(mul(rsub(target, 1.0), input), log_sigmoid);
+  if (weight.defined()) losses = mul(losses, weight);
+  return reduce_loss(losses, reduction);
+}
+
+// PyTorch's formulas: xlogy(y, y) - y x, or exp(y) (y - x) for log-space targets. xlogy(y, y) is
+// 0 where y = 0; those elements take log(1) so that log's backward sees no 0 / 0.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target, Where where) {
+  CallSiteScope site(where);
+  check_reduction("kl_div", reduction, true);
+  check_loss_inputs("kl_div", input, target);
+  Tensor losses;
+  if (log_target) {
+    losses = mul(exp(target), sub(target, input));
+  } else {
+    const Tensor zero_target = eq(target, scalar_like(0.0, target));
+    const Tensor harmless = ember::where(zero_target, scalar_like(1.0, target), target);
+    const Tensor entropy_terms = ember::where(zero_target, scalar_like(0.0, target), mul(target, log(harmless)));
+    losses = sub(entropy_terms, mul(target, input));
+  }
+  if (reduction != Reduction::BatchMean) return reduce_loss(losses, reduction);
+  // PyTorch divides by the batch size input.size(0) (0 / 0 = nan for an empty batch), and leaves
+  // a 0-d input's sum as it is.
+  const Tensor total = sum(losses);
+  return input.dim() == 0 ? total : div(total, static_cast<double>(input.sizes()[0]));
+}
+
+}  // namespace ember

@@ -1,0 +1,156 @@
+// binary_cross_entropy and binary_cross_entropy_with_logits (composites,
+// runtime/functional_losses_pointwise.cpp): float64 loops of PyTorch's formulas for every
+// reduction, with weight and pos_weight, the clamp of the log at -100, stability for large
+// logits, gradients by finite differences, and the argument errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "composite_loss_checks.h"
+#include "error_of.h"
+#include "numeric_check.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+// Values in [0.05, 0.95]: probabilities away from the clamp.
+Tensor probabilities(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
+  std::vector<double> values = random_values(sizes.product(), seed);
+  for (double& value : values) value = (value + 2.5) / 5.0;
+  return from_vector<double>(values, sizes, {.dtype = dtype});
+}
+
+// PyTorch's CPU formula, with the [4] weight broadcast over rows of 4.
+std::vector<double> bce_reference(const Tensor& input, const Tensor& target, const std::vector<double>& weight,
+                                  Reduction reduction) {
+  const std::vector<double> x = values_of(input), y = values_of(target);
+  std::vector<double> losses;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = weight.empty() ? 1.0 : weight[i % weight.size()];
+    losses.push_back(-w * (y[i] * std::max(std::log(x[i]), -100.0) +
+                           (1 - y[i]) * std::max(std::log1p(-x[i]), -100.0)));
+  }
+  return reduced(losses, reduction);
+}
+
+// -w (p y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))), with log sigmoid(x) = -log1p(exp(-x))
+// for x >= 0 and x - log1p(exp(x)) below: no overflow either way.
+double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+
+std::vector<double> bce_logits_reference(const Tensor& input, const Tensor& target, const std::vector<double>& weight,
+                                         const std::vector<double>& pos_weight, Reduction reduction) {
+  const std::vector<double> x = values_of(input), y = values_of(target);
+  std::vector<double> losses;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = weight.empty() ? 1.0 : weight[i % weight.size()];
+    const double p = pos_weight.empty() ? 1.0 : pos_weight[i % pos_weight.size()];
+    losses.push_back(-w * (p * y[i] * log_sigmoid(x[i]) + (1 - y[i]) * log_sigmoid(-x[i])));
+  }
+  return reduced(losses, reduction);
+}
+
+}  // namespace
+
+TEST_CASE("binary_cross_entropy matches PyTorch's formula for every reduction, with and without weight") {
+  const std::vector<double> weight{0.5, 2.0, 1.0, 3.0};
+  for (DType dtype : {kFloat64, kFloat32}) {
+    const double tolerance = dtype == kFloat64 ? 1e-13 : 1e-6;
+    const Tensor input = probabilities({3, 4}, 30, dtype);
+    // Soft targets and hard 0 / 1 targets.
+    const Tensor hard_target = gt(random_tensor({3, 4}, 32), zeros({1}, {.dtype = kFloat64}));
+    for (const Tensor& target : {probabilities({3, 4}, 31, dtype), hard_target}) {
+      const Tensor floating_target = target.to(dtype);
+      for (Reduction reduction : kLossReductions) {
+        INFO(dtype_name(dtype) << " reduction " << static_cast<int>(reduction));
+        check_close(binary_cross_entropy(input, floating_target, {}, reduction),
+                    bce_reference(input, floating_target, {}, reduction), tolerance);
+        const Tensor weight_tensor = from_vector<double>(weight, {4}, {.dtype = dtype});
+        const Tensor result = binary_cross_entropy(input, floating_target, weight_tensor, reduction);
+        CHECK(result.dtype() == dtype);
+        check_close(result, bce_reference(input, floating_target, weight, reduction), tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("binary_cross_entropy clamps the log at -100 and keeps the gradient finite at 0 and 1") {
+  const Tensor input = from_vector<double>({0.0, 1.0, 1e-50, 0.0, 0.25}).requires_grad_();
+  const Tensor target = from_vector<double>({1.0, 0.0, 1.0, 0.0, 1.0});
+  const Tensor losses = binary_cross_entropy(input, target, {}, Reduction::None);
+  check_close(losses, {100.0, 100.0, 100.0, 0.0, -std::log(0.25)}, 1e-15);
+  losses.sum().backward();
+  // Where the clamp holds the log at -100 it passes no gradient. At x = 0 with y = 0 the other
+  // term's derivative is 1; PyTorch's backward, (x - y) / max(x (1 - x), 1e-12), gives 0 there.
+  CHECK(values_of(input.grad()) == std::vector<double>{0.0, 0.0, 0.0, 1.0, -4.0});
+}
+
+TEST_CASE("binary_cross_entropy_with_logits matches the float64 formula, with weight and pos_weight") {
+  const std::vector<double> weight{0.5, 2.0, 1.0, 3.0}, pos_weight{1.0, 4.0, 0.5, 2.0};
+  for (DType dtype : {kFloat64, kFloat32}) {
+    const double tolerance = dtype == kFloat64 ? 1e-13 : 1e-6;
+    const Tensor logits = mul(random_tensor({3, 4}, 33, dtype), 5.0);
+    const Tensor target = probabilities({3, 4}, 34, dtype);
+    const Tensor weight_tensor = from_vector<double>(weight, {4}, {.dtype = dtype});
+    const Tensor pos_weight_tensor = from_vector<double>(pos_weight, {4}, {.dtype = dtype});
+    for (Reduction reduction : kLossReductions) {
+      INFO(dtype_name(dtype) << " reduction " << static_cast<int>(reduction));
+      check_close(binary_cross_entropy_with_logits(logits, target, {}, reduction),
+                  bce_logits_reference(logits, target, {}, {}, reduction), tolerance);
+      check_close(binary_cross_entropy_with_logits(logits, target, weight_tensor, reduction, pos_weight_tensor),
+                  bce_logits_reference(logits, target, weight, pos_weight, reduction), tolerance);
+    }
+  }
+  // Stable for logits far beyond exp's range: the loss is |x| where the sign is wrong, else ~0.
+  const Tensor extreme = from_vector<double>({1000.0, -1000.0, -1000.0, 1000.0, 0.0});
+  const Tensor labels = from_vector<double>({0.0, 1.0, 0.0, 1.0, 1.0});
+  check_close(binary_cross_entropy_with_logits(extreme, labels, {}, Reduction::None),
+              {1000.0, 1000.0, 0.0, 0.0, std::log(2.0)}, 1e-15);
+}
+
+TEST_CASE("gradients of the binary cross entropies match finite differences and sigmoid(x) - y at 0") {
+  const Tensor weight = from_vector<double>({0.5, 2.0, 1.0, 3.0});
+  const Tensor pos_weight = from_vector<double>({1.0, 4.0, 0.5, 2.0});
+  for (Reduction reduction : kLossReductions) {
+    INFO("reduction " << static_cast<int>(reduction));
+    gradcheck([&](const std::vector<Tensor>& t) { return binary_cross_entropy(t[0], t[1], weight, reduction); },
+              {probabilities({3, 4}, 35), probabilities({3, 4}, 36)});
+    gradcheck([&](const std::vector<Tensor>& t) {
+      return binary_cross_entropy_with_logits(t[0], t[1], weight, reduction, pos_weight);
+    }, {mul(random_tensor({3, 4}, 37), 3.0), probabilities({3, 4}, 38)});
+  }
+  // At x = 0 the gradient is sigmoid(0) (p y + 1 - y) - p y exactly, (x - |x|) / 2 splitting no tie.
+  const Tensor zero_logits = zeros({4}, {.dtype = kFloat64}).requires_grad_();
+  const Tensor target = from_vector<double>({0.0, 1.0, 0.25, 1.0});
+  binary_cross_entropy_with_logits(zero_logits, target, {}, Reduction::Sum, pos_weight).backward();
+  CHECK(values_of(zero_logits.grad()) == std::vector<double>{0.5, 0.5 * 4.0 - 4.0, 0.5 * 0.875 - 0.125, -1.0});
+}
+
+TEST_CASE("the binary cross entropies refuse PyTorch's bad arguments, naming the caller's line") {
+  const Tensor input = probabilities({3}, 39);
+  const std::string file = "test_losses_binary.cpp";
+  int line = __LINE__ + 1;
+  std::string message = error_of([&] { binary_cross_entropy(from_vector<double>({0.5, 1.5, 0.25}), input); });
+  CHECK(message.find("binary_cross_entropy: all elements of input should be between 0 and 1, got values from 0.25 "
+                     "to 1.5 (shape [3])") != std::string::npos);
+  CHECK(names_line(message, file, line));
+  CHECK(error_of([&] { binary_cross_entropy(input, from_vector<double>({0.5, -0.5, 0.25})); })
+            .find("binary_cross_entropy: all elements of target should be between 0 and 1, got values from -0.5 "
+                  "to 0.5") != std::string::npos);
+  CHECK(error_of([&] { binary_cross_entropy(from_vector<double>({0.5, NAN, 0.25}), input); })
+            .find("all elements of input should be between 0 and 1, got values from nan") != std::string::npos);
+  line = __LINE__ + 1;
+  message = error_of([&] { binary_cross_entropy(input, input.view({3, 1})); });
+  CHECK(message.find("binary_cross_entropy: target shape [3, 1] must be the same as the input shape [3]") !=
+        std::string::npos);
+  CHECK(names_line(message, file, line));
+  CHECK(error_of([&] { binary_cross_entropy_with_logits(input, input, ones({2, 3}, {.dtype = kFloat64})); })
+            .find("binary_cross_entropy_with_logits: weight must be floating-point and broadcast to the input's "
+                  "shape [3], got float64 of shape [2, 3]") != std::string::npos);
+  CHECK(error_of([&] { binary_cross_entropy_with_logits(input, input, {}, Reduction::Mean, ones({4})); })
+            .find("pos_weight must be floating-point and broadcast to the input's shape [3], got float32 of shape "
+                  "[4]") != std::string::npos);
+  CHECK(error_of([&] { binary_cross_entropy_with_logits(input, input, {}, Reduction::BatchMean); })
+            .find("binary_cross_entropy_with_logits: reduction BatchMean is kl_div's only") != std::string::npos);
+}

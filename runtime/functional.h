@@ -2,11 +2,12 @@
 // wrapper that packs its arguments and dispatches the registry op of the same name; the op's
 // math, shape rule and backward live in kernels/ and runtime/ops/. The comment on each function
 // names its registry op and that op's attributes when they differ from the function. Functions
-// marked "composite" have no op of their own: they call the others (functional_losses*.cpp),
-// which gives them autograd, CUDA, autocast and capture.
+// marked "composite" have no op of their own: they call the others (functional_losses*.cpp,
+// functional_reductions.cpp), which gives them autograd, CUDA, autocast and capture.
 #pragma once
 
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "kernels/gemm_activation.h"
@@ -119,6 +120,23 @@ Tensor argmax(const Tensor& a, std::optional<int64_t> dim = {}, bool keepdim = f
               Where where = Where::current());
 Tensor argmin(const Tensor& a, std::optional<int64_t> dim = {}, bool keepdim = false,
               Where where = Where::current());
+// Composites (functional_reductions.cpp), as PyTorch defines them:
+// std: sqrt(var(a, dims, correction, keepdim)); its gradient is 0 where the result is 0. Call it
+// ember::std (torch::std's habit): after `using namespace ember` a bare std(...) is ambiguous.
+Tensor std(const Tensor& a, const Dims& dims = {}, int64_t correction = 1, bool keepdim = false,
+           Where where = Where::current());
+// logsumexp: log(sum(exp(a))) over dims, computed as m + log(sum(exp(a - m))) with m the max
+// (0 where the max is infinite), so rows of -inf give -inf; an empty reduction gives -inf.
+// Integer inputs become float32.
+Tensor logsumexp(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
+// max / min along dim: (values, int64 indices), the indices argmax's / argmin's (first on ties,
+// NaN wins); the gradient reaches the selected element only.
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
+// norm: the vector p-norm over dims (torch.linalg.vector_norm): p = 2 sqrt(sum x^2), 1 sum |x|,
+// inf max |x|, -inf min |x|, 0 the count of non-zeros, else (sum |x|^p)^(1/p). Floating inputs.
+Tensor norm(const Tensor& a, double p = 2.0, const Dims& dims = {}, bool keepdim = false,
+            Where where = Where::current());
 // Reduces `a` (broadcast up to a's shape) back to `sizes`: the gradient of broadcasting.
 Tensor sum_to_size(const Tensor& a, const Dims& sizes, Where where = Where::current());
 

@@ -1,0 +1,105 @@
+// Reductions built from registry ops, in PyTorch's definitions: std, logsumexp, max/min along a
+// dim with indices, and the vector norm. Autograd, CUDA, autocast and capture come from the ops
+// they call; where PyTorch's own backward differs from the composite's (a root at 0), a ember::where()
+// gives PyTorch's value.
+#include <cmath>
+
+#include "kernels/cpu/reduce_geometry.h"
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+namespace {
+
+using ops::scalar_like;
+
+// root(v), whose gradient PyTorch's std and norm backward set to 0 where the result is 0
+// (masked_fill(result == 0, 0)). The root's own derivative is infinite there and the ops below
+// it pass 0 (var's 2 (x - mean), a square's 2 x), so 0 * inf would make it NaN: without a
+// gradient to record the root is taken as is, else zeros take the root of 1 and give 0.
+template <typename Root>
+Tensor root_flat_at_zero(const Tensor& v, Root root) {
+  if (!grad_mode_enabled() || !v.requires_grad()) return root(v);
+  const Tensor is_zero = eq(v, scalar_like(0.0, v));
+  const Tensor rooted = root(ember::where(is_zero, scalar_like(1.0, v), v));
+  return ember::where(is_zero, scalar_like(0.0, rooted), rooted);
+}
+
+void check_floating(const char* function, const Tensor& a) {
+  check(is_floating(a.dtype()), "{}: expected a floating-point input, got {} (shape {})", function, a.dtype(),
+        a.sizes());
+}
+
+// Reductions without an identity (max, min, the inf and negative norms) refuse an empty dim.
+void check_reduced_dims_nonempty(const char* function, const char* what, const Tensor& a, uint32_t mask) {
+  for (int d = 0; d < a.dim(); ++d)
+    check(!(mask & (1u << d)) || a.sizes()[d] != 0,
+          "{}: cannot compute {} over dim {} of size 0 (input shape {}): the operation has no identity", function,
+          what, d, a.sizes());
+}
+
+std::tuple<Tensor, Tensor> extremum_along(const char* function, const Tensor& a, int64_t dim, bool keepdim,
+                                          bool largest) {
+  const int wrapped = wrap_dim(dim, a.dim(), function);
+  check_reduced_dims_nonempty(function, largest ? "the maximum" : "the minimum", a,
+                              a.dim() == 0 ? 0u : 1u << wrapped);
+  // gather at argmax's index: the values are amax's, and the gradient reaches that element only.
+  const Tensor indices = largest ? argmax(a, dim, true) : argmin(a, dim, true);
+  const Tensor values = gather(a, dim, indices);
+  if (keepdim || a.dim() == 0) return {values, indices};
+  return {values.squeeze(dim), indices.squeeze(dim)};
+}
+
+}  // namespace
+
+Tensor std(const Tensor& a, const Dims& dims, int64_t correction, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  check_floating("std", a);
+  cpu::reduce_mask(dims, a.dim(), "std");
+  return root_flat_at_zero(var(a, dims, correction, keepdim), [](const Tensor& v) { return sqrt(v); });
+}
+
+Tensor logsumexp(const Tensor& a, const Dims& dims, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  const Tensor x = is_floating(a.dtype()) ? a : to_dtype(a, kFloat32);
+  const uint32_t mask = cpu::reduce_mask(dims, x.dim(), "logsumexp");
+  if (x.numel() == 0) return log(sum(exp(x), dims, keepdim));  // no max to take; log(0) = -inf
+  // The shift is the max without a gradient (its terms cancel), and 0 where the max is infinite,
+  // so that a row of -inf gives log(0) = -inf, not -inf - -inf = NaN (PyTorch's rule).
+  const Tensor maximum = amax(x, dims, true).detach();
+  const Tensor infinite = eq(abs(maximum), scalar_like(INFINITY, maximum));
+  const Tensor shift = ember::where(infinite, scalar_like(0.0, maximum), maximum);
+  const Tensor logged = log(sum(exp(sub(x, shift)), dims, keepdim));
+  return add(logged, keepdim ? shift : shift.view(cpu::reduced_sizes(x.sizes(), mask, false)));
+}
+
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  return extremum_along("max", a, dim, keepdim, true);
+}
+
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  return extremum_along("min", a, dim, keepdim, false);
+}
+
+// PyTorch's gradients follow: sign(x) for p = 1, split equally among ties for +-inf (amax's
+// rule), x / norm for p = 2 and x |x|^(p-2) / norm^(p-1) otherwise, 0 where the norm is 0. The
+// count of non-zeros (p = 0) carries no gradient (PyTorch's is zero).
+Tensor norm(const Tensor& a, double p, const Dims& dims, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  check_floating("norm", a);
+  check(!std::isnan(p), "norm: p must be a number, got {}", p);
+  const uint32_t mask = cpu::reduce_mask(dims, a.dim(), "norm");
+  if (p < 0.0 || std::isinf(p)) check_reduced_dims_nonempty("norm", fmt::format("the {} norm", p).c_str(), a, mask);
+  if (std::isinf(p)) return p > 0.0 ? amax(abs(a), dims, keepdim) : amin(abs(a), dims, keepdim);
+  if (p == 0.0) return to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
+  if (p == 1.0) return sum(abs(a), dims, keepdim);
+  if (p == 2.0) return root_flat_at_zero(sum(mul(a, a), dims, keepdim), [](const Tensor& v) { return sqrt(v); });
+  const Tensor powers = sum(pow(abs(a), p), dims, keepdim);
+  return root_flat_at_zero(powers, [p](const Tensor& v) { return pow(v, 1.0 / p); });
+}
+
+}  // namespace ember

@@ -3,7 +3,8 @@
 // math, shape rule and backward live in kernels/ and runtime/ops/. The comment on each function
 // names its registry op and that op's attributes when they differ from the function. Functions
 // marked "composite" have no op of their own: they call the others (functional_losses*.cpp,
-// functional_reductions.cpp), which gives them autograd, CUDA, autocast and capture.
+// functional_reductions.cpp, functional_shape.cpp), which gives them autograd, CUDA, autocast and
+// capture.
 #pragma once
 
 #include <optional>
@@ -216,6 +217,9 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = R
 
 // ---- indexing and joining ----
 Tensor embedding(const Tensor& weight, const Tensor& indices, Where where = Where::current());
+// Composite: rows looked up at padding_idx (negative counts from the end) get no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx,
+                 Where where = Where::current());
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0, Where where = Where::current());  // attr dim
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0, Where where = Where::current());
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index, Where where = Where::current());

@@ -1,6 +1,7 @@
 // The op functions that index, join, view, copy and update in place.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/view_shape.h"
 
 namespace ember {
@@ -10,6 +11,21 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("embedding");
   return dispatch_one(op, {weight, indices});
+}
+// PyTorch's embedding_backward skips the positions that look up padding_idx. As a composite: those
+// output rows are the detached values, so the padding row's gradient gets nothing from them.
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx, Where where) {
+  CallSiteScope site(where);
+  const Tensor rows = embedding(weight, indices);
+  if (!padding_idx) return rows;
+  const int64_t count = weight.sizes()[0];
+  check(*padding_idx >= -count && *padding_idx < count,
+        "embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", count, -count, count - 1,
+        *padding_idx);
+  if (!grad_mode_enabled() || !weight.requires_grad()) return rows;
+  const int64_t padding = *padding_idx < 0 ? *padding_idx + count : *padding_idx;
+  const Tensor at_padding = eq(indices, ops::scalar_like(static_cast<double>(padding), indices)).unsqueeze(-1);
+  return ember::where(at_padding, rows.detach(), rows);
 }
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Where where) {
   CallSiteScope site(where);

@@ -1,7 +1,7 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
 // These are the ops of runtime/functional.h, losses included; dropout gets PyTorch's defaults
-// (p = 0.5, training). embedding keeps ember's argument order (weight, indices).
+// (p = 0.5, training). embedding keeps ember's argument order (weight, indices[, padding_idx]).
 #pragma once
 
 #include "runtime/functional.h"

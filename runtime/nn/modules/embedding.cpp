@@ -1,6 +1,7 @@
 // nn::Embedding: the table parameter and forward through the embedding op.
 #include "runtime/nn/modules/embedding.h"
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 
@@ -13,15 +14,33 @@ EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, Embe
   check(num_embeddings >= 0 && embedding_dim >= 0,
         "Embedding: sizes must be non-negative, got num_embeddings={} embedding_dim={}", num_embeddings,
         embedding_dim);
+  if (options.padding_idx) {
+    const int64_t padding = *options.padding_idx;
+    check(padding >= -num_embeddings && padding < num_embeddings,
+          "Embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", num_embeddings,
+          -num_embeddings, num_embeddings - 1, padding);
+    padding_idx_ = padding < 0 ? padding + num_embeddings : padding;
+  }
   weight = register_parameter("weight", empty({num_embeddings, embedding_dim},
                                               {.dtype = options.dtype, .device = options.device}));
   reset_parameters(options.generator);
 }
 
-void EmbeddingImpl::reset_parameters(Generator* generator) { init::normal_(weight, 0.0, 1.0, generator); }
+// As torch.nn.Embedding: N(0, 1), then the padding row zeroed.
+void EmbeddingImpl::reset_parameters(Generator* generator) {
+  init::normal_(weight, 0.0, 1.0, generator);
+  if (!padding_idx_) return;
+  NoGradGuard no_grad;
+  weight.slice(0, *padding_idx_, *padding_idx_ + 1).zero_();
+}
 
-Tensor EmbeddingImpl::forward(const Tensor& indices, Where where) { return embedding(weight, indices, where); }
+Tensor EmbeddingImpl::forward(const Tensor& indices, Where where) {
+  return embedding(weight, indices, padding_idx_, where);
+}
 
-std::string EmbeddingImpl::extra_repr() const { return fmt::format("{}, {}", num_embeddings_, embedding_dim_); }
+std::string EmbeddingImpl::extra_repr() const {
+  const std::string padding = padding_idx_ ? fmt::format(", padding_idx={}", *padding_idx_) : "";
+  return fmt::format("{}, {}{}", num_embeddings_, embedding_dim_, padding);
+}
 
 }  // namespace ember::nn

@@ -1,5 +1,6 @@
 // nn::Embedding: a lookup table of num_embeddings rows of embedding_dim values, initialised
-// N(0, 1) like torch.nn.Embedding; forward(indices int64 [*]) -> [*, embedding_dim].
+// N(0, 1) like torch.nn.Embedding; forward(indices int64 [*]) -> [*, embedding_dim]. With a
+// padding_idx that row starts as zeros and never receives a gradient.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,7 @@ struct EmbeddingOptions {
   DType dtype = DType::Float32;
   std::optional<Device> device = std::nullopt;    // empty: the default device
   Generator* generator = nullptr;  // initialisation draws; null: the device's default generator
+  std::optional<int64_t> padding_idx = std::nullopt;  // negative counts from the end
 };
 
 class EmbeddingImpl : public Module {
@@ -24,6 +26,7 @@ class EmbeddingImpl : public Module {
 
   int64_t num_embeddings() const { return num_embeddings_; }
   int64_t embedding_dim() const { return embedding_dim_; }
+  std::optional<int64_t> padding_idx() const { return padding_idx_; }  // in [0, num_embeddings)
 
   Tensor weight;  // [num_embeddings, embedding_dim]
 
@@ -33,6 +36,7 @@ class EmbeddingImpl : public Module {
  private:
   int64_t num_embeddings_;
   int64_t embedding_dim_;
+  std::optional<int64_t> padding_idx_;
 };
 
 class Embedding : public ModuleHolder<EmbeddingImpl> {

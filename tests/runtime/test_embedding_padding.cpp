@@ -50,7 +50,7 @@ TEST_CASE("functional embedding with padding_idx returns the row's values but pa
   check_exactly(leaf32.grad(), {0, 0, 0, 0, 0, 0, 1, 1});
 }
 
-TEST_CASE("padding_idx outside the table is an error naming the caller's line; the repr shows it") {
+TEST_CASE("padding_idx outside the table is an error naming the caller's line, and the repr shows it") {
   int line = __LINE__ + 1;
   std::string message = testing::error_of([] { nn::Embedding(4, 3, {.padding_idx = 4}); });
   CHECK(message.find("Embedding: padding_idx must be within num_embeddings 4 (from -4 to 3), got 4") !=

@@ -63,7 +63,7 @@ TEST_CASE("weighted cross_entropy matches PyTorch's formula with smoothing and i
   }
 }
 
-TEST_CASE("weighted nll_loss matches loops; unit weights give the unweighted fused op's values") {
+TEST_CASE("weighted nll_loss matches loops, and unit weights give the unweighted fused op's values") {
   const std::vector<int64_t> labels{2, 0, 7, 4, 7};
   const Tensor logits = random_tensor({5, 5}, 51);
   const Tensor log_probs = log_softmax(logits, 1);

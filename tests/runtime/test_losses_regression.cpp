@@ -89,7 +89,7 @@ TEST_CASE("the regression losses broadcast the target and promote float32 with f
   }
 }
 
-TEST_CASE("smooth_l1_loss with beta 0 is l1_loss; empty inputs give nan for Mean and 0 for Sum") {
+TEST_CASE("smooth_l1_loss with beta 0 is l1_loss, and empty inputs give nan for Mean and 0 for Sum") {
   const Tensor input = random_tensor({4, 3}, 15), target = random_tensor({4, 3}, 16);
   for (Reduction reduction : kLossReductions)
     check_close(smooth_l1_loss(input, target, reduction, 0.0), values_of(l1_loss(input, target, reduction)), 0.0);

@@ -4,7 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <source_location>
 #include <string>
+#include <string_view>
 
 #include "runtime/error.h"
 
@@ -19,6 +23,15 @@ std::string error_of(Body&& body) {
   }
   FAIL("expected ember::Error");
   return "";
+}
+
+// True when `message` names line `line` of the calling test file, as CallSite::describe prints a
+// call site (the file's base name, then the line).
+inline bool names_line(const std::string& message, int line,
+                       std::source_location caller = std::source_location::current()) {
+  std::string_view file = caller.file_name();
+  file.remove_prefix(file.rfind('/') == std::string_view::npos ? 0 : file.rfind('/') + 1);
+  return message.find(fmt::format("{}:{}", file, line)) != std::string::npos;
 }
 
 }  // namespace ember::testing

@@ -290,9 +290,7 @@ TEST_CASE("GradScaler: an unscale_ that refuses a float16 gradient unscales none
 // of 1e-39 is inf) would skip every step or turn the parameters into NaN, so it is refused where
 // it is set, naming the value and the caller's line, and the scaler keeps its state.
 TEST_CASE("GradScaler: a scale that float32 or its float32 inverse cannot hold is refused where it is set") {
-  const auto names_line = [](const std::string& message, int line) {
-    return message.find("test_grad_scaler.cpp:" + std::to_string(line)) != std::string::npos;
-  };
+  using ember::testing::names_line;
   int line = __LINE__ + 1;
   std::string message = error_of([] { amp::GradScaler scaler({.init_scale = 1e39}); });
   CHECK(message.find("GradScaler: init_scale 1e+39 is inf as float32") != std::string::npos);

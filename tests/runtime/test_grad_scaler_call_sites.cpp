@@ -9,14 +9,7 @@
 
 using namespace ember;
 using ember::testing::error_of;
-
-namespace {
-
-bool names_line(const std::string& message, int line) {
-  return message.find("test_grad_scaler_call_sites.cpp:" + std::to_string(line)) != std::string::npos;
-}
-
-}  // namespace
+using ember::testing::names_line;
 
 TEST_CASE("GradScaler's misuse errors name the caller's line") {
   Tensor w = zeros({2}).requires_grad_();

@@ -9,12 +9,10 @@
 
 using namespace ember;
 using ember::testing::error_of;
+using ember::testing::names_line;
 
 namespace {
 
-bool names_line(const std::string& message, int line) {
-  return message.find("test_nn_call_sites.cpp:" + std::to_string(line)) != std::string::npos;
-}
 
 // The lines of RegistryImpl's three registrations.
 const int kParameterLine = __LINE__ + 3;

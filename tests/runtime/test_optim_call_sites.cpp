@@ -11,12 +11,10 @@
 
 using namespace ember;
 using ember::testing::error_of;
+using ember::testing::names_line;
 
 namespace {
 
-bool names_line(const std::string& message, int line) {
-  return message.find("test_optim_call_sites.cpp:" + std::to_string(line)) != std::string::npos;
-}
 
 Tensor parameter_with_grad(const Dims& sizes) {
   Tensor param = randn(sizes);

@@ -9,14 +9,7 @@
 
 using namespace ember;
 using ember::testing::error_of;
-
-namespace {
-
-bool names_line(const std::string& message, int line) {
-  return message.find("test_scheduler_call_sites.cpp:" + std::to_string(line)) != std::string::npos;
-}
-
-}  // namespace
+using ember::testing::names_line;
 
 TEST_CASE("scheduler constructor errors name the caller's line") {
   Tensor param = zeros({1}).requires_grad_();

@@ -11,15 +11,7 @@
 
 using namespace ember;
 using ember::testing::error_of;
-
-namespace {
-
-bool names_line(const std::string& message, int line) {
-  // fmt rather than "..." + std::to_string: GCC 12 warns falsely (-Warray-bounds) on that concatenation.
-  return message.find(fmt::format("test_scheduler_refusals.cpp:{}", line)) != std::string::npos;
-}
-
-}  // namespace
+using ember::testing::names_line;
 
 TEST_CASE("a scheduler step whose rate the optimizer refuses changes nothing and names scheduler, group, epoch") {
   Tensor first = zeros({1}).requires_grad_();

@@ -74,10 +74,11 @@ Tensor& Module::register_parameter(std::string name, Tensor tensor, bool require
   return parameters_.insert(std::move(name), std::move(tensor));
 }
 
-Tensor& Module::register_buffer(std::string name, Tensor tensor, Where where) {
+Tensor& Module::register_buffer(std::string name, Tensor tensor, bool persistent, Where where) {
   CallSiteScope site(where);
   check_new_name(name, "buffer");
   check(tensor.defined(), "{}: register_buffer('{}') got an undefined tensor", name_, name);
+  if (!persistent) non_persistent_buffers_.insert(name);
   return buffers_.insert(std::move(name), std::move(tensor));
 }
 
@@ -191,7 +192,8 @@ StateDict Module::state_dict() const {
 
 void Module::collect_state(const std::string& prefix, StateDict& out) const {
   for (const auto& [name, tensor] : parameters_) out.insert(join_name(prefix, name), tensor);
-  for (const auto& [name, tensor] : buffers_) out.insert(join_name(prefix, name), tensor);
+  for (const auto& [name, tensor] : buffers_)
+    if (!non_persistent_buffers_.contains(name)) out.insert(join_name(prefix, name), tensor);
   for (const auto& [name, child] : children_) child->collect_state(join_name(prefix, name), out);
 }
 

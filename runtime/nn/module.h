@@ -80,8 +80,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Registration errors name the line of the module's code that registered.
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true,
                              Where where = Where::current());
-  // Registers a buffer: state that is saved and moved with the module but not trained.
-  Tensor& register_buffer(std::string name, Tensor tensor, Where where = Where::current());
+  // Registers a buffer: state that is moved with the module but not trained. A persistent buffer
+  // (PyTorch's default) is part of state_dict(); a non-persistent one (a cache that can be
+  // recomputed, say) is listed by buffers() and moved by to(), but neither saved nor loaded.
+  Tensor& register_buffer(std::string name, Tensor tensor, bool persistent = true, Where where = Where::current());
 
   template <typename M>
     requires std::derived_from<M, Module>
@@ -109,6 +111,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::string name_;
   OrderedDict<Tensor> parameters_;
   OrderedDict<Tensor> buffers_;
+  std::unordered_set<std::string> non_persistent_buffers_;
   OrderedDict<std::shared_ptr<Module>> children_;
   bool training_ = true;
 };

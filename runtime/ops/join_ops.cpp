@@ -36,7 +36,11 @@ void cat_shape(const OpCall& call, OutputMetas& outputs) {
     for (int d = 0; matches && d < input.dim(); ++d) matches = d == dim || input.size(d) == reference->size(d);
     check(matches, "cat: tensor {} has shape {} but tensor {} has shape {}; shapes must match except at dim {}", i,
           input.sizes(), reference - inputs.data(), reference->sizes(), requested);
-    sizes[dim] += input.size(dim);
+    // Expanded inputs need no memory, so their sizes can add up past int64; a wrapped sum could
+    // even be 0, an empty result.
+    check(!__builtin_add_overflow(sizes[dim], input.size(dim), &sizes[dim]),
+          "cat: the sizes along dim {} add up to more than an int64 can count (tensor {} of shape {})", requested, i,
+          input.sizes());
   }
   outputs[0].sizes = sizes;
 }

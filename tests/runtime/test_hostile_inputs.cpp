@@ -41,6 +41,11 @@ TEST_CASE("hostile inputs: element and byte counts past int64 are errors, not wr
   CHECK_THROWS_AS(from_blob(&one, {int64_t{1} << 62, 4}, kFloat32), Error);
   CHECK_THROWS_WITH_AS(zeros({1}, on_cpu).expand({int64_t{1} << 40, int64_t{1} << 40}),
                        doctest::Contains("expand: target shape"), Error);
+  // Expanded pieces need no memory; four of 2^62 rows wrapped to an empty result.
+  const Tensor huge = zeros({1}, on_cpu).expand({int64_t{1} << 62});
+  for (const int pieces : {2, 4})
+    CHECK_THROWS_WITH_AS(cat(std::vector<Tensor>(pieces, huge), 0),
+                         doctest::Contains("cat: the sizes along dim 0 add up to more than an int64 can count"), Error);
   // A 0 dim makes any shape empty, however large the others.
   CHECK(zeros({0}, on_cpu).view({int64_t{1} << 62, 8, 0}).numel() == 0);
   // Empty, but its strides would pass int64 (they were computed with a signed overflow).

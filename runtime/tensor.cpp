@@ -245,8 +245,13 @@ void Tensor::record_stream(const cuda::Stream& stream, Where where) const {
   impl.storage->record_stream(stream.id());
 }
 
-Tensor& Tensor::detach_() {
+Tensor& Tensor::detach_(Where where) {
+  CallSiteScope site(where);
   checked_impl();
+  // A view made in grad mode shares its base's history (an in-place update of either remakes the
+  // other's); detaching only the view in place would leave the two disagreeing. PyTorch refuses too.
+  check(!impl_->view_origin, "detach_: cannot detach a view (shape {}) in place; use detach(), which returns a new "
+        "tensor", sizes());
   autograd::set_history(*impl_, nullptr, 0);
   impl_->requires_grad = false;
   impl_->view_origin = nullptr;  // or an update of its base would give it a history again

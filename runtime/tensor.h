@@ -107,7 +107,8 @@ class Tensor {
   void backward(const Tensor& gradient = {}, bool retain_graph = false,
                 Where where = Where::current()) const;
   Tensor detach() const;
-  Tensor& detach_();
+  // Detaches this tensor from autograd in place; a view made in grad mode is refused (use detach()).
+  Tensor& detach_(Where where = Where::current());
   // A non-leaf keeps its gradient in .grad from now on, after its hooks ran, and for its latest
   // version if an in-place op changes it later (as PyTorch). The tensor must require grad.
   void retain_grad(Where where = Where::current());

@@ -21,7 +21,12 @@ void remake_one(TensorImpl& view) {
   // A leaf the user made require grad keeps accumulating into its own .grad.
   if (view.requires_grad) return publish();
   const Tensor parent(view.view_origin->parent);
-  if (!parent.requires_grad()) return publish();  // brings the parent up to date first
+  if (!parent.requires_grad()) {  // brings the parent up to date first
+    // The base left autograd (detach_()): the view's old history would still send gradient into
+    // the graph the base was detached from. PyTorch's remade node has no edge there either.
+    set_history(view, nullptr, 0);
+    return publish();
+  }
   // The replay records a view node (under a capture mode too: the compiled backward then follows
   // the same path as eager); grad mode may be off where the history is read (an optimizer step).
   const AutoGradMode recording(true);

@@ -82,10 +82,12 @@ TEST_CASE("the history is remade once per update, and a view made without grad m
     untracked = t.t();
   }
   Tensor detached = t.t();
-  detached.detach_();
+  // Like PyTorch: a view cannot leave its base's history in place (it would be remade from it).
+  CHECK_THROWS_WITH_AS(detached.detach_(), doctest::Contains("detach_: cannot detach a view (shape [2, 2]) in place"),
+                       Error);
+  CHECK(detached.requires_grad());
   t.mul_(2.0);
   CHECK(!untracked.requires_grad());  // like PyTorch: made without grad mode, it stays outside autograd
-  CHECK(!detached.requires_grad());   // and detach_() is for good
   sum(view).backward();
   for (double g : grad_of(a)) CHECK(g == doctest::Approx(6.0));
 }
@@ -245,4 +247,17 @@ TEST_CASE("an in-place update through a view of a trainable leaf that is itself 
     parameter.select(0, 1).add_(y);
   }
   CHECK(testing::values_of(flat) == std::vector<double>{0, 0, 5, 5});
+}
+
+TEST_CASE("a view whose base was detached in place sends no gradient into the base's old graph") {
+  Tensor x = ones({2, 2}, kDouble).requires_grad_();
+  Tensor other = ones({2, 2}, kDouble).requires_grad_();
+  Tensor y = mul(x, 2.0);
+  const Tensor view = y.t();
+  y.detach_();
+  y.add_(ones({2, 2}, kDouble));  // the view is stale: its history is remade from the detached base
+  CHECK(!view.requires_grad());
+  sum(add(mul(view, 3.0), other)).backward();
+  CHECK_FALSE(x.grad().defined());  // was 6 per element, through the graph y was detached from
+  for (double g : grad_of(other)) CHECK(g == 1.0);
 }

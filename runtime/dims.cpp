@@ -9,6 +9,11 @@ void Dims::fail_too_many_elements() const {
   fail("shape {} has more elements than an int64 can count", *this);
 }
 
+void Dims::fail_too_many_dims(size_t count, const std::source_location& where) {
+  CallSiteScope site(where);  // an op's own scope, when one is open, names the user's line instead
+  fail("a shape of {} dims was given: ember tensors have at most {} dimensions", count, kMaxRank);
+}
+
 Dims contiguous_strides(const Dims& sizes, std::string_view op) {
   Dims strides = Dims::filled(sizes.size(), 1);
   for (int i = sizes.size() - 2; i >= 0; --i) {
@@ -56,7 +61,14 @@ int wrap_dim(int64_t dim, int rank, std::string_view op) {
   return static_cast<int>(dim < 0 ? dim + bound : dim);
 }
 
+void check_room_for_dim(const Dims& sizes, std::string_view op) {
+  check(sizes.size() < Dims::kMaxRank, "{}: the result would have {} dims (input shape {}): ember tensors have at most {}",
+        op, sizes.size() + 1, sizes, Dims::kMaxRank);
+}
+
 int wrap_insert_dim(int64_t dim, int rank, std::string_view op) {
+  check(rank < Dims::kMaxRank, "{}: the result would have {} dims: ember tensors have at most {}", op, rank + 1,
+        Dims::kMaxRank);
   const int64_t positions = int64_t{rank} + 1;
   check(dim >= -positions && dim < positions,
         "{}: dim {} is out of range for a new dim of a tensor of rank {} (expected {} to {})", op, dim, rank,

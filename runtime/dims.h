@@ -19,9 +19,20 @@ class Dims {
   static constexpr int kMaxRank = 8;
 
   Dims() = default;
-  Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.size()); }
-  Dims(std::span<const int64_t> values) { assign(values.data(), values.size()); }  // NOLINT
-  Dims(const std::vector<int64_t>& values) { assign(values.data(), values.size()); }  // NOLINT
+  // A shape the user writes ({2, 3}) is converted before the op's call-site scope opens, so a shape
+  // past kMaxRank names the line that wrote it here.
+  Dims(std::initializer_list<int64_t> values,  // NOLINT
+       const std::source_location& where = std::source_location::current()) {
+    assign(values.begin(), values.size(), where);
+  }
+  Dims(std::span<const int64_t> values,  // NOLINT
+       const std::source_location& where = std::source_location::current()) {
+    assign(values.data(), values.size(), where);
+  }
+  Dims(const std::vector<int64_t>& values,  // NOLINT
+       const std::source_location& where = std::source_location::current()) {
+    assign(values.data(), values.size(), where);
+  }
   static Dims filled(int rank, int64_t value) {
     Dims dims;
     dims.resize(rank, value);
@@ -40,7 +51,8 @@ class Dims {
   int64_t back() const { return values_[rank_ - 1]; }
 
   void push_back(int64_t value) {
-    check(rank_ < kMaxRank, "tensors have at most {} dimensions", kMaxRank);
+    check(rank_ < kMaxRank, "shape {} cannot take another dim: ember tensors have at most {} dimensions", str(),
+          kMaxRank);
     values_[rank_++] = value;
   }
   void insert(int position, int64_t value) {
@@ -53,8 +65,8 @@ class Dims {
     --rank_;
   }
   void resize(int rank, int64_t value = 0) {
-    check(rank >= 0 && rank <= kMaxRank, "tensors have at most {} dimensions (asked for {})",
-          kMaxRank, rank);
+    check(rank >= 0 && rank <= kMaxRank, "a shape of {} dims was asked for: ember tensors have at most {} dimensions",
+          rank, kMaxRank);
     for (int i = rank_; i < rank; ++i) values_[i] = value;
     rank_ = rank;
   }
@@ -87,8 +99,9 @@ class Dims {
 
  private:
   [[noreturn]] void fail_too_many_elements() const;
-  void assign(const int64_t* values, size_t count) {
-    check(count <= kMaxRank, "tensors have at most {} dimensions (got {})", kMaxRank, count);
+  [[noreturn]] static void fail_too_many_dims(size_t count, const std::source_location& where);
+  void assign(const int64_t* values, size_t count, const std::source_location& where) {
+    if (count > kMaxRank) [[unlikely]] fail_too_many_dims(count, where);
     rank_ = static_cast<int>(count);
     std::copy(values, values + count, values_.begin());
   }
@@ -109,8 +122,12 @@ std::optional<Dims> view_strides(const Dims& sizes, const Dims& strides, const D
 
 // Wraps a possibly negative dim into [0, rank); `op` names the caller in the error.
 int wrap_dim(int64_t dim, int rank, std::string_view op);
-// The same for where a new dim goes (unsqueeze, stack): [-(rank + 1), rank] into [0, rank].
+// The same for where a new dim goes (unsqueeze, stack): [-(rank + 1), rank] into [0, rank]; the
+// tensor must have room for one more dim.
+
 int wrap_insert_dim(int64_t dim, int rank, std::string_view op);
+// An op whose result has one dim more than `sizes` (embedding, one_hot) checks the limit with this.
+void check_room_for_dim(const Dims& sizes, std::string_view op);
 
 // NumPy broadcasting of two shapes; `op` names the caller in the error.
 Dims broadcast_shapes(const Dims& a, const Dims& b, std::string_view op);

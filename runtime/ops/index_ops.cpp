@@ -33,6 +33,7 @@ void embedding_shape(const OpCall& call, OutputMetas& outputs) {
   check(weight.dim() == 2, "embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape {}",
         weight.sizes());
   check_index_list_dtype("embedding", indices);
+  check_room_for_dim(indices.sizes(), "embedding");
   outputs[0].sizes = indices.sizes();
   outputs[0].sizes.push_back(weight.size(1));
   outputs[0].dtype = weight.dtype();
@@ -92,6 +93,7 @@ void one_hot_shape(const OpCall& call, OutputMetas& outputs) {
   check(index.dtype() == kInt64, "one_hot: index must be int64, got {}", index.dtype());
   int64_t classes = call.attrs.get<int64_t>("num_classes");
   check(classes >= -1, "one_hot: num_classes must be -1 or non-negative, got {}", classes);
+  check_room_for_dim(index.sizes(), "one_hot");
   if (classes == -1) {
     // Inferring the class count reads the indices on the host (for CUDA indices a copy and a
     // sync, as in PyTorch).

@@ -107,7 +107,15 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("mse_loss");
-  return dispatch_one(op, {input, target}, {{"reduction", static_cast<int64_t>(reduction)}});
+  const Attrs attrs{{"reduction", static_cast<int64_t>(reduction)}};
+  // The op takes one dtype; PyTorch computes float32 with float64 in float64, as the other losses
+  // do here. The conversions are differentiable, so each gradient comes back in its input's dtype.
+  if (input.defined() && target.defined() && input.dtype() != target.dtype() && is_floating(input.dtype()) &&
+      is_floating(target.dtype())) {
+    const DType common = promote_types(input.dtype(), target.dtype());
+    return dispatch_one(op, {input.to(common), target.to(common)}, attrs);
+  }
+  return dispatch_one(op, {input, target}, attrs);
 }
 
 }  // namespace ember

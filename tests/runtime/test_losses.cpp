@@ -217,8 +217,27 @@ TEST_CASE("losses name the op and the offending values in their errors") {
   CHECK_THROWS_WITH_AS(nll_loss(logits, targets({0, 10, 0, 0})),
                        doctest::Contains("nll_loss: target 10 at position 1 is out of range for 10 classes"), Error);
   CHECK_THROWS_WITH_AS(mse_loss(zeros({2, 3}), zeros({4})), doctest::Contains("mse_loss: shapes [2, 3] and [4]"), Error);
-  CHECK_THROWS_WITH_AS(mse_loss(zeros({2}), zeros({2}, {.dtype = kFloat64})),
+  CHECK_THROWS_WITH_AS(mse_loss(zeros({2}), zeros({2}, {.dtype = kInt64})),
                        doctest::Contains("mse_loss: expected floating-point input and target of one dtype"), Error);
+}
+
+TEST_CASE("mse_loss of float32 and float64 computes in float64, as PyTorch promotes") {
+  const Tensor input = from_vector<float>({0.1f, -2.5f, 3.0f}).requires_grad_();
+  const Tensor target = from_vector<double>({0.3, 1.0, -0.7}).requires_grad_();
+  const Tensor loss = mse_loss(input, target, Reduction::Sum);
+  CHECK(loss.dtype() == kFloat64);
+  const std::vector<double> wide = {double(0.1f), -2.5, 3.0};
+  const std::vector<double> goal = {0.3, 1.0, -0.7};
+  double expected = 0.0;
+  for (int i = 0; i < 3; ++i) expected += (wide[i] - goal[i]) * (wide[i] - goal[i]);
+  CHECK(loss.item() == doctest::Approx(expected).epsilon(1e-15));
+  loss.backward();
+  CHECK(input.grad().dtype() == kFloat32);
+  CHECK(target.grad().dtype() == kFloat64);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(input.grad().to_vector<float>()[i] == static_cast<float>(2.0 * (wide[i] - goal[i])));
+    CHECK(target.grad().to_vector<double>()[i] == doctest::Approx(-2.0 * (wide[i] - goal[i])).epsilon(1e-15));
+  }
 }
 
 TEST_CASE("a two-layer model's loss and gradients match PyTorch 1.13 (linear, linear, cross_entropy)") {

@@ -52,7 +52,15 @@ File File::create(const std::filesystem::path& path) {
 }
 
 File File::open_read(const std::filesystem::path& path) {
-  return File(open_or_fail(path, O_RDONLY | O_NOFOLLOW, "open"), path);
+  // O_NONBLOCK: opening a FIFO waits for a writer, forever in a checkpoint nobody writes to. With it
+  // the open returns, the file's type is checked before any read, and blocking reads come back.
+  File file(open_or_fail(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, "open"), path);
+  struct stat info {};
+  if (::fstat(file.fd_, &info) != 0) system_error("stat", path);
+  if (!S_ISREG(info.st_mode)) fail("checkpoint: {} is not a regular file", path.string());
+  const int flags = ::fcntl(file.fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(file.fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) system_error("clear O_NONBLOCK of", path);
+  return file;
 }
 
 File File::open_directory(const std::filesystem::path& path) {

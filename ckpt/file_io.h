@@ -28,7 +28,8 @@ class File {
 
   // New file, refusing an existing one (a temporary directory is fresh, so a clash is a bug).
   static File create(const std::filesystem::path& path);
-  // Read-only, refusing symbolic links: a checkpoint's files are plain files inside it.
+  // Read-only, refusing symbolic links and anything but a regular file (a FIFO is refused, never
+  // waited on): a checkpoint's files are plain files inside it.
   static File open_read(const std::filesystem::path& path);
   static File open_directory(const std::filesystem::path& path);
 

@@ -12,14 +12,16 @@ arguments.
 
 As a module: read_manifest(dir) -> dict, read_entry(dir, name) -> (dtype, shape, flat list) for a
 tensor or (type, value) for a value. The manifest passes the C++ reader's structural rules
-(tools/ckpt_manifest.py) before any data is read; data files are opened without following
-symbolic links, and bool bytes other than 0 or 1 are refused. Checksums (XXH3-64) are not
+(tools/ckpt_manifest.py) before any data is read; the manifest and data files are opened without
+following symbolic links and refused unless they are regular files (a FIFO is never waited on), and
+bool bytes other than 0 or 1 are refused. Checksums (XXH3-64) are not
 verified here: the standard library has no XXH3; `ember-ckpt verify DIR` checks them.
 """
 import argparse
 import array
 import json
 import os
+import stat
 import struct
 import sys
 
@@ -38,9 +40,23 @@ class NoEntry(KeyError):
         return self.args[0]
 
 
+def _open_regular(path):
+    """`path` opened for reading without following a symbolic link, refused unless it is a regular file.
+    O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever; reads block again after the check."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _open_data(directory, name, size):
-    """A data file, opened without following a symbolic link, whose size is the manifest's."""
-    handle = os.fdopen(os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    """A data file, a regular file not reached through a symbolic link, whose size is the manifest's."""
+    handle = _open_regular(os.path.join(directory, name))
     actual = os.fstat(handle.fileno()).st_size
     if actual != size:
         handle.close()
@@ -51,7 +67,7 @@ def _open_data(directory, name, size):
 
 def read_manifest(directory):
     path = os.path.join(directory, MANIFEST)
-    with open(path, "rb") as handle:
+    with _open_regular(path) as handle:
         raw = handle.read(MAX_MANIFEST_BYTES + 1)
     if len(raw) > MAX_MANIFEST_BYTES:
         raise ValueError(f"{path}: the manifest is larger than the limit of {MAX_MANIFEST_BYTES} bytes")

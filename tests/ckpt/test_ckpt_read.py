@@ -41,6 +41,19 @@ def symlink_data_file(copy, manifest):
     os.symlink("elsewhere", os.path.join(copy, "rank_00001.bin"))
 
 
+def fifo_data_file(copy, manifest):  # opening a FIFO for reading used to wait for a writer forever
+    os.remove(os.path.join(copy, "rank_00001.bin"))
+    os.mkfifo(os.path.join(copy, "rank_00001.bin"))
+
+
+def fifo_manifest(directory):
+    copy = f"{directory}-fifo_manifest"
+    shutil.copytree(directory, copy)
+    os.remove(os.path.join(copy, "manifest.json"))
+    os.mkfifo(os.path.join(copy, "manifest.json"))
+    return copy
+
+
 def flip_to_2(chunk):  # the second element of a bool chunk becomes 2
     def edit(copy, manifest):
         with open(os.path.join(copy, chunk["file"]), "r+b") as handle:
@@ -50,7 +63,12 @@ def flip_to_2(chunk):  # the second element of a bool chunk becomes 2
 
 
 def refuses(reader, case, directory, entry, pattern):
-    result = subprocess.run([sys.executable, reader, directory, entry], capture_output=True, text=True)
+    try:
+        result = subprocess.run([sys.executable, reader, directory, entry], capture_output=True, text=True,
+                                timeout=60)
+    except subprocess.TimeoutExpired:
+        print(f"{case}: ckpt_read.py {directory} {entry}: still running after 60 s (expected exit 1 and /{pattern}/)")
+        return False
     if result.returncode != 1 or "Traceback" in result.stderr or not re.search(pattern, result.stderr):
         print(f"{case}: ckpt_read.py {directory} {entry}: exit {result.returncode}, expected 1 and /{pattern}/\n"
               f"  stdout: {result.stdout[:300]}\n  stderr: {result.stderr[-600:]}")
@@ -85,6 +103,10 @@ def check_hostile(directory, reader):
          "warm", r"not valid JSON: NaN is not a JSON number$"),
         ("symlinked_data", hostile(directory, "link", edit_files=symlink_data_file), "layer.prime",
          r"-link/rank_00001.bin: Too many levels of symbolic links$"),
+        ("fifo_data", hostile(directory, "fifo", edit_files=fifo_data_file), "layer.prime",
+         r"-fifo/rank_00001.bin is not a regular file$"),
+        ("fifo_manifest", fifo_manifest(directory), "layer.prime",
+         r"-fifo_manifest/manifest.json is not a regular file$"),
         ("bool_byte", hostile(directory, "bool", edit_files=flip_to_2(flags)), "layer.flags",
          rf"bool entry 'layer.flags' holds byte 2 at element {flags['start'][0] + 1} \(file {flags['file']} "
          rf"byte {flags['offset'] + 1}\); a bool element is 0 or 1$"),

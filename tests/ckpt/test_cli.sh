@@ -29,6 +29,16 @@ PY
 if "$cli" verify "$scratch/a3" 2>"$scratch/err"; then echo "verify passed a corrupt checkpoint"; exit 1; fi
 grep -q "checksum mismatch in entry '.*' (rows \[.*)), file rank_00002.bin bytes \[" "$scratch/err" || { cat "$scratch/err"; exit 1; }
 
+# A FIFO where a data file should be: refused at once (opening it used to wait for a writer forever).
+cp -r "$scratch/a" "$scratch/fifo"
+rm "$scratch/fifo/rank_00001.bin"
+mkfifo "$scratch/fifo/rank_00001.bin"
+status=0
+timeout 60 "$cli" verify "$scratch/fifo" 2>"$scratch/err" || status=$?
+[[ $status -eq 1 ]] || { echo "verify of a FIFO data file exited $status, expected 1"; cat "$scratch/err"; exit 1; }
+grep -q "^ember-ckpt: checkpoint: $scratch/fifo/rank_00001.bin is not a regular file$" "$scratch/err" ||
+  { cat "$scratch/err"; exit 1; }
+
 # Another seed: every model entry differs; diff says so and exits 1.
 "$cli" synth --world 2 --out "$scratch/b" --seed 8 --steps 2 >/dev/null
 status=0

@@ -95,13 +95,33 @@ AsyncCheckpointer::~AsyncCheckpointer() {
   worker_.join();
 }
 
+void AsyncCheckpointer::wait_for_room() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return in_flight_ < max_in_flight_; });
+  ++in_flight_;
+}
+
+SaveFuture AsyncCheckpointer::enqueue(std::unique_ptr<Job> job) {
+  SaveFuture future(job->promise.get_future().share());
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(job));
+  }
+  changed_.notify_all();
+  return future;
+}
+
+SaveFuture AsyncCheckpointer::save_async_failed(std::string error, const SaveOptions& options) {
+  wait_for_room();
+  auto job = std::make_unique<Job>();
+  job->options = options;
+  job->state.error = std::move(error);
+  return enqueue(std::move(job));
+}
+
 SaveFuture AsyncCheckpointer::save_async(const RankState& state, const SaveOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return in_flight_ < max_in_flight_; });
-    ++in_flight_;
-  }
+  wait_for_room();
   stats_ = AsyncSaveStats{};
   stats_.wait_seconds = seconds_since(start);
   auto job = std::make_unique<Job>();
@@ -130,12 +150,7 @@ SaveFuture AsyncCheckpointer::save_async(const RankState& state, const SaveOptio
     job->state.error = failure.what();
   }
   stats_.snapshot_seconds = seconds_since(snapshot_start);
-  SaveFuture future(job->promise.get_future().share());
-  {
-    std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(job));
-  }
-  changed_.notify_all();
+  SaveFuture future = enqueue(std::move(job));
   stats_.blocking_seconds = seconds_since(start);
   return future;
 }

@@ -75,14 +75,22 @@ class AsyncCheckpointer {
   // max_in_flight saves are still writing, snapshots `state`, queues the write and returns. What
   // save() refuses (check_host_state) fails the save on every rank, from wait().
   SaveFuture save_async(const RankState& state, const SaveOptions& options);
+  // For a rank that could not even build its state (`error` says why): it still takes part in the
+  // save's collectives, in its place among the saves, so that every rank's wait() throws the error
+  // instead of the other ranks waiting for it forever.
+  SaveFuture save_async_failed(std::string error, const SaveOptions& options);
   // Blocks until every queued save has finished (successfully or not).
   void wait_all();
 
   const AsyncSaveStats& last_stats() const { return stats_; }
   const HostBufferPool& pool() const { return pool_; }
+  // The group this checkpointer saves with (its rank and world size are the save's).
+  const Coordinator& coordinator() const { return coordinator_; }
 
  private:
   struct Job;
+  void wait_for_room();
+  SaveFuture enqueue(std::unique_ptr<Job> job);
   void run();
 
   Coordinator& coordinator_;

@@ -3,6 +3,12 @@
 
 namespace ember::ckpt {
 
+void check_rank_in_world(std::string_view call, int rank, int world_size) {
+  check(world_size >= 1 && rank >= 0 && rank < world_size,
+        "{}: rank {} of world size {} is not a rank of that world (0 <= rank < world_size, world_size >= 1)",
+        call, rank, world_size);
+}
+
 RowRange LocalTensor::rows() const {
   if (sharding == Sharding::Replicated) return {0, global_shape.empty() ? 1 : global_shape[0]};
   return {row_begin, row_begin + tensor.size(0)};
@@ -38,7 +44,9 @@ void RankState::add_rows(const std::string& name, Tensor local, const Dims& glob
 }
 
 void RankState::add_even_shard(const std::string& name, const Tensor& full, int rank,
-                               int world_size) {
+                               int world_size, Where where) {
+  CallSiteScope call_site(where);
+  check_rank_in_world(fmt::format("checkpoint: add_even_shard of entry '{}'", name), rank, world_size);
   check(full.defined() && full.dim() >= 1,
         "checkpoint: entry '{}': only tensors with at least one dim can be sharded", name);
   const RowRange rows = even_rows(full.size(0), rank, world_size);

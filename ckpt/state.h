@@ -4,12 +4,17 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "ckpt/manifest.h"
 #include "ckpt/sharding.h"
 #include "runtime/tensor.h"
 
 namespace ember::ckpt {
+
+// Refuses a world_size below 1 (even_rows() divides by it) or a rank outside [0, world_size),
+// naming `call`.
+void check_rank_in_world(std::string_view call, int rank, int world_size);
 
 // One rank's part of a tensor entry.
 struct LocalTensor {
@@ -27,8 +32,9 @@ class RankState {
   void add_replicated(const std::string& name, Tensor tensor);
   // `local` holds rows [row_begin, row_begin + local.size(0)) of a tensor of `global_shape`.
   void add_rows(const std::string& name, Tensor local, const Dims& global_shape, int64_t row_begin);
-  // The rows even_rows() gives `rank` of `full` (a view of `full`, not a copy).
-  void add_even_shard(const std::string& name, const Tensor& full, int rank, int world_size);
+  // The rows even_rows() gives `rank` of `world_size` ranks of `full` (a view of `full`, not a copy).
+  void add_even_shard(const std::string& name, const Tensor& full, int rank, int world_size,
+                      Where where = Where::current());
   void add_value(const std::string& name, Value value);
 
   bool contains(const std::string& name) const;

@@ -182,6 +182,7 @@ void apply(const Staged& staged, TrainingState& state, std::vector<std::function
 }  // namespace
 
 RankState training_rank_state(const TrainingState& state, int rank, int world_size) {
+  check_rank_in_world("training_rank_state", rank, world_size);
   RankState out;
   if (state.model != nullptr)
     for (const auto& [name, tensor] : state.model->state_dict())
@@ -228,8 +229,19 @@ std::filesystem::path save_training_state(Coordinator& coordinator, const Traini
 }
 
 SaveFuture save_training_state_async(AsyncCheckpointer& checkpointer, int rank, int world_size,
-                                     const TrainingState& state, const SaveOptions& options) {
-  return checkpointer.save_async(training_rank_state(state, rank, world_size), options);
+                                     const TrainingState& state, const SaveOptions& options, Where where) {
+  CallSiteScope call_site(where);
+  RankState rank_state;
+  try {
+    const Coordinator& group = checkpointer.coordinator();
+    check(rank == group.rank() && world_size == group.world_size(),
+          "save_training_state_async: rank {} of world size {} is not the checkpointer's rank {} of {}; pass "
+          "its coordinator's rank() and world_size()", rank, world_size, group.rank(), group.world_size());
+    rank_state = training_rank_state(state, rank, world_size);
+  } catch (const std::exception& error) {
+    return checkpointer.save_async_failed(error.what(), options);  // the other ranks must not wait for us
+  }
+  return checkpointer.save_async(rank_state, options);
 }
 
 RestoreReport load_training_state(Coordinator& coordinator, const std::filesystem::path& directory,

@@ -42,15 +42,20 @@ struct TrainingState {
   std::map<std::string, Value> extra;  // e.g. {"ema_decay", 0.999}
 };
 
-// This rank's entries of `state` for a save by `world_size` ranks (views, not copies).
+// This rank's entries of `state` for a save by `world_size` ranks (views, not copies). Refuses a rank
+// outside [0, world_size).
 RankState training_rank_state(const TrainingState& state, int rank, int world_size);
 
 // Collective save of every rank's training state.
 std::filesystem::path save_training_state(Coordinator& coordinator, const TrainingState& state,
                                           const SaveOptions& options);
 // The same, snapshotting into the checkpointer's host buffers and writing in the background.
+// `rank` and `world_size` must be the checkpointer's coordinator's: the per-rank rows (RNG, loader)
+// are stored under `rank`, so a wrong one would silently swap the ranks' states. Any refusal
+// (these, or a state that cannot be described) reaches every rank's wait(), naming this call.
 SaveFuture save_training_state_async(AsyncCheckpointer& checkpointer, int rank, int world_size,
-                                     const TrainingState& state, const SaveOptions& options);
+                                     const TrainingState& state, const SaveOptions& options,
+                                     Where where = Where::current());
 
 struct RestoreReport {
   // The world size that saved the training state (train.world_size): an offline reshard changes

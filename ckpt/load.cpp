@@ -5,6 +5,7 @@
 
 #include "ckpt/reader.h"
 #include "ckpt/host_copy.h"
+#include "runtime/memory/overlap.h"
 #include "runtime/memory/storage.h"
 
 namespace ember::ckpt {
@@ -30,6 +31,10 @@ void check_tensor_matches(const CheckpointReader& reader, const Entry& entry,
         dtype_name(saved.dtype), dtype_name(live.tensor.dtype()));
   check(saved.shape == live.global_shape, "{}: saved with global shape {}, the live tensor's is {}",
         where, saved.shape, live.global_shape);
+  // What copy_ refuses: writing element by element, the last row would win without a word.
+  check(!has_internal_overlap(live.tensor),
+        "{}: the live tensor (shape {}, strides {}) is expanded: several of its elements share one address, so it "
+        "cannot be loaded into; clone() it first", where, live.tensor.sizes(), live.tensor.strides());
 }
 
 Staged read_all(const CheckpointReader& reader, const RankState& live, const LoadOptions& options,

@@ -59,6 +59,13 @@ void write_latest(const fs::path& root, const std::string& name, bool durable) {
 }
 
 namespace {
+// std::filesystem's errors would escape callers that catch ember::Error.
+void remove_tree(const fs::path& path) {
+  std::error_code error;
+  fs::remove_all(path, error);
+  check(!error, "checkpoint retention: cannot remove {}: {}", path.string(), error.message());
+}
+
 std::optional<std::string> read_latest_name(const fs::path& root) {
   try {
     std::string text = read_small_file(root / kLatestFileName, 512);
@@ -96,14 +103,18 @@ RetentionReport apply_retention(const fs::path& root, int keep_last, bool durabl
   }
   if (durable && !report.removed.empty()) sync_directory(root);
   for (const std::string& name : report.removed) {
-    fs::remove_all(root / (std::string(kDeletingPrefix) + name));
+    remove_tree(root / (std::string(kDeletingPrefix) + name));
     durability_point("temporary removed");
   }
   if (leftovers == Leftovers::Keep) return report;
-  for (const fs::directory_entry& item : fs::directory_iterator(root)) {
+  std::error_code error;
+  fs::directory_iterator items(root, error);
+  if (error == std::errc::no_such_file_or_directory) return report;  // a first run: nothing saved yet
+  check(!error, "checkpoint retention: cannot list root {}: {}", root.string(), error.message());
+  for (const fs::directory_entry& item : items) {
     const std::string name = item.path().filename().string();
     if (!name.starts_with(kTemporaryPrefix) && !name.starts_with(kDeletingPrefix)) continue;
-    fs::remove_all(item.path());
+    remove_tree(item.path());
     durability_point("temporary removed");
     report.removed_temporaries.push_back(name);
   }

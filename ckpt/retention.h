@@ -59,7 +59,8 @@ enum class Leftovers {
 // other step checkpoints. With Leftovers::Remove (the default: call it when no save into `root` is
 // in flight, e.g. at startup) it also removes every temporary directory in root. The writer's
 // keep_last runs it after each commit with Leftovers::Keep: a concurrent save's (an async one's)
-// temporary directory is not a leftover.
+// temporary directory is not a leftover. A root that does not exist yet (a first run) has nothing
+// to remove; other file-system failures throw ember::Error naming the path.
 RetentionReport apply_retention(const std::filesystem::path& root, int keep_last, bool durable,
                                 Leftovers leftovers = Leftovers::Remove);
 

@@ -8,6 +8,7 @@
 #include "ckpt/retention.h"
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
+#include "tests/error_of.h"
 
 namespace ember::ckpt {
 namespace {
@@ -82,6 +83,17 @@ TEST_CASE("retention after a commit deletes old checkpoints only, never another 
   CHECK(report.removed_temporaries ==
         std::vector<std::string>{".deleting-step_000000000", ".tmp-step_000000009"});
   CHECK(steps(root.path()) == std::vector<int64_t>{2, 3});
+}
+
+TEST_CASE("retention: a root that does not exist yet is a no-op; one that is a file an ember::Error") {
+  testing::TempDir scratch;
+  const RetentionReport report = apply_retention(scratch / "fresh_run", 3, true);  // a first run, at startup
+  CHECK(report.removed.empty());
+  CHECK(report.removed_temporaries.empty());
+  CHECK(!fs::exists(scratch / "fresh_run"));
+  std::ofstream(scratch / "file") << "x";
+  CHECK(ember::testing::error_of([&] { apply_retention(scratch / "file", 3, true); }) ==
+        "checkpoint retention: cannot list root " + (scratch / "file").string() + ": Not a directory");
 }
 
 TEST_CASE("latest: a missing or damaged pointer falls back to the newest committed checkpoint") {

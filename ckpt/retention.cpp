@@ -96,8 +96,12 @@ RetentionReport apply_retention(const fs::path& root, int keep_last, bool durabl
   for (size_t i = 0; i < keep_from; ++i) {
     const std::string& name = committed[i].name;
     if (latest && *latest == name) continue;
-    // Hide it first with one rename, so no reader ever sees a half-deleted checkpoint.
-    rename_path(root / name, root / (std::string(kDeletingPrefix) + name));
+    // Hide it first with one rename, so no reader ever sees a half-deleted checkpoint. A .deleting-NAME
+    // that a crash left while deleting an earlier checkpoint of this name would make the rename fail
+    // (ENOTEMPTY) after every later commit; nothing ever uses one, so it goes first.
+    const fs::path hidden = root / (std::string(kDeletingPrefix) + name);
+    remove_tree(hidden);
+    rename_path(root / name, hidden);
     durability_point("checkpoint hidden for deletion");
     report.removed.push_back(name);
   }

@@ -96,6 +96,21 @@ TEST_CASE("retention: a root that does not exist yet is a no-op; one that is a f
         "checkpoint retention: cannot list root " + (scratch / "file").string() + ": Not a directory");
 }
 
+TEST_CASE("retention: a .deleting-NAME left by a crashed deletion does not fail later saves") {
+  testing::TempDir root;
+  // A retention killed inside its remove_all: step 1 hidden and partly deleted. The run restarts
+  // into the same root and saves step 1 again.
+  fs::create_directories(root / ".deleting-step_000000001");
+  std::ofstream(root / ".deleting-step_000000001" / "rank_00000.bin") << "x";
+  for (int64_t step : {1, 2, 3}) {
+    CAPTURE(step);
+    CHECK_NOTHROW(save_step(root.path(), step, 1));
+  }
+  CHECK(steps(root.path()) == std::vector<int64_t>{3});
+  CHECK(!fs::exists(root / ".deleting-step_000000001"));
+  CHECK(!fs::exists(root / ".deleting-step_000000002"));
+}
+
 TEST_CASE("latest: a missing or damaged pointer falls back to the newest committed checkpoint") {
   testing::TempDir root;
   CHECK(!latest_checkpoint(root.path()).has_value());

@@ -42,14 +42,19 @@ CheckpointReader::CheckpointReader(const fs::path& directory) : directory_(direc
   const fs::path manifest_path = directory / kManifestFileName;
   const std::string text = read_small_file(manifest_path, kMaxManifestBytes);
   manifest_ = parse_shared(text, manifest_path.string());
-  for (const DataFile& data_file : manifest_->files) {
-    File opened = File::open_read(directory / data_file.name);
-    const uint64_t size = opened.size();
-    check(size == data_file.size,
-          "checkpoint {}: data file {} is {} bytes but the manifest says {} (truncated, extended "
-          "or replaced)", directory.string(), data_file.name, size, data_file.size);
-    files_.push_back(std::move(opened));
+  for (size_t i = 0; i < manifest_->files.size(); ++i) {
+    open_data_file(manifest_->files[i]);  // closed again: reads open what they need
+    file_index_.emplace(manifest_->files[i].name, i);
   }
+}
+
+File CheckpointReader::open_data_file(const DataFile& data_file) const {
+  File opened = File::open_read(directory_ / data_file.name);
+  const uint64_t size = opened.size();
+  check(size == data_file.size,
+        "checkpoint {}: data file {} is {} bytes but the manifest says {} (truncated, extended "
+        "or replaced)", directory_.string(), data_file.name, size, data_file.size);
+  return opened;
 }
 
 const Entry& CheckpointReader::entry(std::string_view name) const {
@@ -59,11 +64,26 @@ const Entry& CheckpointReader::entry(std::string_view name) const {
   return *found;
 }
 
-const File& CheckpointReader::file(std::string_view name) const {
-  for (size_t i = 0; i < manifest_->files.size(); ++i)
-    if (manifest_->files[i].name == name) return files_[i];
-  internal_assert(false, "validated chunk names an unlisted file");
-  return files_.front();
+std::shared_ptr<const File> CheckpointReader::file(std::string_view name) const {
+  const auto listed = file_index_.find(name);
+  internal_assert(listed != file_index_.end(), "validated chunk names an unlisted file");
+  std::lock_guard lock(open_files_mutex_);
+  ++uses_;
+  for (OpenFile& open : open_files_)
+    if (open.index == listed->second) {
+      open.last_use = uses_;
+      return open.file;
+    }
+  OpenFile opened{listed->second, uses_,
+                  std::make_shared<const File>(open_data_file(manifest_->files[listed->second]))};
+  if (open_files_.size() < kMaxOpenDataFiles) {
+    open_files_.push_back(opened);
+  } else {
+    auto least_recent = std::min_element(open_files_.begin(), open_files_.end(),
+                                         [](const OpenFile& a, const OpenFile& b) { return a.last_use < b.last_use; });
+    *least_recent = opened;
+  }
+  return opened.file;
 }
 
 void CheckpointReader::checksum_mismatch(const Entry& entry, const Chunk& chunk, uint64_t block,
@@ -80,10 +100,10 @@ void CheckpointReader::hash_file_range(const Chunk& chunk, uint64_t begin, uint6
                                        StreamingChecksum& hasher) const {
   if (begin >= end) return;
   std::vector<std::byte> scratch(std::min(end - begin, kReadBytes));
-  const File& data = file(chunk.file);
+  const std::shared_ptr<const File> data = file(chunk.file);
   for (uint64_t at = begin; at < end; at += scratch.size()) {
     const uint64_t size = std::min<uint64_t>(scratch.size(), end - at);
-    data.read_at(scratch.data(), size, chunk.offset + at);
+    data->read_at(scratch.data(), size, chunk.offset + at);
     hasher.update(scratch.data(), size);
   }
   bytes_read_ += end - begin;
@@ -94,7 +114,7 @@ void CheckpointReader::hash_file_range(const Chunk& chunk, uint64_t begin, uint6
 void CheckpointReader::read_chunk_part(const Entry& entry, const Chunk& chunk, uint64_t begin,
                                        uint64_t end, std::byte* destination) const {
   if (begin >= end) return;
-  const File& data = file(chunk.file);
+  const std::shared_ptr<const File> data = file(chunk.file);
   StreamingChecksum hasher;
   for (uint64_t block = begin / chunk.block_bytes; block <= (end - 1) / chunk.block_bytes; ++block) {
     const uint64_t block_begin = block * chunk.block_bytes;
@@ -106,7 +126,7 @@ void CheckpointReader::read_chunk_part(const Entry& entry, const Chunk& chunk, u
     hash_file_range(chunk, block_begin, piece_begin, hasher);
     for (uint64_t at = piece_begin; at < piece_end; at += kReadBytes) {
       const uint64_t size = std::min(kReadBytes, piece_end - at);
-      data.read_at(piece + (at - piece_begin), size, chunk.offset + at);
+      data->read_at(piece + (at - piece_begin), size, chunk.offset + at);
       hasher.update(piece + (at - piece_begin), size);  // while the bytes are still in cache
     }
     bytes_read_ += piece_end - piece_begin;

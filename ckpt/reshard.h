@@ -1,5 +1,6 @@
 // Offline resharding: a checkpoint saved at N ranks rewritten as M ranks would save it, each of
-// M simulated ranks reading only its rows (the same path a resharded load takes).
+// M simulated ranks reading only the bytes it writes: its rows (the same path a resharded load
+// takes) and the replicated tensors it is the writer of.
 #pragma once
 
 #include <filesystem>
@@ -13,7 +14,9 @@ namespace ember::ckpt {
 std::filesystem::path reshard(const std::filesystem::path& source, int world_size,
                               const SaveOptions& options);
 
-// The whole checkpoint as rank `rank` of `world_size` would hold it in that layout.
-RankState rank_state_from(const class CheckpointReader& reader, int rank, int world_size);
+// What rank `rank` of `world_size` writes in that layout: its even_rows() of every sharded entry,
+// with data; every replicated entry declared, with data only where replicated_owners() makes this
+// rank its writer; every value.
+HostState reshard_rank_state(const class CheckpointReader& reader, int rank, int world_size);
 
 }  // namespace ember::ckpt

@@ -26,7 +26,7 @@ HostTensor describe(const std::string& name, const LocalTensor& local) {
 void check_host_state(const HostState& state) {
   for (const HostTensor& tensor : state.tensors) {
     check_entry_name(tensor.name, "checkpoint save");
-    if (tensor.dtype != kBool) continue;
+    if (tensor.dtype != kBool || tensor.data == nullptr) continue;  // null: another rank writes it
     const int64_t bad = first_invalid_bool(tensor.data, tensor.bytes);
     check(bad < 0, "checkpoint save: bool tensor '{}' holds byte {} at element {}; a bool element is 0 or 1",
           tensor.name, bad < 0 ? 0u : std::to_integer<unsigned>(tensor.data[bad]), bad);
@@ -53,12 +53,6 @@ HostState host_state(const RankState& state) {
   return host;
 }
 
-namespace {
-
-std::string data_file_name(int rank) { return fmt::format("rank_{:05d}.bin", rank); }
-
-// Which rank writes each replicated tensor: largest first, each to the least-loaded rank. Every
-// rank computes the same answer from the same declarations (rank 0 checks they agree).
 std::map<std::string, int> replicated_owners(const HostState& state, int world_size) {
   std::vector<const HostTensor*> replicated;
   for (const HostTensor& tensor : state.tensors)
@@ -74,6 +68,10 @@ std::map<std::string, int> replicated_owners(const HostState& state, int world_s
   }
   return owners;
 }
+
+namespace {
+
+std::string data_file_name(int rank) { return fmt::format("rank_{:05d}.bin", rank); }
 
 json declarations(const HostState& state) {
   json declared = json::array();
@@ -96,6 +94,7 @@ json write_rank_file(const fs::path& temporary, int rank, const HostState& state
     const bool owned = tensor.sharding == Sharding::Replicated ? owners.at(tensor.name) == rank
                                                                : true;
     if (!owned || tensor.rows.empty()) continue;
+    internal_assert(tensor.data != nullptr || tensor.bytes == 0, "a rank writes a tensor it holds no bytes of");
     const uint64_t block_bytes = choose_block_bytes(tensor.bytes);
     json sums = block_checksums(tensor.data, tensor.bytes, block_bytes);
     file.write_all(tensor.data, tensor.bytes);

@@ -32,6 +32,8 @@ struct HostTensor {
   Dims global_shape;
   Sharding sharding = Sharding::Replicated;
   RowRange rows;               // the global rows these bytes hold
+  // Null for a replicated tensor that replicated_owners() gives another rank: declared, never
+  // written by this rank (an offline reshard reads only the bytes its rank writes).
   const std::byte* data = nullptr;
   uint64_t bytes = 0;
 };
@@ -52,6 +54,10 @@ HostTensor describe(const std::string& name, const LocalTensor& local);
 // 1 to kMaxNameBytes printable ASCII bytes, bool bytes other than 0 or 1. save() (through
 // host_state) and AsyncCheckpointer::save_async run it on what they are about to write.
 void check_host_state(const HostState& state);
+
+// Which rank writes each replicated tensor of `state`: largest first, each to the least-loaded rank.
+// Every rank computes the same answer from the same declarations (rank 0 checks they agree).
+std::map<std::string, int> replicated_owners(const HostState& state, int world_size);
 
 // Host views of a rank's tensors: CPU contiguous tensors are used in place, others are copied.
 // Throws what check_host_state() refuses.

@@ -4,6 +4,7 @@
 
 #include "ckpt/load.h"
 #include "ckpt/reader.h"
+#include "ckpt/reshard.h"
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
@@ -117,6 +118,32 @@ TEST_CASE("a resharding rank reads only its rows plus the partial blocks at chun
 
 namespace ember::ckpt {
 namespace {
+
+TEST_CASE("offline reshard: each replicated tensor is read only by the new rank that writes it") {
+  // Every new rank used to read a full copy of every replicated tensor: M copies in memory at once.
+  TempDir root;
+  testing::Reference reference;
+  reference.tensors["table"] = testing::patterned({64, 64}, kFloat32, 3);  // 16 KiB, one chunk
+  reference.sharded["table"] = false;
+  reference.values["step"] = int64_t{1};
+  save_reference(reference, 2, root.path(), "original");
+  constexpr int kNewWorld = 4;
+  int writers = 0;
+  for (int rank = 0; rank < kNewWorld; ++rank) {
+    CAPTURE(rank);
+    const CheckpointReader reader(root / "original");
+    const HostState host = reshard_rank_state(reader, rank, kNewWorld);
+    REQUIRE(host.tensors.size() == 1);  // declared on every rank
+    CHECK(host.tensors[0].bytes == 64 * 64 * 4);
+    const bool writes = host.tensors[0].data != nullptr;
+    writers += writes ? 1 : 0;
+    CHECK(reader.bytes_read() == (writes ? 64 * 64 * 4 : 0));
+    CHECK(std::get<int64_t>(host.values.at("step")) == 1);
+  }
+  CHECK(writers == 1);
+  reshard(root / "original", kNewWorld, {.root = root.path(), .name = "four", .durable = false});
+  CHECK(testing::same_bytes(CheckpointReader(root / "four").read("table"), reference.tensors.at("table")));
+}
 
 TEST_CASE("a state of only empty tensors and values saves and loads") {
   testing::TempDir root;

@@ -14,7 +14,8 @@ constexpr std::string_view kChecksumPrefix = ",\n\"manifest_checksum\": \"";
 constexpr std::string_view kChecksumSuffix = "\"\n}\n";
 
 // float64 values are hex-float strings ("0x1.999999999999ap-4", "inf", "-nan"): exact, and
-// readable by Python's float.fromhex.
+// readable by Python's float.fromhex. parse_float64 takes exactly the spellings float.fromhex and
+// tools/ckpt_manifest.py take, rounded as they round (manifest_float.cpp); nullopt otherwise.
 std::string format_float64(double value);
 std::optional<double> parse_float64(std::string_view text);
 

@@ -1,7 +1,6 @@
 // Manifest text -> Manifest: the seal, the JSON (depth-limited, duplicate keys rejected) and every
 // member's type and range. Cross-member checks (coverage, bounds, overlap) are in
 // manifest_validate.cpp. The input is untrusted: every number is range-checked before use.
-#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -14,24 +13,6 @@
 namespace ember::ckpt {
 
 using nlohmann::json;
-
-std::string format_float64(double value) { return fmt::format("{:a}", value); }
-
-std::optional<double> parse_float64(std::string_view text) {
-  bool negative = !text.empty() && text[0] == '-';
-  if (negative) text.remove_prefix(1);
-  double magnitude;
-  if (text == "inf") magnitude = INFINITY;
-  else if (text == "nan") magnitude = NAN;
-  else {
-    if (text.size() < 3 || text.substr(0, 2) != "0x") return std::nullopt;
-    text.remove_prefix(2);
-    auto [end, error] =
-        std::from_chars(text.data(), text.data() + text.size(), magnitude, std::chars_format::hex);
-    if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  }
-  return negative ? -magnitude : magnitude;
-}
 
 namespace {
 

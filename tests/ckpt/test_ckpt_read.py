@@ -114,6 +114,36 @@ def check_hostile(directory, reader):
     return all([refuses(reader, *case) for case in cases])  # a list: every case runs and reports
 
 
+# The float64 spellings tests/ckpt/test_manifest.cpp gives the C++ reader: both must agree.
+FLOATS_TAKEN = {"0x1p-1080": 0.0, "-0x1p-1080": -0.0, "0x1p-1075": 0.0, "0x1.8p-1075": 2.0**-1074,
+                "0x1p-1074": 2.0**-1074, "0x1.00000000000008p0": 1.0, "0x1.00000000000018p0": 1.0 + 2.0**-51,
+                "0x1.p1": 2.0, "0xAp0": 10.0, "0x1P+1": 2.0, "-0x1.8p1": -3.0}
+FLOATS_REFUSED = ["0x-1.0624dd2f1a9fcp-10", "-0x-1p0", "0xinf", "0xnan", "0x+1p0", "0x1p", "0x.p1", "0x",
+                  "0x1p+99999", "0x1.fffffffffffff8p1023", "0x1p1024", "0X1p0", " 0x1p0", "0x1p0 ", "0x1_0p0",
+                  "+0x1p0"]
+
+
+def check_float_spellings(reader):
+    sys.path.insert(0, os.path.dirname(reader))
+    from ckpt_manifest import float64  # noqa: E402
+    good = True
+    for text, expected in FLOATS_TAKEN.items():
+        try:
+            value = float64(text, "w")
+        except ValueError as error:
+            value = error
+        if not (isinstance(value, float) and value.hex() == expected.hex()):
+            print(f"float64 {text!r}: got {value!r}, expected {expected.hex()}")
+            good = False
+    for text in FLOATS_REFUSED:
+        try:
+            print(f"float64 {text!r}: took it as {float64(text, 'w')!r}, expected a refusal")
+            good = False
+        except ValueError:
+            pass
+    return good
+
+
 def run(*command):
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
@@ -136,6 +166,8 @@ def main(helper, ember_ckpt, reader):
         assert nested["shape"] == [11, 2, 3] and len(nested["data"]) == 11 and len(nested["data"][0][0]) == 3
         print(f"ckpt_read.py matched ember-ckpt on all {compared} entries")
         if not check_hostile(directory, reader):
+            return 1
+        if not check_float_spellings(reader):
             return 1
         print("ckpt_read.py refused every hostile checkpoint")
         return 0

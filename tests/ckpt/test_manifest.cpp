@@ -2,6 +2,7 @@
 // balanced row split and block checksums.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "ckpt/checksum.h"
@@ -71,6 +72,28 @@ TEST_CASE("manifest: float64 values are spelled exactly as hex floats") {
   CHECK(!parse_float64("0.5").has_value());
   CHECK(!parse_float64("0x1p-1junk").has_value());
   CHECK(!parse_float64("").has_value());
+}
+
+TEST_CASE("manifest: float64 spellings are taken and refused as FORMAT.md and ckpt_read.py do") {
+  // tests/ckpt/test_ckpt_read.py checks tools/ckpt_manifest.py against the same table. A sign,
+  // "inf" or "nan" after the 0x used to be accepted, and a value that rounds to 0 refused.
+  const std::vector<std::pair<std::string, double>> taken = {
+      {"0x1p-1080", 0.0},          {"-0x1p-1080", -0.0},      {"0x1p-1075", 0.0},
+      {"0x1.8p-1075", 0x1p-1074},  {"0x1p-1074", 0x1p-1074},  {"0x1.00000000000008p0", 1.0},
+      {"0x1.00000000000018p0", 0x1.0000000000002p0},          {"0x1.p1", 2.0},
+      {"0xAp0", 10.0},             {"0x1P+1", 2.0},           {"-0x1.8p1", -3.0}};
+  for (const auto& [text, expected] : taken) {
+    CAPTURE(text);
+    const std::optional<double> parsed = parse_float64(text);
+    REQUIRE(parsed.has_value());
+    CHECK(std::bit_cast<uint64_t>(*parsed) == std::bit_cast<uint64_t>(expected));
+  }
+  for (const char* text : {"0x-1.0624dd2f1a9fcp-10", "-0x-1p0", "0xinf", "0xnan", "0x+1p0", "0x1p", "0x.p1", "0x",
+                           "0x1p+99999", "0x1.fffffffffffff8p1023", "0x1p1024", "0X1p0", " 0x1p0", "0x1p0 ",
+                           "0x1_0p0", "+0x1p0"}) {
+    CAPTURE(text);
+    CHECK(!parse_float64(text).has_value());
+  }
 }
 
 TEST_CASE("manifest: the seal covers every byte before it") {

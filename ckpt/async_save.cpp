@@ -19,6 +19,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 constexpr int kWriterNice = 5;
 constexpr size_t kAlignment = 64;  // each tensor starts on a cache line of the buffer
 size_t align_up(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+size_t checked_max_in_flight(size_t max_in_flight, Where where) {
+  CallSiteScope call_site(where);
+  check(max_in_flight >= 1, "AsyncCheckpointer: max_in_flight must be at least 1 (saves queued or writing at once), "
+        "got {}", max_in_flight);
+  return max_in_flight;
+}
 }  // namespace
 
 HostBufferPool::HostBufferPool(size_t max_buffers) : max_buffers_(max_buffers) {
@@ -81,8 +88,8 @@ struct AsyncCheckpointer::Job {
   std::promise<std::filesystem::path> promise;
 };
 
-AsyncCheckpointer::AsyncCheckpointer(Coordinator& coordinator, size_t max_in_flight)
-    : coordinator_(coordinator), max_in_flight_(max_in_flight), pool_(max_in_flight) {
+AsyncCheckpointer::AsyncCheckpointer(Coordinator& coordinator, size_t max_in_flight, Where where)
+    : coordinator_(coordinator), max_in_flight_(checked_max_in_flight(max_in_flight, where)), pool_(max_in_flight_) {
   worker_ = std::thread([this] { run(); });
 }
 

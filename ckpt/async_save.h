@@ -65,7 +65,8 @@ class AsyncCheckpointer {
  public:
   // `coordinator` is used from the background thread, for this checkpointer's saves only: give it
   // a group of its own (in a real job: a separate communicator), not one used for training.
-  explicit AsyncCheckpointer(Coordinator& coordinator, size_t max_in_flight = 1);
+  // `max_in_flight` (>= 1): saves queued or writing at once; one more save_async() waits for room.
+  explicit AsyncCheckpointer(Coordinator& coordinator, size_t max_in_flight = 1, Where where = Where::current());
   // Waits for the saves in flight; their errors stay in their futures.
   ~AsyncCheckpointer();
   AsyncCheckpointer(const AsyncCheckpointer&) = delete;

@@ -145,6 +145,24 @@ Manifest build_manifest(const HostState& state, const std::vector<json>& message
 
 std::string error_text(const std::exception& error) { return error.what(); }
 
+// Phase 1 on rank 0: a fresh temporary directory in root (created if absent). std::filesystem's own
+// errors would name neither the save nor SaveOptions::root.
+void prepare_temporary(const SaveOptions& options, const fs::path& final_path, const fs::path& temporary) {
+  check_checkpoint_name(options.name);
+  check(!options.root.empty(), "checkpoint save: SaveOptions::root is empty; give the directory that holds the "
+        "checkpoints (\".\" for the current one)");
+  std::error_code error;
+  fs::create_directories(options.root, error);
+  check(!error, "checkpoint save: cannot create root {}: {}", options.root.string(), error.message());
+  const bool exists = fs::exists(final_path, error);
+  check(!error, "checkpoint save: cannot look for {}: {}", final_path.string(), error.message());
+  check(!exists, "checkpoint: {} already exists", final_path.string());
+  fs::remove_all(temporary, error);  // a stale one from a crashed save of the same name
+  check(!error, "checkpoint save: cannot remove the stale {}: {}", temporary.string(), error.message());
+  fs::create_directory(temporary, error);
+  check(!error, "checkpoint save: cannot create {}: {}", temporary.string(), error.message());
+}
+
 }  // namespace
 
 fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
@@ -156,11 +174,7 @@ fs::path write_checkpoint(Coordinator& coordinator, const HostState& state,
   std::string error;  // phase 1: rank 0 prepares a fresh temporary directory
   if (rank == 0) {
     try {
-      check_checkpoint_name(options.name);
-      fs::create_directories(options.root);
-      check(!fs::exists(final_path), "checkpoint: {} already exists", final_path.string());
-      fs::remove_all(temporary);  // a stale one from a crashed save of the same name
-      fs::create_directory(temporary);
+      prepare_temporary(options, final_path, temporary);
       durability_point("temporary directory created");
     } catch (const std::exception& failure) {
       error = error_text(failure);

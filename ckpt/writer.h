@@ -14,7 +14,8 @@
 namespace ember::ckpt {
 
 struct SaveOptions {
-  std::filesystem::path root;  // holds the checkpoints and the `latest` pointer; created if absent
+  std::filesystem::path root;  // holds the checkpoints and the `latest` pointer; created if absent;
+                               // not empty ("." is the current directory)
   std::string name;            // the checkpoint's directory in root, e.g. step_name(step)
   int keep_last = 0;           // after the commit, keep the newest k step checkpoints (0: all);
                                // other saves' temporary directories are left alone

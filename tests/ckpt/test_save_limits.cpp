@@ -5,11 +5,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 
+#include "ckpt/async_save.h"
 #include "ckpt/reader.h"
 #include "ckpt/retention.h"
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
+#include "tests/error_of.h"
 
 namespace ember::ckpt {
 namespace {
@@ -110,6 +113,27 @@ TEST_CASE("save: a checkpoint name whose temporary directory would not fit NAME_
                          Error);
   }
   CHECK(root_listing(root.path()) == std::vector<std::string>{std::string(250, 'c'), "latest"});
+}
+
+TEST_CASE("save: an empty root, a root under a file and max_in_flight 0 are refused, naming the value") {
+  testing::TempDir scratch;
+  RankState state;
+  state.add_replicated("w", testing::patterned({2}, kFloat32, 3));
+  SingleRank single;
+  // std::filesystem's errors used to escape: "cannot create directories: Invalid argument []".
+  CHECK(ember::testing::error_of([&] { save(single, state, {.root = "", .name = "x"}); }) ==
+        "checkpoint save: SaveOptions::root is empty; give the directory that holds the checkpoints (\".\" for "
+        "the current one)");
+  std::ofstream(scratch / "file") << "x";
+  const fs::path under_file = scratch / "file" / "x";
+  CHECK(ember::testing::error_of([&] { save(single, state, {.root = under_file, .name = "x"}); }) ==
+        "checkpoint save: cannot create root " + under_file.string() + ": Not a directory");
+  // It used to name an internal class: "HostBufferPool: needs at least one buffer, got 0".
+  const int line = __LINE__ + 1;
+  const std::string message = ember::testing::error_of([&] { AsyncCheckpointer checkpointer(single, 0); });
+  CHECK(message.starts_with("AsyncCheckpointer: max_in_flight must be at least 1 (saves queued or writing at "
+                            "once), got 0 at "));
+  CHECK(ember::testing::names_line(message, line));
 }
 
 }  // namespace

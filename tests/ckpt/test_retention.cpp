@@ -85,7 +85,7 @@ TEST_CASE("retention after a commit deletes old checkpoints only, never another 
   CHECK(steps(root.path()) == std::vector<int64_t>{2, 3});
 }
 
-TEST_CASE("retention: a root that does not exist yet is a no-op; one that is a file an ember::Error") {
+TEST_CASE("retention: a root that does not exist yet is a no-op, one that is a file an ember::Error") {
   testing::TempDir scratch;
   const RetentionReport report = apply_retention(scratch / "fresh_run", 3, true);  // a first run, at startup
   CHECK(report.removed.empty());

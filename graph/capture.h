@@ -23,15 +23,20 @@ class GraphBreak : public Error {
 // (runtime/random/random_attrs.h); without one, a replay would repeat the same numbers.
 bool draws_random_numbers(const OpDef& op);
 
+// The .grad tensor of `leaf`, or null when it has none.
+const TensorImpl* current_grad(const TensorImpl& leaf);
+
 class CaptureMode final : public DispatchMode {
  public:
   // With fullgraph, a graph break throws GraphBreak; otherwise it is recorded in break_reason()
   // and the capture goes on running eagerly (the caller then discards the graph).
   CaptureMode(Graph& graph, bool fullgraph);
 
+  // A graph input; those added before finish() are the caller's arguments, whose .grad the graph
+  // reads and sets as a parameter's (GradLeaf), those after it the backward's seeds.
   ValueId add_input(const Tensor& tensor);
-  // Records the outputs, then the write-backs of state changed in the graph and the parameters'
-  // final .grad. Call after fn returned, outside the mode's guard.
+  // Records the outputs, then the write-backs of state changed in the graph and the final .grad
+  // of the parameters and arguments. Call after fn returned, outside the mode's guard.
   void finish(std::span<const Tensor> outputs);
   const std::string& break_reason() const { return break_reason_; }
   // The value `tensor` holds in the graph (an alias of one resolves to it); a tensor the graph
@@ -54,6 +59,9 @@ class CaptureMode final : public DispatchMode {
   const std::vector<Tensor>& grad_input_tensors() const { return grad_input_tensors_; }
   // The host-state guards the captured code asked for (on_host_guard), to check before replays.
   std::vector<HostGuard> take_host_guards() { return std::move(host_guards_); }
+  // The arguments that must come without a .grad, as at the capture (an argument's "no .grad on
+  // the leaf" guard: another tensor each call, so checked on the call's inputs, not bound here).
+  const std::vector<int>& arguments_without_grad() const { return arguments_without_grad_; }
 
  private:
   struct Binding {
@@ -75,8 +83,12 @@ class CaptureMode final : public DispatchMode {
   // find(), or the value of the tensor a detach()ed alias came from, or of an alias with the
   // same buffer; else lifts the tensor as a state input bound by identity.
   ValueId value_of(const Tensor& tensor);
-  ValueId lift(const Tensor& tensor);  // a new state input, or a parameter's .grad as a GradInput
+  ValueId lift(const Tensor& tensor);  // a new state input, or a leaf's .grad as a GradInput
+  ValueId add_grad_input(const Tensor& grad, GradLeaf leaf);
   void make_grad_input(int state, int leaf);
+  int argument_index(const TensorImpl& leaf) const;  // -1 when `leaf` is none of the caller's arguments
+  // The grad write-back of `leaf` (or none), as finish() decides it for each parameter and argument.
+  void record_grad_write_back(const std::shared_ptr<TensorImpl>& leaf, GradLeaf target);
   ValueId pending_alias_value(const Tensor& tensor);  // -1 when `tensor` is no pending alias
   ValueId same_buffer_value(const Tensor& tensor);    // -1 when no value has its buffer and geometry
 
@@ -110,6 +122,9 @@ class CaptureMode final : public DispatchMode {
   void add_no_grad_guard(const std::shared_ptr<TensorImpl>& leaf);
   std::unordered_map<const TensorImpl*, std::weak_ptr<TensorImpl>> no_grad_guarded_;
   std::vector<Tensor> grad_input_tensors_;
+  std::vector<std::weak_ptr<TensorImpl>> arguments_;  // the caller's, in order
+  std::vector<int> arguments_without_grad_;
+  bool finished_ = false;
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.
   std::vector<HostEffect> pending_effects_;

@@ -279,6 +279,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     }
   }
   guards.host = mode.take_host_guards();
+  guards.arguments_without_grad = mode.arguments_without_grad();
   std::vector<Tensor> all_inputs = inputs;  // the caller's, then the .grad tensors read as inputs
   for (const Tensor& grad : mode.grad_input_tensors()) {
     all_inputs.push_back(grad);

@@ -2,6 +2,8 @@
 // compiled function did and why, in text a user can act on.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "graph/compile.h"
 #include "graph/compiled_autograd.h"
 #include "graph/fusion.h"
@@ -42,6 +44,9 @@ std::string describe_guards(const Guards& guards, std::span<const uint32_t> dyna
     if (!guards.inputs_contiguous[i]) text += fmt::format(" (non-contiguous, strides {})", guards.inputs_strides[i]);
     if (i < guards.arguments.size() && guards.arguments[i].binding == CapturedArgument::Binding::Pinned)
       text += " (the captured tensor itself: the function also reads it)";
+    if (std::find(guards.arguments_without_grad.begin(), guards.arguments_without_grad.end(), i) !=
+        guards.arguments_without_grad.end())
+      text += " without a .grad";
     if (i < dynamic_dims.size() && (dynamic_dims[i] & all_dims(input.sizes.size())) != 0)
       text += fmt::format(" (dims {} dynamic)", dims_text(dynamic_dims[i] & all_dims(input.sizes.size())));
   }

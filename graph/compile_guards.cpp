@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <span>
 
+#include "graph/capture.h"
 #include "graph/compile.h"
 #include "graph/compile_internal.h"
 #include "graph/compile_log.h"
@@ -80,7 +81,8 @@ size_t hook_count(const TensorImpl& impl) { return impl.autograd_meta ? impl.aut
 
 std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> all = inputs;
-  for (const GradInput& grad : graph.grad_inputs) all.push_back(Tensor(graph.state_tensors[grad.leaf]).grad());
+  for (const GradInput& grad : graph.grad_inputs)
+    all.push_back(Tensor(grad_leaf_tensor(graph, grad.leaf, inputs)).grad());
   return all;
 }
 
@@ -108,8 +110,9 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
   for (size_t i = callers; i < inputs.size(); ++i)
     if (!inputs[i].defined())
       return why([&] {
-        return fmt::format("the .grad of state %s{} is unset, the graph was captured reading it",
-                           graph.grad_inputs[i - callers].leaf);
+        const GradLeaf& leaf = graph.grad_inputs[i - callers].leaf;
+        return fmt::format("the .grad of {}{} is unset, the graph was captured reading it",
+                           leaf.argument ? "input " : "state %s", leaf.index);
       });
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) return why([&] { return fmt::format("input {} is undefined", i); });
@@ -142,6 +145,13 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
         return fmt::format("input {} {} grad, the graph was captured with it {}", i,
                            inputs[i].requires_grad() ? "requires" : "does not require",
                            guards.inputs_require_grad[i] ? "requiring it" : "not requiring it");
+      });
+  for (const int i : guards.arguments_without_grad)
+    if (current_grad(*inputs[i].impl()) != nullptr)
+      return why([&] {
+        return fmt::format("input {} has a .grad, the graph was captured with none (it installs the whole gradient, "
+                           "where backward adds to a .grad that is there)",
+                           i);
       });
   for (size_t i = 0; i < guards.arguments.size(); ++i)
     if (const CapturedArgument& argument = guards.arguments[i];

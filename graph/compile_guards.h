@@ -66,6 +66,9 @@ struct Guards {
   std::vector<SharedMemory> shared_memory;
   // Per caller argument (not the .grad inputs after them): see CapturedArgument.
   std::vector<CapturedArgument> arguments;
+  // Arguments that must have no .grad: the graph installs their whole gradient, where backward
+  // adds to a .grad that is there (a call that finds one captures the accumulating variant).
+  std::vector<int> arguments_without_grad;
   // Host state the captured code branched on (a Dropout's training flag): each must still hold.
   std::vector<HostGuard> host;
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured

@@ -81,7 +81,7 @@ std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
     if (!slots_[write.value].is_same(target)) target.copy_(slots_[write.value]);
   }
   for (const GradWriteBack& write : graph_.grad_write_backs)
-    Tensor(graph_.state_tensors[write.state]).set_grad(write.value < 0 ? Tensor() : slots_[write.value]);
+    Tensor(grad_leaf_tensor(graph_, write.leaf, inputs)).set_grad(write.value < 0 ? Tensor() : slots_[write.value]);
   std::vector<Tensor> results;
   for (ValueId output : graph_.outputs) results.push_back(slots_[output]);
   for (Tensor& slot : slots_) slot = Tensor();  // intermediates die now, as in eager execution

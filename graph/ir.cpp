@@ -21,6 +21,11 @@ void rethrow_at_call_site(const Node& node) {
 
 TensorMeta meta_of(const Tensor& tensor) { return {tensor.sizes(), tensor.dtype(), tensor.device()}; }
 
+const std::shared_ptr<TensorImpl>& grad_leaf_tensor(const Graph& graph, const GradLeaf& leaf,
+                                                    std::span<const Tensor> inputs) {
+  return leaf.argument ? inputs[leaf.index].impl_ptr() : graph.state_tensors[leaf.index];
+}
+
 ValueId Graph::add_value(const TensorMeta& meta, ValueSource source, int index, int output) {
   values.push_back({meta, source, index, output});
   return static_cast<ValueId>(values.size()) - 1;
@@ -75,6 +80,11 @@ std::string value_name(const Graph& graph, ValueId id) {
     case ValueSource::NodeOutput: break;
   }
   return fmt::format("%{}", id);
+}
+
+// `%s0` for a state leaf, `%x1` for an argument.
+std::string leaf_name(const Graph& graph, const GradLeaf& leaf) {
+  return value_name(graph, leaf.argument ? graph.inputs[leaf.index] : graph.state_inputs[leaf.index]);
 }
 
 std::string type_text(const TensorMeta& meta) {
@@ -150,7 +160,7 @@ std::string to_text(const Graph& graph) {
   text += "):\n";
   for (const GradInput& grad : graph.grad_inputs)
     text += fmt::format("    # {} is the .grad of {}, read per call\n", value_name(graph, graph.inputs[grad.input]),
-                        value_name(graph, graph.state_inputs[grad.leaf]));
+                        leaf_name(graph, grad.leaf));
   for (ValueId id : graph.state_inputs)
     text += fmt::format("    {} = state()  # {}\n", value_name(graph, id), type_text(graph.values[id].meta));
   for (ValueId id : graph.constants)
@@ -172,8 +182,7 @@ std::string to_text(const Graph& graph) {
     text += fmt::format("    write_back({}, {})\n", value_name(graph, graph.state_inputs[write.state]),
                         value_name(graph, write.value));
   for (const GradWriteBack& write : graph.grad_write_backs)
-    text += fmt::format("    set_grad({}, {})\n", value_name(graph, graph.state_inputs[write.state]),
-                        value_name(graph, write.value));
+    text += fmt::format("    set_grad({}, {})\n", leaf_name(graph, write.leaf), value_name(graph, write.value));
   text += "    return (";
   for (size_t i = 0; i < graph.outputs.size(); ++i) text += (i ? ", " : "") + value_name(graph, graph.outputs[i]);
   return text + ")\n";
@@ -240,13 +249,15 @@ void verify(const Graph& graph) {
     define(graph.state_inputs[i], fmt::format("state input {}", i));
     check(graph.state_tensors[i] != nullptr, "verify: state input {} is bound to no tensor", i);
   }
+  const size_t arguments = graph.inputs.size() - graph.grad_inputs.size();
+  const auto names_a_leaf = [&](const GradLeaf& leaf) {
+    return leaf.index >= 0 && static_cast<size_t>(leaf.index) < (leaf.argument ? arguments : graph.state_inputs.size());
+  };
   for (size_t g = 0; g < graph.grad_inputs.size(); ++g) {
     const GradInput& grad = graph.grad_inputs[g];
-    const size_t first = graph.inputs.size() - graph.grad_inputs.size();
-    check(grad.input == static_cast<int>(first + g) && grad.leaf >= 0 &&
-              grad.leaf < static_cast<int>(graph.state_inputs.size()),
-          "verify: .grad input {} is graph input {} of state {}, expected input {} of a state", g, grad.input,
-          grad.leaf, first + g);
+    check(grad.input == static_cast<int>(arguments + g) && names_a_leaf(grad.leaf),
+          "verify: .grad input {} is graph input {} of {} {}, expected input {} of a state or an argument", g,
+          grad.input, grad.leaf.argument ? "argument" : "state", grad.leaf.index, arguments + g);
   }
   check(graph.constants.size() == graph.constant_tensors.size(), "verify: {} constants but {} tensors",
         graph.constants.size(), graph.constant_tensors.size());
@@ -291,7 +302,11 @@ void verify(const Graph& graph) {
                                         graph.values[graph.state_inputs.at(write.state)].meta),
           "verify: write-back of %{} into state %s{} changes its type", write.value, write.state);
   }
-  for (const GradWriteBack& write : graph.grad_write_backs) use(write.value, "a grad write-back");
+  for (const GradWriteBack& write : graph.grad_write_backs) {
+    use(write.value, "a grad write-back");
+    check(names_a_leaf(write.leaf), "verify: a grad write-back of %{} names {} {}, which the graph does not have",
+          write.value, write.leaf.argument ? "argument" : "state", write.leaf.index);
+  }
 }
 
 }  // namespace ember::graph

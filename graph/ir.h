@@ -58,17 +58,25 @@ struct WriteBack {
   ValueId value = 0;
 };
 
-// A graph input the caller does not pass: each call feeds it the current .grad of state tensor
-// `leaf` (a parameter). Gradients made outside fn (backward() before a compiled optimizer step)
-// are new tensors each call; binding them through their parameter keeps one graph for all calls.
-struct GradInput {
-  int input = 0;
-  int leaf = 0;
+// A leaf whose .grad a graph reads or sets: a state tensor (a parameter fn reaches itself) or one
+// of the caller's arguments (an input requiring grad: a saliency map, an adversarial example, a
+// weight passed in), which may be another tensor at every call.
+struct GradLeaf {
+  bool argument = false;
+  int index = 0;  // into state_tensors, or into the caller's arguments (the first graph inputs)
 };
 
-// The final .grad of a state tensor (a parameter): set to `value`, or cleared when value is -1.
+// A graph input the caller does not pass: each call feeds it the current .grad of `leaf`.
+// Gradients made outside fn (backward() before a compiled optimizer step) are new tensors each
+// call; binding them through their leaf keeps one graph for all calls.
+struct GradInput {
+  int input = 0;
+  GradLeaf leaf;
+};
+
+// The final .grad of `leaf`: set to `value`, or cleared when value is -1.
 struct GradWriteBack {
-  int state = 0;
+  GradLeaf leaf;
   ValueId value = -1;
 };
 
@@ -105,6 +113,10 @@ struct Graph {
 };
 
 TensorMeta meta_of(const Tensor& tensor);
+
+// The tensor `leaf` names in a call given `inputs` (every graph input, the caller's first).
+const std::shared_ptr<TensorImpl>& grad_leaf_tensor(const Graph& graph, const GradLeaf& leaf,
+                                                    std::span<const Tensor> inputs);
 
 // One node a line: `%7 = linear(%x0, %s0, %s1)  # [32, 256] float32`.
 std::string to_text(const Graph& graph);

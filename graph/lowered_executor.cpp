@@ -239,7 +239,7 @@ void LoweredExecutor::release_replaced_grads(const Graph& graph, std::span<const
     return std::binary_search(sorted.begin(), sorted.end(), impl);
   };
   for (const GradWriteBack& write : graph.grad_write_backs) {
-    TensorImpl& parameter = *graph.state_tensors[write.state];
+    TensorImpl& parameter = *grad_leaf_tensor(graph, write.leaf, inputs);
     if (write.value < 0 || !parameter.autograd_meta || !parameter.autograd_meta->grad) continue;
     const TensorImpl* old = parameter.autograd_meta->grad->impl();
     if (!holds(sorted_states_, old) && !holds(sorted_inputs, old)) parameter.autograd_meta->grad.reset();
@@ -254,7 +254,8 @@ std::vector<Tensor> LoweredExecutor::finish_call(Graph& graph, std::span<const T
     Tensor(graph.state_tensors[write.state]).copy_(Tensor(impls_[write.value]));
   }
   for (const GradWriteBack& write : graph.grad_write_backs)
-    Tensor(graph.state_tensors[write.state]).set_grad(write.value < 0 ? Tensor() : escape(write.value, inputs));
+    Tensor(grad_leaf_tensor(graph, write.leaf, inputs))
+        .set_grad(write.value < 0 ? Tensor() : escape(write.value, inputs));
   std::vector<Tensor> results;
   for (ValueId output : graph.outputs) {
     Tensor result = escape(output, inputs);

@@ -152,7 +152,8 @@ class CompiledBackward final : public autograd::Node {
 }  // namespace
 
 bool results_need_backward(const std::vector<Tensor>& results) {
-  if (!grad_mode_enabled()) return false;
+  // Decided on the results, not on the caller's grad mode: fn may enable grad itself (an
+  // AutoGradMode inside, called under a NoGradGuard), and its results then have history in eager.
   for (const Tensor& result : results)
     if (result.defined() && result.grad_fn() && !result.grad_fn()->saved_released()) return true;
   return false;

@@ -51,9 +51,9 @@ struct BackwardProgram {
   std::mutex mutex;
 };
 
-// Does a capture whose fn returned `results` need its backward? (grad mode on and a result with
-// autograd history whose saved tensors are still there: a training step that already ran
-// loss.backward() on the loss it returns does not.)
+// Does a capture whose fn returned `results` need its backward? (a result with autograd history
+// whose saved tensors are still there, whatever the caller's grad mode: fn may enable grad itself;
+// a training step that already ran loss.backward() on the loss it returns does not.)
 bool results_need_backward(const std::vector<Tensor>& results);
 
 // Step 1 and 2 above. `graph` holds fn's capture, finished (outputs, write-backs), and `mode` is

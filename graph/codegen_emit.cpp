@@ -23,7 +23,8 @@ const char* storage_type(DType dtype) {
   fail("fusion: no generated code for dtype {}", dtype);
 }
 
-// 16-bit floats compute in float, like the CPU kernels (compute_t in runtime/dtype.h).
+// 16-bit floats compute in float, like the CPU kernels (compute_t in runtime/dtype.h), and each
+// step's result is rounded to 16 bits as an eager op's (emit_body).
 const char* compute_type(DType dtype) { return dtype == DType::Float64 ? "double" : "float"; }
 
 std::string extent_text(const FusedGroup& group, bool reduced) {
@@ -55,6 +56,10 @@ static std::string operand_name(const FusedGroup& group, int operand) {
 
 std::string emit_body(const FusedGroup& group) {
   const char* compute = compute_type(group.dtype);
+  // Eager stores every op's result in the tensor's dtype: a 16-bit group rounds each step's result
+  // through its storage type likewise (kept in float throughout, the chain differed from eager by
+  // about an ulp per op; Inductor's emulate_precision_casts does the same rounding).
+  const bool rounds = group.dtype == DType::BFloat16 || group.dtype == DType::Float16;
   std::string parameters;
   for (size_t k = 0; k < group.inputs.size(); ++k)
     parameters += fmt::format("{}{} x{}", k ? ", " : "", compute, k);
@@ -67,7 +72,9 @@ std::string emit_body(const FusedGroup& group) {
     std::string arguments;
     for (size_t i = 0; i < step.operands.size(); ++i)
       arguments += (i ? ", " : "") + operand_name(group, step.operands[i]);
-    text += fmt::format("  const {} t{} = {}({});  // {}\n", compute, s, step.functor, arguments, step.op);
+    std::string value = fmt::format("{}({})", step.functor, arguments);
+    if (rounds) value = fmt::format("static_cast<{}>(static_cast<{}>({}))", compute, storage_type(group.dtype), value);
+    text += fmt::format("  const {} t{} = {};  // {}\n", compute, s, value, step.op);
   }
   for (size_t e = 0; e < group.exports.size(); ++e)
     text += fmt::format("  e{} = t{};  // exported: also read outside the group\n", e, group.exports[e]);

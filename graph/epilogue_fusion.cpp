@@ -55,6 +55,16 @@ int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes) {
                                      activation_node.op->name, readers[pre]));
       continue;
     }
+    // The epilogue applies the activation before a 16-bit output is rounded, where eager rounds
+    // the GEMM's result first: gelu of the unrounded value differs. relu does not (rounding keeps
+    // the sign and rounds 0 to 0), so only relu rides a 16-bit GEMM.
+    const DType dtype = graph.values[pre].meta.dtype;
+    if ((dtype == DType::BFloat16 || dtype == DType::Float16) && activation != Activation::Relu) {
+      if (notes != nullptr)
+        notes->push_back(fmt::format("not fused: linear %{} -> {}: a {} GEMM would apply it before rounding", pre,
+                                     activation_node.op->name, dtype));
+      continue;
+    }
     linear.attrs.set("activation", static_cast<int64_t>(activation));
     linear.outputs[0] = activation_node.outputs[0];  // computed earlier now: its inputs all are
     removed[n] = true;

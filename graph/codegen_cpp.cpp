@@ -205,6 +205,38 @@ std::string host_compiler_description() {
   return text + " -I" + include_directory();
 }
 
+namespace {
+
+// Compiles `source` into the cache entry `library` (published atomically).
+void compile_into_cache(const std::string& source, const fs::path& library) {
+  // Unique temporary names: concurrent compilers of the same key (threads or processes) do not
+  // collide, and the rename in publish_file makes exactly one complete file visible.
+  const fs::path temp_library = cache::temp_path(library);
+  const fs::path source_file = temp_library.string() + ".cpp";
+  {
+    std::ofstream out(source_file);
+    out << source;
+    check(out.good(), "fusion: cannot write generated source {}", source_file.string());
+  }
+  std::vector<std::string> arguments{compiler_path()};
+  for (const std::string& flag : compile_flags()) arguments.push_back(flag);
+  arguments.push_back("-shared");
+  const std::string precompiled = precompiled_header_directory();
+  if (!precompiled.empty()) arguments.push_back("-I" + precompiled);  // searched first
+  arguments.insert(arguments.end(), {"-I" + include_directory(), "-o", temp_library.string(), source_file.string()});
+  std::string messages;
+  const int status = run_compiler(arguments, temp_library.string() + ".log", messages);
+  if (status != 0) {
+    fs::remove(temp_library);
+    fail("fusion: compiling generated code failed (exit {}; source kept at {}):\n{}", status, source_file.string(),
+         messages);
+  }
+  fs::remove(source_file);
+  cache::publish_file(temp_library, library);
+}
+
+}  // namespace
+
 std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bool log) {
   const auto start = std::chrono::steady_clock::now();
   const std::string flags = host_compiler_description();
@@ -212,41 +244,28 @@ std::shared_ptr<CompiledModule> compile_cpu_module(const std::string& source, bo
   const std::string key = cache::key({source, header_contents(), compiler_identity(), flags, target_identity()});
   const fs::path library = cache::entry("cpu", key, ".so");
   const bool hit = fs::exists(library);
-  if (!hit) {
-    // Unique temporary names: concurrent compilers of the same key (threads or processes) do not
-    // collide, and the rename in publish_file makes exactly one complete file visible.
-    const fs::path temp_library = cache::temp_path(library);
-    const fs::path source_file = temp_library.string() + ".cpp";
-    {
-      std::ofstream out(source_file);
-      out << source;
-      check(out.good(), "fusion: cannot write generated source {}", source_file.string());
-    }
-    std::vector<std::string> arguments{compiler_path()};
-    for (const std::string& flag : compile_flags()) arguments.push_back(flag);
-    arguments.push_back("-shared");
-    const std::string precompiled = precompiled_header_directory();
-    if (!precompiled.empty()) arguments.push_back("-I" + precompiled);  // searched first
-    arguments.insert(arguments.end(), {"-I" + include_directory(), "-o", temp_library.string(), source_file.string()});
-    std::string messages;
-    const int status = run_compiler(arguments, temp_library.string() + ".log", messages);
-    if (status != 0) {
-      fs::remove(temp_library);
-      fail("fusion: compiling generated code failed (exit {}; source kept at {}):\n{}", status, source_file.string(),
-           messages);
-    }
-    fs::remove(source_file);
-    cache::publish_file(temp_library, library);
-  }
+  if (!hit) compile_into_cache(source, library);
   auto module = std::make_shared<CompiledModule>();
   module->path = library.string();
   module->handle = ::dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  bool repaired = false;
+  if (module->handle == nullptr && hit) {
+    // A damaged entry (a full disk, a cache copied or synced by another tool) would otherwise
+    // leave this graph unfused in every later process: it is compiled again, once. Publishing
+    // renames a complete file over the entry, so a process reading it meanwhile is safe.
+    std::error_code ignored;
+    fs::remove(library, ignored);
+    compile_into_cache(source, library);
+    module->handle = ::dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    repaired = true;
+  }
   check(module->handle != nullptr, "fusion: cannot load generated library {}: {}", module->path, ::dlerror());
   if (log) {
     const double milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    fmt::print(stderr, "[ember output_code] {} ({}, {:.1f} ms)\n{}\n", module->path,
-               hit ? "cache hit" : "compiled: " + flags, milliseconds, source);
+    const std::string how = repaired ? "a damaged cache entry, compiled again: " + flags
+                                     : (hit ? "cache hit" : "compiled: " + flags);
+    fmt::print(stderr, "[ember output_code] {} ({}, {:.1f} ms)\n{}\n", module->path, how, milliseconds, source);
   }
   return module;
 }

@@ -1,5 +1,6 @@
 // The disk kernel cache: key stability and sensitivity, publish/read round trips, concurrent
-// publishers (threads and forked processes) never exposing a partial entry, and clear errors.
+// publishers (threads and forked processes) never exposing a partial entry, clear errors, and a
+// damaged host library repaired by compiling it again.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,9 +8,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "graph/codegen_cpp.h"
 #include "graph/kernel_cache.h"
 #include "runtime/error.h"
 #include "scoped_cache_dir.h"
@@ -203,4 +207,24 @@ TEST_CASE("kernel cache: without HOME or EMBER_CACHE_DIR the cache is per-user u
     ::setenv("EMBER_CACHE_DIR", "", 1);  // empty means unset
     CHECK(cache::directory() == fs::path(*home) / ".cache" / "ember");
   }
+}
+
+TEST_CASE("kernel cache: a damaged host library entry is compiled again once, then loads from the cache") {
+  const ScopedCacheDir cache_dir;
+  const std::string source = "extern \"C\" int ember_cache_repair_probe() { return 42; }\n";
+  std::string path;
+  {
+    const std::shared_ptr<ember::graph::CompiledModule> module = ember::graph::compile_cpu_module(source);
+    path = module->path;
+  }  // unloaded: the next dlopen of the path reads the file again
+  fs::resize_file(path, 0);  // as a full disk or a broken copy of the cache leaves it
+  const int runs_before = ember::graph::compiler_runs();
+  const std::shared_ptr<ember::graph::CompiledModule> repaired = ember::graph::compile_cpu_module(source);
+  CHECK(ember::graph::compiler_runs() > runs_before);
+  CHECK(repaired->path == path);
+  CHECK(fs::file_size(path) > 0);
+  CHECK(reinterpret_cast<int (*)()>(repaired->symbol("ember_cache_repair_probe"))() == 42);
+  const int runs_after_repair = ember::graph::compiler_runs();
+  CHECK(ember::graph::compile_cpu_module(source)->path == path);
+  CHECK(ember::graph::compiler_runs() == runs_after_repair);
 }

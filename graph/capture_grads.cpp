@@ -92,7 +92,9 @@ void CaptureMode::record_grad_write_back(const std::shared_ptr<TensorImpl>& leaf
   // its updates are write-backs), needs no grad write-back unless the code set it.
   if (grad >= 0 && (set_by_code || graph_.values[grad].source != ValueSource::StateInput)) {
     graph_.grad_write_backs.push_back({target, grad});
-    guard_no_grad_on_entry(leaf);
+    // An argument was seen on entry, before fn ran: if fn set or cleared its .grad itself (a
+    // zero_grad before backward), the .grad it came with is never read.
+    if (!(target.argument && set_by_code)) guard_no_grad_on_entry(leaf);
   }
 }
 

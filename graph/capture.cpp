@@ -152,7 +152,11 @@ TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   Node& node = graph_.nodes[index];
   if (CallSite::known()) node.call_site = CallSite::current();
   node.refresh = std::move(refresh);
-  if (node.refresh) node.effects = std::exchange(pending_effects_, {});
+  node.captured_at = index;
+  if (node.refresh) {
+    node.effects = std::exchange(pending_effects_, {});
+    node.effect_positions = std::exchange(pending_effect_positions_, {});
+  }
   // In-place outputs are the mutated inputs themselves: rebinding them to the node's new values
   // is the functionalization, later readers see the updated value.
   for (int i = 0; i < outputs.size(); ++i)
@@ -190,6 +194,7 @@ void CaptureMode::on_host_effect(const std::string& what, const std::function<vo
   // an effect needs replaying in order with the refreshes alone: before the next refreshed node,
   // or after the graph when none follows.
   pending_effects_.push_back({what, replay});
+  pending_effect_positions_.push_back(static_cast<int>(graph_.nodes.size()));
 }
 
 void CaptureMode::on_host_guard(const std::string& what, const std::function<bool()>& holds) {
@@ -198,6 +203,7 @@ void CaptureMode::on_host_guard(const std::string& what, const std::function<boo
 
 void CaptureMode::finish(std::span<const Tensor> outputs) {
   graph_.final_effects = std::exchange(pending_effects_, {});
+  graph_.final_effect_positions = std::exchange(pending_effect_positions_, {});
   for (size_t i = 0; i < outputs.size(); ++i) {
     check(outputs[i].defined(), "compile: the function returned an undefined tensor (result {} of {})", i,
           outputs.size());

@@ -128,6 +128,7 @@ class CaptureMode final : public DispatchMode {
   bool grad_set_by_code(const TensorImpl& leaf) const;
   // Host effects since the last node with a refresh: the next such node replays them first.
   std::vector<HostEffect> pending_effects_;
+  std::vector<int> pending_effect_positions_;  // how many nodes were captured before each
 };
 
 }  // namespace ember::graph

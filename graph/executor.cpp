@@ -2,6 +2,7 @@
 // (each node through the dispatcher's eager path, as the op would run outside a graph).
 #include "graph/executor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -53,6 +54,35 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
   return results;
 }
 
+// As LoweredExecutor::finish_after_error: what eager execution keeps when the op at `failed`
+// raises (the write-backs of the values computed by then, earlier host effects), then the
+// intermediates die.
+void Executor::keep_after_error(std::span<const Tensor> inputs, size_t failed) {
+  try {
+    for (const WriteBack& write : graph_.write_backs) {
+      Tensor target(graph_.state_tensors[write.state]);
+      if (slots_[write.value].defined() && !slots_[write.value].is_same(target)) target.copy_(slots_[write.value]);
+    }
+    const auto read_by_graph = [&](const TensorImpl* grad) {
+      return std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.impl() == grad; }) ||
+             std::any_of(graph_.state_tensors.begin(), graph_.state_tensors.end(),
+                         [&](const std::shared_ptr<TensorImpl>& state) { return state.get() == grad; });
+    };
+    for (const GradWriteBack& write : graph_.grad_write_backs) {
+      if (write.value < 0) continue;
+      Tensor leaf(grad_leaf_tensor(graph_, write.leaf, inputs));
+      if (slots_[write.value].defined()) {
+        leaf.set_grad(slots_[write.value]);
+      } else if (const Tensor old = leaf.grad(); old.defined() && !read_by_graph(old.impl())) {
+        leaf.set_grad(Tensor());  // a .grad the graph replaces unread: the lowered executor drops it first
+      }
+    }
+    replay_effects_before_error(graph_, failed);
+  } catch (...) {  // the caller gets the replay's error
+  }
+  for (Tensor& slot : slots_) slot = Tensor();
+}
+
 std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
   check(inputs.size() == graph_.inputs.size(), "compiled graph: expected {} inputs, got {}",
         graph_.inputs.size(), inputs.size());
@@ -71,6 +101,7 @@ std::vector<Tensor> Executor::run_dispatching(std::span<const Tensor> inputs) {
       for (size_t i = 0; i < node.outputs.size(); ++i)
         slots_[node.outputs[i]] = std::move(outputs[static_cast<int>(i)]);
     } catch (const Error&) {
+      keep_after_error(inputs, static_cast<size_t>(&node - graph_.nodes.data()));
       rethrow_at_call_site(node);
     }
   }

@@ -43,6 +43,7 @@ class Executor {
 
  private:
   std::vector<Tensor> run_dispatching(std::span<const Tensor> inputs);
+  void keep_after_error(std::span<const Tensor> inputs, size_t failed);
 
   Graph graph_;
   std::unique_ptr<LoweredExecutor> lowered_;

@@ -169,8 +169,10 @@ int fuse_pointwise(Graph& graph, const FusionOptions& options) {
                    grouping.inputs.size(), grouping.outputs[0], exported.empty() ? "" : ", exported: ", exported);
       }
       nodes.push_back(Node{def.get(), {}, grouping.inputs, grouping.outputs, {}});
-      for (int m : groups[replaced_by[n]].members)  // the first member's line stands for the group
+      for (int m : groups[replaced_by[n]].members) {  // the first member's line stands for the group
         if (!nodes.back().call_site) nodes.back().call_site = graph.nodes[m].call_site;
+        if (nodes.back().captured_at < 0) nodes.back().captured_at = graph.nodes[m].captured_at;
+      }
       graph.owned_ops.push_back(std::move(def));
     } else if (!removed[n]) {
       nodes.push_back(std::move(graph.nodes[n]));

@@ -21,6 +21,18 @@ void rethrow_at_call_site(const Node& node) {
 
 TensorMeta meta_of(const Tensor& tensor) { return {tensor.sizes(), tensor.dtype(), tensor.device()}; }
 
+void replay_effects_before_error(Graph& graph, size_t failed) {
+  const int position = graph.nodes[failed].captured_at;
+  if (position < 0) return;
+  const auto replay_earlier = [position](std::vector<HostEffect>& effects, const std::vector<int>& positions) {
+    for (size_t e = 0; e < effects.size() && e < positions.size(); ++e)
+      if (positions[e] <= position) effects[e].replay();
+  };
+  for (size_t n = failed + 1; n < graph.nodes.size(); ++n)
+    replay_earlier(graph.nodes[n].effects, graph.nodes[n].effect_positions);
+  replay_earlier(graph.final_effects, graph.final_effect_positions);
+}
+
 const std::shared_ptr<TensorImpl>& grad_leaf_tensor(const Graph& graph, const GradLeaf& leaf,
                                                     std::span<const Tensor> inputs) {
   return leaf.argument ? inputs[leaf.index].impl_ptr() : graph.state_tensors[leaf.index];

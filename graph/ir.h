@@ -38,6 +38,11 @@ struct Node {
   std::vector<HostEffect> effects;
   // The user's line that called the op when it was captured (CallSite), for a replay's errors.
   std::optional<std::source_location> call_site;
+  // The node's index when captured (passes move, fuse and remove nodes; -1 when a pass made it),
+  // and per effect how many nodes were captured before fn ran it: after an error at this node a
+  // replay still runs the effects that eager execution had run (replay_effects_before_error).
+  int captured_at = -1;
+  std::vector<int> effect_positions;
 };
 
 // What a replay does for `node` before running it: its host effects, then its refresh.
@@ -45,6 +50,13 @@ inline void refresh_host_state(Node& node) {
   for (HostEffect& effect : node.effects) effect.replay();
   if (node.refresh) node.refresh(node.attrs);
 }
+
+struct Graph;
+
+// After a replay's error at graph.nodes[failed]: runs the host effects fn ran before that op in
+// the capture (an LR scheduler stepped before the loss), which the replay had attached to a later
+// refreshed node or to the graph's end. Nothing when the node's capture position is unknown.
+void replay_effects_before_error(Graph& graph, size_t failed);
 
 // Called in a catch block around a replayed node: rethrows the ember::Error its kernel raised
 // with the line that called the op when captured, which eager's message names and a replay (run
@@ -99,6 +111,7 @@ struct Graph {
   std::vector<std::pair<ValueId, ValueId>> shared_buffers;
   // Host effects fn ran after its last refreshed node: replayed once the graph has run.
   std::vector<HostEffect> final_effects;
+  std::vector<int> final_effect_positions;  // as Node::effect_positions
   // OpDefs synthesized by passes (fused groups) that nodes point to; they live as long as the graph.
   std::vector<std::shared_ptr<const OpDef>> owned_ops;
 

@@ -172,7 +172,14 @@ std::vector<Tensor> LoweredExecutor::run(Graph& graph, std::span<const Tensor> i
   }
   for (const PerCallBuffer& buffer : per_call_)
     impls_[buffer.root]->storage = Storage::allocate(buffer.bytes, values_[buffer.root].meta.device);
-  run_steps(graph, 0, steps_.size());
+  failed_node_ = -1;
+  try {
+    run_steps(graph, 0, steps_.size());
+  } catch (const Error&) {
+    if (failed_node_ >= 0) finish_after_error(graph, inputs, static_cast<size_t>(failed_node_));
+    release_call_memory(graph);
+    throw;
+  }
   std::vector<Tensor> results = finish_call(graph, inputs, /*clone_outputs=*/false);
   release_call_memory(graph);
   return results;
@@ -219,7 +226,31 @@ void LoweredExecutor::run_steps(Graph& graph, size_t begin, size_t end, bool bum
           if (output.defined()) output.impl()->storage->bump_version();
     }
   } catch (const Error&) {
+    failed_node_ = steps_[s].node;
     rethrow_at_call_site(graph.nodes[steps_[s].node]);  // eager's message names the user's line
+  }
+}
+
+// Eager execution that raises at an op keeps what fn did before it: the gradients backward()
+// installed, state updated out of place, host effects (an LR scheduler stepped before the loss).
+// So are the grad write-backs and write-back copies of the values computed before `failed`, and
+// its earlier effects. A failure here must not replace the error the caller gets.
+void LoweredExecutor::finish_after_error(Graph& graph, std::span<const Tensor> inputs, size_t failed) {
+  const auto computed = [&](ValueId id) {
+    const Value& value = graph.values[id];
+    return value.source != ValueSource::NodeOutput || static_cast<size_t>(value.index) < failed;
+  };
+  try {
+    for (size_t i = 0; i < graph.write_backs.size(); ++i) {
+      const WriteBack& write = graph.write_backs[i];
+      if (write_back_copies_[i] && computed(write.value))
+        Tensor(graph.state_tensors[write.state]).copy_(Tensor(impls_[write.value]));
+    }
+    for (const GradWriteBack& write : graph.grad_write_backs)
+      if (write.value >= 0 && computed(write.value))
+        Tensor(grad_leaf_tensor(graph, write.leaf, inputs)).set_grad(escape(write.value, inputs));
+    replay_effects_before_error(graph, failed);
+  } catch (...) {
   }
 }
 

@@ -83,6 +83,7 @@ class LoweredExecutor {
   void used_on_stream(const Graph& graph, StreamId stream);
   void release_replaced_grads(const Graph& graph, std::span<const Tensor> inputs);
   void run_steps(Graph& graph, size_t begin, size_t end, bool bump_versions = true);
+  void finish_after_error(Graph& graph, std::span<const Tensor> inputs, size_t failed);
   void find_optimizer_runs(const Graph& graph);
   void run_optimizer_run(Graph& graph, size_t first);
   void set_up_cuda_graphs(const Graph& graph);
@@ -101,6 +102,7 @@ class LoweredExecutor {
   std::vector<bool> write_back_copies_;  // per write-back: false when the update was in place
   std::vector<const TensorImpl*> sorted_states_;  // the graph's state tensors, sorted by address
   std::vector<Tensor> run_inputs_;       // an optimizer run's flat input list, reused per call
+  int failed_node_ = -1;                 // the node whose kernel raised in this call's run_steps
   // reduce_overhead on CUDA (cuda_graph_replay.h): segments, and where each state tensor's data
   // was when captured (its storage, offset and strides; a change means capturing again).
   struct StatePlace {

@@ -12,6 +12,7 @@ std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
   node->next_edges.resize(num_inputs);
   node->input_metas.resize(num_inputs);
   node->needs_input_grad.assign(num_inputs, false);
+  int inputs_needing_grad = 0;
   for (int i = 0; i < num_inputs; ++i) {
     const Tensor& input = call.inputs[i];
     if (!input.defined()) continue;
@@ -19,8 +20,14 @@ std::shared_ptr<autograd::OpNode> create_node(const OpCall& call) {
     if (!has_bit(op.nondifferentiable_inputs, i) && input.requires_grad()) {
       node->next_edges[i] = autograd::gradient_edge(input);
       node->needs_input_grad[i] = true;
+      ++inputs_needing_grad;
     }
-    if (!has_bit(op.save_inputs, i)) continue;
+  }
+  for (int i = 0; i < num_inputs; ++i) {
+    const Tensor& input = call.inputs[i];
+    if (!input.defined() || !has_bit(op.save_inputs, i)) continue;
+    const bool others_need_grad = inputs_needing_grad > (node->needs_input_grad[i] ? 1 : 0);
+    if (has_bit(op.saved_for_other_inputs, i) && !others_need_grad) continue;
     const bool mutated = op.kind == OpKind::InPlace && has_bit(op.mutated_inputs, i);
     if (mutated) {
       NoGradGuard no_grad;

@@ -103,28 +103,33 @@ void bmm_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 // 1-D operands are promoted to matrices ([k] -> [1, k] on the left, [k, 1] on the right) and the
 // gradient gets the matching size-1 dims; broadcast batch dims are summed away by sum_to_size.
+// Each operand is saved only for the other's gradient (saved_for_other_inputs): the sizes come
+// from the input metas.
 void matmul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
-  const Tensor& a_input = ctx.input(0);
-  const Tensor& b_input = ctx.input(1);
-  const Tensor a = a_input.dim() == 1 ? a_input.unsqueeze(0) : a_input;
-  const Tensor b = b_input.dim() == 1 ? b_input.unsqueeze(1) : b_input;
+  const Dims& a_sizes = ctx.input_metas[0].sizes;
+  const Dims& b_sizes = ctx.input_metas[1].sizes;
+  const bool a_vector = a_sizes.size() == 1, b_vector = b_sizes.size() == 1;
   Tensor grad = ctx.grad();
-  if (b_input.dim() == 1) grad = grad.unsqueeze(-1);
-  if (a_input.dim() == 1) grad = grad.unsqueeze(-2);
+  if (b_vector) grad = grad.unsqueeze(-1);
+  if (a_vector) grad = grad.unsqueeze(-2);
   if (ctx.needs_input_grad[0]) {
+    const Tensor b = b_vector ? ctx.input(1).unsqueeze(1) : ctx.input(1);
+    const Dims a_matrix = a_vector ? Dims{1, a_sizes[0]} : a_sizes;
     const Tensor full = matmul(grad, b.transpose(-1, -2));
-    grads[0] = sum_to_size(full, a.sizes()).reshape(a_input.sizes());
+    grads[0] = sum_to_size(full, a_matrix).reshape(a_sizes);
   }
   if (ctx.needs_input_grad[1]) {
+    const Tensor a = a_vector ? ctx.input(0).unsqueeze(0) : ctx.input(0);
+    const Dims b_matrix = b_vector ? Dims{b_sizes[0], 1} : b_sizes;
     Tensor full;
-    if (b.dim() == 2 && grad.dim() > 2) {  // sum over the batch inside one GEMM: [k, B*m] @ [B*m, n]
+    if (b_matrix.size() == 2 && grad.dim() > 2) {  // sum over the batch inside one GEMM: [k, B*m] @ [B*m, n]
       const int64_t k = a.sizes()[a.dim() - 1];
       const int64_t n = grad.sizes()[grad.dim() - 1];
       full = mm(a.reshape({-1, k}).t(), grad.reshape({-1, n}));
     } else {
-      full = sum_to_size(matmul(a.transpose(-1, -2), grad), b.sizes());
+      full = sum_to_size(matmul(a.transpose(-1, -2), grad), b_matrix);
     }
-    grads[1] = full.reshape(b_input.sizes());
+    grads[1] = full.reshape(b_sizes);
   }
 }
 
@@ -164,10 +169,14 @@ OpDef gemm_op(const char* name, const char* schema, ShapeRule infer, Kernel kern
 }
 
 void register_matmul_ops(OpRegistry& registry) {
-  registry.add(gemm_op("matmul", "matmul(Tensor a, Tensor b) -> Tensor", matmul_shape, cpu::matmul_kernel,
-                       matmul_backward));
-  registry.add(gemm_op("mm", "mm(Tensor a, Tensor b) -> Tensor", mm_shape, cpu::matmul_kernel, mm_backward));
-  registry.add(gemm_op("bmm", "bmm(Tensor a, Tensor b) -> Tensor", bmm_shape, cpu::matmul_kernel, bmm_backward));
+  // A product's operands are each read only by the other's gradient.
+  for (OpDef def : {gemm_op("matmul", "matmul(Tensor a, Tensor b) -> Tensor", matmul_shape, cpu::matmul_kernel,
+                            matmul_backward),
+                    gemm_op("mm", "mm(Tensor a, Tensor b) -> Tensor", mm_shape, cpu::matmul_kernel, mm_backward),
+                    gemm_op("bmm", "bmm(Tensor a, Tensor b) -> Tensor", bmm_shape, cpu::matmul_kernel, bmm_backward)}) {
+    def.saved_for_other_inputs = 0b11;
+    registry.add(std::move(def));
+  }
   OpDef linear_def = gemm_op("linear", "linear(Tensor input, Tensor weight, Tensor? bias, int activation=0) -> Tensor",
                              linear_shape, cpu::linear_kernel, linear_backward);
   linear_def.save_inputs = 0b111;  // the bias too: a fused activation's backward recomputes x W^T + b

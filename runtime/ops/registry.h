@@ -119,6 +119,11 @@ struct OpDef {
   std::array<Kernel, 2> kernels{};  // indexed by DeviceType
   BackwardRule backward = nullptr;  // null: not differentiable
   uint32_t save_inputs = 0;    // bit i: backward needs input i
+  // Bits of save_inputs that only the other inputs' gradients read (a product's operands: the
+  // gradient of a in a b reads b): saved only when another input needs grad, so an in-place
+  // update of an operand no gradient reads leaves the backward valid (PyTorch saves mm's mat2
+  // only when self requires grad).
+  uint32_t saved_for_other_inputs = 0;
   uint32_t save_outputs = 0;   // bit i: backward needs output i
   // For pointwise ops: the functor in kernels/functors.h that holds the math (e.g. "ember::fn::Add"),
   // which the code generator calls in the generated kernel.

@@ -39,6 +39,11 @@ std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string&
     return fmt::format("{}{{{}, {}}}", op.functor, double_literal(attrs.get_or<double>("min", -infinity)),
                        double_literal(attrs.get_or<double>("max", infinity)));
   }
+  if (name == "leaky_relu" || name == "leaky_relu_backward")
+    return fmt::format("{}{{{}}}", op.functor, number("negative_slope"));
+  if (name == "elu" || name == "elu_backward") return fmt::format("{}{{{}}}", op.functor, number("alpha"));
+  if (name == "softplus" || name == "softplus_backward")
+    return fmt::format("{}{{{}, {}}}", op.functor, number("beta"), number("threshold"));
   // gelu's CPU kernels call the tanh or erf functor chosen once per call, not fn::Gelu's select.
   if (name == "gelu") return attrs.get<bool>("tanh") ? "ember::fn::GeluTanh{}" : "ember::fn::GeluErf{}";
   if (name == "gelu_backward")

@@ -70,6 +70,35 @@ struct Silu {  // x * sigmoid(x)
     return a * detail::sigmoid(a);
   }
 };
+// x above 0, negative_slope * x elsewhere, as torch's leaky_relu (0 and -0.0 keep their sign, NaN
+// passes).
+struct LeakyRelu {
+  double negative_slope = 0.01;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    return x > T(0) ? x : x * static_cast<T>(negative_slope);
+  }
+};
+// x above 0, alpha * (e^x - 1) elsewhere, through expm1 as PyTorch's kernels (e^x - 1 would keep
+// no digits for small x).
+struct Elu {
+  double alpha = 1.0;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    return x <= T(0) ? math::expm1(x) * static_cast<T>(alpha) : x;
+  }
+};
+// log(1 + e^(beta x)) / beta, and x itself where beta x > threshold, as torch's softplus. The log
+// is taken as max(z, 0) + log1p(e^-|z|), equal to log1p(e^z) but never overflowing: PyTorch's
+// float kernel gives inf for z in (88.7, threshold] when threshold is set above 88.
+struct Softplus {
+  double beta = 1.0;
+  double threshold = 20.0;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
+    const T scaled = x * static_cast<T>(beta);
+    const T positive_part = scaled > T(0) ? scaled : T(0);
+    const T smooth = (positive_part + math::log1p(math::exp(-std::abs(scaled)))) / static_cast<T>(beta);
+    return scaled > static_cast<T>(threshold) ? x : smooth;
+  }
+};
 // Exact GELU: x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), with Phi evaluated without the
 // cancellation of 1 + erf for negative x.
 struct GeluErf {
@@ -116,6 +145,30 @@ struct SiluBackward {  // saved: the input; d(x s)/dx = s (1 + x (1 - s))
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
     const T s = detail::sigmoid(x);
     return grad * s * (T(1) + x * (T(1) - s));
+  }
+};
+// Saved: the input. At 0 the gradient is negative_slope (x > 0 decides), as PyTorch's.
+struct LeakyReluBackward {
+  double negative_slope = 0.01;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    return x > T(0) ? grad : grad * static_cast<T>(negative_slope);
+  }
+};
+// Saved: the input; d(alpha (e^x - 1))/dx = alpha e^x for x <= 0 (so alpha at 0, as PyTorch's).
+struct EluBackward {
+  double alpha = 1.0;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    return x <= T(0) ? grad * static_cast<T>(alpha) * math::exp(x) : grad;
+  }
+};
+// Saved: the input; the derivative is sigmoid(beta x), 1 past the threshold. PyTorch writes it
+// e^z / (e^z + 1), which is NaN once e^z overflows; the sigmoid has the same values and does not.
+struct SoftplusBackward {
+  double beta = 1.0;
+  double threshold = 20.0;
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
+    const T scaled = x * static_cast<T>(beta);
+    return scaled > static_cast<T>(threshold) ? grad : grad * detail::sigmoid(scaled);
   }
 };
 // Saved: the input. Exact: d(x Phi(x))/dx = Phi(x) + x phi(x).

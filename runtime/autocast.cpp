@@ -29,6 +29,7 @@ constexpr PolicyEntry kPolicies[] = {
     {"exp", AutocastPolicy::Float32},
     {"log", AutocastPolicy::Float32},
     {"log1p", AutocastPolicy::Float32},
+    {"softplus", AutocastPolicy::Float32},
     {"reciprocal", AutocastPolicy::Float32},
     {"rsqrt", AutocastPolicy::Float32},
     {"pow", AutocastPolicy::Float32},

@@ -89,6 +89,21 @@ Tensor gelu(const Tensor& a, bool tanh_approximation, Where where) {
   static const OpDef& op = lookup_op("gelu");
   return dispatch_one(op, {a}, {{"tanh", tanh_approximation}});
 }
+Tensor leaky_relu(const Tensor& a, double negative_slope, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("leaky_relu");
+  return dispatch_one(op, {a}, {{"negative_slope", negative_slope}});
+}
+Tensor elu(const Tensor& a, double alpha, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("elu");
+  return dispatch_one(op, {a}, {{"alpha", alpha}});
+}
+Tensor softplus(const Tensor& a, double beta, double threshold, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("softplus");
+  return dispatch_one(op, {a}, {{"beta", beta}, {"threshold", threshold}});
+}
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("clamp");

@@ -95,6 +95,12 @@ Tensor gelu(const Tensor& a, bool tanh_approximation = false, Where where = Wher
 Tensor silu(const Tensor& a, Where where = Where::current());
 Tensor sigmoid(const Tensor& a, Where where = Where::current());
 Tensor tanh(const Tensor& a, Where where = Where::current());
+// leaky_relu: attr negative_slope (x for x > 0, negative_slope * x elsewhere).
+Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01, Where where = Where::current());
+// elu: attr alpha (x for x > 0, alpha * (e^x - 1) elsewhere).
+Tensor elu(const Tensor& a, double alpha = 1.0, Where where = Where::current());
+// softplus: attrs beta, threshold (log(1 + e^(beta x)) / beta; x itself where beta x > threshold).
+Tensor softplus(const Tensor& a, double beta = 1.0, double threshold = 20.0, Where where = Where::current());
 // clamp: attrs min and/or max (double; absent = unbounded).
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max,
              Where where = Where::current());

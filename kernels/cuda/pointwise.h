@@ -13,10 +13,18 @@ namespace ember::cuda {
 enum class NumericUnaryOp : uint8_t { Neg, Abs, Sign, Relu, Clamp, PowScalar, RsubScalar };
 // Floating-only ops (float32, float64, bfloat16, float16).
 enum class FloatUnaryOp : uint8_t { Exp, Log, Log1p, Sqrt, Rsqrt, Reciprocal, DivScalar, RdivScalar };
-enum class ActivationOp : uint8_t { Sigmoid, Tanh, Silu, GeluErf, GeluTanh };
+enum class ActivationOp : uint8_t { Sigmoid, Tanh, Silu, GeluErf, GeluTanh, LeakyRelu, Elu, Softplus };
 // (grad, saved) -> grad_input, floating only.
 enum class ActivationBackwardOp : uint8_t {
-  ReluBackward, SigmoidBackward, TanhBackward, SiluBackward, GeluErfBackward, GeluTanhBackward
+  ReluBackward, SigmoidBackward, TanhBackward, SiluBackward, GeluErfBackward, GeluTanhBackward,
+  LeakyReluBackward, EluBackward, SoftplusBackward
+};
+// The attributes of the parametrized activations and their backward ops (the others ignore them).
+struct ActivationAttrs {
+  double negative_slope = 0.0;  // leaky_relu
+  double alpha = 0.0;           // elu
+  double beta = 0.0;            // softplus
+  double threshold = 0.0;       // softplus
 };
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
@@ -33,9 +41,10 @@ int launch_numeric_unary(NumericUnaryOp op, const UnaryAttrs& attrs, DType dtype
                          const StridedOperand& input, const LaunchShape& shape);
 int launch_float_unary(FloatUnaryOp op, double value, DType dtype, void* out, const StridedOperand& input,
                        const LaunchShape& shape);
-int launch_activation(ActivationOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape);
-int launch_activation_backward(ActivationBackwardOp op, DType dtype, void* out, const StridedOperand& grad,
-                               const StridedOperand& saved, const LaunchShape& shape);
+int launch_activation(ActivationOp op, const ActivationAttrs& attrs, DType dtype, void* out,
+                      const StridedOperand& input, const LaunchShape& shape);
+int launch_activation_backward(ActivationBackwardOp op, const ActivationAttrs& attrs, DType dtype, void* out,
+                               const StridedOperand& grad, const StridedOperand& saved, const LaunchShape& shape);
 // out (bool) = op(a, b) with a and b in `dtype`.
 int launch_compare(CompareOp op, DType dtype, void* out, const StridedOperand& a, const StridedOperand& b,
                    const LaunchShape& shape);

@@ -1,12 +1,14 @@
-// CUDA kernels of the activations sigmoid, tanh, silu, gelu (erf and tanh forms) and of their
-// registered backward ops, floating dtypes only. Math: kernels/functors.h, as on the CPU.
+// CUDA kernels of the activations sigmoid, tanh, silu, gelu (erf and tanh forms), leaky_relu, elu,
+// softplus and of their registered backward ops, floating dtypes only. Math: kernels/functors.h,
+// as on the CPU.
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/functors.h"
 
 namespace ember::cuda {
 
-int launch_activation(ActivationOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape) {
+int launch_activation(ActivationOp op, const ActivationAttrs& attrs, DType dtype, void* out,
+                      const StridedOperand& input, const LaunchShape& shape) {
   if (shape.numel == 0) return 0;
   const OutputOperand dense = detail::dense_output(out);
   return detail::dispatch_floating(dtype, [&](auto zero) {
@@ -17,13 +19,18 @@ int launch_activation(ActivationOp op, DType dtype, void* out, const StridedOper
       case ActivationOp::Silu: return detail::launch_pointwise<T, T>(dense, shape, fn::Silu{}, &input);
       case ActivationOp::GeluErf: return detail::launch_pointwise<T, T>(dense, shape, fn::GeluErf{}, &input);
       case ActivationOp::GeluTanh: return detail::launch_pointwise<T, T>(dense, shape, fn::GeluTanh{}, &input);
+      case ActivationOp::LeakyRelu:
+        return detail::launch_pointwise<T, T>(dense, shape, fn::LeakyRelu{attrs.negative_slope}, &input);
+      case ActivationOp::Elu: return detail::launch_pointwise<T, T>(dense, shape, fn::Elu{attrs.alpha}, &input);
+      case ActivationOp::Softplus:
+        return detail::launch_pointwise<T, T>(dense, shape, fn::Softplus{attrs.beta, attrs.threshold}, &input);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });
 }
 
-int launch_activation_backward(ActivationBackwardOp op, DType dtype, void* out, const StridedOperand& grad,
-                               const StridedOperand& saved, const LaunchShape& shape) {
+int launch_activation_backward(ActivationBackwardOp op, const ActivationAttrs& attrs, DType dtype, void* out,
+                               const StridedOperand& grad, const StridedOperand& saved, const LaunchShape& shape) {
   if (shape.numel == 0) return 0;
   const OutputOperand dense = detail::dense_output(out);
   const StridedOperand inputs[] = {grad, saved};
@@ -42,6 +49,13 @@ int launch_activation_backward(ActivationBackwardOp op, DType dtype, void* out, 
         return detail::launch_pointwise<T, T, T>(dense, shape, fn::GeluErfBackward{}, inputs);
       case ActivationBackwardOp::GeluTanhBackward:
         return detail::launch_pointwise<T, T, T>(dense, shape, fn::GeluTanhBackward{}, inputs);
+      case ActivationBackwardOp::LeakyReluBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::LeakyReluBackward{attrs.negative_slope}, inputs);
+      case ActivationBackwardOp::EluBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::EluBackward{attrs.alpha}, inputs);
+      case ActivationBackwardOp::SoftplusBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::SoftplusBackward{attrs.beta, attrs.threshold},
+                                                 inputs);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });

@@ -44,11 +44,21 @@ void float_unary_cuda(const OpCall& call, TensorList& outputs) {
   launch_checked(launch_float_unary(op, value, out.dtype(), out.raw_data_ptr(), operand_of(input, shape), shape));
 }
 
+// The attributes the op has (leaky_relu's negative_slope, elu's alpha, softplus' beta and
+// threshold, and their backward ops'); the others have none of these names.
+ActivationAttrs activation_attrs(const Attrs& attrs) {
+  return ActivationAttrs{.negative_slope = attrs.get_or<double>("negative_slope", 0.0),
+                         .alpha = attrs.get_or<double>("alpha", 0.0),
+                         .beta = attrs.get_or<double>("beta", 0.0),
+                         .threshold = attrs.get_or<double>("threshold", 0.0)};
+}
+
 void activation_into(ActivationOp op, const OpCall& call, const Tensor& out) {
   DeviceGuard guard(out.device());
   const Tensor input = as_dtype(call.input(0), out.dtype());
   const LaunchShape shape = shape_of(out);
-  launch_checked(launch_activation(op, out.dtype(), out.raw_data_ptr(), operand_of(input, shape), shape));
+  launch_checked(launch_activation(op, activation_attrs(call.attrs), out.dtype(), out.raw_data_ptr(),
+                                   operand_of(input, shape), shape));
 }
 
 template <ActivationOp op>
@@ -65,8 +75,8 @@ void activation_backward_into(ActivationBackwardOp op, const OpCall& call, const
   const Tensor grad = as_dtype(call.input(0), out.dtype());
   const Tensor saved = as_dtype(call.input(1), out.dtype());
   const LaunchShape shape = shape_of(out);
-  launch_checked(launch_activation_backward(op, out.dtype(), out.raw_data_ptr(), operand_of(grad, shape),
-                                            operand_of(saved, shape), shape));
+  launch_checked(launch_activation_backward(op, activation_attrs(call.attrs), out.dtype(), out.raw_data_ptr(),
+                                            operand_of(grad, shape), operand_of(saved, shape), shape));
 }
 
 template <ActivationBackwardOp op>
@@ -136,11 +146,18 @@ void register_pointwise_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("tanh", kCuda, activation_cuda<ActivationOp::Tanh>);
   registry.set_kernel("silu", kCuda, activation_cuda<ActivationOp::Silu>);
   registry.set_kernel("gelu", kCuda, gelu_cuda);
+  registry.set_kernel("leaky_relu", kCuda, activation_cuda<ActivationOp::LeakyRelu>);
+  registry.set_kernel("elu", kCuda, activation_cuda<ActivationOp::Elu>);
+  registry.set_kernel("softplus", kCuda, activation_cuda<ActivationOp::Softplus>);
   registry.set_kernel("relu_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::ReluBackward>);
   registry.set_kernel("sigmoid_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::SigmoidBackward>);
   registry.set_kernel("tanh_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::TanhBackward>);
   registry.set_kernel("silu_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::SiluBackward>);
   registry.set_kernel("gelu_backward", kCuda, gelu_backward_cuda);
+  registry.set_kernel("leaky_relu_backward", kCuda,
+                      activation_backward_cuda<ActivationBackwardOp::LeakyReluBackward>);
+  registry.set_kernel("elu_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::EluBackward>);
+  registry.set_kernel("softplus_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::SoftplusBackward>);
   registry.set_kernel("maximum", kCuda, binary_cuda<BinaryOp::Maximum>);
   registry.set_kernel("minimum", kCuda, binary_cuda<BinaryOp::Minimum>);
   registry.set_kernel("pow", kCuda, binary_cuda<BinaryOp::Pow>);

@@ -12,12 +12,14 @@ using ember::binary_cross_entropy;
 using ember::binary_cross_entropy_with_logits;
 using ember::cross_entropy;
 using ember::CrossEntropyOptions;
+using ember::elu;
 using ember::embedding;
 using ember::gelu;
 using ember::huber_loss;
 using ember::kl_div;
 using ember::l1_loss;
 using ember::layer_norm;
+using ember::leaky_relu;
 using ember::linear;
 using ember::log_softmax;
 using ember::mse_loss;
@@ -28,6 +30,7 @@ using ember::sigmoid;
 using ember::silu;
 using ember::smooth_l1_loss;
 using ember::softmax;
+using ember::softplus;
 using ember::tanh;
 
 inline Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Where where = Where::current()) {

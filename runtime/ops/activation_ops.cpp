@@ -1,5 +1,5 @@
-// Activations relu, gelu, silu, sigmoid, tanh and their backward ops relu_backward,
-// gelu_backward, silu_backward, sigmoid_backward, tanh_backward. Each backward is one registered
+// Activations relu, gelu, silu, sigmoid, tanh, leaky_relu, elu, softplus and their backward ops
+// (relu_backward, gelu_backward, ..., softplus_backward). Each backward is one registered
 // pointwise op with a functor (one pass over memory, fusible by the compile stage) instead of a
 // chain of ops; the backward ops are not differentiable themselves. Math: kernels/functors.h.
 #include "kernels/cpu/pointwise_kernels.h"
@@ -36,6 +36,35 @@ void gelu_backward_kernel(const OpCall& call, TensorList& out) {
   }
 }
 
+// The parametrized activations' attributes, read for the forward and backward kernels alike
+// (graph/fusion_ops.cpp and runtime/cuda/pointwise_cuda_ops.cpp build the same functors).
+double negative_slope_of(const Attrs& attrs) { return attrs.get<double>("negative_slope"); }
+double alpha_of(const Attrs& attrs) { return attrs.get<double>("alpha"); }
+double beta_of(const Attrs& attrs) { return attrs.get<double>("beta"); }
+double threshold_of(const Attrs& attrs) { return attrs.get<double>("threshold"); }
+
+void leaky_relu_kernel(const OpCall& call, TensorList& out) {
+  cpu::unary_floating(out[0], call.input(0), fn::LeakyRelu{negative_slope_of(call.attrs)}, call.op.name);
+}
+void elu_kernel(const OpCall& call, TensorList& out) {
+  cpu::unary_floating(out[0], call.input(0), fn::Elu{alpha_of(call.attrs)}, call.op.name);
+}
+void softplus_kernel(const OpCall& call, TensorList& out) {
+  const fn::Softplus functor{beta_of(call.attrs), threshold_of(call.attrs)};
+  cpu::unary_floating(out[0], call.input(0), functor, call.op.name);
+}
+void leaky_relu_backward_kernel(const OpCall& call, TensorList& out) {
+  const fn::LeakyReluBackward functor{negative_slope_of(call.attrs)};
+  cpu::binary_floating(out[0], call.input(0), call.input(1), functor, call.op.name);
+}
+void elu_backward_kernel(const OpCall& call, TensorList& out) {
+  cpu::binary_floating(out[0], call.input(0), call.input(1), fn::EluBackward{alpha_of(call.attrs)}, call.op.name);
+}
+void softplus_backward_kernel(const OpCall& call, TensorList& out) {
+  const fn::SoftplusBackward functor{beta_of(call.attrs), threshold_of(call.attrs)};
+  cpu::binary_floating(out[0], call.input(0), call.input(1), functor, call.op.name);
+}
+
 void relu_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   static const OpDef& op = lookup_op("relu_backward");
   grads[0] = dispatch_one(op, {ctx.grad(), ctx.output(0)});
@@ -56,6 +85,21 @@ void tanh_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   static const OpDef& op = lookup_op("tanh_backward");
   grads[0] = dispatch_one(op, {ctx.grad(), ctx.output(0)});
 }
+// The parametrized activations save their input, as PyTorch's out-of-place ones do: their
+// derivatives are stated in x (x > 0 for leaky_relu, e^x for elu, sigmoid(beta x) for softplus).
+void leaky_relu_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  static const OpDef& op = lookup_op("leaky_relu_backward");
+  grads[0] = dispatch_one(op, {ctx.grad(), ctx.input(0)}, Attrs{{"negative_slope", negative_slope_of(ctx.attrs)}});
+}
+void elu_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  static const OpDef& op = lookup_op("elu_backward");
+  grads[0] = dispatch_one(op, {ctx.grad(), ctx.input(0)}, Attrs{{"alpha", alpha_of(ctx.attrs)}});
+}
+void softplus_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  static const OpDef& op = lookup_op("softplus_backward");
+  grads[0] = dispatch_one(op, {ctx.grad(), ctx.input(0)},
+                          Attrs{{"beta", beta_of(ctx.attrs)}, {"threshold", threshold_of(ctx.attrs)}});
+}
 
 void register_activation_ops(OpRegistry& registry) {
   registry.add(pointwise_op("relu", "relu(Tensor a) -> Tensor", relu_shape, cpu::unary_numeric_kernel<fn::Relu>,
@@ -69,6 +113,13 @@ void register_activation_ops(OpRegistry& registry) {
                             "ember::fn::Sigmoid"));
   registry.add(pointwise_op("tanh", "tanh(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Tanh>, tanh_backward, 0, 0b1, "ember::fn::Tanh"));
+  registry.add(pointwise_op("leaky_relu", "leaky_relu(Tensor a, float negative_slope=0.01) -> Tensor",
+                            unary_float_shape, leaky_relu_kernel, leaky_relu_backward, 0b1, 0,
+                            "ember::fn::LeakyRelu"));
+  registry.add(pointwise_op("elu", "elu(Tensor a, float alpha=1.0) -> Tensor", unary_float_shape, elu_kernel,
+                            elu_backward, 0b1, 0, "ember::fn::Elu"));
+  registry.add(pointwise_op("softplus", "softplus(Tensor a, float beta=1.0, float threshold=20.0) -> Tensor",
+                            unary_float_shape, softplus_kernel, softplus_backward, 0b1, 0, "ember::fn::Softplus"));
 
   // (grad, saved) -> grad_input, in the floating dtype of grad and saved.
   registry.add(pointwise_op("relu_backward", "relu_backward(Tensor grad, Tensor output) -> Tensor",
@@ -86,6 +137,16 @@ void register_activation_ops(OpRegistry& registry) {
   registry.add(pointwise_op("tanh_backward", "tanh_backward(Tensor grad, Tensor output) -> Tensor",
                             binary_float_shape, cpu::binary_floating_kernel<fn::TanhBackward>, nullptr,
                             0, 0, "ember::fn::TanhBackward"));
+  registry.add(pointwise_op("leaky_relu_backward",
+                            "leaky_relu_backward(Tensor grad, Tensor input, float negative_slope) -> Tensor",
+                            binary_float_shape, leaky_relu_backward_kernel, nullptr, 0, 0,
+                            "ember::fn::LeakyReluBackward"));
+  registry.add(pointwise_op("elu_backward", "elu_backward(Tensor grad, Tensor input, float alpha) -> Tensor",
+                            binary_float_shape, elu_backward_kernel, nullptr, 0, 0, "ember::fn::EluBackward"));
+  registry.add(pointwise_op("softplus_backward",
+                            "softplus_backward(Tensor grad, Tensor input, float beta, float threshold) -> Tensor",
+                            binary_float_shape, softplus_backward_kernel, nullptr, 0, 0,
+                            "ember::fn::SoftplusBackward"));
 }
 
 const OpRegistration registration(register_activation_ops);

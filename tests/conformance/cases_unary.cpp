@@ -22,6 +22,9 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(inner));
 }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double softplus(double x, double beta, double threshold) {
+  return beta * x > threshold ? x : std::log1p(std::exp(beta * x)) / beta;
+}
 
 // Inputs avoid each op's kinks (0 for abs, relu, sign) and stay inside its domain.
 const UnaryOp kUnaryOps[] = {
@@ -97,6 +100,13 @@ std::vector<ActivationBackward> activation_backwards() {
       {"silu_backward", [](double g, double x) { return g * sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x))); }, real(-4, 4), {}},
       {"gelu_backward", [](double g, double x) { return g * gelu_exact_derivative(x); }, real(-3, 3), {{"tanh", false}}},
       {"gelu_backward", [](double g, double x) { return g * gelu_tanh_derivative(x); }, real(-3, 3), {{"tanh", true}}},
+      // leaky_relu's at 0 is its negative_slope, as PyTorch's: whole numbers put zeros in.
+      {"leaky_relu_backward", [](double g, double x) { return x > 0 ? g : 0.2 * g; }, integers(-2, 3),
+       {{"negative_slope", 0.2}}},
+      {"elu_backward", [](double g, double x) { return x > 0 ? g : g * 0.5 * std::exp(x); }, real(-3, 3),
+       {{"alpha", 0.5}}},
+      {"softplus_backward", [](double g, double x) { return 2 * x > 1 ? g : g * sigmoid(2 * x); },
+       avoiding({0.5}, -3, 3), {{"beta", 2.0}, {"threshold", 1.0}}},
   };
 }
 
@@ -110,6 +120,24 @@ std::vector<Case> unary_cases() {
     cases.push_back(unary_case("gelu", variant, {{"tanh", false}}, gelu_exact, ", erf form"));
     cases.push_back(unary_case("gelu", variant, {{"tanh", true}}, gelu_tanh, ", tanh approximation"));
   }
+
+  // The parametrized activations with PyTorch's defaults on every layout, then with other values;
+  // inputs avoid the kink at 0 and softplus' switch to x at beta x = threshold.
+  for (const Variant& variant : unary_variants(avoiding({0.0}))) {
+    cases.push_back(unary_case("leaky_relu", variant, {{"negative_slope", 0.01}},
+                               [](double x) { return x > 0 ? x : 0.01 * x; }, ", negative_slope 0.01"));
+    cases.push_back(unary_case("elu", variant, {{"alpha", 1.0}}, [](double x) { return x > 0 ? x : std::expm1(x); },
+                               ", alpha 1"));
+    cases.push_back(unary_case("softplus", variant, {{"beta", 1.0}, {"threshold", 20.0}},
+                               [](double x) { return softplus(x, 1.0, 20.0); }, ", beta 1 threshold 20"));
+  }
+  const Variant away_from_kinks = unary_variants(avoiding({0.0, 0.5}))[0];
+  cases.push_back(unary_case("leaky_relu", away_from_kinks, {{"negative_slope", 0.2}},
+                             [](double x) { return x > 0 ? x : 0.2 * x; }, ", negative_slope 0.2"));
+  cases.push_back(unary_case("elu", away_from_kinks, {{"alpha", 0.5}},
+                             [](double x) { return x > 0 ? x : 0.5 * std::expm1(x); }, ", alpha 0.5"));
+  cases.push_back(unary_case("softplus", away_from_kinks, {{"beta", 2.0}, {"threshold", 1.0}},
+                             [](double x) { return softplus(x, 2.0, 1.0); }, ", beta 2 threshold 1"));
 
   // clamp: both bounds, only a lower and only an upper bound; inputs avoid the bounds.
   for (const Variant& variant : unary_variants(avoiding({-0.5, 0.75}))) {
@@ -139,7 +167,7 @@ std::vector<Case> unary_cases() {
 
   for (const ActivationBackward& backward : activation_backwards()) {
     auto math = backward.math;
-    const std::string suffix = backward.attrs.has("tanh") ? fmt::format(", tanh {}", backward.attrs.get<bool>("tanh")) : "";
+    const std::string suffix = backward.attrs.size() == 0 ? "" : ", " + backward.attrs.str();
     for (const Variant& variant : binary_variants(real(), backward.saved)) {
       Case c{.op = backward.op, .label = variant.label + suffix, .inputs = variant.inputs, .attrs = backward.attrs,
              .reference = [math](const std::vector<RefTensor>& in, const Attrs&) {

@@ -42,16 +42,20 @@ std::vector<Parameter> parameters_of(const std::string& schema) {
 
 // Attrs keeps only the name's pointer: the literal for each float attribute an op may have.
 const char* attribute_name(const std::string& name) {
-  for (const char* known : {"alpha", "value", "min", "max"})
+  for (const char* known : {"alpha", "value", "min", "max", "negative_slope", "beta", "threshold"})
     if (name == known) return known;
   return "unknown";
 }
 
-// Test values of scalar attributes: not 1 or 0, so alpha and scalar paths are exercised.
+// Test values of scalar attributes: not 1 or 0, so alpha and scalar paths are exercised; softplus'
+// threshold is low enough that some elements take the x branch and others the logarithm.
 double attribute_value(const std::string& name) {
   if (name == "min") return -0.25;
   if (name == "max") return 0.6;
   if (name == "value") return 1.5;
+  if (name == "negative_slope") return 0.2;
+  if (name == "beta") return 1.5;
+  if (name == "threshold") return 2.0;
   return 0.75;
 }
 
@@ -129,8 +133,7 @@ TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals 
       INFO(op->name, " parameter ", parameter.type, " ", parameter.name);
       const bool known = parameter.type == "Tensor" || parameter.type == "bool" ||
                          ((parameter.type == "float" || parameter.type == "float?") &&
-                          (parameter.name == "alpha" || parameter.name == "value" || parameter.name == "min" ||
-                           parameter.name == "max"));
+                          std::string(attribute_name(parameter.name)) != "unknown");
       CHECK(known);
     }
     const bool has_flag = op->schema.find("bool tanh") != std::string::npos;

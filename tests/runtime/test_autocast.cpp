@@ -127,6 +127,7 @@ TEST_CASE("autocast: fp32-listed ops lift 16-bit inputs to float32 and equal han
       {"exp", [](const Tensor& t, const Tensor&, const Tensor&) { return exp(t); }},
       {"log", [](const Tensor& t, const Tensor&, const Tensor&) { return log(t); }},
       {"log1p", [](const Tensor& t, const Tensor&, const Tensor&) { return log1p(t); }},
+      {"softplus", [](const Tensor& t, const Tensor&, const Tensor&) { return softplus(t); }},
       {"rsqrt", [](const Tensor& t, const Tensor&, const Tensor&) { return rsqrt(t); }},
       {"reciprocal", [](const Tensor& t, const Tensor&, const Tensor&) { return reciprocal(t); }},
       {"pow", [](const Tensor& t, const Tensor& u, const Tensor&) { return pow(t, u); }},

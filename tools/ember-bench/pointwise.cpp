@@ -53,6 +53,9 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
       {"gelu", 8, [&] { return gelu(x); }},
       {"gelu tanh", 8, [&] { return gelu(x, true); }},
       {"silu", 8, [&] { return silu(x); }},
+      {"leaky_relu", 8, [&] { return leaky_relu(x); }},
+      {"elu", 8, [&] { return elu(x); }},
+      {"softplus", 8, [&] { return softplus(x); }},
       {"gelu_backward", 12, [&] { return dispatch_one(gelu_backward_op, {y, x}, {{"tanh", false}}); }},
       {"relu of a transpose", 8, [&] { return relu(matrix.t()); }},
   };

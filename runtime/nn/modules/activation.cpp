@@ -2,6 +2,7 @@
 #include "runtime/nn/modules/activation.h"
 
 #include "runtime/functional.h"
+#include "runtime/nn/python_repr.h"
 
 namespace ember::nn {
 
@@ -20,5 +21,23 @@ Tensor SiLUImpl::forward(const Tensor& input, Where where) { return silu(input, 
 Tensor TanhImpl::forward(const Tensor& input, Where where) { return ember::tanh(input, where); }
 
 Tensor SigmoidImpl::forward(const Tensor& input, Where where) { return sigmoid(input, where); }
+
+Tensor LeakyReLUImpl::forward(const Tensor& input, Where where) {
+  return leaky_relu(input, options_.negative_slope, where);
+}
+
+std::string LeakyReLUImpl::extra_repr() const { return "negative_slope=" + python_float(options_.negative_slope); }
+
+Tensor ELUImpl::forward(const Tensor& input, Where where) { return elu(input, options_.alpha, where); }
+
+std::string ELUImpl::extra_repr() const { return "alpha=" + python_float(options_.alpha); }
+
+Tensor SoftplusImpl::forward(const Tensor& input, Where where) {
+  return softplus(input, options_.beta, options_.threshold, where);
+}
+
+std::string SoftplusImpl::extra_repr() const {
+  return "beta=" + python_float(options_.beta) + ", threshold=" + python_float(options_.threshold);
+}
 
 }  // namespace ember::nn

@@ -1,5 +1,5 @@
-// Activation modules: ReLU, GELU, SiLU, Tanh, Sigmoid. Stateless wrappers of the ops of the same
-// name, so they can sit in a Sequential.
+// Activation modules: ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU, ELU, Softplus. Stateless
+// wrappers of the ops of the same name, so they can sit in a Sequential.
 #pragma once
 
 #include "runtime/nn/holder.h"
@@ -47,6 +47,55 @@ class SigmoidImpl : public Module {
   Tensor forward(const Tensor& input, Where where = Where::current());
 };
 
+// PyTorch's defaults. PyTorch's inplace=True forms have no counterpart: ember has no in-place
+// activations, so these print without `, inplace=False` as PyTorch's defaults do anyway.
+struct LeakyReLUOptions {
+  double negative_slope = 0.01;
+};
+struct ELUOptions {
+  double alpha = 1.0;
+};
+struct SoftplusOptions {
+  double beta = 1.0;
+  double threshold = 20.0;
+};
+
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(LeakyReLUOptions options = {}) : Module("LeakyReLU"), options_(options) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  LeakyReLUOptions options_;
+};
+
+class ELUImpl : public Module {
+ public:
+  explicit ELUImpl(ELUOptions options = {}) : Module("ELU"), options_(options) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  ELUOptions options_;
+};
+
+class SoftplusImpl : public Module {
+ public:
+  explicit SoftplusImpl(SoftplusOptions options = {}) : Module("Softplus"), options_(options) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  SoftplusOptions options_;
+};
+
 class ReLU : public ModuleHolder<ReLUImpl> {
  public:
   using ModuleHolder::ModuleHolder;
@@ -75,6 +124,24 @@ class Sigmoid : public ModuleHolder<SigmoidImpl> {
  public:
   using ModuleHolder::ModuleHolder;
   Sigmoid() : ModuleHolder(std::make_shared<SigmoidImpl>()) {}
+};
+
+class LeakyReLU : public ModuleHolder<LeakyReLUImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit LeakyReLU(LeakyReLUOptions options = {}) : ModuleHolder(std::make_shared<LeakyReLUImpl>(options)) {}
+};
+
+class ELU : public ModuleHolder<ELUImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit ELU(ELUOptions options = {}) : ModuleHolder(std::make_shared<ELUImpl>(options)) {}
+};
+
+class Softplus : public ModuleHolder<SoftplusImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit Softplus(SoftplusOptions options = {}) : ModuleHolder(std::make_shared<SoftplusImpl>(options)) {}
 };
 
 }  // namespace ember::nn

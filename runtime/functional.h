@@ -89,6 +89,11 @@ Tensor rsqrt(const Tensor& a, Where where = Where::current());
 Tensor abs(const Tensor& a, Where where = Where::current());
 Tensor sign(const Tensor& a, Where where = Where::current());
 Tensor reciprocal(const Tensor& a, Where where = Where::current());
+// floor, ceil, round (halves to even, as torch.round), trunc: integer tensors pass unchanged.
+Tensor floor(const Tensor& a, Where where = Where::current());
+Tensor ceil(const Tensor& a, Where where = Where::current());
+Tensor round(const Tensor& a, Where where = Where::current());
+Tensor trunc(const Tensor& a, Where where = Where::current());
 Tensor relu(const Tensor& a, Where where = Where::current());
 // gelu: attr tanh (bool): the tanh approximation instead of the exact erf form.
 Tensor gelu(const Tensor& a, bool tanh_approximation = false, Where where = Where::current());

@@ -1,6 +1,7 @@
 // CUDA kernels of the one-input pointwise ops that keep integer dtypes (neg, abs, sign, relu,
-// clamp, pow_scalar, rsub_scalar) and of the floating-only ones (exp, log, log1p, sqrt, rsqrt,
-// reciprocal, div_scalar, rdiv_scalar). Math: kernels/functors.h, as on the CPU.
+// clamp, pow_scalar, rsub_scalar, floor, ceil, round, trunc) and of the floating-only ones (exp,
+// log, log1p, sqrt, rsqrt, reciprocal, div_scalar, rdiv_scalar). Math: kernels/functors.h, as on
+// the CPU.
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/functors.h"
@@ -31,6 +32,10 @@ int launch_numeric_unary(NumericUnaryOp op, const UnaryAttrs& attrs, DType dtype
       case NumericUnaryOp::Clamp: return unary<T>(out, shape, fn::Clamp{attrs.min, attrs.max}, input);
       case NumericUnaryOp::PowScalar: return unary<T>(out, shape, fn::PowScalar{attrs.value}, input);
       case NumericUnaryOp::RsubScalar: return unary<T>(out, shape, fn::RsubScalar{attrs.value}, input);
+      case NumericUnaryOp::Floor: return unary<T>(out, shape, fn::Floor{}, input);
+      case NumericUnaryOp::Ceil: return unary<T>(out, shape, fn::Ceil{}, input);
+      case NumericUnaryOp::Round: return unary<T>(out, shape, fn::Round{}, input);
+      case NumericUnaryOp::Trunc: return unary<T>(out, shape, fn::Trunc{}, input);
       default: return static_cast<int>(cudaErrorInvalidValue);
     }
   });

@@ -134,6 +134,10 @@ void register_pointwise_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("clamp", kCuda, numeric_unary_cuda<NumericUnaryOp::Clamp>);
   registry.set_kernel("pow_scalar", kCuda, numeric_unary_cuda<NumericUnaryOp::PowScalar>);
   registry.set_kernel("rsub_scalar", kCuda, numeric_unary_cuda<NumericUnaryOp::RsubScalar>);
+  registry.set_kernel("floor", kCuda, numeric_unary_cuda<NumericUnaryOp::Floor>);
+  registry.set_kernel("ceil", kCuda, numeric_unary_cuda<NumericUnaryOp::Ceil>);
+  registry.set_kernel("round", kCuda, numeric_unary_cuda<NumericUnaryOp::Round>);
+  registry.set_kernel("trunc", kCuda, numeric_unary_cuda<NumericUnaryOp::Trunc>);
   registry.set_kernel("exp", kCuda, float_unary_cuda<FloatUnaryOp::Exp>);
   registry.set_kernel("log", kCuda, float_unary_cuda<FloatUnaryOp::Log>);
   registry.set_kernel("log1p", kCuda, float_unary_cuda<FloatUnaryOp::Log1p>);

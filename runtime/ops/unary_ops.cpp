@@ -1,7 +1,8 @@
-// Elementwise math of one tensor: neg, exp, log, log1p, sqrt, rsqrt, abs, sign, reciprocal and
-// clamp. Math: kernels/functors.h. Dtypes follow PyTorch: the transcendental ops turn integer
-// inputs into float32; neg, abs, sign and clamp keep integer dtypes (bool only where PyTorch
-// allows it). Activations live in activation_ops.cpp.
+// Elementwise math of one tensor: neg, exp, log, log1p, sqrt, rsqrt, abs, sign, reciprocal, clamp
+// and the rounding ops floor, ceil, round, trunc. Math: kernels/functors.h.
+// Dtypes follow PyTorch: the transcendental ops turn integer inputs into float32; neg, abs, sign,
+// clamp and the rounding ops keep integer dtypes (bool only where PyTorch allows it). Activations
+// live in activation_ops.cpp.
 #include <limits>
 
 #include "kernels/cpu/pointwise_kernels.h"
@@ -18,6 +19,14 @@ void numeric_shape(const OpCall& call, OutputMetas& outputs) {
   check(call.input(0).dtype() != kBool,
         "{}: bool tensors are not supported (shape {}); for masks use logical operations instead",
         call.op.name, call.input(0).sizes());
+  unary_shape(call, outputs);
+}
+
+// floor, ceil, round and trunc keep an integer tensor's dtype and values, as PyTorch's do; its
+// kernels have no bool form either.
+void rounding_shape(const OpCall& call, OutputMetas& outputs) {
+  check(call.input(0).dtype() != kBool, "{}: bool tensors are not supported (shape {})", call.op.name,
+        call.input(0).sizes());
   unary_shape(call, outputs);
 }
 
@@ -78,7 +87,9 @@ void rsqrt_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 void abs_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   grads[0] = mul(ctx.grad(), sign(ctx.input(0)));
 }
-void sign_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0] = zeros_like(ctx.grad()); }
+// sign and the rounding ops are piecewise constant: zero almost everywhere, and zero at their
+// jumps too, as in PyTorch.
+void zero_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0] = zeros_like(ctx.grad()); }
 // d (1/x) = -1/x^2 = -out^2.
 void reciprocal_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& output = ctx.output(0);
@@ -114,10 +125,18 @@ void register_unary_ops(OpRegistry& registry) {
   registry.add(pointwise_op("abs", "abs(Tensor a) -> Tensor", numeric_shape, cpu::unary_numeric_kernel<fn::Abs>,
                             abs_backward, 0b1, 0, "ember::fn::Abs"));
   registry.add(pointwise_op("sign", "sign(Tensor a) -> Tensor", unary_shape, cpu::unary_any_kernel<fn::Sign>,
-                            sign_backward, 0, 0, "ember::fn::Sign"));
+                            zero_backward, 0, 0, "ember::fn::Sign"));
   registry.add(pointwise_op("reciprocal", "reciprocal(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Reciprocal>, reciprocal_backward, 0, 0b1,
                             "ember::fn::Reciprocal"));
+  registry.add(pointwise_op("floor", "floor(Tensor a) -> Tensor", rounding_shape, cpu::unary_numeric_kernel<fn::Floor>,
+                            zero_backward, 0, 0, "ember::fn::Floor"));
+  registry.add(pointwise_op("ceil", "ceil(Tensor a) -> Tensor", rounding_shape, cpu::unary_numeric_kernel<fn::Ceil>,
+                            zero_backward, 0, 0, "ember::fn::Ceil"));
+  registry.add(pointwise_op("round", "round(Tensor a) -> Tensor", rounding_shape, cpu::unary_numeric_kernel<fn::Round>,
+                            zero_backward, 0, 0, "ember::fn::Round"));
+  registry.add(pointwise_op("trunc", "trunc(Tensor a) -> Tensor", rounding_shape, cpu::unary_numeric_kernel<fn::Trunc>,
+                            zero_backward, 0, 0, "ember::fn::Trunc"));
   registry.add(pointwise_op("clamp", "clamp(Tensor a, float? min, float? max) -> Tensor", clamp_shape,
                             clamp_kernel, clamp_backward, 0b1, 0, "ember::fn::Clamp"));
 }

@@ -26,6 +26,9 @@ double softplus(double x, double beta, double threshold) {
   return beta * x > threshold ? x : std::log1p(std::exp(beta * x)) / beta;
 }
 
+// The rounding ops jump at whole numbers (round at halves): their inputs stay away from both.
+Domain away_from_halves() { return avoiding({-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2}); }
+
 // Inputs avoid each op's kinks (0 for abs, relu, sign) and stay inside its domain.
 const UnaryOp kUnaryOps[] = {
     {"neg", [](double x) { return -x; }, real()},
@@ -41,6 +44,10 @@ const UnaryOp kUnaryOps[] = {
     {"silu", [](double x) { return x * sigmoid(x); }, real(-4.0, 4.0)},
     {"sigmoid", sigmoid, real(-4.0, 4.0)},
     {"tanh", [](double x) { return std::tanh(x); }, real(-3.0, 3.0)},
+    {"floor", [](double x) { return std::floor(x); }, away_from_halves()},
+    {"ceil", [](double x) { return std::ceil(x); }, away_from_halves()},
+    {"round", [](double x) { return std::nearbyint(x); }, away_from_halves()},
+    {"trunc", [](double x) { return std::trunc(x); }, away_from_halves()},
 };
 
 Case unary_case(const char* op, const Variant& variant, Attrs attrs, std::function<double(double)> math,

@@ -56,6 +56,7 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
       {"leaky_relu", 8, [&] { return leaky_relu(x); }},
       {"elu", 8, [&] { return elu(x); }},
       {"softplus", 8, [&] { return softplus(x); }},
+      {"round", 8, [&] { return ember::round(x); }},
       {"gelu_backward", 12, [&] { return dispatch_one(gelu_backward_op, {y, x}, {{"tanh", false}}); }},
       {"relu of a transpose", 8, [&] { return relu(matrix.t()); }},
   };

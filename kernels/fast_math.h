@@ -1,14 +1,14 @@
-// exp, expm1, log, log1p, tanh and the normal CDF for the pointwise functors. float on the host
-// uses the branch-free versions below so that CPU loops vectorize (glibc's expf/logf/tanhf/erff
-// are one call per element, 5-25x slower); CUDA uses its own intrinsics; double always uses
-// <cmath>.
+// exp, expm1, log, log1p, tanh, erf, sin, cos and the normal CDF for the pointwise functors (the
+// float sin and cos live in fast_trig.h). float on the host uses the branch-free versions below
+// so that CPU loops vectorize (glibc's expf/logf/tanhf/erff are one call per element, 5-25x
+// slower); CUDA uses its own intrinsics; double always uses <cmath>.
 //
 // Accuracy of the float versions, measured against mpmath: exp <= 1 ulp, log <= 1 ulp, log1p and
 // tanh <= 2 ulp, normal CDF relative error < 1e-6 for |x| < 6 (PyTorch's 1 + erf(x) loses ~1e-3
-// there to cancellation); against double <cmath>: expm1 <= 2.5 ulp.
+// there to cancellation); against double <cmath>: expm1 <= 2.5 ulp, erf <= 2 ulp.
 // The polynomial coefficients were fitted for ember by weighted least squares on Chebyshev nodes
 // (relative error of the function, evaluated in float) and are not taken from another library;
-// expm1's small-argument branch is its Taylor series.
+// expm1's and erf's small-argument branches are their Taylor series.
 #pragma once
 
 #include <cmath>
@@ -16,16 +16,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/fast_trig.h"
 #include "kernels/half_types.h"
 #include "kernels/host_device.h"
-
-// Loops vectorize only if these are inlined into them, and at their size GCC's inliner would
-// rather call them (measured: tanh stayed a call per element).
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-#define EMBER_FORCE_INLINE [[gnu::always_inline]]
-#else
-#define EMBER_FORCE_INLINE
-#endif
 
 namespace ember::fn::math {
 
@@ -156,6 +149,29 @@ EMBER_FORCE_INLINE EMBER_HOST_DEVICE float normal_cdf_float(float x, float& dens
   return x >= 0.0f ? 1.0f - tail : tail;
 }
 
+// erf(x) in float. Below |x| = 1 the Taylor series 2/sqrt(pi) (x - x^3/3 + x^5/10 - ...) to x^21
+// (its remainder is under 2e-9 there), which keeps tiny arguments' relative precision; above,
+// 1 - erfc(|x|) with erfc(|x|) = 2 Phi(-sqrt 2 |x|) from normal_cdf_float (erfc <= 0.16 there, so
+// its relative error shrinks in the result). The sign is restored last (erf(-0) is -0).
+EMBER_FORCE_INLINE EMBER_HOST_DEVICE float erf_float(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::erff(x);
+#else
+  const float magnitude = std::abs(x);
+  const float z = x * x;
+  // 2/sqrt(pi) is folded into the coefficients, its float rounding error added back separately.
+  const float series = -5.86353834e-08f + z * (-0.376126379f + z * (0.112837918f + z * (-0.0268661715f +
+                       z * (0.00522397785f + z * (-0.000854832702f + z * (0.000120553326f + z * (-1.49256502e-05f +
+                       z * (1.64621144e-06f + z * (-1.63658441e-07f + z * 1.48071928e-08f)))))))));
+  float density;
+  const float tail = normal_cdf_float(-magnitude * 1.41421356f, density);  // erfc(|x|) / 2
+  const float higher_terms = magnitude * series;
+  const float small = magnitude * 1.12837923f + higher_terms;  // one rounding where it contracts to an FMA
+  const float large = 1.0f - 2.0f * tail;
+  return std::copysign(magnitude < 1.0f ? small : large, x);
+#endif
+}
+
 // ---- generic entry points used by the functors ----
 template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T exp(T x) {
   if constexpr (std::is_same_v<T, float>) {
@@ -186,6 +202,30 @@ template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T expm1(T x) {
     return expm1_float(x);
   } else {
     return std::expm1(x);
+  }
+}
+
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T erf(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return erf_float(x);
+  } else {
+    return std::erf(x);
+  }
+}
+
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T sin(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return sin_float(x);
+  } else {
+    return std::sin(x);
+  }
+}
+
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T cos(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return cos_float(x);
+  } else {
+    return std::cos(x);
   }
 }
 

@@ -82,6 +82,18 @@ struct Trunc {
 struct Exp {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::exp(a); }
 };
+struct Expm1 {  // e^x - 1 without the cancellation near 0
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::expm1(a); }
+};
+struct Sin {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::sin(a); }
+};
+struct Cos {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::cos(a); }
+};
+struct Erf {
+  template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::erf(a); }
+};
 struct Log {
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T a) const { return math::log(a); }
 };

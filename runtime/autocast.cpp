@@ -27,6 +27,7 @@ constexpr PolicyEntry kPolicies[] = {
     {"bmm", AutocastPolicy::LowerPrecision},
     {"linear", AutocastPolicy::LowerPrecision},
     {"exp", AutocastPolicy::Float32},
+    {"expm1", AutocastPolicy::Float32},
     {"log", AutocastPolicy::Float32},
     {"log1p", AutocastPolicy::Float32},
     {"softplus", AutocastPolicy::Float32},

@@ -71,6 +71,10 @@ Tensor sub(const Tensor& a, double value, Where where) {
 }
 EMBER_UNARY(neg, "neg")
 EMBER_UNARY(exp, "exp")
+EMBER_UNARY(expm1, "expm1")
+EMBER_UNARY(erf, "erf")
+EMBER_UNARY(sin, "sin")
+EMBER_UNARY(cos, "cos")
 EMBER_UNARY(log, "log")
 EMBER_UNARY(log1p, "log1p")
 EMBER_UNARY(sqrt, "sqrt")

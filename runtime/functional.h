@@ -82,6 +82,10 @@ Tensor rdiv(const Tensor& a, double value, Where where = Where::current());
 // ---- pointwise unary ----
 Tensor neg(const Tensor& a, Where where = Where::current());
 Tensor exp(const Tensor& a, Where where = Where::current());
+Tensor expm1(const Tensor& a, Where where = Where::current());  // e^x - 1, exact near 0
+Tensor erf(const Tensor& a, Where where = Where::current());
+Tensor sin(const Tensor& a, Where where = Where::current());
+Tensor cos(const Tensor& a, Where where = Where::current());
 Tensor log(const Tensor& a, Where where = Where::current());
 Tensor log1p(const Tensor& a, Where where = Where::current());
 Tensor sqrt(const Tensor& a, Where where = Where::current());

@@ -12,7 +12,9 @@ namespace ember::cuda {
 // Ops on any dtype but bool (Sign and AddScalar / MulScalar also on bool), in the output's dtype.
 enum class NumericUnaryOp : uint8_t { Neg, Abs, Sign, Relu, Clamp, PowScalar, RsubScalar, Floor, Ceil, Round, Trunc };
 // Floating-only ops (float32, float64, bfloat16, float16).
-enum class FloatUnaryOp : uint8_t { Exp, Log, Log1p, Sqrt, Rsqrt, Reciprocal, DivScalar, RdivScalar };
+enum class FloatUnaryOp : uint8_t {
+  Exp, Log, Log1p, Sqrt, Rsqrt, Reciprocal, DivScalar, RdivScalar, Expm1, Erf, Sin, Cos
+};
 enum class ActivationOp : uint8_t { Sigmoid, Tanh, Silu, GeluErf, GeluTanh, LeakyRelu, Elu, Softplus };
 // (grad, saved) -> grad_input, floating only.
 enum class ActivationBackwardOp : uint8_t {

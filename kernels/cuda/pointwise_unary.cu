@@ -1,7 +1,7 @@
 // CUDA kernels of the one-input pointwise ops that keep integer dtypes (neg, abs, sign, relu,
 // clamp, pow_scalar, rsub_scalar, floor, ceil, round, trunc) and of the floating-only ones (exp,
-// log, log1p, sqrt, rsqrt, reciprocal, div_scalar, rdiv_scalar). Math: kernels/functors.h, as on
-// the CPU.
+// expm1, log, log1p, erf, sin, cos, sqrt, rsqrt, reciprocal, div_scalar, rdiv_scalar). Math:
+// kernels/functors.h, as on the CPU.
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/functors.h"
@@ -55,6 +55,10 @@ int launch_float_unary(FloatUnaryOp op, double value, DType dtype, void* out, co
       case FloatUnaryOp::Reciprocal: return unary<T>(out, shape, fn::Reciprocal{}, input);
       case FloatUnaryOp::DivScalar: return unary<T>(out, shape, fn::DivScalar{value}, input);
       case FloatUnaryOp::RdivScalar: return unary<T>(out, shape, fn::RdivScalar{value}, input);
+      case FloatUnaryOp::Expm1: return unary<T>(out, shape, fn::Expm1{}, input);
+      case FloatUnaryOp::Erf: return unary<T>(out, shape, fn::Erf{}, input);
+      case FloatUnaryOp::Sin: return unary<T>(out, shape, fn::Sin{}, input);
+      case FloatUnaryOp::Cos: return unary<T>(out, shape, fn::Cos{}, input);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });

@@ -139,6 +139,10 @@ void register_pointwise_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("round", kCuda, numeric_unary_cuda<NumericUnaryOp::Round>);
   registry.set_kernel("trunc", kCuda, numeric_unary_cuda<NumericUnaryOp::Trunc>);
   registry.set_kernel("exp", kCuda, float_unary_cuda<FloatUnaryOp::Exp>);
+  registry.set_kernel("expm1", kCuda, float_unary_cuda<FloatUnaryOp::Expm1>);
+  registry.set_kernel("erf", kCuda, float_unary_cuda<FloatUnaryOp::Erf>);
+  registry.set_kernel("sin", kCuda, float_unary_cuda<FloatUnaryOp::Sin>);
+  registry.set_kernel("cos", kCuda, float_unary_cuda<FloatUnaryOp::Cos>);
   registry.set_kernel("log", kCuda, float_unary_cuda<FloatUnaryOp::Log>);
   registry.set_kernel("log1p", kCuda, float_unary_cuda<FloatUnaryOp::Log1p>);
   registry.set_kernel("sqrt", kCuda, float_unary_cuda<FloatUnaryOp::Sqrt>);

@@ -1,9 +1,11 @@
-// Elementwise math of one tensor: neg, exp, log, log1p, sqrt, rsqrt, abs, sign, reciprocal, clamp
-// and the rounding ops floor, ceil, round, trunc. Math: kernels/functors.h.
+// Elementwise math of one tensor: neg, exp, expm1, log, log1p, erf, sin, cos, sqrt, rsqrt, abs,
+// sign, reciprocal, clamp and the rounding ops floor, ceil, round, trunc. Math: kernels/functors.h.
 // Dtypes follow PyTorch: the transcendental ops turn integer inputs into float32; neg, abs, sign,
 // clamp and the rounding ops keep integer dtypes (bool only where PyTorch allows it). Activations
 // live in activation_ops.cpp.
+#include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "kernels/cpu/pointwise_kernels.h"
 #include "kernels/functors.h"
@@ -70,6 +72,21 @@ void neg_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0
 void exp_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   grads[0] = mul(ctx.grad(), ctx.output(0));
 }
+// d(e^x - 1) = e^x = out + 1, as PyTorch's derivative.
+void expm1_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = mul(ctx.grad(), add(ctx.output(0), 1.0));
+}
+// d erf(x) = 2 / sqrt(pi) e^(-x^2).
+void erf_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& input = ctx.input(0);
+  grads[0] = mul(ctx.grad(), mul(exp(neg(mul(input, input))), 2.0 / std::sqrt(std::numbers::pi)));
+}
+void sin_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = mul(ctx.grad(), cos(ctx.input(0)));
+}
+void cos_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = mul(ctx.grad(), neg(sin(ctx.input(0))));
+}
 void log_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   grads[0] = div(ctx.grad(), ctx.input(0));
 }
@@ -112,6 +129,14 @@ void register_unary_ops(OpRegistry& registry) {
                             neg_backward, 0, 0, "ember::fn::Neg"));
   registry.add(pointwise_op("exp", "exp(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Exp>, exp_backward, 0, 0b1, "ember::fn::Exp"));
+  registry.add(pointwise_op("expm1", "expm1(Tensor a) -> Tensor", unary_float_shape,
+                            cpu::unary_floating_kernel<fn::Expm1>, expm1_backward, 0, 0b1, "ember::fn::Expm1"));
+  registry.add(pointwise_op("erf", "erf(Tensor a) -> Tensor", unary_float_shape, cpu::unary_floating_kernel<fn::Erf>,
+                            erf_backward, 0b1, 0, "ember::fn::Erf"));
+  registry.add(pointwise_op("sin", "sin(Tensor a) -> Tensor", unary_float_shape, cpu::unary_floating_kernel<fn::Sin>,
+                            sin_backward, 0b1, 0, "ember::fn::Sin"));
+  registry.add(pointwise_op("cos", "cos(Tensor a) -> Tensor", unary_float_shape, cpu::unary_floating_kernel<fn::Cos>,
+                            cos_backward, 0b1, 0, "ember::fn::Cos"));
   registry.add(pointwise_op("log", "log(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Log>, log_backward, 0b1, 0, "ember::fn::Log"));
   registry.add(pointwise_op("log1p", "log1p(Tensor a) -> Tensor", unary_float_shape,

@@ -88,6 +88,33 @@ TEST_CASE("nvrtc: functor kernels for float, double, bf16 and fp16 compile to an
                        doctest::Contains("target sm 9"), Error);
 }
 
+TEST_CASE("nvrtc: the activations with attributes, erf, expm1, sin, cos and the rounding ops compile for every type") {
+  ScopedCacheDir scoped;
+  // The rounding functors also take integers (they pass them through); the others are floating.
+  const std::string source = cuda_prelude() + R"(
+template <typename T>
+__device__ T floating(T x, T g) {
+  using namespace ember::fn;
+  return LeakyRelu{0.2}(x) + Elu{0.5}(x) + Softplus{1.5, 20.0}(x) + LeakyReluBackward{0.2}(g, x) +
+         EluBackward{0.5}(g, x) + SoftplusBackward{1.5, 20.0}(g, x) + Expm1{}(x) + Erf{}(x) + Sin{}(x) + Cos{}(x);
+}
+template <typename T>
+__device__ T rounding(T x) {
+  using namespace ember::fn;
+  return Floor{}(x) + Ceil{}(x) + Round{}(x) + Trunc{}(x);
+}
+extern "C" __global__ void all_f32(float* out) { out[0] = floating(out[0], out[1]) + rounding(out[1]); }
+extern "C" __global__ void all_f64(double* out) { out[0] = floating(out[0], out[1]) + rounding(out[1]); }
+extern "C" __global__ void all_i64(long* out) { out[0] = rounding(out[1]); }
+extern "C" __global__ void all_i32(int* out) { out[0] = rounding(out[1]); }
+)";
+  const CudaBinary binary = compile_cuda(source);
+  for (const char* kernel : {"all_f32", "all_f64", "all_i64", "all_i32"}) {
+    CAPTURE(kernel);
+    CHECK(binary.ptx.find(std::string(".entry ") + kernel) != std::string::npos);
+  }
+}
+
 TEST_CASE("nvrtc: the standard-library shim agrees with the host's <limits> and <type_traits>") {
   ScopedCacheDir scoped;
   // Each value is printed from the host's std and asserted inside the NVRTC program.

@@ -125,6 +125,7 @@ TEST_CASE("autocast: fp32-listed ops lift 16-bit inputs to float32 and equal han
       {"layer_norm", [](const Tensor& t, const Tensor&, const Tensor& g) { return layer_norm(t, {6}, g); }},
       {"sum", [](const Tensor& t, const Tensor&, const Tensor&) { return sum(t, {1}); }},
       {"exp", [](const Tensor& t, const Tensor&, const Tensor&) { return exp(t); }},
+      {"expm1", [](const Tensor& t, const Tensor&, const Tensor&) { return expm1(t); }},
       {"log", [](const Tensor& t, const Tensor&, const Tensor&) { return log(t); }},
       {"log1p", [](const Tensor& t, const Tensor&, const Tensor&) { return log1p(t); }},
       {"softplus", [](const Tensor& t, const Tensor&, const Tensor&) { return softplus(t); }},

@@ -140,3 +140,56 @@ TEST_CASE("fast math special values") {
   // Far tails keep their relative precision (PyTorch's 1 + erf(x) rounds these to 0).
   CHECK(normal_cdf_float(-8.0f, density) == doctest::Approx(normal_cdf_reference(-8.0)).epsilon(1e-5));
 }
+
+TEST_CASE("float expm1 is within 2.5 ulp and erf within 2, tiny arguments and signed zeros included") {
+  std::vector<float> points = sweep(-20.0, 88.0, 400001);
+  std::vector<float> erf_points = sweep(-6.0, 6.0, 400001);
+  for (float tiny : {1e-30f, 1e-10f, 1e-5f, 0.6931f, 0.6932f, 0.9999f, 1.0001f}) {
+    for (std::vector<float>* list : {&points, &erf_points}) {
+      list->push_back(tiny);
+      list->push_back(-tiny);
+    }
+  }
+  CHECK(max_ulp_error(ember::expm1(from_vector(points)).to_vector<float>(), reference_of(points, std::expm1)) <= 2.5);
+  const std::vector<float> erf_values = ember::erf(from_vector(erf_points)).to_vector<float>();
+  CHECK(max_ulp_error(erf_values, reference_of(erf_points, std::erf)) <= 2.0);
+
+  using namespace ember::fn::math;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(expm1_float(nan)));
+  CHECK(expm1_float(-kInfinity) == -1.0f);
+  CHECK(expm1_float(kInfinity) == kInfinity);
+  CHECK(expm1_float(100.0f) == kInfinity);
+  CHECK(std::signbit(expm1_float(-0.0f)));
+  CHECK(expm1_float(1e-30f) == 1e-30f);
+  CHECK(std::isnan(erf_float(nan)));
+  CHECK(erf_float(kInfinity) == 1.0f);
+  CHECK(erf_float(-kInfinity) == -1.0f);
+  CHECK(std::signbit(erf_float(-0.0f)));
+  CHECK(erf_float(1e-30f) == doctest::Approx(1.1283791670955126e-30).epsilon(1e-7));
+}
+
+TEST_CASE("float sin and cos are within 0.5001 ulp from tiny to the largest floats") {
+  std::vector<float> points = sweep(-20.0, 20.0, 200001);
+  // Huge arguments, where the reduction needs 2/pi far past float's precision, and close to
+  // multiples of pi/2 (the floats nearest to 1e5 pi/2 and 2^24 pi).
+  for (float big : {1e5f * 1.57079637f, 16777216.0f * 3.14159274f, 1e10f, 1e20f, 1e30f, 3.4e38f, 12345.678f}) {
+    points.push_back(big);
+    points.push_back(-big);
+    points.push_back(std::nextafter(big, 0.0f));
+  }
+  for (float tiny : {1e-40f, 1e-30f, 1e-8f, 3e-4f}) points.push_back(tiny);
+  const Tensor x = from_vector(points);
+  CHECK(max_ulp_error(ember::sin(x).to_vector<float>(), reference_of(points, std::sin)) <= 0.5001);
+  CHECK(max_ulp_error(ember::cos(x).to_vector<float>(), reference_of(points, std::cos)) <= 0.5001);
+
+  using namespace ember::fn::math;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float special : {nan, kInfinity, -kInfinity}) {
+    CHECK(std::isnan(sin_float(special)));
+    CHECK(std::isnan(cos_float(special)));
+  }
+  CHECK(std::signbit(sin_float(-0.0f)));
+  CHECK(cos_float(-0.0f) == 1.0f);
+  CHECK(sin_float(1e-40f) == 1e-40f);  // a subnormal keeps its value
+}

@@ -129,7 +129,8 @@ struct Silu {  // x * sigmoid(x)
 struct LeakyRelu {
   double negative_slope = 0.01;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
-    return x > T(0) ? x : x * static_cast<T>(negative_slope);
+    const T slope = static_cast<T>(negative_slope);  // read outside the select: see LeakyReluBackward
+    return x > T(0) ? x : x * slope;
   }
 };
 // x above 0, alpha * (e^x - 1) elsewhere, through expm1 as PyTorch's kernels (e^x - 1 would keep
@@ -137,7 +138,8 @@ struct LeakyRelu {
 struct Elu {
   double alpha = 1.0;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T x) const {
-    return x <= T(0) ? math::expm1(x) * static_cast<T>(alpha) : x;
+    const T scale = static_cast<T>(alpha);  // read outside the select: see LeakyReluBackward
+    return x <= T(0) ? math::expm1(x) * scale : x;
   }
 };
 // log(1 + e^(beta x)) / beta, and x itself where beta x > threshold, as torch's softplus. The log
@@ -202,17 +204,22 @@ struct SiluBackward {  // saved: the input; d(x s)/dx = s (1 + x (1 - s))
   }
 };
 // Saved: the input. At 0 the gradient is negative_slope (x > 0 decides), as PyTorch's.
+// The member is read before the select: read only in one arm, its load is conditional, GCC will
+// not speculate it, and the loop stays scalar with a branch per element (leaky_relu ran at 8 ns
+// an element on random signs, 14x silu).
 struct LeakyReluBackward {
   double negative_slope = 0.01;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
-    return x > T(0) ? grad : grad * static_cast<T>(negative_slope);
+    const T slope = static_cast<T>(negative_slope);
+    return x > T(0) ? grad : grad * slope;
   }
 };
 // Saved: the input; d(alpha (e^x - 1))/dx = alpha e^x for x <= 0 (so alpha at 0, as PyTorch's).
 struct EluBackward {
   double alpha = 1.0;
   template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
-    return x <= T(0) ? grad * static_cast<T>(alpha) * math::exp(x) : grad;
+    const T scale = static_cast<T>(alpha);  // read outside the select: see LeakyReluBackward
+    return x <= T(0) ? grad * scale * math::exp(x) : grad;
   }
 };
 // Saved: the input; the derivative is sigmoid(beta x), 1 past the threshold. PyTorch writes it

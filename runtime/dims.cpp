@@ -9,6 +9,10 @@ void Dims::fail_too_many_elements() const {
   fail("shape {} has more elements than an int64 can count", *this);
 }
 
+void Dims::fail_no_room_for_dim() const {
+  fail("shape {} cannot take another dim: ember tensors have at most {} dimensions", *this, kMaxRank);
+}
+
 void Dims::fail_too_many_dims(size_t count, const std::source_location& where) {
   CallSiteScope site(where);  // an op's own scope, when one is open, names the user's line instead
   fail("a shape of {} dims was given: ember tensors have at most {} dimensions", count, kMaxRank);

@@ -51,8 +51,7 @@ class Dims {
   int64_t back() const { return values_[rank_ - 1]; }
 
   void push_back(int64_t value) {
-    check(rank_ < kMaxRank, "shape {} cannot take another dim: ember tensors have at most {} dimensions", str(),
-          kMaxRank);
+    if (rank_ >= kMaxRank) [[unlikely]] fail_no_room_for_dim();  // out of line: the message formats the shape
     values_[rank_++] = value;
   }
   void insert(int position, int64_t value) {
@@ -100,6 +99,7 @@ class Dims {
  private:
   [[noreturn]] void fail_too_many_elements() const;
   [[noreturn]] static void fail_too_many_dims(size_t count, const std::source_location& where);
+  [[noreturn]] void fail_no_room_for_dim() const;
   void assign(const int64_t* values, size_t count, const std::source_location& where) {
     if (count > kMaxRank) [[unlikely]] fail_too_many_dims(count, where);
     rank_ = static_cast<int>(count);

@@ -66,8 +66,9 @@ int wrap_dim(int64_t dim, int rank, std::string_view op) {
 }
 
 void check_room_for_dim(const Dims& sizes, std::string_view op) {
-  check(sizes.size() < Dims::kMaxRank, "{}: the result would have {} dims (input shape {}): ember tensors have at most {}",
-        op, sizes.size() + 1, sizes, Dims::kMaxRank);
+  check(sizes.size() < Dims::kMaxRank,
+        "{}: the result would have {} dims (input shape {}): ember tensors have at most {}", op, sizes.size() + 1,
+        sizes, Dims::kMaxRank);
 }
 
 int wrap_insert_dim(int64_t dim, int rank, std::string_view op) {

@@ -140,4 +140,19 @@ inline void gradcheck(const std::string& what, const TestFunction& function, std
   }
 }
 
+// Exact comparison that tells -0.0 from 0.0 and takes NaN as equal to NaN.
+inline void check_same(const std::vector<double>& actual, const std::vector<double>& expected,
+                       const std::string& what) {
+  REQUIRE_MESSAGE(actual.size() == expected.size(), what);
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO(what, " element ", i, ": ", actual[i], " expected ", expected[i]);
+    if (std::isnan(expected[i])) {
+      CHECK(std::isnan(actual[i]));
+    } else {
+      CHECK(actual[i] == expected[i]);
+      CHECK(std::signbit(actual[i]) == std::signbit(expected[i]));
+    }
+  }
+}
+
 }  // namespace pointwise_test

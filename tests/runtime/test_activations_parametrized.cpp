@@ -13,20 +13,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Exact comparison that tells -0.0 from 0.0 and takes NaN as equal to NaN.
-void check_same(const std::vector<double>& actual, const std::vector<double>& expected, const std::string& what) {
-  REQUIRE_MESSAGE(actual.size() == expected.size(), what);
-  for (size_t i = 0; i < actual.size(); ++i) {
-    INFO(what, " element ", i, ": ", actual[i], " expected ", expected[i]);
-    if (std::isnan(expected[i])) {
-      CHECK(std::isnan(actual[i]));
-    } else {
-      CHECK(actual[i] == expected[i]);
-      CHECK(std::signbit(actual[i]) == std::signbit(expected[i]));
-    }
-  }
-}
-
 // d(sum(weights * f(x)))/dx at the given points, in float64.
 std::vector<double> gradient_of(const std::function<Tensor(const Tensor&)>& function, const std::vector<double>& at) {
   const Tensor x = tensor_from(at, {static_cast<int64_t>(at.size())}).requires_grad_();

@@ -25,9 +25,9 @@ TEST_CASE("ops that add a dim name themselves when the result would pass the ran
   CHECK_THROWS_WITH_AS(stack({rank8(), rank8()}, 0), doctest::Contains("stack: the result would have 9 dims"), Error);
   const Tensor weight = zeros({3, 4}, {.dtype = kFloat32, .device = kCPU});
   const Tensor indices = zeros({1, 1, 1, 1, 1, 1, 1, 2}, {.dtype = kInt64, .device = kCPU});
-  CHECK_THROWS_WITH_AS(embedding(weight, indices),
-                       doctest::Contains("embedding: the result would have 9 dims (input shape [1, 1, 1, 1, 1, 1, 1, 2])"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      embedding(weight, indices),
+      doctest::Contains("embedding: the result would have 9 dims (input shape [1, 1, 1, 1, 1, 1, 1, 2])"), Error);
   CHECK_THROWS_WITH_AS(one_hot(indices, 3), doctest::Contains("one_hot: the result would have 9 dims"), Error);
   // Rank 8 itself is fine.
   CHECK(rank8().squeeze(0).unsqueeze(0).sizes() == rank8().sizes());

@@ -15,20 +15,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Exact comparison that tells -0.0 from 0.0 and takes NaN as equal to NaN.
-void check_same(const std::vector<double>& actual, const std::vector<double>& expected, const std::string& what) {
-  REQUIRE_MESSAGE(actual.size() == expected.size(), what);
-  for (size_t i = 0; i < actual.size(); ++i) {
-    INFO(what, " element ", i, ": ", actual[i], " expected ", expected[i]);
-    if (std::isnan(expected[i])) {
-      CHECK(std::isnan(actual[i]));
-    } else {
-      CHECK(actual[i] == expected[i]);
-      CHECK(std::signbit(actual[i]) == std::signbit(expected[i]));
-    }
-  }
-}
-
 // torch.floor/ceil/round/trunc of these, in float32 and float64 alike (all are exact there).
 const std::vector<double> kInputs = {0.5, 1.5, 2.5, -0.5, -2.5, -0.3, 0.7, -1.7, -0.0, 1e20, kNaN, kInf, -kInf};
 

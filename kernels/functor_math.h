@@ -93,6 +93,15 @@ template <typename T> EMBER_HOST_DEVICE T integer_pow(T base, T exponent) {
   return static_cast<T>(result);
 }
 
+// Element i of an integer arange, as PyTorch computes it: in int64 from the bounds truncated toward
+// zero (the op's shape rule checked that they and every element fit), so values past 2^53 stay
+// exact where a double `start + i * step` would repeat some and skip others.
+template <typename T> EMBER_HOST_DEVICE T arange_integer(double start, double step, int64_t i) {
+  const int64_t first = static_cast<int64_t>(start);
+  const int64_t stride = static_cast<int64_t>(step);
+  return static_cast<T>(wrapping_add(first, wrapping_mul(i, stride)));
+}
+
 // 1 / (1 + e^-x) evaluated through e^-|x| <= 1, so no exp overflows for large |x| and the
 // negative side keeps its relative precision (e / (1 + e) instead of 1 - 1 / (1 + e)).
 template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T sigmoid(T x) {

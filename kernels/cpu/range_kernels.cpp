@@ -14,8 +14,13 @@ void arange_kernel(const OpCall& call, TensorList& outputs) {
   const double step = call.attrs.get<double>("step");
   dispatch_dtype(outputs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    generate(outputs[0].data_ptr<T>(), outputs[0].numel(),
-             [&](int64_t i) { return fn::detail::convert<compute_t<T>>(start + static_cast<double>(i) * step); });
+    if constexpr (fn::detail::wraps<T>) {
+      generate(outputs[0].data_ptr<T>(), outputs[0].numel(),
+               [&](int64_t i) { return fn::detail::arange_integer<T>(start, step, i); });
+    } else {
+      generate(outputs[0].data_ptr<T>(), outputs[0].numel(),
+               [&](int64_t i) { return fn::detail::convert<compute_t<T>>(start + static_cast<double>(i) * step); });
+    }
   });
 }
 

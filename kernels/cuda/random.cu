@@ -36,11 +36,15 @@ int generate(void* out, const LaunchShape& shape, const Generator& generator) {
 }
 
 // The explicit roundings keep nvcc from fusing `start + i * step` into one FMA, which would round
-// differently from the CPU's separate multiply and add.
+// differently from the CPU's separate multiply and add. Integer dtypes count in int64, as the CPU.
 template <typename T> struct ArangeAt {
   double start, step;
   __device__ compute_t<T> operator()(int64_t i) const {
-    return fn::detail::convert<compute_t<T>>(__dadd_rn(start, __dmul_rn(static_cast<double>(i), step)));
+    if constexpr (fn::detail::wraps<T>) {
+      return fn::detail::arange_integer<T>(start, step, i);
+    } else {
+      return fn::detail::convert<compute_t<T>>(__dadd_rn(start, __dmul_rn(static_cast<double>(i), step)));
+    }
   }
 };
 

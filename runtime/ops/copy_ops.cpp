@@ -24,16 +24,43 @@ void full_shape(const OpCall& call, OutputMetas& outputs) {
   ops::check_value_fits("full", call.attrs.get<double>("value"), outputs[0].dtype);
 }
 
+// arange reads its bounds as PyTorch does: an integer dtype (accumulating in int64) truncates each
+// toward zero first, so a step of 0.5 is zero there and int64 arange(-0.5, 5) starts at 0. The
+// count is PyTorch's too: int64 counts in integers; every other dtype, int32 included, from the
+// bounds as given (int32 arange(-0.5, 5) has 6 elements, 0 to 5).
+double arange_count(double given_start, double given_end, double given_step, double start, double end, double step,
+                    DType dtype) {
+  if (dtype != kInt64) return std::ceil((given_end - given_start) / given_step);
+  // Integers of int64's range (checked): the span may pass int64's, not int128's.
+  const __int128 sign = step > 0.0 ? 1 : -1;
+  const __int128 stride = static_cast<int64_t>(step);
+  const __int128 span = __int128{static_cast<int64_t>(end)} - static_cast<int64_t>(start);
+  return static_cast<double>((span + stride - sign) / stride);
+}
+
 void arange_shape(const OpCall& call, OutputMetas& outputs) {
-  const double start = call.attrs.get<double>("start");
-  const double end = call.attrs.get<double>("end");
-  const double step = call.attrs.get<double>("step");
-  check((end - start) * step >= 0.0, "arange: step {} does not move from {} towards {}", step, start, end);
-  // In double first: converting a count past int64 would be undefined (arange(0, 1e300)).
-  const double count = std::ceil((end - start) / step);
-  check(count < 9223372036854775808.0, "arange: from {} to {} by {} is more elements than an int64 can count",
-        start, end, step);
+  const double given_start = call.attrs.get<double>("start");
+  const double given_end = call.attrs.get<double>("end");
+  const double given_step = call.attrs.get<double>("step");
   const DType dtype = call.attrs.get<DType>("dtype");
+  check(dtype != kBool, "arange: bool tensors are not supported (from {} to {} by {})", given_start, given_end,
+        given_step);
+  const bool integral = !is_floating(dtype);
+  const double start = integral ? std::trunc(given_start) : given_start;
+  const double end = integral ? std::trunc(given_end) : given_end;
+  const double step = integral ? std::trunc(given_step) : given_step;
+  check(step != 0.0, "arange: step {} is zero for a {} tensor (integer dtypes truncate it toward zero)", given_step,
+        dtype);
+  // The signs, not (end - start) * step >= 0: that product underflows to -0.0 for tiny bounds.
+  check(step > 0.0 ? end >= start : end <= start, "arange: step {} does not move from {} towards {}", given_step,
+        given_start, given_end);
+  // In double first: converting a count past int64 would be undefined (arange(0, 1e300)).
+  check(std::ceil((end - start) / step) < 9223372036854775808.0,
+        "arange: from {} to {} by {} is more elements than an int64 can count", given_start, given_end, given_step);
+  if (integral)
+    for (double bound : {given_start, given_end, given_step}) ops::check_value_fits("arange", bound, kInt64);
+  const double count = arange_count(given_start, given_end, given_step, start, end, step, dtype);
+  check(count >= 0.0, "arange: step {} does not move from {} towards {}", given_step, given_start, given_end);
   outputs[0] = {{static_cast<int64_t>(count)}, dtype, call.attrs.get<Device>("device")};
   if (count > 0) {  // the values it stores: the first and the last
     ops::check_value_fits("arange", start, dtype);

@@ -40,3 +40,40 @@ TEST_CASE("cuda arange and linspace are bit-identical to the CPU") {
     CHECK(cpu_space.to(kFloat64).to_vector<double>() == gpu_space.to(kFloat64).to_vector<double>());
   }
 }
+
+TEST_CASE("integer arange counts in int64 from truncated bounds, as PyTorch") {
+  const TensorOptions int64_cpu{.dtype = kInt64, .device = kCPU};
+  const TensorOptions int32_cpu{.dtype = kInt32, .device = kCPU};
+  // Past 2^53 a double start + i * step repeats 2^53 and skips 2^53 + 3.
+  const double two_to_53 = 9007199254740992.0;
+  CHECK(arange(two_to_53, two_to_53 + 4.0).to_vector<int64_t>() ==
+        std::vector<int64_t>{9007199254740992, 9007199254740993, 9007199254740994, 9007199254740995});
+  CHECK(arange(-two_to_53 - 4.0, -two_to_53, 1.0, int64_cpu).to_vector<int64_t>() ==
+        std::vector<int64_t>{-9007199254740996, -9007199254740995, -9007199254740994, -9007199254740993});
+  // torch.arange(-0.5, 5, dtype=torch.int64): the start truncates to 0 and the count is 5.
+  CHECK(arange(-0.5, 5.0, 1.0, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(arange(0.0, 2.5, 1.0, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 1});
+  CHECK(arange(7.9, 0.0, -2.9, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{7, 5, 3, 1});
+  // int32 counts from the bounds as given (PyTorch's size rule for every dtype but int64).
+  CHECK(arange(-0.5, 5.0, 1.0, int32_cpu).to_vector<int32_t>() == std::vector<int32_t>{0, 1, 2, 3, 4, 5});
+  CHECK_THROWS_WITH_AS(arange(0.0, 5.0, 0.5, int64_cpu),
+                       doctest::Contains("arange: step 0.5 is zero for a int64 tensor"), Error);
+  CHECK_THROWS_WITH_AS(arange(0.0, 2.0, 1.0, {.dtype = kBool, .device = kCPU}),
+                       doctest::Contains("arange: bool tensors are not supported"), Error);
+}
+
+TEST_CASE("arange refuses a step away from the end even when (end - start) * step underflows") {
+  CHECK_THROWS_WITH_AS(arange(1e-200, 0.0, 1e-200, {.device = kCPU}),
+                       doctest::Contains("arange: step 1e-200 does not move from 1e-200 towards 0"), Error);
+  CHECK_THROWS_WITH_AS(arange(0.0, 1e-200, -1e-200, {.device = kCPU}),
+                       doctest::Contains("arange: step -1e-200 does not move from 0 towards 1e-200"), Error);
+  CHECK(arange(0.0, 3e-200, 1e-200, {.dtype = kFloat64, .device = kCPU}).numel() == 3);
+}
+
+TEST_CASE("cuda integer arange equals the CPU's past 2^53") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const double start = 9007199254740992.0;
+  const Tensor cpu_range = arange(start, start + 1000.0, 3.0, {.dtype = kInt64, .device = kCPU});
+  const Tensor gpu_range = arange(start, start + 1000.0, 3.0, {.dtype = kInt64, .device = kCuda0}).to(kCPU);
+  CHECK(cpu_range.to_vector<int64_t>() == gpu_range.to_vector<int64_t>());
+}

@@ -62,7 +62,9 @@ void arange_shape(const OpCall& call, OutputMetas& outputs) {
   const double count = arange_count(given_start, given_end, given_step, start, end, step, dtype);
   check(count >= 0.0, "arange: step {} does not move from {} towards {}", given_step, given_start, given_end);
   outputs[0] = {{static_cast<int64_t>(count)}, dtype, call.attrs.get<Device>("device")};
-  if (count > 0) {  // the values it stores: the first and the last
+  // The values an integer tensor stores: the first and the last. Floating ones are not checked
+  // (PyTorch computes them in float or double and converts unchecked).
+  if (integral && count > 0) {
     ops::check_value_fits("arange", start, dtype);
     ops::check_value_fits("arange", start + (count - 1) * step, dtype);
   }

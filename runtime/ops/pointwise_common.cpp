@@ -2,6 +2,7 @@
 #include "runtime/ops/pointwise_common.h"
 
 #include <cmath>
+#include <limits>
 
 #include "runtime/functional.h"
 
@@ -82,7 +83,29 @@ void check_integer_alpha(const OpCall& call, DType result) {
         "{}: alpha must be an integer within {}'s range for {} tensors, got {}", call.op.name, result, result, alpha);
 }
 
+namespace {
+
+// The largest finite value of a floating dtype.
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case kFloat16: return 65504.0;
+    case kBFloat16: return 0x1.fep+127;
+    case kFloat32: return static_cast<double>(std::numeric_limits<float>::max());
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+}  // namespace
+
 void check_value_fits(std::string_view op, double value, DType dtype) {
+  if (is_floating(dtype)) {
+    // PyTorch's checked_convert: infinities and NaN are values of the type, a finite value past
+    // its largest would silently become inf (masked_fill(-1e9) in float16 is the classic).
+    check(!std::isfinite(value) || std::fabs(value) <= largest_finite(dtype),
+          "{}: value {} cannot be stored in a {} tensor without overflow (its largest finite value is {})", op,
+          value, dtype, largest_finite(dtype));
+    return;
+  }
   if (dtype != kInt32 && dtype != kInt64) return;
   check(std::isfinite(value) && in_integer_range(std::trunc(value), dtype),
         "{}: value {} cannot be stored in an {} tensor", op, value, dtype);
@@ -95,8 +118,24 @@ void check_inplace_dtype(const OpCall& call, DType result) {
         call.op.name, result, target, call.input(0).sizes());
 }
 
+namespace {
+
+// `value` as a tensor of `dtype` stores it: a floating dtype rounds it (through float for the 16-bit
+// ones, as every kernel converts), to inf past its range.
+double stored_value(double value, DType dtype) {
+  if (!is_floating(dtype)) return value;
+  return dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    return static_cast<double>(static_cast<compute_t<T>>(T(static_cast<compute_t<T>>(value))));
+  });
+}
+
+}  // namespace
+
+// Rounded first: an internal constant beside a 16-bit tensor (clamp's bound -1e6 in its backward)
+// is the inf it becomes, not a user's fill value out of the dtype's range.
 Tensor scalar_like(double value, const Tensor& like) {
-  return scalar_tensor(value, {.dtype = like.dtype(), .device = like.device()});
+  return scalar_tensor(stored_value(value, like.dtype()), {.dtype = like.dtype(), .device = like.device()});
 }
 
 Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad) {

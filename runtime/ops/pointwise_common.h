@@ -39,11 +39,13 @@ void check_inplace_dtype(const OpCall& call, DType result);
 void check_integer_alpha(const OpCall& call, DType result);
 // A host value stored into a tensor of `dtype` (full, fill_, linspace's ends): for int32 and int64
 // it must be finite and, truncated toward zero, within the dtype's range, as PyTorch requires; a
-// NaN or out-of-range value would otherwise be stored as 0 or saturated, silently.
+// NaN or out-of-range value would otherwise be stored as 0 or saturated, silently. For a floating
+// dtype a finite value must not pass its largest finite value (it would become inf).
 void check_value_fits(std::string_view op, double value, DType dtype);
 
 // ---- for backward rules ----
-// A 0-d tensor holding `value` with `like`'s dtype and device (broadcasts in where/compare).
+// A 0-d tensor holding `value` rounded to `like`'s dtype (inf past a floating dtype's range), with its
+// device (broadcasts in where/compare).
 Tensor scalar_like(double value, const Tensor& like);
 // `grad` (of the broadcast output's shape) summed back to input i's shape.
 Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad);

@@ -8,6 +8,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
 
 namespace ember::nn::utils {
 
@@ -98,7 +99,8 @@ void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_nor
   NoGradGuard no_grad;
   // Multiplied unconditionally, as PyTorch does: a scale of 1 changes nothing, and a NaN norm
   // makes every gradient NaN rather than leaving them silently unclipped.
-  const Tensor limit = full({}, max_norm, {.dtype = total_norm.dtype(), .device = total_norm.device()});
+  // scalar_like: a max_norm past a 16-bit norm's range is inf there, as PyTorch's max_norm / norm.
+  const Tensor limit = ops::scalar_like(max_norm, total_norm);
   const Tensor scale = clamp(div(limit, add(total_norm, 1e-6)), std::nullopt, 1.0);
   for (Tensor& grad : gradients_of(parameters, "clip_grads_with_norm_"))
     mul_(grad, scale.to(grad.device()).to(grad.dtype()));

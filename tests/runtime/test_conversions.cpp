@@ -75,3 +75,31 @@ TEST_CASE("cuda float to int conversions give the CPU's values") {
   CHECK_THROWS_AS(filled.fill_(kNan), Error);
   CHECK(filled.to(kCPU).to_vector<int64_t>() == std::vector<int64_t>{0, 0});
 }
+
+TEST_CASE("a fill value past a floating dtype's largest finite value is refused, as PyTorch's checked_convert") {
+  const TensorOptions half_cpu{.dtype = kFloat16, .device = kCPU};
+  CHECK_THROWS_WITH_AS(full({2}, 1e5, half_cpu),
+                       doctest::Contains("full: value 100000 cannot be stored in a float16 tensor without overflow "
+                                         "(its largest finite value is 65504)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(full({2}, -1e39, {.dtype = kBFloat16, .device = kCPU}),
+                       doctest::Contains("full: value -1e+39 cannot be stored in a bfloat16 tensor"), Error);
+  CHECK_THROWS_WITH_AS(scalar_tensor(70000.0, half_cpu), doctest::Contains("scalar_tensor: value 70000"), Error);
+  CHECK_THROWS_WITH_AS(full_like(zeros({2}, half_cpu), -65505.0), doctest::Contains("full_like: value -65505"), Error);
+  CHECK_THROWS_WITH_AS(linspace(0.0, 1e5, 3, half_cpu), doctest::Contains("linspace: value 100000"), Error);
+  Tensor target = zeros({2}, {.device = kCPU});
+  CHECK_THROWS_WITH_AS(target.fill_(1e39), doctest::Contains("fill_: value 1e+39 cannot be stored in a float32"),
+                       Error);
+  CHECK(target.to_vector<float>() == std::vector<float>{0.0f, 0.0f});
+  // The largest value, infinities and NaN are values of the type.
+  CHECK(full({1}, -65504.0, half_cpu).to(kFloat64).item() == -65504.0);
+  CHECK(std::isinf(full({1}, kInf, half_cpu).to(kFloat64).item()));
+  CHECK(std::isnan(zeros({1}, half_cpu).fill_(kNan).to(kFloat64).item()));
+  CHECK(full({1}, 1e300, {.dtype = kFloat64, .device = kCPU}).item() == 1e300);
+}
+
+TEST_CASE("internal constants beside a float16 tensor still round to inf: clamp's gradient with a bound past 65504") {
+  Tensor x = from_vector<float>({-2.0f, 0.5f, 3.0f}).to(kFloat16).detach().requires_grad_();
+  sum(clamp(x, -1e6, 1.0)).backward();
+  CHECK(x.grad().to(kFloat32).to_vector<float>() == std::vector<float>{1.0f, 1.0f, 0.0f});
+}

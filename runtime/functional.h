@@ -104,6 +104,7 @@ Tensor gelu(const Tensor& a, bool tanh_approximation = false, Where where = Wher
 Tensor silu(const Tensor& a, Where where = Where::current());
 Tensor sigmoid(const Tensor& a, Where where = Where::current());
 Tensor tanh(const Tensor& a, Where where = Where::current());
+// gelu, silu, leaky_relu, elu and softplus take floating tensors only, as PyTorch's kernels do.
 // leaky_relu: attr negative_slope (x for x > 0, negative_slope * x elsewhere).
 Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01, Where where = Where::current());
 // elu: attr alpha (x for x > 0, alpha * (e^x - 1) elsewhere).

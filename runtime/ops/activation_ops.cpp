@@ -20,6 +20,15 @@ void relu_shape(const OpCall& call, OutputMetas& outputs) {
   unary_shape(call, outputs);
 }
 
+// gelu, silu, leaky_relu, elu and softplus take floating tensors only, as PyTorch's kernels do:
+// an integer or bool tensor is an error there, not turned into float32 as exp or sigmoid turn it.
+void floating_activation_shape(const OpCall& call, OutputMetas& outputs) {
+  const Tensor& input = call.input(0);
+  check(is_floating(input.dtype()), "{}: expected a floating-point tensor, got {} (shape {})", call.op.name,
+        input.dtype(), input.sizes());
+  unary_shape(call, outputs);
+}
+
 // One loop per formula: a per-element select on the attribute would keep the loop scalar.
 void gelu_kernel(const OpCall& call, TensorList& out) {
   if (tanh_of(call.attrs)) {
@@ -104,9 +113,9 @@ void softplus_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 void register_activation_ops(OpRegistry& registry) {
   registry.add(pointwise_op("relu", "relu(Tensor a) -> Tensor", relu_shape, cpu::unary_numeric_kernel<fn::Relu>,
                             relu_backward, 0, 0b1, "ember::fn::Relu"));
-  registry.add(pointwise_op("gelu", "gelu(Tensor a, bool tanh=False) -> Tensor", unary_float_shape,
+  registry.add(pointwise_op("gelu", "gelu(Tensor a, bool tanh=False) -> Tensor", floating_activation_shape,
                             gelu_kernel, gelu_backward, 0b1, 0, "ember::fn::Gelu"));
-  registry.add(pointwise_op("silu", "silu(Tensor a) -> Tensor", unary_float_shape,
+  registry.add(pointwise_op("silu", "silu(Tensor a) -> Tensor", floating_activation_shape,
                             cpu::unary_floating_kernel<fn::Silu>, silu_backward, 0b1, 0, "ember::fn::Silu"));
   registry.add(pointwise_op("sigmoid", "sigmoid(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Sigmoid>, sigmoid_backward, 0, 0b1,
@@ -114,12 +123,13 @@ void register_activation_ops(OpRegistry& registry) {
   registry.add(pointwise_op("tanh", "tanh(Tensor a) -> Tensor", unary_float_shape,
                             cpu::unary_floating_kernel<fn::Tanh>, tanh_backward, 0, 0b1, "ember::fn::Tanh"));
   registry.add(pointwise_op("leaky_relu", "leaky_relu(Tensor a, float negative_slope=0.01) -> Tensor",
-                            unary_float_shape, leaky_relu_kernel, leaky_relu_backward, 0b1, 0,
+                            floating_activation_shape, leaky_relu_kernel, leaky_relu_backward, 0b1, 0,
                             "ember::fn::LeakyRelu"));
-  registry.add(pointwise_op("elu", "elu(Tensor a, float alpha=1.0) -> Tensor", unary_float_shape, elu_kernel,
+  registry.add(pointwise_op("elu", "elu(Tensor a, float alpha=1.0) -> Tensor", floating_activation_shape, elu_kernel,
                             elu_backward, 0b1, 0, "ember::fn::Elu"));
   registry.add(pointwise_op("softplus", "softplus(Tensor a, float beta=1.0, float threshold=20.0) -> Tensor",
-                            unary_float_shape, softplus_kernel, softplus_backward, 0b1, 0, "ember::fn::Softplus"));
+                            floating_activation_shape, softplus_kernel, softplus_backward, 0b1, 0,
+                            "ember::fn::Softplus"));
 
   // (grad, saved) -> grad_input, in the floating dtype of grad and saved.
   registry.add(pointwise_op("relu_backward", "relu_backward(Tensor grad, Tensor output) -> Tensor",

@@ -32,8 +32,6 @@ TEST_CASE("leaky_relu keeps 0's sign, passes NaN and scales the negative side, a
     check_same(values_of(leaky_relu(x)), {scaled, -0.0, 0.0, 3.0, kNaN, -kInf, kInf}, "leaky_relu");
     check_same(values_of(leaky_relu(x, 0.5)), {-1.0, -0.0, 0.0, 3.0, kNaN, -kInf, kInf}, "negative_slope 0.5");
   }
-  // Integer inputs compute in float32, like the other activations (silu, gelu) here.
-  CHECK(leaky_relu(from_vector<int64_t>({-3, 4})).dtype() == kFloat32);
 }
 
 TEST_CASE("elu goes through expm1: -alpha at -inf, -0.0 kept, tiny negatives keep their digits") {
@@ -95,4 +93,22 @@ TEST_CASE("nn::LeakyReLU, nn::ELU and nn::Softplus call their ops and print as P
   check_same(values_of(nn::Softplus(nn::SoftplusOptions{.beta = 2.0, .threshold = 10.0})(x)),
              values_of(softplus(x, 2.0, 10.0)), "Softplus");
   CHECK(nn::Softplus()->parameters().empty());
+}
+
+TEST_CASE("gelu, silu, leaky_relu, elu and softplus refuse integer and bool tensors, as PyTorch's kernels") {
+  const Tensor integers = from_vector<int64_t>({-2, 3});
+  const Tensor mask = from_vector<bool>({true, false});
+  CHECK_THROWS_WITH_AS(leaky_relu(integers),
+                       doctest::Contains("leaky_relu: expected a floating-point tensor, got int64 (shape [2])"), Error);
+  CHECK_THROWS_WITH_AS(elu(integers.to(kInt32)), doctest::Contains("elu: expected a floating-point tensor, got int32"),
+                       Error);
+  CHECK_THROWS_WITH_AS(softplus(mask), doctest::Contains("softplus: expected a floating-point tensor, got bool"),
+                       Error);
+  CHECK_THROWS_WITH_AS(gelu(integers), doctest::Contains("gelu: expected a floating-point tensor"), Error);
+  CHECK_THROWS_WITH_AS(silu(integers), doctest::Contains("silu: expected a floating-point tensor"), Error);
+  CHECK_THROWS_WITH_AS(nn::LeakyReLU()->forward(integers), doctest::Contains("leaky_relu: expected a floating-point"),
+                       Error);
+  // sigmoid and tanh convert integers to float32, as torch.sigmoid and torch.tanh do.
+  CHECK(sigmoid(integers).dtype() == kFloat32);
+  CHECK(ember::tanh(integers).dtype() == kFloat32);
 }

@@ -4,6 +4,7 @@
 // its gradient, the branch is computed on a harmless value instead.
 #include <cmath>
 
+#include "runtime/autocast.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/loss_reduction.h"
@@ -66,6 +67,14 @@ Tensor clamped_log(const Tensor& x, bool plus_one) {
   return ember::where(at_pole, scalar_like(-100.0, logged), logged);
 }
 
+// l1_loss, smooth_l1_loss and huber_loss are on PyTorch's autocast float32 list, which only
+// registry ops carry here (their OpDef's policy): under autocast these composites cast a 16-bit
+// input or target to float32 themselves. The cast is dispatched, so gradients return in 16 bits.
+Tensor autocast_to_float32(const Tensor& tensor) {
+  const bool lower_precision = tensor.dtype() == kBFloat16 || tensor.dtype() == kFloat16;
+  return autocast_enabled() && lower_precision ? to_dtype(tensor, kFloat32) : tensor;
+}
+
 // The losses of smooth_l1 and huber: quadratic(|d|) below `threshold`, linear(|d|) from it on. The
 // quadratic branch squares the distance clamped to the threshold: where that branch is not taken
 // an infinite distance would otherwise give 0 * inf = NaN in its gradient.
@@ -79,7 +88,7 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, W
   CallSiteScope site(where);
   check_reduction("l1_loss", reduction);
   check_loss_inputs("l1_loss", input, target);
-  return reduce_loss(abs(sub(input, target)), reduction);
+  return reduce_loss(abs(sub(autocast_to_float32(input), autocast_to_float32(target))), reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta, Where where) {
@@ -87,7 +96,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   check_reduction("smooth_l1_loss", reduction);
   check_loss_inputs("smooth_l1_loss", input, target);
   check(beta >= 0.0, "smooth_l1_loss: beta must be non-negative, got {}", beta);
-  const Tensor distance = abs(sub(input, target));
+  const Tensor distance = abs(sub(autocast_to_float32(input), autocast_to_float32(target)));
   if (beta == 0.0) return reduce_loss(distance, reduction);  // PyTorch's l1_loss
   const Tensor near = distance_below(distance, beta);
   const Tensor quadratic = div(mul(mul(near, near), 0.5), beta);
@@ -100,7 +109,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
   check_reduction("huber_loss", reduction);
   check_loss_inputs("huber_loss", input, target);
   check(delta > 0.0, "huber_loss: delta must be positive, got {}", delta);
-  const Tensor distance = abs(sub(input, target));
+  const Tensor distance = abs(sub(autocast_to_float32(input), autocast_to_float32(target)));
   const Tensor near = distance_below(distance, delta);
   const Tensor quadratic = mul(mul(near, near), 0.5);
   const Tensor linear = mul(sub(distance, 0.5 * delta), delta);

@@ -154,3 +154,28 @@ TEST_CASE("the regression losses refuse PyTorch's bad arguments, naming the call
   CHECK(error_of([&] { huber_loss(x, x, Reduction::Mean, NAN); }).find("delta must be positive, got nan") !=
         std::string::npos);
 }
+
+TEST_CASE("autocast: l1_loss, smooth_l1_loss and huber_loss compute in float32, as on PyTorch's fp32 list") {
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>> losses{
+      {"l1_loss", [](const Tensor& x, const Tensor& y) { return l1_loss(x, y); }},
+      {"smooth_l1_loss", [](const Tensor& x, const Tensor& y) { return smooth_l1_loss(x, y, Reduction::Sum, 0.7); }},
+      {"huber_loss", [](const Tensor& x, const Tensor& y) { return huber_loss(x, y, Reduction::None, 1.3); }},
+  };
+  for (const DType dtype : {kBFloat16, kFloat16}) {
+    for (const auto& [name, loss] : losses) {
+      INFO(name, " under ", dtype_name(dtype));
+      const Tensor input = from_vector<float>({0.1f, -2.3f, 5.7f, 1.9f}).to(dtype).requires_grad_();
+      const Tensor target = from_vector<float>({0.3f, 1.1f, 5.6f, -0.7f}).to(dtype);
+      const Tensor by_hand = loss(input.detach().to(kFloat32), target.to(kFloat32));
+      Tensor result;
+      {
+        const AutocastGuard autocast(dtype);
+        result = loss(input, target);
+      }
+      CHECK(result.dtype() == kFloat32);
+      CHECK(result.to_vector<float>() == by_hand.to_vector<float>());
+      sum(result).backward();
+      CHECK(input.grad().dtype() == dtype);
+    }
+  }
+}

@@ -145,6 +145,7 @@ namespace {
 // Memory wrapped as a CUDA tensor must be that device's: kernels given a host address fault, and
 // a fault ends the process's CUDA context (PyTorch's from_blob asks the pointer's device too).
 void check_blob_device(const void* data, Device device) {
+  check(!device.is_cpu() || device.index == 0, "from_blob: the CPU device index must be 0, got {}", device.index);
   if (!device.is_cuda()) return;
   std::string why_not;
   check(cuda_is_available(&why_not), "from_blob: {} is unavailable: {}", device, why_not);

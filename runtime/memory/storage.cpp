@@ -14,7 +14,12 @@
 namespace ember {
 
 CachingAllocator& allocator_for(Device device) {
-  if (device.is_cpu()) return cpu_allocator();
+  if (device.is_cpu()) {
+    // One CPU device, as in PyTorch: a tensor on "cpu:1" would print as cpu and still be refused
+    // beside every other CPU tensor ("expected all tensors on one device, got cpu and cpu").
+    check(device.index == 0, "allocator: the CPU device index must be 0, got {}", device.index);
+    return cpu_allocator();
+  }
 #ifdef EMBER_HAS_CUDA
   return cuda::device_allocator(device.index);
 #else

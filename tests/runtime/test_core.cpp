@@ -29,3 +29,15 @@ TEST_CASE("Device::parse takes cpu, cuda and cuda:N with plain decimal digits on
     CHECK_THROWS_WITH_AS((void)Device::parse(text), doctest::Contains(expected.c_str()), Error);
   }
 }
+
+TEST_CASE("a CPU device index other than 0 is refused, as PyTorch's, instead of a tensor no op accepts") {
+  const Device second_cpu(DeviceType::CPU, 1);
+  CHECK_THROWS_WITH_AS(zeros({2}, {.device = second_cpu}),
+                       doctest::Contains("allocator: the CPU device index must be 0, got 1"), Error);
+  CHECK_THROWS_WITH_AS(ones({2}, {.device = kCPU}).to(second_cpu), doctest::Contains("CPU device index must be 0"),
+                       Error);
+  float data[2] = {1.0f, 2.0f};
+  CHECK_THROWS_WITH_AS(from_blob(data, {2}, kFloat32, Device(DeviceType::CPU, -1)),
+                       doctest::Contains("from_blob: the CPU device index must be 0, got -1"), Error);
+  CHECK(add(zeros({2}, {.device = kCPU}), ones({2}, {.device = Device(DeviceType::CPU, 0)})).device() == kCPU);
+}

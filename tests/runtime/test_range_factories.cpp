@@ -3,6 +3,7 @@
 // steps that binary cannot hold exactly, such as 0.1.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "runtime/ember.h"
@@ -76,4 +77,14 @@ TEST_CASE("cuda integer arange equals the CPU's past 2^53") {
   const Tensor cpu_range = arange(start, start + 1000.0, 3.0, {.dtype = kInt64, .device = kCPU});
   const Tensor gpu_range = arange(start, start + 1000.0, 3.0, {.dtype = kInt64, .device = kCuda0}).to(kCPU);
   CHECK(cpu_range.to_vector<int64_t>() == gpu_range.to_vector<int64_t>());
+}
+
+TEST_CASE("linspace checks only the ends it stores, as PyTorch converts them") {
+  const TensorOptions half_cpu{.dtype = kFloat16, .device = kCPU};
+  CHECK(linspace(0.0, 1e5, 1, half_cpu).to(kFloat64).to_vector<double>() == std::vector<double>{0.0});
+  CHECK(linspace(1e5, 1e6, 0, half_cpu).numel() == 0);
+  const TensorOptions int64_cpu{.dtype = kInt64, .device = kCPU};
+  CHECK(linspace(3.0, std::nan(""), 1, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{3});
+  CHECK_THROWS_WITH_AS(linspace(0.0, 1e5, 2, half_cpu), doctest::Contains("linspace: value 100000"), Error);
+  CHECK_THROWS_WITH_AS(linspace(1e5, 0.0, 1, half_cpu), doctest::Contains("linspace: value 100000"), Error);
 }

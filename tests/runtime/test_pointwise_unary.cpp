@@ -93,13 +93,18 @@ TEST_CASE("unary ops handle size-0 and 0-d tensors") {
   }
 }
 
-TEST_CASE("float-only unary ops turn integer inputs into float32, the others keep them") {
+TEST_CASE("float-only unary ops turn integer inputs into float32 (gelu and silu refuse them), the others keep them") {
   const std::vector<double> values{1, 2, 3, 5, 7, 11};
   const std::vector<double> signed_values{-3, -1, 2, 5, -7, 11};
   for (const UnaryCase& test_case : unary_cases()) {
     for (DType dtype : {kInt32, kInt64}) {
       const std::string what = std::string(test_case.name) + " " + std::string(dtype_name(dtype));
-      if (test_case.floating_only) {
+      const std::string name = test_case.name;
+      if (name.starts_with("gelu") || name.starts_with("silu")) {
+        // PyTorch's gelu and silu kernels take floating tensors only.
+        CHECK_THROWS_WITH_AS_MESSAGE(test_case.function(tensor_from(values, {2, 3}, dtype)),
+                                     doctest::Contains("expected a floating-point tensor"), Error, what);
+      } else if (test_case.floating_only) {
         check_unary(test_case, tensor_from(values, {2, 3}, dtype), kFloat32, what);
       } else if (std::string(test_case.name).starts_with("clamp")) {
         continue;  // clamp's dtype rules are tested below: its bounds here are not integral

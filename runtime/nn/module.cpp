@@ -9,6 +9,7 @@
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/memory/overlap.h"
+#include "runtime/nn/python_repr.h"
 #include "runtime/zero_grad.h"
 
 namespace ember::nn {
@@ -33,14 +34,6 @@ void replace_data(const Tensor& target, const Tensor& source) {
   impl.is_view = false;
 }
 
-// Walks `module` and its descendants (parents first), calling visit(prefix, module).
-template <typename Visit>
-void walk(const Module& module, const std::string& prefix, bool recurse, Visit&& visit) {
-  visit(prefix, module);
-  if (!recurse) return;
-  for (const auto& [name, child] : module.named_children()) walk(*child, join_name(prefix, name), true, visit);
-}
-
 // "a\nb" -> {"a", "b"}; "" -> {} (Python's split on a non-empty string, as __repr__ uses it).
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -54,13 +47,15 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-// Two more spaces before every line but the first (PyTorch's _addindent).
-std::string indent_later_lines(std::string text) {
-  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "  ");
-  return text;
-}
-
 }  // namespace
+
+// Walks `module` and its descendants (parents first), calling visit(prefix, module).
+template <typename Visit>
+void walk_module_tree(const Module& module, const std::string& prefix, bool recurse, Visit&& visit) {
+  visit(prefix, module);
+  if (!recurse) return;
+  for (const auto& [name, child] : module.children_) walk_module_tree(*child, join_name(prefix, name), true, visit);
+}
 
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad, Where where) {
   CallSiteScope site(where);
@@ -89,6 +84,23 @@ void Module::add_child(std::string name, std::shared_ptr<Module> child, Where wh
   children_.insert(std::move(name), std::move(child));
 }
 
+void Module::replace_module(const std::string& name, std::shared_ptr<Module> module, Where where) {
+  CallSiteScope site(where);
+  check(module != nullptr, "{}: replace_module('{}') got an empty module", name_, name);
+  std::shared_ptr<Module>* existing = children_.find(name);
+  check(existing != nullptr, "{}: replace_module: no submodule '{}' to replace", name_, name);
+  *existing = std::move(module);
+}
+
+std::shared_ptr<Module> Module::unregister_module(const std::string& name, Where where) {
+  CallSiteScope site(where);
+  const std::shared_ptr<Module>* existing = children_.find(name);
+  check(existing != nullptr, "{}: unregister_module: no submodule '{}'", name_, name);
+  std::shared_ptr<Module> removed = *existing;
+  children_.erase(name);
+  return removed;
+}
+
 void Module::check_new_name(const std::string& name, const char* what) const {
   check(!name.empty(), "{}: a {} name must not be empty", name_, what);
   check(name.find('.') == std::string::npos, "{}: {} name '{}' must not contain '.'", name_, what, name);
@@ -99,7 +111,7 @@ void Module::check_new_name(const std::string& name, const char* what) const {
 OrderedDict<Tensor> Module::named_parameters(bool recurse) const {
   OrderedDict<Tensor> result;
   std::unordered_set<const TensorImpl*> seen;
-  walk(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
+  walk_module_tree(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
     for (const auto& [name, tensor] : module.parameters_)
       if (seen.insert(tensor.impl()).second) result.insert(join_name(prefix, name), tensor);
   });
@@ -111,7 +123,7 @@ std::vector<Tensor> Module::parameters(bool recurse) const { return named_parame
 OrderedDict<Tensor> Module::named_buffers(bool recurse) const {
   OrderedDict<Tensor> result;
   std::unordered_set<const TensorImpl*> seen;
-  walk(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
+  walk_module_tree(*this, "", recurse, [&](const std::string& prefix, const Module& module) {
     for (const auto& [name, tensor] : module.buffers_)
       if (seen.insert(tensor.impl()).second) result.insert(join_name(prefix, name), tensor);
   });
@@ -119,6 +131,20 @@ OrderedDict<Tensor> Module::named_buffers(bool recurse) const {
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+OrderedDict<std::shared_ptr<Module>> Module::named_children() const {
+  OrderedDict<std::shared_ptr<Module>> result;
+  std::unordered_set<const Module*> seen;
+  for (const auto& [name, child] : children_)
+    if (seen.insert(child.get()).second) result.insert(name, child);
+  return result;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (const std::shared_ptr<Module>& child : children()) child->apply(fn);
+  fn(*this);
+  return *this;
+}
 
 OrderedDict<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
   OrderedDict<std::shared_ptr<Module>> result;
@@ -152,7 +178,7 @@ void Module::train(bool on) {
 void Module::to(Device device, bool non_blocking, Where where) {
   CallSiteScope site(where);
   NoGradGuard no_grad;
-  walk(*this, "", true, [&](const std::string&, const Module& module) {
+  walk_module_tree(*this, "", true, [&](const std::string&, const Module& module) {
     for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
       for (const auto& [name, tensor] : *tensors) {
         if (tensor.device() == device) continue;
@@ -168,7 +194,7 @@ void Module::to(DType dtype, Where where) {
   CallSiteScope site(where);
   check(is_floating(dtype), "{}: to(dtype) converts floating-point tensors; got target dtype {}", name_, dtype);
   NoGradGuard no_grad;
-  walk(*this, "", true, [&](const std::string&, const Module& module) {
+  walk_module_tree(*this, "", true, [&](const std::string&, const Module& module) {
     for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
       for (const auto& [name, tensor] : *tensors) {
         if (!tensor.is_floating_point() || tensor.dtype() == dtype) continue;

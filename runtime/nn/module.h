@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -40,8 +41,11 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<Tensor> named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   OrderedDict<Tensor> named_buffers(bool recurse = true) const;
-  std::vector<std::shared_ptr<Module>> children() const { return children_.values(); }
-  const OrderedDict<std::shared_ptr<Module>>& named_children() const { return children_; }
+  // The direct children in registration order. A module registered under two names here is
+  // listed once, under its first name, as PyTorch's named_children() does; state_dict() and
+  // printing keep every name.
+  OrderedDict<std::shared_ptr<Module>> named_children() const;
+  std::vector<std::shared_ptr<Module>> children() const { return named_children().values(); }
   // This module (named "") and every descendant, parents before their children; a module
   // registered under two names (shared) is listed once, under its first name, as in PyTorch.
   OrderedDict<std::shared_ptr<Module>> named_modules(bool include_self = true);
@@ -49,7 +53,20 @@ class Module : public std::enable_shared_from_this<Module> {
     return named_modules(include_self).values();
   }
 
+  // This module as its concrete type (an Impl or a holder type: as<nn::Linear>() is a LinearImpl*),
+  // or nullptr when it is another module: libtorch's Module::as, for iterating a ModuleList.
+  template <typename T>
+  auto* as() {
+    if constexpr (requires { typename T::ImplType; }) return dynamic_cast<typename T::ImplType*>(this);
+    else return dynamic_cast<T*>(this);
+  }
+
   // ---- whole-tree operations ----
+  // Calls fn on each child's subtree, then on this module, and returns this module: PyTorch's
+  // Module.apply, children first (libtorch's calls fn on the parent first). A child shared by two
+  // names here is visited once, one shared by two parents once under each.
+  Module& apply(const std::function<void(Module&)>& fn);
+
   // Sets training mode on this module and all descendants (Dropout reads it).
   virtual void train(bool on = true);
   void eval() { train(false); }
@@ -73,7 +90,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n)"; the
   // lines of extra_repr come first, then the children, each indented under its parent.
-  std::string str() const;
+  // Virtual for the containers that print their own way (ModuleList folds repeated entries).
+  virtual std::string str() const;
 
  protected:
   // Registers a parameter (a leaf that requires grad unless told otherwise) and returns it.
@@ -98,10 +116,21 @@ class Module : public std::enable_shared_from_this<Module> {
     return holder;
   }
 
+  // Replaces the child registered as `name`, keeping its place among the children (ModuleDict's
+  // insert of a key it holds). A name that is not a child is an error.
+  void replace_module(const std::string& name, std::shared_ptr<Module> module, Where where = Where::current());
+  // Removes the child registered as `name` and returns it (ModuleDict::pop, ModuleList::insert).
+  std::shared_ptr<Module> unregister_module(const std::string& name, Where where = Where::current());
+
   // What str() prints between the parentheses: "in_features=2, out_features=3, bias=True".
   virtual std::string extra_repr() const { return ""; }
 
  private:
+  // module.cpp's tree walk reads the registry itself, every name included, without the copy
+  // named_children() makes (parameters() runs it in every zero_grad).
+  template <typename Visit>
+  friend void walk_module_tree(const Module& module, const std::string& prefix, bool recurse, Visit&& visit);
+
   void add_child(std::string name, std::shared_ptr<Module> child, Where where);
   void check_new_name(const std::string& name, const char* what) const;
   void collect_named_modules(const std::string& prefix, std::unordered_set<const Module*>& seen,

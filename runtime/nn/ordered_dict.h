@@ -43,6 +43,22 @@ class OrderedDict {
     return insert(std::move(key), std::move(value));
   }
 
+  // Removes `key` (a missing key is an error naming it); the entries after it keep their order.
+  void erase(const std::string& key) {
+    auto found = index_.find(key);
+    check(found != index_.end(), "OrderedDict: no key '{}' among {} entries", key, items_.size());
+    const size_t position = found->second;
+    index_.erase(found);
+    // Item's key is const, so the vector cannot shift its elements by assignment: rebuild the tail.
+    std::vector<Item> tail;
+    for (size_t i = position + 1; i < items_.size(); ++i) tail.push_back(std::move(items_[i]));
+    while (items_.size() > position) items_.pop_back();
+    for (Item& item : tail) {
+      index_[item.first] = items_.size();
+      items_.push_back(std::move(item));
+    }
+  }
+
   bool contains(const std::string& key) const { return index_.count(key) != 0; }
   Value* find(const std::string& key) {
     auto found = index_.find(key);

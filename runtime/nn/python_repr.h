@@ -27,4 +27,11 @@ inline std::string python_tuple(const Dims& sizes) {
   return text + ")";
 }
 
+// Two more spaces before every line but the first: PyTorch's _addindent, which nests a child's
+// text under its parent's "(name): ".
+inline std::string indent_later_lines(std::string text) {
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) text.insert(at + 1, "  ");
+  return text;
+}
+
 }  // namespace ember::nn

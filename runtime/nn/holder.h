@@ -3,6 +3,7 @@
 // `model(args...)` calls its forward with them.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <type_traits>
@@ -51,6 +52,22 @@ class ModuleHolder {
 
  protected:
   std::shared_ptr<Impl> impl_;
+};
+
+// A module handed to a container (ModuleList, ModuleDict): an Impl's shared_ptr or a holder, both
+// converting implicitly, so `{"head", nn::Linear(4, 2)}` and `std::make_shared<MyImpl>()` both fit.
+class ModulePointer {
+ public:
+  template <typename Impl>
+    requires std::derived_from<Impl, Module>
+  ModulePointer(std::shared_ptr<Impl> module) : module_(std::move(module)) {}  // NOLINT: implicit
+  template <typename Impl>
+  ModulePointer(const ModuleHolder<Impl>& holder) : module_(holder.ptr()) {}  // NOLINT: implicit
+
+  const std::shared_ptr<Module>& get() const { return module_; }
+
+ private:
+  std::shared_ptr<Module> module_;
 };
 
 template <typename Impl>

@@ -9,4 +9,6 @@
 #include "runtime/nn/modules/embedding.h"
 #include "runtime/nn/modules/layer_norm.h"
 #include "runtime/nn/modules/linear.h"
+#include "runtime/nn/modules/module_dict.h"
+#include "runtime/nn/modules/module_list.h"
 #include "runtime/nn/modules/sequential.h"

@@ -7,6 +7,7 @@
 #include "runtime/nn/modules/activation.h"
 #include "runtime/nn/modules/dropout.h"
 #include "runtime/nn/modules/embedding.h"
+#include "runtime/nn/modules/flatten.h"
 #include "runtime/nn/modules/layer_norm.h"
 #include "runtime/nn/modules/linear.h"
 #include "runtime/nn/modules/module_dict.h"

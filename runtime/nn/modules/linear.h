@@ -1,4 +1,5 @@
-// nn::Linear: y = x W^T + b, initialised like PyTorch: W and b ~ U(-1/sqrt(in), 1/sqrt(in)).
+// nn::Linear: y = x W^T + b, initialised like PyTorch: W and b ~ U(-1/sqrt(in), 1/sqrt(in)); and
+// nn::Identity.
 #pragma once
 
 #include <optional>
@@ -44,6 +45,20 @@ class Linear : public ModuleHolder<LinearImpl> {
   using ModuleHolder::ModuleHolder;
   Linear(int64_t in_features, int64_t out_features, LinearOptions options = {}, Where where = Where::current())
       : ModuleHolder(std::make_shared<LinearImpl>(in_features, out_features, options, where)) {}
+};
+
+// nn::Identity: returns its input itself (the same tensor, no copy), a placeholder that keeps a
+// model's structure when a layer is switched off (torch.nn.Identity, which also sits in linear.py).
+class IdentityImpl : public Module {
+ public:
+  IdentityImpl() : Module("Identity") {}
+  Tensor forward(const Tensor& input, Where where = Where::current()) { return input; }
+};
+
+class Identity : public ModuleHolder<IdentityImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  Identity() : ModuleHolder(std::make_shared<IdentityImpl>()) {}
 };
 
 }  // namespace ember::nn

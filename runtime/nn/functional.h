@@ -1,8 +1,11 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
 // These are the ops of runtime/functional.h, losses included; dropout gets PyTorch's defaults
-// (p = 0.5, training). embedding keeps ember's argument order (weight, indices[, padding_idx]).
+// (p = 0.5, training). embedding keeps ember's argument order (weight, indices[, padding_idx]) and
+// takes F.embedding's max_norm through EmbeddingFuncOptions (functional_embedding.cpp).
 #pragma once
+
+#include <optional>
 
 #include "runtime/functional.h"
 
@@ -32,6 +35,25 @@ using ember::smooth_l1_loss;
 using ember::softmax;
 using ember::softplus;
 using ember::tanh;
+
+// torch.embedding_renorm_: under no-grad, every row of `weight` [V, D] that `indices` looks up
+// and whose norm_type-norm exceeds max_norm is scaled in place by max_norm / (norm + 1e-7), the
+// scale computed in float64 from the row's norm, as PyTorch does. Indices are checked first, with
+// embedding's message, so a bad one changes nothing. Costs O(V D), not O(numel(indices) D): the
+// rows are chosen by a mask over the whole table, which capture can record (no host reads).
+Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm, double norm_type = 2.0,
+                          Where where = Where::current());
+
+// torch.nn.functional.embedding's options (libtorch's F::EmbeddingFuncOptions).
+struct EmbeddingFuncOptions {
+  std::optional<int64_t> padding_idx = std::nullopt;  // negative counts from the end
+  std::optional<double> max_norm = std::nullopt;      // renorm the rows looked up first
+  double norm_type = 2.0;
+};
+// F.embedding(indices, weight, ...) with ember's argument order: with max_norm the rows looked up
+// are renormed in place (embedding_renorm_) before the lookup, whose gradient then flows as usual.
+Tensor embedding(const Tensor& weight, const Tensor& indices, const EmbeddingFuncOptions& options,
+                 Where where = Where::current());
 
 inline Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Where where = Where::current()) {
   return ember::dropout(input, p, training, where);

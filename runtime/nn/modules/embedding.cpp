@@ -3,12 +3,18 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/nn/functional.h"
 #include "runtime/nn/init.h"
+#include "runtime/nn/python_repr.h"
 
 namespace ember::nn {
 
 EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, EmbeddingOptions options, Where where)
-    : Module("Embedding"), num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {
+    : Module("Embedding"),
+      num_embeddings_(num_embeddings),
+      embedding_dim_(embedding_dim),
+      max_norm_(options.max_norm),
+      norm_type_(options.norm_type) {
   CallSiteScope site(where);
   // Zero rows or columns are allowed, as in PyTorch: an empty table (any index is then out of range).
   check(num_embeddings >= 0 && embedding_dim >= 0,
@@ -35,12 +41,18 @@ void EmbeddingImpl::reset_parameters(Generator* generator) {
 }
 
 Tensor EmbeddingImpl::forward(const Tensor& indices, Where where) {
-  return embedding(weight, indices, padding_idx_, where);
+  CallSiteScope site(where);
+  if (max_norm_) functional::embedding_renorm_(weight, indices, *max_norm_, norm_type_);
+  return embedding(weight, indices, padding_idx_);
 }
 
+// torch.nn.Embedding.extra_repr: the optional fields only where they differ from the defaults.
 std::string EmbeddingImpl::extra_repr() const {
-  const std::string padding = padding_idx_ ? fmt::format(", padding_idx={}", *padding_idx_) : "";
-  return fmt::format("{}, {}{}", num_embeddings_, embedding_dim_, padding);
+  std::string text = fmt::format("{}, {}", num_embeddings_, embedding_dim_);
+  if (padding_idx_) text += fmt::format(", padding_idx={}", *padding_idx_);
+  if (max_norm_) text += ", max_norm=" + python_float(*max_norm_);
+  if (norm_type_ != 2.0) text += ", norm_type=" + python_float(norm_type_);
+  return text;
 }
 
 }  // namespace ember::nn

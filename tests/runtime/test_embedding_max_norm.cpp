@@ -46,7 +46,7 @@ TEST_CASE("embedding_renorm_ scales the rows looked up whose norm exceeds max_no
   CHECK(single.to_vector<float>()[0] == 3.0f);
 }
 
-TEST_CASE("F::embedding with max_norm renorms, then looks up; the gradient is the plain lookup's") {
+TEST_CASE("F::embedding with max_norm renorms, then looks up, and the gradient is the plain lookup's") {
   Tensor weight = table(kFloat64).requires_grad_();
   const Tensor indices = from_vector<int64_t>({0, 2, 0});
   const Tensor rows = F::embedding(weight, indices, {.max_norm = 2.0});

@@ -25,7 +25,7 @@ struct MixedImpl : nn::Module {
 
 }  // namespace
 
-TEST_CASE("ModuleDict keeps insertion order; insert replaces in place, update and pop") {
+TEST_CASE("ModuleDict keeps insertion order: insert replaces in place, update and pop") {
   nn::ModuleDict heads({{"class", nn::Linear(4, 3)}, {"box", nn::Linear(4, 2)}});
   CHECK(heads->keys() == Names{"class", "box"});
   CHECK(heads->contains("box"));

@@ -78,7 +78,7 @@ TEST_CASE("ModuleList indexing: negative from the end, typed access, iteration, 
   CHECK(alias.ptr() == layers.ptr());
 }
 
-TEST_CASE("ModuleList insert renames the modules after it; extend appends, sharing modules") {
+TEST_CASE("ModuleList insert renames the modules after it, and extend appends, sharing modules") {
   auto first = nn::Linear(2, 2);
   auto last = nn::Linear(2, 1);
   nn::ModuleList layers(first, nn::ReLU(), last);

@@ -1,6 +1,7 @@
 // nn::ModuleDict (ordered keys, replacement in place, update, pop, errors, printing) and the tree
 // utilities around the containers: apply's order, named_children with a module under two names,
-// parameters() order of a model mixing the containers, as PyTorch gives them.
+// parameters() order of a model mixing the containers, as PyTorch gives them; and the registry
+// helpers under ModuleDict (OrderedDict::erase, Module::replace_module / unregister_module).
 #include <doctest/doctest.h>
 
 #include "runtime/ember.h"
@@ -150,4 +151,30 @@ TEST_CASE("a module under two names: once in named_children, children and apply,
   nn::ModuleDict aliases({{"x", shared}, {"y", shared}});
   CHECK(aliases->keys() == Names{"x", "y"});
   CHECK(aliases->named_children().keys() == Names{"x"});
+}
+
+TEST_CASE("OrderedDict::erase keeps the order of the rest; Module's replace and unregister check the name") {
+  OrderedDict<int> numbers{{"a", 1}, {"b", 2}, {"c", 3}};
+  numbers.erase("b");
+  CHECK(numbers.keys() == Names{"a", "c"});
+  CHECK(numbers.at("c") == 3);
+  numbers.insert("b", 4);
+  CHECK(numbers.keys() == Names{"a", "c", "b"});
+  CHECK_THROWS_WITH_AS(numbers.erase("z"), doctest::Contains("OrderedDict: no key 'z' among 3 entries"), Error);
+
+  struct Holder : nn::Module {
+    Holder() : Module("Holder") { register_module("x", nn::ReLU()); }
+    void replace(const std::string& name, std::shared_ptr<nn::Module> module) { replace_module(name, module); }
+    std::shared_ptr<nn::Module> remove(const std::string& name) { return unregister_module(name); }
+  };
+  Holder holder;
+  CHECK_THROWS_WITH_AS(holder.replace("y", nn::Tanh().ptr()),
+                       doctest::Contains("Holder: replace_module: no submodule 'y' to replace"), Error);
+  CHECK_THROWS_WITH_AS(holder.replace("x", nullptr),
+                       doctest::Contains("Holder: replace_module('x') got an empty module"), Error);
+  CHECK_THROWS_WITH_AS(holder.remove("y"), doctest::Contains("Holder: unregister_module: no submodule 'y'"), Error);
+  holder.replace("x", nn::Tanh().ptr());
+  CHECK(holder.named_children()["x"]->name() == "Tanh");
+  CHECK(holder.remove("x")->name() == "Tanh");
+  CHECK(holder.named_children().empty());
 }

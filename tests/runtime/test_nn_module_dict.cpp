@@ -153,7 +153,7 @@ TEST_CASE("a module under two names: once in named_children, children and apply,
   CHECK(aliases->named_children().keys() == Names{"x"});
 }
 
-TEST_CASE("OrderedDict::erase keeps the order of the rest; Module's replace and unregister check the name") {
+TEST_CASE("OrderedDict::erase keeps the order of the rest, and Module's replace and unregister check the name") {
   OrderedDict<int> numbers{{"a", 1}, {"b", 2}, {"c", 3}};
   numbers.erase("b");
   CHECK(numbers.keys() == Names{"a", "c"});

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "runtime/autocast.h"
+#include "runtime/autograd/node.h"
 #include "runtime/autograd/view_history.h"
 #include "runtime/dispatch_internal.h"
 #include "runtime/output_poison.h"
@@ -15,6 +16,7 @@ namespace ember {
 
 using dispatch_detail::any_input_requires_grad;
 using dispatch_detail::record_autograd;
+using dispatch_detail::refuse_constant_use;
 using dispatch_detail::run_inplace;
 
 namespace {
@@ -82,8 +84,11 @@ TensorList dispatch_eager(const OpCall& call) {
     if (poison_outputs()) poison(outputs[i]);
   }
   if (kernel_deferrals == 0) [[likely]] kernel(call, outputs);
-  if (op.backward && grad_mode_enabled() && any_input_requires_grad(call))
-    record_autograd(call, outputs);
+  if (op.backward) {
+    if (grad_mode_enabled() && any_input_requires_grad(call)) record_autograd(call, outputs);
+  } else if (autograd::node_creating_graph() != nullptr) [[unlikely]] {
+    refuse_constant_use(call, outputs);
+  }
   return outputs;
 }
 

@@ -57,4 +57,16 @@ void record_autograd(const OpCall& call, TensorList& outputs) {
   attach_outputs(create_node(call), call, outputs);
 }
 
+void refuse_constant_use(const OpCall& call, const TensorList& outputs) {
+  const autograd::Node* node = autograd::node_creating_graph();
+  if (node == nullptr || !grad_mode_enabled() || !any_input_requires_grad(call)) return;
+  bool floating_result = false;
+  for (const Tensor& output : outputs) floating_result = floating_result || is_floating(output.dtype());
+  if (!floating_result) return;  // comparisons, argmax: no gradient to lose
+  const auto* op_node = dynamic_cast<const autograd::OpNode*>(node);
+  fail("autograd: {}'s backward is not differentiable (create_graph=true): it calls {}, which has no backward rule, "
+       "so a second derivative through it would be wrong; compute this gradient with create_graph=false",
+       op_node != nullptr ? op_node->op().name : node->name(), call.op.name);
+}
+
 }  // namespace ember::dispatch_detail

@@ -109,6 +109,8 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
     autograd::set_history(*root.impl(), std::move(slices), 0);
   } else if (node) {
     attach_outputs(node, call, outputs);
+  } else if (!call.op.backward && autograd::node_creating_graph() != nullptr) [[unlikely]] {
+    refuse_constant_use(call, outputs);
   }
   return outputs;
 }

@@ -38,6 +38,11 @@ void attach_outputs(const std::shared_ptr<autograd::OpNode>& node, const OpCall&
 // Both: the outputs of a call whose inputs require grad get their history.
 void record_autograd(const OpCall& call, TensorList& outputs);
 
+// Called for an op without a backward rule while a create_graph backward runs a node
+// (autograd::node_creating_graph): if its floating result depends on a tensor that requires grad,
+// later derivatives would take it for a constant, so the call is refused, naming the node's op.
+void refuse_constant_use(const OpCall& call, const TensorList& outputs);
+
 // Runs an in-place op: checks, kernel, version bumps and history (through a view to its base).
 TensorList run_inplace(const OpCall& call, Kernel kernel);
 

@@ -270,8 +270,10 @@ Tensor& copy_(Tensor& destination, const Tensor& source, Where where = Where::cu
 Tensor& fill_(Tensor& a, double value, Where where = Where::current());
 Tensor& zero_(Tensor& a, Where where = Where::current());
 
-// Runs backward from several roots at once (torch.autograd.backward).
+// Runs backward from several roots at once (torch.autograd.backward). retain_graph defaults to
+// create_graph, as in PyTorch; create_graph: see Tensor::backward.
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots = {},
-              bool retain_graph = false, Where where = Where::current());
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              Where where = Where::current());
 
 }  // namespace ember

@@ -192,9 +192,10 @@ void Tensor::set_grad(const Tensor& grad, Where where) {
   impl_->meta().grad = grad.defined() ? std::make_shared<Tensor>(grad) : nullptr;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph, Where where) const {
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      Where where) const {
   ember::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
-                  retain_graph, where);
+                  retain_graph, create_graph, where);
 }
 
 Tensor Tensor::detach() const {
@@ -285,33 +286,10 @@ void Tensor::register_hook(GradHook hook, Where where) {
 }
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
-              bool retain_graph, Where where) {
+              std::optional<bool> retain_graph, bool create_graph, Where where) {
   CallSiteScope site(where);
-  check(grad_roots.empty() || grad_roots.size() == roots.size(),
-        "backward: got {} roots but {} gradients", roots.size(), grad_roots.size());
-  std::vector<Tensor> seeds;
-  for (size_t i = 0; i < roots.size(); ++i) {
-    const Tensor& root = roots[i];
-    check(root.requires_grad(),
-          "backward: the tensor (shape {}) does not require grad and has no grad_fn", root.sizes());
-    if (!grad_roots.empty() && grad_roots[i].defined()) {
-      check(grad_roots[i].sizes() == root.sizes(),
-            "backward: gradient has shape {} but the tensor has shape {}", grad_roots[i].sizes(),
-            root.sizes());
-      check(grad_roots[i].device() == root.device(), "backward: gradient is on {} but the tensor is on {}",
-            grad_roots[i].device(), root.device());
-      // Cast to the root's dtype, as PyTorch's engine does: a leaf root would otherwise keep a
-      // .grad of the seed's dtype, which its optimizer then refuses.
-      seeds.push_back(grad_roots[i].dtype() == root.dtype() ? grad_roots[i] : grad_roots[i].to(root.dtype()));
-    } else {
-      check(root.numel() == 1,
-            "backward: grad can be implicitly created only for scalar outputs; the tensor has "
-            "shape {}, pass a gradient",
-            root.sizes());
-      seeds.push_back(ones_like(root));
-    }
-  }
-  autograd::run_backward(roots, seeds, retain_graph);
+  const std::vector<Tensor> seeds = autograd::make_seeds("backward", roots, grad_roots);
+  autograd::run_backward(roots, seeds, retain_graph.value_or(create_graph), create_graph);
 }
 
 }  // namespace ember

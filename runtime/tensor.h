@@ -104,8 +104,10 @@ class Tensor {
   // and device, as PyTorch checks an assigned .grad.
   void set_grad(const Tensor& grad, Where where = Where::current());
   const std::shared_ptr<autograd::Node>& grad_fn() const;
-  void backward(const Tensor& gradient = {}, bool retain_graph = false,
-                Where where = Where::current()) const;
+  // retain_graph defaults to create_graph; create_graph records the backward pass itself, so the
+  // gradients (and .grad) carry history and can be differentiated again (autograd/grad.h).
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, Where where = Where::current()) const;
   Tensor detach() const;
   // Detaches this tensor from autograd in place; a view made in grad mode is refused (use detach()).
   Tensor& detach_(Where where = Where::current());

@@ -37,13 +37,24 @@ CopySlices::CopySlices(TensorMeta base, std::vector<ViewStep> path, std::shared_
 }
 
 std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grad_outputs) {
+  return run(std::move(grad_outputs), nullptr);
+}
+
+std::vector<Tensor> CopySlices::apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                                   const std::shared_ptr<Node>& /*self*/) {
+  // The op's node stands for the update's values: its saved output is the view after the write.
+  return run(std::move(grad_outputs), &fn_);
+}
+
+std::vector<Tensor> CopySlices::run(std::vector<Tensor>&& grad_outputs, const std::shared_ptr<OpNode>* recorded) {
   // The base is contiguous (view_path checks), so the view ops replayed on a contiguous copy of
   // its gradient (clone allocates its output contiguous) select the same elements the update wrote.
   Tensor result = grad_outputs[0].defined()
                       ? grad_outputs[0].clone()
                       : zeros(base_.sizes, {.dtype = base_.dtype, .device = base_.device});
   Tensor region = through_path(result, path_);
-  std::vector<Tensor> grads = fn_->apply({region.clone()});
+  std::vector<Tensor> grads =
+      recorded ? fn_->apply_with_history({region.clone()}, *recorded) : fn_->apply({region.clone()});
   // The view's old values reach the output only through the op: their gradient replaces the
   // region's (zero when the op ignores them, as copy_ does). An expanded view (fill_ and zero_
   // write one) reads each old value once per repeat: the sum over the repeats, written once.

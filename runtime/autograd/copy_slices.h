@@ -29,10 +29,16 @@ class CopySlices final : public Node {
              Edge base_edge);
   std::string name() const override { return "CopySlices(" + fn_->name() + ")"; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  // Recorded (create_graph): the op's backward through apply_with_history, the copy into the
+  // region an in-place update through a view of the recorded result.
+  std::vector<Tensor> apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                         const std::shared_ptr<Node>& self) override;
   void release_saved() override { fn_->release_saved(); }
   bool saved_released() const override { return fn_->saved_released(); }
 
  private:
+  std::vector<Tensor> run(std::vector<Tensor>&& grad_outputs, const std::shared_ptr<OpNode>* recorded);
+
   TensorMeta base_;
   std::vector<ViewStep> path_;
   std::shared_ptr<OpNode> fn_;

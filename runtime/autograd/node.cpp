@@ -18,6 +18,17 @@ std::atomic<uint64_t> sequence_counter{0};
 Tensor alias_without_history(const Tensor& tensor) {
   return Tensor(alias_impl(*tensor.impl(), /*is_view=*/true));
 }
+
+// A saved tensor as a create_graph backward reads it: an alias whose history is `edge`, where its
+// gradient went when it was saved (an input's edge, or this node's own output), so the backward
+// rule's ops record how the gradients depend on it. No edge (an input that needed no gradient):
+// the tensor as saved.
+Tensor with_history(const Tensor& saved, const Edge& edge) {
+  if (!saved.defined() || !edge.node) return saved;
+  Tensor restored = alias_without_history(saved);
+  set_history(*restored.impl(), edge.node, edge.input_nr);
+  return restored;
+}
 }  // namespace
 
 Node::Node(int num_outputs)
@@ -76,7 +87,14 @@ const Tensor& OpNode::unpack(const SavedTensor& saved, const char* role, int ind
   return saved.tensor;
 }
 
-std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grad_outputs) {
+std::vector<Tensor> Node::apply_with_history(std::vector<Tensor>&& /*grad_outputs*/,
+                                             const std::shared_ptr<Node>& /*self*/) {
+  fail("autograd: {}'s backward is not differentiable (create_graph=true); compute this gradient with "
+       "create_graph=false",
+       name());
+}
+
+std::vector<Tensor> OpNode::run(std::vector<Tensor>&& grad_outputs, const std::shared_ptr<Node>* self) {
   check(!released_,
         "autograd: trying to backward through the graph a second time (through {}); its saved "
         "tensors were freed after the first backward. Pass retain_graph=true to the first call",
@@ -87,6 +105,11 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grad_outputs) {
   for (int i = 0; i < num_inputs; ++i) inputs[i] = unpack(saved_inputs_[i], "input", i);
   for (size_t i = 0; i < outputs.size(); ++i)
     outputs[i] = unpack(saved_outputs_[i], "output", static_cast<int>(i));
+  if (self != nullptr) {
+    for (int i = 0; i < num_inputs; ++i) inputs[i] = with_history(inputs[i], next_edges[i]);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      outputs[i] = with_history(outputs[i], Edge{*self, static_cast<uint32_t>(i)});
+  }
 
   for (size_t i = 0; i < grad_outputs.size(); ++i) {
     if (!grad_outputs[i].defined()) {
@@ -135,11 +158,7 @@ Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
   return replaced;
 }
 
-std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
-  Tensor incoming = std::move(grad_outputs[0]);
-  // A leaf that stopped requiring grad after the graph was built (requires_grad_(false),
-  // detach_()) gets nothing, as in PyTorch.
-  if (!incoming.defined() || !leaf_->requires_grad) return {};
+Tensor AccumulateGrad::run_leaf_hooks(Tensor gradient) const {
   AutogradMeta& meta = leaf_->meta();
   // The hooks run from a copy, outside the lock, as PyTorch runs a leaf's hooks before its
   // AccumulateGrad: a hook may record ops on this leaf (gradient_edge takes the lock) or register
@@ -149,7 +168,29 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
     const std::lock_guard lock(meta.mutex);
     hooks = meta.hooks;
   }
-  for (const GradHook& hook : hooks) incoming = run_grad_hook(hook, incoming);
+  for (const GradHook& hook : hooks) gradient = run_grad_hook(hook, gradient);
+  return gradient;
+}
+
+std::vector<Tensor> AccumulateGrad::apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                                       const std::shared_ptr<Node>& /*self*/) {
+  Tensor incoming = std::move(grad_outputs[0]);
+  if (!incoming.defined() || !leaf_->requires_grad) return {};
+  incoming = run_leaf_hooks(std::move(incoming));
+  AutogradMeta& meta = leaf_->meta();
+  const std::lock_guard lock(meta.mutex);
+  const bool first = !meta.grad || !meta.grad->defined();
+  meta.grad = std::make_shared<Tensor>(first ? incoming.clone() : *meta.grad + incoming);
+  return {};
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grad_outputs) {
+  Tensor incoming = std::move(grad_outputs[0]);
+  // A leaf that stopped requiring grad after the graph was built (requires_grad_(false),
+  // detach_()) gets nothing, as in PyTorch.
+  if (!incoming.defined() || !leaf_->requires_grad) return {};
+  incoming = run_leaf_hooks(std::move(incoming));
+  AutogradMeta& meta = leaf_->meta();
   const std::lock_guard lock(meta.mutex);
   if (!meta.grad || !meta.grad->defined()) {
     // Steal the gradient when nobody else holds it; otherwise a later in-place accumulation

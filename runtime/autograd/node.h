@@ -38,6 +38,13 @@ class Node {
   virtual std::string name() const = 0;
   // Takes one gradient per output of this node (undefined: none arrived) and returns one per edge.
   virtual std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) = 0;
+  // apply() for a create_graph backward: it runs in grad mode and its gradients carry history, so
+  // they can be differentiated again. `self` owns this node (a saved output's history points back
+  // at it). The default refuses, naming the node: a backward that does not go through
+  // differentiable ops (a compiled function's backward graph) would hand out gradients that later
+  // derivatives treat as constants, a silently wrong second derivative.
+  virtual std::vector<Tensor> apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                                 const std::shared_ptr<Node>& self);
   // Frees saved tensors after a backward pass without retain_graph.
   virtual void release_saved() {}
   // Whether release_saved() ran: applying the node again would fail.
@@ -70,7 +77,16 @@ class OpNode final : public Node {
  public:
   OpNode(const OpDef& op, const Attrs& attrs, int num_inputs);
   std::string name() const override { return op_.name + "_backward"; }
-  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  const OpDef& op() const { return op_; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override {
+    return run(std::move(grad_outputs), nullptr);
+  }
+  // The saved tensors get back the history they had when saved (an input its edge, an output this
+  // node), so the backward rule's ops record how the gradients depend on them.
+  std::vector<Tensor> apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                         const std::shared_ptr<Node>& self) override {
+    return run(std::move(grad_outputs), &self);
+  }
   void release_saved() override;
   bool saved_released() const override { return released_; }
 
@@ -81,6 +97,7 @@ class OpNode final : public Node {
   std::vector<bool> needs_input_grad;
 
  private:
+  std::vector<Tensor> run(std::vector<Tensor>&& grad_outputs, const std::shared_ptr<Node>* self);
   const Tensor& unpack(const SavedTensor& saved, const char* role, int index) const;
 
   const OpDef& op_;
@@ -96,6 +113,12 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : Node(1), leaf_(std::move(leaf)) {}
   std::string name() const override { return "AccumulateGrad"; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override;
+  // As PyTorch under create_graph: .grad becomes a clone of the gradient, or .grad + gradient,
+  // both out of place and recorded, so the .grad itself has history.
+  std::vector<Tensor> apply_with_history(std::vector<Tensor>&& grad_outputs,
+                                         const std::shared_ptr<Node>& self) override;
+  // `gradient` after the leaf's hooks (register_hook on the leaf), run from a copy of the list.
+  Tensor run_leaf_hooks(Tensor gradient) const;
 
  private:
   std::shared_ptr<TensorImpl> leaf_;
@@ -121,9 +144,26 @@ void store_retained_grad(const std::weak_ptr<TensorImpl>& retainer, const Tensor
 // The edge through which a gradient for `tensor` flows: its grad_fn, or its leaf accumulator.
 Edge gradient_edge(const Tensor& tensor);
 
-// Runs backward from `roots` seeded with `grad_roots` (same length).
-void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
-                  bool retain_graph);
+// Runs backward from `roots` seeded with `grad_roots` (same length). With create_graph the
+// backward runs in grad mode and every node through apply_with_history.
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph,
+                  bool create_graph = false);
+
+// The seeds of a backward pass from `outputs`: grad_outputs (empty, or one per output) checked
+// against their outputs (shape, device) and cast to their dtypes; an undefined or missing one is
+// ones, for a one-element output only. `function` names the caller in errors (grad.cpp).
+std::vector<Tensor> make_seeds(const char* function, const std::vector<Tensor>& outputs,
+                               const std::vector<Tensor>& grad_outputs);
+
+// autograd::grad's engine (grad.h): runs only the nodes on a path from the roots to one of
+// `inputs` (the inputs' gradient edges) and returns the gradient summed for each, after the hooks
+// of its tensor ran; runs no AccumulateGrad, so no .grad changes. Undefined: none arrived.
+std::vector<Tensor> run_backward_to(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                                    const std::vector<Edge>& inputs, bool retain_graph, bool create_graph);
+
+// The node whose backward runs on this thread inside a create_graph backward; null elsewhere.
+// The dispatcher reads it to refuse an op without a backward rule there (see refuse_constant_use).
+const Node* node_creating_graph();
 
 // The sequence number the next node will get: every node made later has one at least as large.
 uint64_t next_sequence_nr();

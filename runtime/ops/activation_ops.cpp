@@ -1,11 +1,13 @@
 // Activations relu, gelu, silu, sigmoid, tanh, leaky_relu, elu, softplus and their backward ops
 // (relu_backward, gelu_backward, ..., softplus_backward). Each backward is one registered
 // pointwise op with a functor (one pass over memory, fusible by the compile stage) instead of a
-// chain of ops; the backward ops are not differentiable themselves. Math: kernels/functors.h.
+// chain of ops; their own backward rules (for create_graph) are in activation_backward_rules.cpp.
+// Math: kernels/functors.h.
 #include "kernels/cpu/pointwise_kernels.h"
 #include "kernels/functors.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/backward_op_rules.h"
 #include "runtime/ops/pointwise_common.h"
 
 namespace ember::ops {
@@ -131,31 +133,33 @@ void register_activation_ops(OpRegistry& registry) {
                             floating_activation_shape, softplus_kernel, softplus_backward, 0b1, 0,
                             "ember::fn::Softplus"));
 
-  // (grad, saved) -> grad_input, in the floating dtype of grad and saved.
+  // (grad, saved) -> grad_input, in the floating dtype of grad and saved. They save what their
+  // own backward reads; only a create_graph backward records them, so a plain one saves nothing.
   registry.add(pointwise_op("relu_backward", "relu_backward(Tensor grad, Tensor output) -> Tensor",
-                            binary_float_shape, cpu::binary_floating_kernel<fn::ReluBackward>, nullptr,
-                            0, 0, "ember::fn::ReluBackward"));
+                            binary_float_shape, cpu::binary_floating_kernel<fn::ReluBackward>, relu_backward_rule,
+                            0b10, 0, "ember::fn::ReluBackward"));
   registry.add(pointwise_op("gelu_backward", "gelu_backward(Tensor grad, Tensor input, bool tanh=False) -> Tensor",
-                            binary_float_shape, gelu_backward_kernel, nullptr, 0, 0,
+                            binary_float_shape, gelu_backward_kernel, gelu_backward_rule, 0b11, 0,
                             "ember::fn::GeluBackward"));
   registry.add(pointwise_op("silu_backward", "silu_backward(Tensor grad, Tensor input) -> Tensor",
-                            binary_float_shape, cpu::binary_floating_kernel<fn::SiluBackward>, nullptr,
-                            0, 0, "ember::fn::SiluBackward"));
+                            binary_float_shape, cpu::binary_floating_kernel<fn::SiluBackward>, silu_backward_rule,
+                            0b11, 0, "ember::fn::SiluBackward"));
   registry.add(pointwise_op("sigmoid_backward", "sigmoid_backward(Tensor grad, Tensor output) -> Tensor",
-                            binary_float_shape, cpu::binary_floating_kernel<fn::SigmoidBackward>, nullptr,
-                            0, 0, "ember::fn::SigmoidBackward"));
+                            binary_float_shape, cpu::binary_floating_kernel<fn::SigmoidBackward>,
+                            sigmoid_backward_rule, 0b11, 0, "ember::fn::SigmoidBackward"));
   registry.add(pointwise_op("tanh_backward", "tanh_backward(Tensor grad, Tensor output) -> Tensor",
-                            binary_float_shape, cpu::binary_floating_kernel<fn::TanhBackward>, nullptr,
-                            0, 0, "ember::fn::TanhBackward"));
+                            binary_float_shape, cpu::binary_floating_kernel<fn::TanhBackward>, tanh_backward_rule,
+                            0b11, 0, "ember::fn::TanhBackward"));
   registry.add(pointwise_op("leaky_relu_backward",
                             "leaky_relu_backward(Tensor grad, Tensor input, float negative_slope) -> Tensor",
-                            binary_float_shape, leaky_relu_backward_kernel, nullptr, 0, 0,
+                            binary_float_shape, leaky_relu_backward_kernel, leaky_relu_backward_rule, 0b10, 0,
                             "ember::fn::LeakyReluBackward"));
   registry.add(pointwise_op("elu_backward", "elu_backward(Tensor grad, Tensor input, float alpha) -> Tensor",
-                            binary_float_shape, elu_backward_kernel, nullptr, 0, 0, "ember::fn::EluBackward"));
+                            binary_float_shape, elu_backward_kernel, elu_backward_rule, 0b11, 0,
+                            "ember::fn::EluBackward"));
   registry.add(pointwise_op("softplus_backward",
                             "softplus_backward(Tensor grad, Tensor input, float beta, float threshold) -> Tensor",
-                            binary_float_shape, softplus_backward_kernel, nullptr, 0, 0,
+                            binary_float_shape, softplus_backward_kernel, softplus_backward_rule, 0b11, 0,
                             "ember::fn::SoftplusBackward"));
 }
 

@@ -2,10 +2,13 @@
 // backward ops cross_entropy_backward(grad, logits, target) and nll_loss_backward(grad,
 // log_probs, target) with the forward's attributes. cross_entropy_with_backward(grad, logits,
 // target) returns the loss and the logits' gradient, from one pass on the CPU, where compiled
-// steps use it (graph/loss_fusion.cpp). Kernels in kernels/cpu/loss_kernels.h.
+// steps use it (graph/loss_fusion.cpp); it has no backward rule, so a create_graph backward
+// refuses it. The backward ops' own rules (create_graph): loss_backward_rules.cpp. Kernels in
+// kernels/cpu/loss_kernels.h.
 #include "kernels/cpu/loss_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/backward_op_rules.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::ops {
@@ -119,7 +122,8 @@ void register_loss_ops(OpRegistry& registry) {
   registry.add(loss_op("cross_entropy_backward",
                        "cross_entropy_backward(Tensor grad, Tensor logits, Tensor target, int reduction, "
                        "int ignore_index, float label_smoothing) -> Tensor",
-                       class_loss_backward_shape, cpu::cross_entropy_backward_kernel, nullptr, 0, 0b100));
+                       class_loss_backward_shape, cpu::cross_entropy_backward_kernel, cross_entropy_backward_rule,
+                       0b111, 0b100));
   OpDef with_backward = loss_op("cross_entropy_with_backward",
                                 "cross_entropy_with_backward(Tensor grad, Tensor logits, Tensor target, int reduction, "
                                 "int ignore_index, float label_smoothing) -> (Tensor loss, Tensor grad_logits)",
@@ -133,7 +137,8 @@ void register_loss_ops(OpRegistry& registry) {
   registry.add(loss_op("nll_loss_backward",
                        "nll_loss_backward(Tensor grad, Tensor log_probs, Tensor target, int reduction, "
                        "int ignore_index) -> Tensor",
-                       class_loss_backward_shape, cpu::nll_loss_backward_kernel, nullptr, 0, 0b100));
+                       class_loss_backward_shape, cpu::nll_loss_backward_kernel, nll_loss_backward_rule, 0b100,
+                       0b100));
   registry.add(loss_op("mse_loss", "mse_loss(Tensor input, Tensor target, int reduction=1) -> Tensor",
                        mse_loss_shape, cpu::mse_loss_kernel, mse_loss_backward, 0b11, 0));
 }

@@ -1,6 +1,7 @@
 // layer_norm(input, weight?, bias?; normalized_shape, eps) -> y, mean, rstd and its fused gradient
 // op layer_norm_backward. mean and rstd have the input's leading shape (float32 for 16-bit
-// inputs); they are saved for backward, and gradients flowing into them are ignored.
+// inputs); they are saved for backward, and gradients flowing into them are ignored. A
+// create_graph backward computes the gradients with differentiable ops instead of the fused op.
 #include "kernels/cpu/norm_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -75,7 +76,46 @@ void layer_norm_backward_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[2] = {normalized_shape, input.dtype(), outputs[2].device};
 }
 
+// layer_norm's gradients written with differentiable ops, for a create_graph backward: the fused
+// layer_norm_backward has no backward of its own. The statistics are recomputed from the input
+// (the saved mean and rstd are outputs whose gradients layer_norm ignores, so a second derivative
+// must not flow through them); 16-bit inputs compute in float32, as the fused kernel does.
+// With x^ = (x - mean) rstd and g^ = grad_y * weight over the N normalized elements:
+//   grad_input = rstd (g^ - mean(g^) - x^ mean(g^ x^)), grad_weight = sum over leading dims of
+//   grad_y x^, grad_bias = sum over leading dims of grad_y.
+void layer_norm_backward_recorded(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& input = ctx.input(0);
+  const DType dtype = input.dtype();
+  const DType compute = stat_dtype(dtype) == kFloat64 ? kFloat64 : kFloat32;
+  const auto widened = [&](const Tensor& t) { return t.dtype() == compute ? t : to_dtype(t, compute); };
+  const auto narrowed = [&](const Tensor& t) { return t.dtype() == dtype ? t : to_dtype(t, dtype); };
+  const int normalized = ctx.attrs.get<Dims>("normalized_shape").size();
+  const int leading = input.dim() - normalized;
+  Dims normalized_dims, leading_dims;
+  for (int d = 0; d < input.dim(); ++d) (d < leading ? leading_dims : normalized_dims).push_back(d);
+  const Tensor x = widened(input);
+  const Tensor grad_y = widened(ctx.grad(0));
+  const Tensor centered = sub(x, mean(x, normalized_dims, true));
+  const Tensor variance = mean(mul(centered, centered), normalized_dims, true);
+  const Tensor rstd = rsqrt(add(variance, ctx.attrs.get<double>("eps")));
+  const Tensor normalized_x = mul(centered, rstd);
+  const Tensor& weight = ctx.saved_inputs[1];
+  if (ctx.needs_input_grad[0]) {
+    const Tensor scaled = weight.defined() ? mul(grad_y, widened(weight)) : grad_y;
+    const Tensor projection = mul(normalized_x, mean(mul(scaled, normalized_x), normalized_dims, true));
+    grads[0] = narrowed(mul(rstd, sub(sub(scaled, mean(scaled, normalized_dims, true)), projection)));
+  }
+  const auto over_leading = [&](const Tensor& t) { return narrowed(leading > 0 ? sum(t, leading_dims) : t); };
+  if (ctx.needs_input_grad[1]) grads[1] = over_leading(mul(grad_y, normalized_x));
+  if (ctx.needs_input_grad[2]) grads[2] = over_leading(grad_y);
+}
+
 void layer_norm_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  // Grad mode is on inside a backward rule only when a create_graph backward runs it.
+  if (grad_mode_enabled()) {
+    layer_norm_backward_recorded(ctx, grads);
+    return;
+  }
   static const OpDef& backward_op = lookup_op("layer_norm_backward");
   const Tensor& weight = ctx.saved_inputs[1];  // may be undefined
   const std::array<Tensor, 5> inputs{ctx.grad(0), ctx.input(0), ctx.output(1), ctx.output(2), weight};

@@ -5,6 +5,7 @@
 #include "kernels/cpu/reduce_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/backward_op_rules.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::ops {
@@ -146,8 +147,12 @@ void register_reduction_ops(OpRegistry& registry) {
                          cpu::argmin_kernel, nullptr));
   OpDef backward = reduction("extremum_backward",
                              "extremum_backward(Tensor grad, Tensor input, Tensor result, int[] dims, bool keepdim) -> Tensor",
-                             extremum_backward_shape, cpu::extremum_backward_kernel, nullptr);
+                             extremum_backward_shape, cpu::extremum_backward_kernel, extremum_backward_rule);
   backward.kind = OpKind::Other;
+  // Its own backward (create_graph) reads the input and the result, through which no gradient
+  // flows: the share is constant in them away from ties (a tie moved by any change of one).
+  backward.save_inputs = 0b110;
+  backward.nondifferentiable_inputs = 0b110;
   registry.add(std::move(backward));
 }
 

@@ -1,9 +1,11 @@
 // softmax and log_softmax (attr dim) and their backward ops softmax_backward(grad, output; dim)
 // and log_softmax_backward(grad, output; dim). The forward ops save their output, which is all
-// the backward needs. Kernels in kernels/cpu/softmax_kernels.h.
+// the backward needs; the backward ops' own rules (create_graph) are in loss_backward_rules.cpp.
+// Kernels in kernels/cpu/softmax_kernels.h.
 #include "kernels/cpu/softmax_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/ops/backward_op_rules.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::ops {
@@ -39,7 +41,14 @@ void log_softmax_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 OpDef softmax_op(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward) {
   OpDef def = make_op(name, schema, OpKind::Other, infer, kernel, backward);
-  def.save_outputs = backward ? 0b1 : 0;
+  def.save_outputs = 0b1;
+  return def;
+}
+
+// The backward ops' own backward (create_graph) reads both of their inputs.
+OpDef softmax_backward_op(const char* name, const char* schema, Kernel kernel, BackwardRule backward) {
+  OpDef def = make_op(name, schema, OpKind::Other, softmax_backward_shape, kernel, backward);
+  def.save_inputs = 0b11;
   return def;
 }
 
@@ -48,11 +57,12 @@ void register_softmax_ops(OpRegistry& registry) {
                           softmax_backward));
   registry.add(softmax_op("log_softmax", "log_softmax(Tensor a, int dim) -> Tensor", softmax_shape,
                           cpu::log_softmax_kernel, log_softmax_backward));
-  registry.add(softmax_op("softmax_backward", "softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor",
-                          softmax_backward_shape, cpu::softmax_backward_kernel, nullptr));
-  registry.add(softmax_op("log_softmax_backward",
-                          "log_softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor",
-                          softmax_backward_shape, cpu::log_softmax_backward_kernel, nullptr));
+  registry.add(softmax_backward_op("softmax_backward",
+                                   "softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor",
+                                   cpu::softmax_backward_kernel, softmax_backward_rule));
+  registry.add(softmax_backward_op("log_softmax_backward",
+                                   "log_softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor",
+                                   cpu::log_softmax_backward_kernel, log_softmax_backward_rule));
 }
 
 const OpRegistration registration(register_softmax_ops);

@@ -135,9 +135,11 @@ void register_activation_ops(OpRegistry& registry) {
 
   // (grad, saved) -> grad_input, in the floating dtype of grad and saved. They save what their
   // own backward reads; only a create_graph backward records them, so a plain one saves nothing.
-  registry.add(pointwise_op("relu_backward", "relu_backward(Tensor grad, Tensor output) -> Tensor",
-                            binary_float_shape, cpu::binary_floating_kernel<fn::ReluBackward>, relu_backward_rule,
-                            0b10, 0, "ember::fn::ReluBackward"));
+  OpDef relu_grad = pointwise_op("relu_backward", "relu_backward(Tensor grad, Tensor output) -> Tensor",
+                                 binary_float_shape, cpu::binary_floating_kernel<fn::ReluBackward>,
+                                 relu_backward_rule, 0b10, 0, "ember::fn::ReluBackward");
+  relu_grad.nondifferentiable_inputs = 0b10;  // a mask: zero derivative away from the kink
+  registry.add(std::move(relu_grad));
   registry.add(pointwise_op("gelu_backward", "gelu_backward(Tensor grad, Tensor input, bool tanh=False) -> Tensor",
                             binary_float_shape, gelu_backward_kernel, gelu_backward_rule, 0b11, 0,
                             "ember::fn::GeluBackward"));
@@ -150,10 +152,12 @@ void register_activation_ops(OpRegistry& registry) {
   registry.add(pointwise_op("tanh_backward", "tanh_backward(Tensor grad, Tensor output) -> Tensor",
                             binary_float_shape, cpu::binary_floating_kernel<fn::TanhBackward>, tanh_backward_rule,
                             0b11, 0, "ember::fn::TanhBackward"));
-  registry.add(pointwise_op("leaky_relu_backward",
-                            "leaky_relu_backward(Tensor grad, Tensor input, float negative_slope) -> Tensor",
-                            binary_float_shape, leaky_relu_backward_kernel, leaky_relu_backward_rule, 0b10, 0,
-                            "ember::fn::LeakyReluBackward"));
+  OpDef leaky_grad = pointwise_op("leaky_relu_backward",
+                                  "leaky_relu_backward(Tensor grad, Tensor input, float negative_slope) -> Tensor",
+                                  binary_float_shape, leaky_relu_backward_kernel, leaky_relu_backward_rule, 0b10, 0,
+                                  "ember::fn::LeakyReluBackward");
+  leaky_grad.nondifferentiable_inputs = 0b10;
+  registry.add(std::move(leaky_grad));
   registry.add(pointwise_op("elu_backward", "elu_backward(Tensor grad, Tensor input, float alpha) -> Tensor",
                             binary_float_shape, elu_backward_kernel, elu_backward_rule, 0b11, 0,
                             "ember::fn::EluBackward"));

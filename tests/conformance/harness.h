@@ -127,13 +127,17 @@ std::vector<Device> test_devices();
 // False for ops left out by EMBER_CONFORMANCE_OPS (a comma-separated list; unset: every op).
 bool op_selected(const std::string& op);
 
-// Runs every case (forward on each device and dtype, gradients in float64, thread-count
-// invariance on the CPU) with doctest checks; ops not registered yet are reported and skipped here (the coverage test fails for them).
+// Runs every case (forward on each device and dtype, first and second derivatives in float64,
+// thread-count invariance on the CPU) with doctest checks; ops not registered yet are reported
+// and skipped here (the coverage test fails for them).
 void run_cases(const std::vector<Case>& cases);
 
 // The checks run_cases makes, each returning what went wrong (empty: passed).
 std::vector<std::string> check_forward(const ember::OpDef& op, const Case& c, DType dtype, Device device);
 std::vector<std::string> check_gradients(const ember::OpDef& op, const Case& c, Device device);
+// The second-order check (harness_second_order.cpp): autograd's derivatives of the op's gradient
+// (create_graph) in its inputs and in its grad input, against central differences of the gradient.
+std::vector<std::string> check_second_gradients(const ember::OpDef& op, const Case& c, Device device);
 // Whether input i of the case is perturbed and compared (floating float64, not Expanded, not
 // marked nondifferentiable by the op), and whether the case checks gradients at all.
 bool differentiable_input(const ember::OpDef& op, const Case& c, size_t i);

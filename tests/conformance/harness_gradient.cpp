@@ -10,19 +10,18 @@ using ember::OpDef;
 using ember::OpKind;
 using namespace detail;
 
-namespace {
-
-// Central differences with eps 1e-6 in float64: truncation error ~1e-12, rounding ~1e-10.
-constexpr double kFiniteDifferenceStep = 1e-6;
-
-// Runs the op on `inputs`; an in-place op writes clones, so the leaves keep their values.
-ember::TensorList run_for_gradient(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+ember::TensorList detail::run_for_gradient(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   if (op.kind != OpKind::InPlace) return run_op(op, inputs, attrs);
   std::vector<Tensor> targets = inputs;
   for (size_t i = 0; i < targets.size(); ++i)
     if ((op.mutated_inputs & (1u << i)) && targets[i].defined()) targets[i] = targets[i].clone();
   return run_op(op, targets, attrs);
 }
+
+namespace {
+
+// Central differences with eps 1e-6 in float64: truncation error ~1e-12, rounding ~1e-10.
+constexpr double kFiniteDifferenceStep = 1e-6;
 
 // Compares autograd's gradient of input `i` with central differences of `loss`.
 void compare_gradient(const Case& c, size_t i, const std::vector<Tensor>& inputs,

@@ -174,6 +174,9 @@ void run_cases(const std::vector<Case>& cases) {
         const std::vector<std::string> failures =
             guarded(c, ember::kFloat64, device, [&] { return check_gradients(*op, c, device); });
         CHECK_MESSAGE(failures.empty(), join(failures));
+        const std::vector<std::string> second_order_failures =
+            guarded(c, ember::kFloat64, device, [&] { return check_second_gradients(*op, c, device); });
+        CHECK_MESSAGE(second_order_failures.empty(), join(second_order_failures));
       }
     }
     if (!on_cpu) continue;

@@ -1,6 +1,6 @@
 // Tests of the harness itself: inputs keep their values in every layout, comparisons catch wrong
-// values, and the checks catch an unwritten output element and a wrong backward rule. The ops
-// used here are local OpDefs, never registered.
+// values, and the checks catch an unwritten output element, a wrong backward rule and a lost
+// second derivative. The ops used here are local OpDefs, never registered.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -107,6 +107,37 @@ TEST_CASE("harness: a correct op passes, an unwritten element and a wrong backwa
     CHECK(check_gradients(right, c, ember::kCPU).empty());
     CHECK(mentions(check_gradients(wrong_gradient, c, ember::kCPU), "12 of 12 gradient elements differ"));
   }
+}
+
+// out = x^2 (computed with ops). Its gradient 2 x grad is right to first order either way; the
+// "constant" rule takes x as a constant (detach()), so its second derivative in x is lost, as an
+// op without a backward rule of its own would lose it.
+void squared_kernel(const OpCall& call, TensorList& out) {
+  ember::NoGradGuard no_grad;
+  out[0].copy_(ember::mul(call.input(0), call.input(0)));
+}
+void squared_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = ember::mul(ctx.grad(), ember::mul(ctx.input(0), 2.0));
+}
+void squared_constant_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  grads[0] = ember::mul(ctx.grad(), ember::mul(ctx.input(0).detach(), 2.0));
+}
+
+TEST_CASE("harness: the second-order check passes a right double backward and catches a lost one") {
+  const auto squared = [](ember::BackwardRule backward) {
+    OpDef op = local_op(squared_kernel, backward);
+    op.save_inputs = 0b1;
+    return op;
+  };
+  static const OpDef right = squared(squared_backward);
+  static const OpDef constant = squared(squared_constant_backward);
+  const Case c{.op = "harness_selftest", .label = "[3,4]", .inputs = {{{3, 4}, real()}}};
+  CHECK(check_gradients(right, c, ember::kCPU).empty());
+  CHECK(check_gradients(constant, c, ember::kCPU).empty());  // first order cannot tell them apart
+  CHECK(check_second_gradients(right, c, ember::kCPU).empty());
+  const std::vector<std::string> failures = check_second_gradients(constant, c, ember::kCPU);
+  CHECK(failures.size() == 3);  // along every random direction
+  CHECK(mentions(failures, "second order: along random direction 0"));
 }
 
 }  // namespace

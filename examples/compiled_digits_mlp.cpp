@@ -1,8 +1,8 @@
 // digits_mlp.cpp with its training step compiled: forward, backward and the Adam update become
 // one graph with fused generated kernels, captured on the second call and replayed after. The
 // loader's last batch of each epoch is smaller (1,437 training images in batches of 32), so the
-// batch dim turns dynamic: that size is captured once more, with the kernels it already has. At
-// the end, explain() says what the compile stage did.
+// batch dim turns dynamic: that size is captured once more (the one recompile), with kernels that
+// read the batch size at run time. At the end, explain() says what the compile stage did.
 #include <cstdio>
 
 #include "examples/digits.h"

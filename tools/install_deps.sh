@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ember builds and tests with, if any are missing.
-# Used by tools/run_tests.sh and tools/run_benchmark.sh; safe to run repeatedly.
+# Used by tools/build.sh (so by tools/run_tests.sh and tools/run_benchmark.sh); safe to run repeatedly.
 set -euo pipefail
 
 packages=(

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "runtime/autograd/node.h"
-#include "runtime/dispatch.h"
 #include "runtime/tensor.h"
 
 namespace ember::autograd {
@@ -39,8 +38,8 @@ void store_retained_grad(const std::weak_ptr<TensorImpl>& retainer, const Tensor
   AutogradMeta& meta = tensor->meta();
   const std::lock_guard lock(meta.mutex);
   // As PyTorch: the first gradient is copied (the engine goes on to use it), later ones are added
-  // out of place, so a .grad the user already holds keeps its value.
-  const NoGradGuard no_grad;
+  // out of place, so a .grad the user already holds keeps its value. Both are recorded in a
+  // create_graph backward (the engine's grad mode), so the .grad can be differentiated again.
   Tensor sum = meta.grad && meta.grad->defined() ? *meta.grad + gradient : gradient.clone();
   meta.grad = std::make_shared<Tensor>(std::move(sum));
 }

@@ -1,8 +1,9 @@
 // retain_grad() on a non-leaf, as PyTorch defines it: .grad holds the gradient every hook of the
 // tensor has shaped, whichever was registered first, and the gradient of the tensor's latest
-// version when an in-place op changed it after the call.
+// version when an in-place op changed it after the call; recorded under create_graph.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <vector>
 
 #include "runtime/ember.h"
@@ -107,4 +108,35 @@ TEST_CASE("retain_grad: a leaf retains by itself, and a tensor dropped before ba
   }
   loss.backward();
   CHECK(values(x.grad()) == std::vector<double>{2.0, 2.0});
+}
+
+TEST_CASE("retain_grad: under create_graph the .grad carries history, as PyTorch's retains-grad hook") {
+  const Tensor x = from_vector(std::vector<double>{1.0, 2.0}).requires_grad_();
+  {
+    Tensor y = mul(x, x);
+    y.retain_grad();
+    mul(y, y).sum().backward({}, std::nullopt, /*create_graph=*/true);
+    const Tensor retained = y.grad();
+    CHECK(values(retained) == std::vector<double>{2.0, 8.0});  // 2y
+    REQUIRE(retained.requires_grad());
+    // d/dx sum(y.grad * x) = d/dx sum(2 x^3) = 6 x^2; a constant y.grad would give 2y = [2, 8].
+    CHECK(values(autograd::grad({mul(retained, x).sum()}, {x})[0]) == std::vector<double>{6.0, 24.0});
+  }
+  {
+    // A second create_graph backward adds out of place, recorded: y.grad = 4y = 4x^2, d/dx sum = 8x.
+    Tensor y = mul(x, x);
+    y.retain_grad();
+    const Tensor loss = mul(y, y).sum();
+    loss.backward({}, std::nullopt, /*create_graph=*/true);
+    const Tensor first = y.grad();
+    loss.backward({}, std::nullopt, /*create_graph=*/true);
+    CHECK(values(first) == std::vector<double>{2.0, 8.0});
+    CHECK(values(y.grad()) == std::vector<double>{4.0, 16.0});
+    CHECK(values(autograd::grad({y.grad().sum()}, {x})[0]) == std::vector<double>{8.0, 16.0});
+  }
+  // A plain backward records nothing.
+  Tensor z = mul(x, 3.0);
+  z.retain_grad();
+  mul(z, z).sum().backward();
+  CHECK_FALSE(z.grad().requires_grad());
 }

@@ -83,12 +83,9 @@ TensorList dispatch_eager(const OpCall& call) {
     outputs.push_back(make_tensor(metas[i].sizes, metas[i].dtype, metas[i].device));
     if (poison_outputs()) poison(outputs[i]);
   }
+  if (!op.backward && autograd::node_creating_graph() != nullptr) [[unlikely]] refuse_constant_use(call, outputs);
   if (kernel_deferrals == 0) [[likely]] kernel(call, outputs);
-  if (op.backward) {
-    if (grad_mode_enabled() && any_input_requires_grad(call)) record_autograd(call, outputs);
-  } else if (autograd::node_creating_graph() != nullptr) [[unlikely]] {
-    refuse_constant_use(call, outputs);
-  }
+  if (op.backward && grad_mode_enabled() && any_input_requires_grad(call)) record_autograd(call, outputs);
   return outputs;
 }
 

@@ -96,6 +96,8 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
   TensorList outputs;
   for (size_t i = 0; i < call.inputs.size(); ++i)
     if (has_bit(call.op.mutated_inputs, i)) outputs.push_back(call.inputs[i]);
+  // Refused before the kernel writes anything: a failed call leaves its inputs as they were.
+  if (!call.op.backward && autograd::node_creating_graph() != nullptr) [[unlikely]] refuse_constant_use(call, outputs);
   if (!kernels_deferred()) kernel(call, outputs);
   // An optional mutated input (an optimizer's absent state buffer) may be undefined.
   for (Tensor& output : outputs)
@@ -109,8 +111,6 @@ TensorList run_inplace(const OpCall& call, Kernel kernel) {
     autograd::set_history(*root.impl(), std::move(slices), 0);
   } else if (node) {
     attach_outputs(node, call, outputs);
-  } else if (!call.op.backward && autograd::node_creating_graph() != nullptr) [[unlikely]] {
-    refuse_constant_use(call, outputs);
   }
   return outputs;
 }

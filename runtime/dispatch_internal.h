@@ -41,6 +41,8 @@ void record_autograd(const OpCall& call, TensorList& outputs);
 // Called for an op without a backward rule while a create_graph backward runs a node
 // (autograd::node_creating_graph): if its floating result depends on a tensor that requires grad,
 // later derivatives would take it for a constant, so the call is refused, naming the node's op.
+// Called before the kernel runs (`outputs` are allocated, or an in-place op's targets), so a
+// refused call writes nothing.
 void refuse_constant_use(const OpCall& call, const TensorList& outputs);
 
 // Runs an in-place op: checks, kernel, version bumps and history (through a view to its base).

@@ -141,7 +141,11 @@ class CreatingGraph {
 // Runs `node` on its summed gradients: apply(), or apply_with_history() for create_graph.
 std::vector<Tensor> run_node(Node& node, NodeTask& task, std::vector<Tensor>&& grads, const Pass& pass) {
   if (!pass.create_graph) return node.apply(std::move(grads));
-  const CreatingGraph running(&node);
+  // An AccumulateGrad records only a clone or a sum (both differentiable); what else runs inside
+  // it is the leaf's hooks, user code like a non-leaf's hooks (run outside any node), not a
+  // backward rule that refuse_constant_use holds to ops with backward rules.
+  const bool accumulates = dynamic_cast<const AccumulateGrad*>(&node) != nullptr;
+  const CreatingGraph running(accumulates ? nullptr : &node);
   return node.apply_with_history(std::move(grads), task.owner);
 }
 

@@ -1,5 +1,7 @@
 // What a create_graph backward refuses (refuse_constant_use: an op without a backward rule that a
-// backward rule calls on a tensor that requires grad), and that a refused in-place op writes nothing.
+// backward rule calls on a tensor that requires grad) and what it must leave alone: a refused
+// in-place op writes nothing, and a tensor's hooks, user code rather than a backward rule, are
+// held to it neither on a leaf nor on a non-leaf.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -82,4 +84,22 @@ TEST_CASE("create_graph: an in-place op without a backward rule is refused befor
   // The refused call wrote nothing.
   CHECK(values(tally) == std::vector<double>{1.0, 2.0});
   CHECK(tally.version() == version);
+}
+
+TEST_CASE("create_graph: a leaf's hooks are not a backward rule, as a non-leaf's are not") {
+  const Tensor tally = zeros({2}, {.dtype = kFloat64});
+  const auto tallying_hook = [&](const Tensor& grad) {
+    dispatch(OpCall{tally_op, std::vector<Tensor>{tally, grad}, {}});
+    return Tensor();
+  };
+  Tensor x = from_vector(std::vector<double>{1.0, 2.0}).requires_grad_();
+  x.register_hook(tallying_hook);
+  Tensor y = mul(x, 3.0);
+  y.register_hook(tallying_hook);
+  mul(y, x).sum().backward({}, std::nullopt, /*create_graph=*/true);  // sum(3 x^2)
+  // The non-leaf y's hook saw x = [1, 2], the leaf's hook the whole gradient 6x.
+  CHECK(values(tally) == std::vector<double>{7.0, 14.0});
+  CHECK(values(x.grad()) == std::vector<double>{6.0, 12.0});
+  REQUIRE(x.grad().requires_grad());
+  CHECK(values(autograd::grad({x.grad().sum()}, {x})[0]) == std::vector<double>{6.0, 6.0});
 }

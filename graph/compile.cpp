@@ -179,7 +179,13 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (dispatch_mode_active()) return run_eager();
   const std::lock_guard<std::recursive_mutex> one_call_at_a_time(mutex_);
   ++calls_;
-  if (fell_back_ || calls_ <= options_.warmup_calls) return run_eager();
+  if (fell_back_) return run_eager();
+  if (calls_ <= options_.warmup_calls) {
+    const uint64_t first_node = autograd::next_sequence_nr();
+    std::vector<Tensor> result = run_eager();
+    attach_eager_call_backward(inputs, result, first_node);  // refuses create_graph as a replay will
+    return result;
+  }
   std::optional<Verification> verification;
   thread_local std::vector<int> unverified;
   for (size_t e = 0; e < entries_.size(); ++e) {
@@ -267,7 +273,10 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
   }
   mode.finish(result);
   if (verification != nullptr) {
-    if (!settle_arguments(*verification, graph, mode.grad_input_tensors())) return result;
+    if (!settle_arguments(*verification, graph, mode.grad_input_tensors())) {
+      attach_eager_call_backward(inputs, result, first_node);  // the settled entry replays the next call
+      return result;
+    }
     ++captures_made_;
   }
   std::optional<CapturedBackward> backward;
@@ -327,6 +336,7 @@ std::vector<Tensor> CompiledFunction::capture(const std::vector<Tensor>& inputs,
     log::event("guards", fmt::format("entry {}: {}", entries_.size() - 1, text),
                {{"entry", entries_.size() - 1}, {"guards", text}});
   }
+  attach_eager_call_backward(inputs, result, first_node);  // as the new entry's replays, after its backward capture
   return result;
 }
 

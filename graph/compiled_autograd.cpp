@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "runtime/autograd/node.h"
+#include "runtime/autograd/view_history.h"
 #include "runtime/functional.h"
 
 namespace ember::graph {
@@ -149,6 +150,46 @@ class CompiledBackward final : public autograd::Node {
   bool released_ = false;
 };
 
+// The stand-in for CompiledBackward on an eager call of a compiled function (see
+// attach_eager_call_backward): it passes each result's gradient on to the history fn's eager run
+// gave it. Named as the replays' node, whose refusal of create_graph (Node::apply_with_history) it
+// shares word for word.
+class EagerCallBackward final : public autograd::Node {
+ public:
+  explicit EagerCallBackward(int results) : Node(results) {}
+  std::string name() const override { return "CompiledBackward"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override { return std::move(grad_outputs); }
+};
+
+// Makes `node` the history of outputs[indices[k]], as its output k. `eager`: the outputs come from
+// fn's eager run, and a view among them keeps how it views its base.
+void take_history(const std::shared_ptr<autograd::Node>& node, const std::vector<int>& indices,
+                  std::vector<Tensor>& outputs, bool eager) {
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const Tensor& original = outputs[indices[k]];
+    // A handle of its own: the executor (or fn) may return one tensor for two results.
+    Tensor result = original.detach();
+    TensorImpl& impl = *result.impl();
+    impl.grad_fn = node;
+    impl.output_nr = static_cast<uint32_t>(k);
+    if (eager) {
+      // An in-place update of it then reaches its base's history (or is refused on a view of a
+      // parameter) as in eager mode, and remakes its own history from the base's, without `node`.
+      impl.view_origin = original.impl()->view_origin;
+      impl.view_version = autograd::view_version_of(*original.impl());
+    } else {
+      // A view of an intermediate (fn returned h.view(...)) has a base the caller cannot reach, so
+      // an in-place update of it may record on its own history, as on any output. Not when another
+      // result shares its memory: that one's history would then miss the update.
+      const auto shares_storage = [&](const Tensor& other) {
+        return other.defined() && other.impl() != original.impl() && other.impl()->storage == impl.storage;
+      };
+      if (impl.is_view && std::none_of(outputs.begin(), outputs.end(), shares_storage)) impl.is_view = false;
+    }
+    outputs[indices[k]] = std::move(result);
+  }
+}
+
 }  // namespace
 
 bool results_need_backward(const std::vector<Tensor>& results) {
@@ -266,22 +307,24 @@ void attach_compiled_backward(const std::shared_ptr<BackwardProgram>& program, c
     const Tensor target = boundary.is_input ? inputs[boundary.index] : Tensor(forward.state_tensors[boundary.index]);
     node->next_edges.push_back(autograd::gradient_edge(target));
   }
-  for (size_t k = 0; k < program->interface.differentiable.size(); ++k) {
-    // A handle of its own: the executor may return one tensor for two results.
-    Tensor result = outputs[program->interface.differentiable[k]].detach();
-    result.impl()->grad_fn = node;
-    result.impl()->output_nr = static_cast<uint32_t>(k);
-    // A view of an intermediate (fn returned h.view(...)) has a base the caller cannot reach, so
-    // an in-place update of it may record on its own history, as on any output. Not when another
-    // result shares its memory: that one's history would then miss the update.
-    const auto shares_storage = [&](const Tensor& other) {
-      return other.defined() && other.impl() != outputs[program->interface.differentiable[k]].impl() &&
-             other.impl()->storage == result.impl()->storage;
-    };
-    if (result.impl()->is_view && std::none_of(outputs.begin(), outputs.end(), shares_storage))
-      result.impl()->is_view = false;
-    outputs[program->interface.differentiable[k]] = std::move(result);
+  take_history(node, program->interface.differentiable, outputs, /*eager=*/false);
+}
+
+void attach_eager_call_backward(const std::vector<Tensor>& inputs, std::vector<Tensor>& results, uint64_t first_node) {
+  std::vector<int> made_by_fn;
+  for (size_t r = 0; r < results.size(); ++r) {
+    const Tensor& result = results[r];
+    if (!result.defined() || !result.grad_fn() || result.grad_fn()->sequence_nr() < first_node) continue;
+    // As the capture: a history fn already ran backward through gets no second one.
+    if (result.grad_fn()->saved_released()) continue;
+    const auto is_result = [&](const Tensor& input) { return input.defined() && input.impl() == result.impl(); };
+    if (std::any_of(inputs.begin(), inputs.end(), is_result)) continue;
+    made_by_fn.push_back(static_cast<int>(r));
   }
+  if (made_by_fn.empty()) return;
+  auto node = std::make_shared<EagerCallBackward>(static_cast<int>(made_by_fn.size()));
+  for (int r : made_by_fn) node->next_edges.push_back(autograd::gradient_edge(results[r]));
+  take_history(node, made_by_fn, results, /*eager=*/true);
 }
 
 }  // namespace ember::graph

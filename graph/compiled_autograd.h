@@ -74,4 +74,12 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
 void attach_compiled_backward(const std::shared_ptr<BackwardProgram>& program, const std::vector<Tensor>& inputs,
                               const Graph& forward, std::vector<Tensor>& outputs);
 
+// The results of a call that runs fn eagerly while its captures serve the later calls (a warm-up,
+// the capturing call, a verification trace): each result whose history fn made (nodes numbered
+// from `first_node` on; not an argument returned as itself) gets a node named CompiledBackward too,
+// which hands its gradient on to that eager history and, as a replay's, refuses a create_graph
+// backward. Otherwise a second derivative through the results would work on the first calls and
+// fail from the first replay on.
+void attach_eager_call_backward(const std::vector<Tensor>& inputs, std::vector<Tensor>& results, uint64_t first_node);
+
 }  // namespace ember::graph

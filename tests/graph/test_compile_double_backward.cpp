@@ -2,7 +2,8 @@
 // dispatcher, so the capture records it like any backward (with create_graph, the first backward's
 // ops and the second backward's ops land in one graph); every case runs compiled and eager from
 // the same seed and compares at each call. A create_graph backward through a compiled function's
-// replayed results is refused: its backward graph's saved values carry no history.
+// results is refused on every call: a replay's backward graph reads saved values without history,
+// and the eager calls before it (warm-up, capture) refuse as the replays do.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include "tests/error_of.h"
 #include "fusion_test_util.h"
 #include "graph/compile.h"
+#include "runtime/autograd/node.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
@@ -110,4 +112,43 @@ TEST_CASE("compile: a create_graph gradient returned by a compiled function is d
   const Tensor first = compiled(x);
   CHECK(error_of([&] { first.sum().backward({}, std::nullopt, /*create_graph=*/true); })
             .find("CompiledBackward's backward is not differentiable (create_graph=true)") != std::string::npos);
+}
+
+TEST_CASE("compile: a create_graph backward through the results is refused on every call, warm-up included") {
+  const auto body = [](const Tensor& x) { return mul(tanh(x), x); };
+  auto compiled = ember::compile(body, {.fullgraph = true});
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    const Tensor compiled_x = batch(call).to(kFloat64).requires_grad_();
+    const Tensor eager_x = compiled_x.detach().requires_grad_();
+    const Tensor result = compiled(compiled_x);
+    REQUIRE(result.grad_fn());
+    CHECK(result.grad_fn()->name() == "CompiledBackward");
+    const std::string message = error_of(
+        [&] { autograd::grad({result.sum()}, {compiled_x}, {}, std::nullopt, /*create_graph=*/true); });
+    CHECK(message.find("autograd: CompiledBackward's backward is not differentiable (create_graph=true); compute this "
+                       "gradient with create_graph=false") != std::string::npos);
+    // A plain gradient flows on every call, into fn's eager history or through the backward graph.
+    const Tensor compiled_gradient = autograd::grad({result.sum()}, {compiled_x})[0];
+    const Tensor eager_gradient = autograd::grad({body(eager_x).sum()}, {eager_x})[0];
+    CHECK(graph_test::max_relative_error(compiled_gradient, eager_gradient) <= 1e-12);
+  }
+  CHECK(compiled.state().captures() == 1);
+  CHECK(compiled.state().replays() == 2);
+}
+
+TEST_CASE("compile: an argument returned as itself keeps its history on every call") {
+  // fn's result is its argument: no node of fn's stands between, on a replay or before it.
+  auto compiled = ember::compile([](const Tensor& x, const Tensor& y) { return std::make_tuple(x, mul(x, y)); },
+                                 {.fullgraph = true});
+  for (int call = 0; call < 3; ++call) {
+    INFO("call ", call);
+    const Tensor leaf = batch(call).to(kFloat64).requires_grad_();
+    const Tensor x = mul(leaf, leaf);
+    const auto [same, product] = compiled(x, batch(call + 5).to(kFloat64));
+    CHECK(same.impl() == x.impl());
+    // d/dleaf sum(x) with create_graph: 2 leaf, with history; its gradient again: 2.
+    const Tensor first = autograd::grad({same.sum()}, {leaf}, {}, std::nullopt, /*create_graph=*/true)[0];
+    CHECK(graph_test::max_relative_error(autograd::grad({first.sum()}, {leaf})[0], full_like(leaf, 2.0)) == 0);
+  }
 }

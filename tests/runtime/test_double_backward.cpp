@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "error_of.h"
@@ -233,4 +235,24 @@ TEST_CASE("create_graph: a backward made of an op without a backward rule is ref
   CHECK(error_of([&] { y.backward({}, true, /*create_graph=*/true); })
             .find("test_cube's backward is not differentiable (create_graph=true)") != std::string::npos);
   CHECK_FALSE(x.grad().defined());
+}
+
+TEST_CASE("create_graph: a .grad with history holds its leaf until cleared, autograd::grad holds nothing") {
+  // As in PyTorch: .grad -> its history -> the leaf's AccumulateGrad -> the leaf is a cycle.
+  std::weak_ptr<TensorImpl> leaf;
+  {
+    Tensor x = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+    leaf = x.impl_ptr();
+    mul(mul(x, x), x).sum().backward({}, std::nullopt, /*create_graph=*/true);
+    check_close(values_of(x.grad()), {3.0, 12.0}, 1e-14);
+    x.set_grad(Tensor());
+  }
+  CHECK(leaf.expired());
+  {
+    const Tensor x = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+    leaf = x.impl_ptr();
+    const Tensor first = autograd::grad({mul(mul(x, x), x).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    check_close(values_of(first), {3.0, 12.0}, 1e-14);
+  }
+  CHECK(leaf.expired());
 }

@@ -81,6 +81,11 @@ ViewPath view_path(const Tensor& view) {
       path.why_not = "it was made without grad mode (or is a detach()ed alias), so autograd cannot follow it";
       return path;
     }
+    if (const char* function = impl->view_origin->multi_output_function) {
+      path.why_not = fmt::format("it is one of several views returned by {}, which may not be modified in place "
+                                 "(as in PyTorch; an out-of-place op works)", function);
+      return path;
+    }
     path.steps.push_back({impl->view_origin->op, impl->view_origin->attrs});
     impl = impl->view_origin->parent;
     if (impl->is_view && views_trainable_leaf(Tensor(impl))) {

@@ -38,6 +38,16 @@ void remake_one(TensorImpl& view) {
 
 }  // namespace
 
+void mark_views_returned_together(std::vector<Tensor>& views, const char* function) {
+  for (Tensor& view : views) {
+    TensorImpl& impl = *view.impl();
+    if (!impl.view_origin) continue;
+    // A new origin rather than a changed one: origins are shared read-only once made.
+    const ViewOrigin& origin = *impl.view_origin;
+    impl.view_origin = std::make_shared<const ViewOrigin>(origin.parent, origin.op, origin.attrs, function);
+  }
+}
+
 void remake_view_history(TensorImpl& view) {
   // The stale ancestors first, oldest first, so that each remake finds its parent up to date: a
   // chain of views of views is walked in a loop, not by one recursion per link.

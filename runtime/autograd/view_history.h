@@ -11,8 +11,10 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "runtime/ops/attrs.h"
+#include "runtime/tensor.h"
 #include "runtime/tensor_impl.h"
 
 namespace ember {
@@ -23,6 +25,9 @@ struct ViewOrigin {
   std::shared_ptr<TensorImpl> parent;  // the tensor the view op was applied to
   const OpDef* op = nullptr;           // a registry op of kind View
   Attrs attrs;
+  // The function that returned this view together with others (split, chunk, unbind), or null
+  // (mark_views_returned_together).
+  const char* multi_output_function = nullptr;
   // Serializes remaking the view's history: threads running backward through one shared view
   // (weight tying, Hogwild-style training) find it stale at once after an update of its base.
   mutable std::mutex remake_mutex;
@@ -32,6 +37,13 @@ struct ViewOrigin {
 };
 
 namespace autograd {
+
+// Records that `views` were returned together by `function` (split, chunk, unbind). PyTorch
+// refuses an in-place update of such a view, or of a view of one, while recording gradients (one
+// backward node stands for all of them and cannot be rebased for one). ember's pieces are separate
+// views and could be followed, but a program relying on that would fail under PyTorch, so
+// view_path (copy_slices.h) refuses it alike. Views made without grad mode have no origin to mark.
+void mark_views_returned_together(std::vector<Tensor>& views, const char* function);
 
 // Replays the view op on the parent and takes the result's grad_fn (see above).
 void remake_view_history(TensorImpl& view);

@@ -135,6 +135,22 @@ class Tensor {
   Tensor squeeze(int64_t dim, Where where = Where::current()) const;
   Tensor unsqueeze(int64_t dim, Where where = Where::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Where where = Where::current()) const;
+  // Pieces that are views of this tensor, and tensors rearranged or masked from it: the functions of
+  // the same name in runtime/functional_shape_ops.h.
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0, Where where = Where::current()) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0,
+                            Where where = Where::current()) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes, int64_t dim = 0,
+                                       Where where = Where::current()) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0, Where where = Where::current()) const;
+  std::vector<Tensor> unbind(int64_t dim = 0, Where where = Where::current()) const;
+  Tensor masked_fill(const Tensor& mask, double value, Where where = Where::current()) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value, Where where = Where::current()) const;
+  Tensor tril(int64_t diagonal = 0, Where where = Where::current()) const;
+  Tensor triu(int64_t diagonal = 0, Where where = Where::current()) const;
+  Tensor flip(const Dims& dims, Where where = Where::current()) const;
+  Tensor repeat(const Dims& repeats, Where where = Where::current()) const;
+  Tensor roll(const Dims& shifts, const Dims& dims = {}, Where where = Where::current()) const;
   Tensor contiguous(Where where = Where::current()) const;
   Tensor clone(Where where = Where::current()) const;
   Tensor to(DType dtype, Where where = Where::current()) const;
@@ -188,6 +204,10 @@ class Tensor {
   Tensor& copy_(const Tensor& source, Where where = Where::current());
   Tensor& fill_(double value, Where where = Where::current());
   Tensor& zero_(Where where = Where::current());
+  Tensor& masked_fill_(const Tensor& mask, double value, Where where = Where::current());
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value, Where where = Where::current());
+  Tensor& tril_(int64_t diagonal = 0, Where where = Where::current());
+  Tensor& triu_(int64_t diagonal = 0, Where where = Where::current());
 
  private:
   // item<T>'s error: `value` does not fit a `bytes`-byte integer of that signedness (0: a float).

@@ -90,7 +90,7 @@ TEST_CASE("masked_fill: the result keeps the tensor's dtype, the value converted
   CHECK(with_nan.to_vector<float>()[1] == 1.0f);
 }
 
-TEST_CASE("masked_fill_: in place, the mask broadcasting to the tensor; a view writes through to its base") {
+TEST_CASE("masked_fill_: in place, the mask broadcasting to the tensor, a view writing through to its base") {
   Tensor a = doubles({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor& same = a.masked_fill_(flags({false, true, true}, {3}), -1.0);
   CHECK(&same == &a);

@@ -73,7 +73,7 @@ TEST_CASE("split with sizes: pieces of the given sizes, empty ones included (tor
   CHECK(split(zeros({0, 3}), std::vector<int64_t>{}, 0).empty());
 }
 
-TEST_CASE("chunk: pieces of ceil(size / chunks), so possibly fewer than chunks; an empty dim gives chunks pieces") {
+TEST_CASE("chunk: pieces of ceil(size / chunks), so possibly fewer than chunks, and chunks pieces of an empty dim") {
   auto chunk_sizes = [](int64_t size, int64_t chunks) {
     std::vector<int64_t> sizes;
     for (const Tensor& piece : chunk(counting({2, size}), chunks, -1)) sizes.push_back(piece.size(1));
@@ -183,7 +183,7 @@ TEST_CASE("split, chunk, unbind: a piece cannot be updated in place while record
   CHECK(values_of(plain) == std::vector<double>{0, 1, 3, 4});
 }
 
-TEST_CASE("split: a piece follows an in-place update of its base (ember remakes it; PyTorch refuses)") {
+TEST_CASE("split: a piece follows an in-place update of its base (ember remakes it, PyTorch refuses)") {
   const Tensor x = leaf({4}, 6);
   Tensor base = x.mul(1.0);
   const std::vector<Tensor> pieces = split(base, 2);

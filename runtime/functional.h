@@ -152,7 +152,8 @@ Tensor logsumexp(const Tensor& a, const Dims& dims = {}, bool keepdim = false, W
 std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
 std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
 // norm: the vector p-norm over dims (torch.linalg.vector_norm): p = 2 sqrt(sum x^2), 1 sum |x|,
-// inf max |x|, -inf min |x|, 0 the count of non-zeros, else (sum |x|^p)^(1/p). Floating inputs.
+// inf max |x|, -inf min |x|, 0 the count of non-zeros, else (sum |x|^p)^(1/p). Floating inputs;
+// bf16/fp16 ones are computed in float32 and rounded once, as PyTorch accumulates them.
 Tensor norm(const Tensor& a, double p = 2.0, const Dims& dims = {}, bool keepdim = false,
             Where where = Where::current());
 // Reduces `a` (broadcast up to a's shape) back to `sizes`: the gradient of broadcasting.

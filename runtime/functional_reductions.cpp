@@ -52,6 +52,19 @@ std::tuple<Tensor, Tensor> extremum_along(const char* function, const Tensor& a,
   return {values.squeeze(dim), indices.squeeze(dim)};
 }
 
+// bfloat16 and float16, whose reductions PyTorch accumulates in float32.
+bool is_16bit(DType dtype) { return dtype == kBFloat16 || dtype == kFloat16; }
+
+// The p-norm of a checked input, in its own dtype.
+Tensor vector_norm(const Tensor& a, double p, const Dims& dims, bool keepdim) {
+  if (std::isinf(p)) return p > 0.0 ? amax(abs(a), dims, keepdim) : amin(abs(a), dims, keepdim);
+  if (p == 0.0) return to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
+  if (p == 1.0) return sum(abs(a), dims, keepdim);
+  if (p == 2.0) return root_flat_at_zero(sum(mul(a, a), dims, keepdim), [](const Tensor& v) { return sqrt(v); });
+  const Tensor powers = sum(pow(abs(a), p), dims, keepdim);
+  return root_flat_at_zero(powers, [p](const Tensor& v) { return pow(v, 1.0 / p); });
+}
+
 }  // namespace
 
 Tensor std(const Tensor& a, const Dims& dims, int64_t correction, bool keepdim, Where where) {
@@ -94,12 +107,10 @@ Tensor norm(const Tensor& a, double p, const Dims& dims, bool keepdim, Where whe
   check(!std::isnan(p), "norm: p must be a number, got {}", p);
   const uint32_t mask = cpu::reduce_mask(dims, a.dim(), "norm");
   if (p < 0.0 || std::isinf(p)) check_reduced_dims_nonempty("norm", fmt::format("the {} norm", p).c_str(), a, mask);
-  if (std::isinf(p)) return p > 0.0 ? amax(abs(a), dims, keepdim) : amin(abs(a), dims, keepdim);
-  if (p == 0.0) return to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
-  if (p == 1.0) return sum(abs(a), dims, keepdim);
-  if (p == 2.0) return root_flat_at_zero(sum(mul(a, a), dims, keepdim), [](const Tensor& v) { return sqrt(v); });
-  const Tensor powers = sum(pow(abs(a), p), dims, keepdim);
-  return root_flat_at_zero(powers, [p](const Tensor& v) { return pow(v, 1.0 / p); });
+  // PyTorch's norm kernels accumulate a 16-bit input in float32 and round the result once: powers
+  // taken in 16 bits would round every term, and overflow float16 (300^2 is past its 65504).
+  if (is_16bit(a.dtype())) return to_dtype(vector_norm(to_dtype(a, kFloat32), p, dims, keepdim), a.dtype());
+  return vector_norm(a, p, dims, keepdim);
 }
 
 }  // namespace ember

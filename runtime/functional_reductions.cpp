@@ -52,7 +52,7 @@ std::tuple<Tensor, Tensor> extremum_along(const char* function, const Tensor& a,
   return {values.squeeze(dim), indices.squeeze(dim)};
 }
 
-// bfloat16 and float16, whose reductions PyTorch accumulates in float32.
+// bfloat16 and float16, whose norm and std PyTorch accumulates in float32.
 bool is_16bit(DType dtype) { return dtype == kBFloat16 || dtype == kFloat16; }
 
 // The p-norm of a checked input, in its own dtype.
@@ -71,6 +71,9 @@ Tensor std(const Tensor& a, const Dims& dims, int64_t correction, bool keepdim, 
   CallSiteScope site(where);
   check_floating("std", a);
   cpu::reduce_mask(dims, a.dim(), "std");
+  // PyTorch takes the root of a 16-bit input's variance in float32 and rounds once: a float16
+  // variance is inf from 65520 on, where the deviation (from 256) is not.
+  if (is_16bit(a.dtype())) return to_dtype(ember::std(to_dtype(a, kFloat32), dims, correction, keepdim), a.dtype());
   return root_flat_at_zero(var(a, dims, correction, keepdim), [](const Tensor& v) { return sqrt(v); });
 }
 

@@ -1,6 +1,6 @@
-// norm of bfloat16 / float16 tensors (a composite, runtime/functional_reductions.cpp): PyTorch's
-// kernels accumulate 16-bit inputs in float32 and round the result once, so a float16 norm stays
-// finite where the squares would not fit float16.
+// norm and std of bfloat16 / float16 tensors (composites, runtime/functional_reductions.cpp):
+// PyTorch's kernels accumulate 16-bit inputs in float32 and round the result once, so a float16
+// norm or std stays finite where the squares (or the variance) would not fit float16.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -52,5 +52,19 @@ TEST_CASE("norm of bfloat16 values rounds once from float32, and its gradient st
     const Tensor x32 = x.detach().to(kFloat32).requires_grad_();
     norm(x32).backward();
     CHECK(values_of(x.grad()) == values_of(x32.grad().to(dtype)));
+  }
+}
+
+TEST_CASE("std of float16 values whose variance overflows float16 is finite, as in PyTorch") {
+  // torch.tensor([0., 600.], dtype=torch.float16).std(): the variance 180000 is past 65504, the
+  // standard deviation 424.26 is not.
+  const Tensor x = from_vector<float>({0.0f, 600.0f}).to(kFloat16);
+  const Tensor deviation = ember::std(x);
+  CHECK(deviation.dtype() == kFloat16);
+  CHECK(deviation.item() == rounded_to(std::sqrt(180000.0), kFloat16));
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    INFO("dtype ", dtype);
+    const Tensor y = random_tensor({4, 9}, 32, kFloat32).to(dtype);
+    CHECK(values_of(ember::std(y, {1}, 0, true)) == values_of(ember::std(y.to(kFloat32), {1}, 0, true).to(dtype)));
   }
 }

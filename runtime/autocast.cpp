@@ -2,7 +2,9 @@
 // dispatcher applies before an op's shape rule.
 #include "runtime/autocast.h"
 
+#include "runtime/autocast_composites.h"
 #include "runtime/dispatch.h"
+#include "runtime/functional.h"
 #include "runtime/ops/registry.h"
 
 namespace ember {
@@ -110,6 +112,11 @@ bool autocast_inputs(const OpCall& call, std::vector<Tensor>& cast) {
     cast.push_back(needs_cast(input, target) ? dispatch_one(to_dtype, {input}, {{"dtype", target}}) : input);
   }
   return true;
+}
+
+Tensor autocast_to_float32(const Tensor& tensor) {
+  const bool lower_precision = tensor.defined() && is_autocast_dtype(tensor.dtype());
+  return autocast_state.enabled && lower_precision ? to_dtype(tensor, kFloat32) : tensor;
 }
 
 }  // namespace detail

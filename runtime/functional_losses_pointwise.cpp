@@ -4,7 +4,7 @@
 // its gradient, the branch is computed on a harmless value instead.
 #include <cmath>
 
-#include "runtime/autocast.h"
+#include "runtime/autocast_composites.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/loss_reduction.h"
@@ -14,6 +14,7 @@ namespace ember {
 
 namespace {
 
+using detail::autocast_to_float32;
 using ops::scalar_like;
 
 // Floating input and target that broadcast together; the ops promote them to a common dtype
@@ -65,14 +66,6 @@ Tensor clamped_log(const Tensor& x, bool plus_one) {
   const Tensor harmless = ember::where(at_pole, scalar_like(pole + 1.0, x), x);
   const Tensor logged = clamp(plus_one ? log1p(harmless) : log(harmless), -100.0, std::nullopt);
   return ember::where(at_pole, scalar_like(-100.0, logged), logged);
-}
-
-// l1_loss, smooth_l1_loss and huber_loss are on PyTorch's autocast float32 list, which only
-// registry ops carry here (their OpDef's policy): under autocast these composites cast a 16-bit
-// input or target to float32 themselves. The cast is dispatched, so gradients return in 16 bits.
-Tensor autocast_to_float32(const Tensor& tensor) {
-  const bool lower_precision = tensor.dtype() == kBFloat16 || tensor.dtype() == kFloat16;
-  return autocast_enabled() && lower_precision ? to_dtype(tensor, kFloat32) : tensor;
 }
 
 // The losses of smooth_l1 and huber: quadratic(|d|) below `threshold`, linear(|d|) from it on. The
@@ -128,10 +121,12 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   check_broadcasts_to("binary_cross_entropy", "weight", weight, input.sizes());
   check_probabilities(input, "input");
   check_probabilities(target, "target");
-  const Tensor log_input = clamped_log(input, false);
-  const Tensor log_complement = clamped_log(neg(input), true);
-  Tensor losses = sub(mul(sub(target, 1.0), log_complement), mul(target, log_input));
-  if (weight.defined()) losses = mul(losses, weight);
+  // On PyTorch's CPU autocast float32 list (its CUDA autocast refuses the loss instead).
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target), w = autocast_to_float32(weight);
+  const Tensor log_input = clamped_log(x, false);
+  const Tensor log_complement = clamped_log(neg(x), true);
+  Tensor losses = sub(mul(sub(y, 1.0), log_complement), mul(y, log_input));
+  if (w.defined()) losses = mul(losses, w);
   return reduce_loss(losses, reduction);
 }
 
@@ -147,11 +142,13 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_same_shape(function, input, target);
   check_broadcasts_to(function, "weight", weight, input.sizes());
   check_broadcasts_to(function, "pos_weight", pos_weight, input.sizes());
-  const Tensor magnitude = abs(input);
-  Tensor log_sigmoid = sub(mul(sub(input, magnitude), 0.5), log1p(exp(neg(magnitude))));
-  if (pos_weight.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(pos_weight, 1.0), target), 1.0));
-  Tensor losses = sub(mul(rsub(target, 1.0), input), log_sigmoid);
-  if (weight.defined()) losses = mul(losses, weight);
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
+  const Tensor w = autocast_to_float32(weight), positive_w = autocast_to_float32(pos_weight);
+  const Tensor magnitude = abs(x);
+  Tensor log_sigmoid = sub(mul(sub(x, magnitude), 0.5), log1p(exp(neg(magnitude))));
+  if (positive_w.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(positive_w, 1.0), y), 1.0));
+  Tensor losses = sub(mul(rsub(y, 1.0), x), log_sigmoid);
+  if (w.defined()) losses = mul(losses, w);
   return reduce_loss(losses, reduction);
 }
 
@@ -161,14 +158,15 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bo
   CallSiteScope site(where);
   check_reduction("kl_div", reduction, true);
   check_loss_inputs("kl_div", input, target);
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
   Tensor losses;
   if (log_target) {
-    losses = mul(exp(target), sub(target, input));
+    losses = mul(exp(y), sub(y, x));
   } else {
-    const Tensor zero_target = eq(target, scalar_like(0.0, target));
-    const Tensor harmless = ember::where(zero_target, scalar_like(1.0, target), target);
-    const Tensor entropy_terms = ember::where(zero_target, scalar_like(0.0, target), mul(target, log(harmless)));
-    losses = sub(entropy_terms, mul(target, input));
+    const Tensor zero_target = eq(y, scalar_like(0.0, y));
+    const Tensor harmless = ember::where(zero_target, scalar_like(1.0, y), y);
+    const Tensor entropy_terms = ember::where(zero_target, scalar_like(0.0, y), mul(y, log(harmless)));
+    losses = sub(entropy_terms, mul(y, x));
   }
   if (reduction != Reduction::BatchMean) return reduce_loss(losses, reduction);
   // PyTorch divides by the batch size input.size(0) (0 / 0 = nan for an empty batch), and leaves

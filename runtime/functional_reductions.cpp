@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "kernels/cpu/reduce_geometry.h"
+#include "runtime/autocast.h"
+#include "runtime/autocast_composites.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
@@ -79,7 +81,8 @@ Tensor std(const Tensor& a, const Dims& dims, int64_t correction, bool keepdim, 
 
 Tensor logsumexp(const Tensor& a, const Dims& dims, bool keepdim, Where where) {
   CallSiteScope site(where);
-  const Tensor x = is_floating(a.dtype()) ? a : to_dtype(a, kFloat32);
+  // Under autocast in float32 throughout (PyTorch's float32 list), not only from exp on.
+  const Tensor x = detail::autocast_to_float32(is_floating(a.dtype()) ? a : to_dtype(a, kFloat32));
   const uint32_t mask = cpu::reduce_mask(dims, x.dim(), "logsumexp");
   if (x.numel() == 0) return log(sum(exp(x), dims, keepdim));  // no max to take; log(0) = -inf
   // The shift is the max without a gradient (its terms cancel), and 0 where the max is infinite,
@@ -112,7 +115,11 @@ Tensor norm(const Tensor& a, double p, const Dims& dims, bool keepdim, Where whe
   if (p < 0.0 || std::isinf(p)) check_reduced_dims_nonempty("norm", fmt::format("the {} norm", p).c_str(), a, mask);
   // PyTorch's norm kernels accumulate a 16-bit input in float32 and round the result once: powers
   // taken in 16 bits would round every term, and overflow float16 (300^2 is past its 65504).
-  if (is_16bit(a.dtype())) return to_dtype(vector_norm(to_dtype(a, kFloat32), p, dims, keepdim), a.dtype());
+  // Autocast keeps the float32 result: norm is on PyTorch's float32 list.
+  if (is_16bit(a.dtype())) {
+    const Tensor wide = vector_norm(to_dtype(a, kFloat32), p, dims, keepdim);
+    return autocast_enabled() ? wide : to_dtype(wide, a.dtype());
+  }
   return vector_norm(a, p, dims, keepdim);
 }
 

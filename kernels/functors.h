@@ -6,10 +6,11 @@
 // Branches are selects on the element (vectorizable) or on a member (hoisted out of the loop).
 // Call operators are force-inlined on the host: a loop only vectorizes with its functor inlined.
 //
-// The functors live in binary_functors.h (two operands, comparisons, a tensor and a host scalar)
-// and unary_functors.h (one operand, activations and their backward), on the shared helpers of
-// functor_math.h. Code that calls functors (generated kernels too) includes this header.
+// The functors live in binary_functors.h (two operands, comparisons, a tensor and a host scalar),
+// unary_functors.h (one operand, activations and their backward) and predicate_functors.h
+// (isnan, isinf, isfinite, the logical ops), on the shared helpers of functor_math.h. Code that calls functors (generated kernels too) includes this header.
 #pragma once
 
 #include "kernels/binary_functors.h"
+#include "kernels/predicate_functors.h"
 #include "kernels/unary_functors.h"

@@ -102,5 +102,14 @@ template <typename Functor>
 void compare_kernel(const OpCall& call, TensorList& outputs) {
   compare(outputs[0], call.input(0), call.input(1), Functor{});
 }
+// out (bool) = functor(a) with a read in its own dtype (isnan, logical_not).
+template <typename Functor>
+void predicate_kernel(const OpCall& call, TensorList& outputs) {
+  const Tensor& a = call.input(0);
+  dispatch_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    pointwise_cpu<bool, T>(outputs[0], Functor{}, a);
+  });
+}
 
 }  // namespace ember::cpu

@@ -1,6 +1,6 @@
 // Host-side entry points of the CUDA pointwise kernels beyond plain arithmetic (see elementwise.h
 // for the shared LaunchShape / StridedOperand / OutputOperand): unary math, host-scalar ops,
-// activations and their backward ops, comparisons and where. Plain C++, no CUDA header.
+// activations and their backward ops, comparisons, value tests, logical ops and where. Plain C++, no CUDA header.
 // Each launcher returns the launch's cudaError_t as an int (0 on success); dtypes an op does not
 // support return cudaErrorInvalidValue (op files check dtypes first, like the CPU ops).
 #pragma once
@@ -28,7 +28,10 @@ struct ActivationAttrs {
   double beta = 0.0;            // softplus
   double threshold = 0.0;       // softplus
 };
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+// Comparisons and the binary logical ops: bool results of two inputs in one dtype.
+enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };
+// Bool results of one input of any dtype.
+enum class PredicateOp : uint8_t { IsNan, IsInf, IsFinite, LogicalNot };
 
 // The attributes a unary op may take: `value` (scalar ops), `min` / `max` (clamp; infinite when
 // absent).
@@ -50,6 +53,8 @@ int launch_activation_backward(ActivationBackwardOp op, const ActivationAttrs& a
 // out (bool) = op(a, b) with a and b in `dtype`.
 int launch_compare(CompareOp op, DType dtype, void* out, const StridedOperand& a, const StridedOperand& b,
                    const LaunchShape& shape);
+// out (bool) = op(input) with input in `dtype`.
+int launch_predicate(PredicateOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape);
 // out = condition ? a : b with a, b and out in `dtype`, condition bool.
 int launch_where(DType dtype, void* out, const StridedOperand& condition, const StridedOperand& a,
                  const StridedOperand& b, const LaunchShape& shape);

@@ -1,4 +1,5 @@
-// CUDA kernels of the comparisons eq, ne, lt, le, gt, ge (bool results, inputs in their promoted
+// CUDA kernels of the comparisons eq, ne, lt, le, gt, ge and the logical ops (bool results,
+// inputs in their promoted dtype), of isnan, isinf, isfinite, logical_not (bool results of any
 // dtype) and of where(condition, a, b). Math: kernels/functors.h.
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
@@ -20,6 +21,25 @@ int launch_compare(CompareOp op, DType dtype, void* out, const StridedOperand& a
       case CompareOp::Le: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::Le{}, inputs);
       case CompareOp::Gt: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::Gt{}, inputs);
       case CompareOp::Ge: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::Ge{}, inputs);
+      case CompareOp::LogicalAnd: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::LogicalAnd{}, inputs);
+      case CompareOp::LogicalOr: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::LogicalOr{}, inputs);
+      case CompareOp::LogicalXor: return detail::launch_pointwise<bool, T, T>(dense, shape, fn::LogicalXor{}, inputs);
+    }
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+int launch_predicate(PredicateOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape) {
+  if (shape.numel == 0) return 0;
+  const OutputOperand dense = detail::dense_output(out);
+  const StridedOperand inputs[] = {input};
+  return detail::dispatch_all(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {
+      case PredicateOp::IsNan: return detail::launch_pointwise<bool, T>(dense, shape, fn::IsNan{}, inputs);
+      case PredicateOp::IsInf: return detail::launch_pointwise<bool, T>(dense, shape, fn::IsInf{}, inputs);
+      case PredicateOp::IsFinite: return detail::launch_pointwise<bool, T>(dense, shape, fn::IsFinite{}, inputs);
+      case PredicateOp::LogicalNot: return detail::launch_pointwise<bool, T>(dense, shape, fn::LogicalNot{}, inputs);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });

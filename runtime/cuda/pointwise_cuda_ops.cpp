@@ -1,5 +1,6 @@
 // CUDA kernels of the pointwise registry ops beyond plain arithmetic: unary math, host-scalar ops,
-// activations and their backward ops, maximum / minimum / pow, comparisons and where. Each
+// activations and their backward ops, maximum / minimum / pow, comparisons, value tests, logical
+// ops and where. Each
 // converts its inputs to the dtype the op computes in exactly like the CPU kernel
 // (kernels/cpu/pointwise_kernels.h) and launches one kernel of kernels/cuda/pointwise.h.
 #include <limits>
@@ -115,6 +116,16 @@ void compare_cuda(const OpCall& call, TensorList& outputs) {
   launch_checked(launch_compare(op, common, out.raw_data_ptr(), operand_of(a, shape), operand_of(b, shape), shape));
 }
 
+// isnan, isinf, isfinite, logical_not: the input in its own dtype, a bool output.
+template <PredicateOp op>
+void predicate_cuda(const OpCall& call, TensorList& outputs) {
+  const Tensor& out = outputs[0];
+  DeviceGuard guard(out.device());
+  const Tensor& input = call.input(0);
+  const LaunchShape shape = shape_of(out);
+  launch_checked(launch_predicate(op, input.dtype(), out.raw_data_ptr(), operand_of(input, shape), shape));
+}
+
 void where_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& out = outputs[0];
   DeviceGuard guard(out.device());
@@ -175,6 +186,13 @@ void register_pointwise_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("le", kCuda, compare_cuda<CompareOp::Le>);
   registry.set_kernel("gt", kCuda, compare_cuda<CompareOp::Gt>);
   registry.set_kernel("ge", kCuda, compare_cuda<CompareOp::Ge>);
+  registry.set_kernel("logical_and", kCuda, compare_cuda<CompareOp::LogicalAnd>);
+  registry.set_kernel("logical_or", kCuda, compare_cuda<CompareOp::LogicalOr>);
+  registry.set_kernel("logical_xor", kCuda, compare_cuda<CompareOp::LogicalXor>);
+  registry.set_kernel("isnan", kCuda, predicate_cuda<PredicateOp::IsNan>);
+  registry.set_kernel("isinf", kCuda, predicate_cuda<PredicateOp::IsInf>);
+  registry.set_kernel("isfinite", kCuda, predicate_cuda<PredicateOp::IsFinite>);
+  registry.set_kernel("logical_not", kCuda, predicate_cuda<PredicateOp::LogicalNot>);
   registry.set_kernel("where", kCuda, where_cuda);
 }
 

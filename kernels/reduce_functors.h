@@ -44,6 +44,36 @@ struct MeanReduce {
   EMBER_HOST_DEVICE Acc finish(Acc a, int64_t count) const { return a / static_cast<Acc>(count); }
 };
 
+// Integer products wrap around like PyTorch's, as sums do; the product of nothing is 1.
+template <typename Acc>
+struct ProdReduce {
+  EMBER_HOST_DEVICE Acc identity() const { return Acc(1); }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const {
+    if constexpr (std::is_integral_v<Acc> && !std::is_same_v<Acc, bool>) {
+      using Unsigned = std::make_unsigned_t<Acc>;
+      return static_cast<Acc>(static_cast<Unsigned>(a) * static_cast<Unsigned>(b));
+    } else {
+      return a * b;
+    }
+  }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+
+// any / all over bool accumulators: an element is lifted to bool as "nonzero" (NaN is nonzero),
+// and no elements give any = false, all = true, as in PyTorch.
+template <typename Acc>
+struct AnyReduce {
+  EMBER_HOST_DEVICE Acc identity() const { return Acc(false); }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a || b; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+template <typename Acc>
+struct AllReduce {
+  EMBER_HOST_DEVICE Acc identity() const { return Acc(true); }
+  EMBER_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a && b; }
+  EMBER_HOST_DEVICE Acc finish(Acc a, int64_t) const { return a; }
+};
+
 // NaN wins (torch.amax propagates NaN): a NaN `a` is kept because no comparison with it is true.
 template <typename Acc>
 struct MaxReduce {

@@ -37,6 +37,8 @@ constexpr PolicyEntry kPolicies[] = {
     {"rsqrt", AutocastPolicy::Float32},
     {"pow", AutocastPolicy::Float32},
     {"pow_scalar", AutocastPolicy::Float32},
+    {"prod", AutocastPolicy::Float32},
+    {"cumsum", AutocastPolicy::Float32},
     {"layer_norm", AutocastPolicy::Float32},
     {"nll_loss", AutocastPolicy::Float32},
     {"mse_loss", AutocastPolicy::Float32},

@@ -1,4 +1,4 @@
-// sum, mean, amax and amin on the CPU. One driver walks the reduction geometry with one of three
+// sum, mean, amax, amin, prod, any and all on the CPU. One driver walks the reduction geometry with one of three
 // strategies and a reducer from kernels/reduce_functors.h:
 //   rows    - the reduced elements of each output are contiguous (reduce over the last dim);
 //   columns - the output's fastest dim is the input's stride-1 dim (sum over dim 0 of [N, C],
@@ -114,7 +114,7 @@ void reduce_typed(const Tensor& output, const Tensor& input, uint32_t mask, cons
   const ReduceGeometry<1> geometry = make_reduce_geometry<1>(input.sizes(), {input.strides()}, mask);
   const int64_t outputs = geometry.num_outputs;
   if (outputs == 0) return;
-  if (geometry.reduce_count == 0) {  // sum of nothing is 0, mean of nothing is NaN
+  if (geometry.reduce_count == 0) {  // sum of nothing is 0, mean NaN, prod 1, any false, all true
     const Out empty = static_cast<Out>(reduce.finish(reduce.identity(), 0));
     for (int64_t o = 0; o < outputs; ++o) out[o] = empty;
     return;
@@ -172,11 +172,24 @@ void extremum_kernel(const OpCall& call, TensorList& outputs) {
   });
 }
 
+// any / all: every input dtype is read as bool (nonzero) and the result is bool.
+template <template <typename> class Reduce>
+void logical_reduce_kernel(const OpCall& call, TensorList& outputs) {
+  const Tensor& input = call.input(0);
+  dispatch_dtype(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    reduce_typed<bool, bool, T>(outputs[0], input, mask_of(call), Reduce<bool>{});
+  });
+}
+
 }  // namespace
 
 void sum_kernel(const OpCall& call, TensorList& outputs) { accumulate_kernel<fn::SumReduce>(call, outputs); }
 void mean_kernel(const OpCall& call, TensorList& outputs) { accumulate_kernel<fn::MeanReduce>(call, outputs); }
 void amax_kernel(const OpCall& call, TensorList& outputs) { extremum_kernel<fn::MaxReduce>(call, outputs); }
 void amin_kernel(const OpCall& call, TensorList& outputs) { extremum_kernel<fn::MinReduce>(call, outputs); }
+void prod_kernel(const OpCall& call, TensorList& outputs) { accumulate_kernel<fn::ProdReduce>(call, outputs); }
+void any_kernel(const OpCall& call, TensorList& outputs) { logical_reduce_kernel<fn::AnyReduce>(call, outputs); }
+void all_kernel(const OpCall& call, TensorList& outputs) { logical_reduce_kernel<fn::AllReduce>(call, outputs); }
 
 }  // namespace ember::cpu

@@ -19,14 +19,14 @@ struct ReduceLayout {
   void* stream = nullptr;  // cudaStream_t
 };
 
-enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Var, ArgMax, ArgMin };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Var, ArgMax, ArgMin, Prod, Any, All };
 
 // Bytes of device scratch a reduction needs (0 when it runs in one pass): long reductions over
 // few outputs are split into partial results that a second pass combines in a fixed order.
 int64_t reduce_scratch_bytes(ReduceKind kind, DType dtype, const ReduceLayout& layout);
 
 // output[o * inner + i] = reduction of input's group. Output dtypes follow the shape rules: sum
-// of integers/bool is int64, argmax/argmin write int64 indices (position r within the group),
+// and prod of integers/bool are int64, any and all are bool for every input, argmax/argmin write int64 indices (position r within the group),
 // everything else keeps `dtype`. `correction` is var's. Returns the cudaError_t as an int.
 int launch_reduce(ReduceKind kind, DType dtype, const void* input, void* output, void* scratch,
                   const ReduceLayout& layout, int64_t correction = 0);

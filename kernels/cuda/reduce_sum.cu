@@ -1,4 +1,4 @@
-// CUDA sum and mean (reduce_kernels.cuh with the reduce_functors.h reducers), and the entry
+// CUDA sum, mean, prod, any and all (reduce_kernels.cuh with the reduce_functors.h reducers), and the entry
 // points of reduce.h that route every reduction kind to its family's file.
 #include "kernels/cuda/reduce_kernels.cuh"
 
@@ -26,10 +26,27 @@ int accumulate(DType dtype, const void* input, void* output, void* scratch, cons
   return status;
 }
 
+// any / all read every dtype as bool (nonzero, NaN included) and write bool.
+template <template <typename> class Functor>
+int logical(DType dtype, const void* input, void* output, void* scratch, const ReduceLayout& layout) {
+  int status = 0;
+  dispatch_all(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    status = run_reduce(static_cast<const T*>(input), static_cast<bool*>(output), scratch, layout,
+                        FunctorReducer<bool, Functor>{});
+  });
+  return status;
+}
+
 int launch_sum_family(ReduceKind kind, DType dtype, const void* input, void* output, void* scratch,
                       const ReduceLayout& layout) {
-  if (kind == ReduceKind::Mean) return accumulate<fn::MeanReduce, true>(dtype, input, output, scratch, layout);
-  return accumulate<fn::SumReduce, false>(dtype, input, output, scratch, layout);
+  switch (kind) {
+    case ReduceKind::Mean: return accumulate<fn::MeanReduce, true>(dtype, input, output, scratch, layout);
+    case ReduceKind::Prod: return accumulate<fn::ProdReduce, false>(dtype, input, output, scratch, layout);
+    case ReduceKind::Any: return logical<fn::AnyReduce>(dtype, input, output, scratch, layout);
+    case ReduceKind::All: return logical<fn::AllReduce>(dtype, input, output, scratch, layout);
+    default: return accumulate<fn::SumReduce, false>(dtype, input, output, scratch, layout);
+  }
 }
 
 }  // namespace detail
@@ -44,7 +61,10 @@ int launch_reduce(ReduceKind kind, DType dtype, const void* input, void* output,
                   const ReduceLayout& layout, int64_t correction) {
   switch (kind) {
     case ReduceKind::Sum:
-    case ReduceKind::Mean: return detail::launch_sum_family(kind, dtype, input, output, scratch, layout);
+    case ReduceKind::Mean:
+    case ReduceKind::Prod:
+    case ReduceKind::Any:
+    case ReduceKind::All: return detail::launch_sum_family(kind, dtype, input, output, scratch, layout);
     case ReduceKind::Max:
     case ReduceKind::Min: return detail::launch_extremum_family(kind, dtype, input, output, scratch, layout);
     default: return detail::launch_stats_family(kind, dtype, input, output, scratch, layout, correction);

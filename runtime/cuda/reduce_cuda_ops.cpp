@@ -1,5 +1,5 @@
-// CUDA kernels of the reduction registry ops: sum, mean, amax, amin, var, argmax, argmin and
-// extremum_backward. The input is laid out densely as [outer, reduce, inner] (reduce.h): a plain
+// CUDA kernels of the reduction registry ops: sum, mean, amax, amin, prod, any, all, var, argmax,
+// argmin and extremum_backward. The input is laid out densely as [outer, reduce, inner] (reduce.h): a plain
 // contiguous copy when the reduced dims are adjacent, else a copy permuted to put the kept dims
 // first; the kernels in kernels/cuda/reduce_*.cu do the rest.
 #include <vector>
@@ -153,6 +153,9 @@ void register_reduce_cuda_kernels(OpRegistry& registry) {
   registry.set_kernel("mean", kCuda, reduce_cuda<ReduceKind::Mean>);
   registry.set_kernel("amax", kCuda, reduce_cuda<ReduceKind::Max>);
   registry.set_kernel("amin", kCuda, reduce_cuda<ReduceKind::Min>);
+  registry.set_kernel("prod", kCuda, reduce_cuda<ReduceKind::Prod>);
+  registry.set_kernel("any", kCuda, reduce_cuda<ReduceKind::Any>);
+  registry.set_kernel("all", kCuda, reduce_cuda<ReduceKind::All>);
   registry.set_kernel("var", kCuda, var_cuda);
   registry.set_kernel("argmax", kCuda, arg_reduce_cuda<ReduceKind::ArgMax>);
   registry.set_kernel("argmin", kCuda, arg_reduce_cuda<ReduceKind::ArgMin>);

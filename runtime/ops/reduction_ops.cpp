@@ -1,11 +1,12 @@
-// Reductions: sum, mean, amax, amin, var (attrs dims, keepdim[, correction]) and argmax, argmin
-// (attrs dim optional, keepdim), plus extremum_backward, the gradient of amax/amin. Kernels in
+// Reductions: sum, mean, amax, amin, prod, any, all, var (attrs dims, keepdim[, correction]) and
+// argmax, argmin (attrs dim optional, keepdim), plus extremum_backward, the gradient of amax/amin. Kernels in
 // kernels/cpu/reduce_kernels.h; the combine math in kernels/reduce_functors.h.
 #include "kernels/cpu/reduce_geometry.h"
 #include "kernels/cpu/reduce_kernels.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/ops/backward_op_rules.h"
+#include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
 
 namespace ember::ops {
@@ -20,11 +21,17 @@ void set_reduced_shape(const OpCall& call, OutputMetas& outputs, uint32_t mask) 
   outputs[0].sizes = cpu::reduced_sizes(call.input(0).sizes(), mask, call.attrs.get<bool>("keepdim"));
 }
 
-// Integers and bool sum to int64 (no overflow surprises), like PyTorch.
+// Integers and bool sum (and multiply) to int64 (no overflow surprises), like PyTorch.
 void sum_shape(const OpCall& call, OutputMetas& outputs) {
   set_reduced_shape(call, outputs, mask_of(call));
   const DType dtype = call.input(0).dtype();
   outputs[0].dtype = is_floating(dtype) ? dtype : kInt64;
+}
+
+// any and all read every dtype (nonzero is true) and give bool, like PyTorch's.
+void logical_reduce_shape(const OpCall& call, OutputMetas& outputs) {
+  set_reduced_shape(call, outputs, mask_of(call));
+  outputs[0].dtype = kBool;
 }
 
 // mean and var of integers are errors in PyTorch too: the result would need a float dtype.
@@ -113,6 +120,32 @@ void extremum_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
                           {{"dims", ctx.attrs.get<Dims>("dims")}, {"keepdim", ctx.attrs.get<bool>("keepdim")}});
 }
 
+Tensor prod_over(const Tensor& x, const Dims& dims) {
+  static const OpDef& op = lookup_op("prod");
+  return dispatch_one(op, {x}, {{"dims", dims}, {"keepdim", true}});
+}
+
+// d prod / d x_i is the product of the other elements of x_i's group, formed without dividing by
+// a zero (PyTorch's rule): prod / x_i when the group has no zero; with one zero, the product of
+// the others at the zero and 0 elsewhere; with two or more zeros, 0. With one zero the 0 elsewhere
+// is written as (the zero) * (others' product) / x_i, so its own derivative in the zero is right
+// too (create_graph); with two or more zeros the second derivative is taken as 0, as PyTorch's.
+void prod_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
+  const Tensor& x = ctx.input(0);
+  const Dims& dims = ctx.attrs.get<Dims>("dims");
+  const Tensor zero = scalar_like(0.0, x), one = scalar_like(1.0, x);
+  const Tensor is_zero = eq(x, zero);
+  const Tensor zero_count = sum(is_zero, dims, true);  // int64, per group
+  const Tensor nonzero_x = where(is_zero, one, x);
+  const Tensor others = prod_over(nonzero_x, dims);     // the group's nonzero elements multiplied
+  // 1 without a zero; the zero itself (0, with derivative 1 in it) with one.
+  const Tensor zero_factor = where(eq(zero_count, scalar_like(0.0, zero_count)), one,
+                                   sum(where(is_zero, x, zero), dims, true));
+  const Tensor at_nonzero = div(mul(others, zero_factor), nonzero_x);
+  const Tensor share = where(gt(zero_count, scalar_like(1.0, zero_count)), zero, where(is_zero, others, at_nonzero));
+  grads[0] = mul(restore_reduced_dims(ctx.grad(), ctx), share);
+}
+
 // d var / d x = 2 (x - mean) / (N - correction).
 void var_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& input = ctx.input(0);
@@ -139,6 +172,12 @@ void register_reduction_ops(OpRegistry& registry) {
                          cpu::amax_kernel, extremum_backward, 0b1, 0b1));
   registry.add(reduction("amin", "amin(Tensor a, int[] dims=[], bool keepdim=False) -> Tensor", extremum_shape,
                          cpu::amin_kernel, extremum_backward, 0b1, 0b1));
+  registry.add(reduction("prod", "prod(Tensor a, int[] dims=[], bool keepdim=False) -> Tensor", sum_shape,
+                         cpu::prod_kernel, prod_backward, 0b1));
+  registry.add(reduction("any", "any(Tensor a, int[] dims=[], bool keepdim=False) -> Tensor", logical_reduce_shape,
+                         cpu::any_kernel, nullptr));
+  registry.add(reduction("all", "all(Tensor a, int[] dims=[], bool keepdim=False) -> Tensor", logical_reduce_shape,
+                         cpu::all_kernel, nullptr));
   registry.add(reduction("var", "var(Tensor a, int[] dims=[], bool keepdim=False, int correction=1) -> Tensor",
                          floating_reduce_shape, cpu::var_kernel, var_backward, 0b1));
   registry.add(reduction("argmax", "argmax(Tensor a, int? dim=None, bool keepdim=False) -> Tensor", arg_shape,

@@ -1,4 +1,4 @@
-// Conformance cases for reductions (sum, mean, amax, amin, var, argmax, argmin) and softmax /
+// Conformance cases for reductions (sum, mean, prod, amax, amin, var, argmax, argmin) and softmax /
 // log_softmax along a dim.
 #include <doctest/doctest.h>
 
@@ -55,6 +55,12 @@ Case reduction_case(const char* op, const ReductionShape& shape, Attrs attrs, Gr
          .float32 = {1e-4, 1e-4},
          .gradcheck = shape.gradcheck};
   return with_half(c, 2e-2);
+}
+
+double product_of(const std::vector<double>& values) {
+  double product = 1.0;
+  for (double value : values) product *= value;
+  return product;
 }
 
 double variance(const std::vector<double>& values, int64_t correction) {
@@ -130,6 +136,20 @@ std::vector<Case> reduction_cases() {
   }
   // Empty reduced groups: sum is 0 (mean would be NaN, which poisoning cannot tell from unwritten).
   cases.push_back(reduction_case("sum", {"size-0 [0,3] dim 0", {{0, 3}, real()}, {0}, false, true}, {}, sum_of));
+  // prod: long groups draw from [0.8, 1.25], so 257 factors neither overflow nor underflow.
+  for (const ReductionShape& shape : reduction_shapes(real(), real(0.8, 1.25)))
+    cases.push_back(reduction_case("prod", shape, {}, product_of));
+  cases.push_back(reduction_case("prod", {"size-0 [0,3] dim 0", {{0, 3}, real()}, {0}, false, true}, {}, product_of));
+  // Whole numbers put zeros (one, two or more per group) in: the values are exact; the gradients
+  // with zeros are checked in tests/runtime/test_prod_cumsum.cpp (two zeros have no second derivative).
+  for (const ReductionShape& shape : reduction_shapes(integers(-2, 3), integers(-1, 2))) {
+    ReductionShape with_zeros = shape;
+    with_zeros.gradcheck = false;
+    cases.push_back(reduction_case("prod", with_zeros, {}, product_of, {}, ", whole numbers with zeros"));
+  }
+  const ReductionShape int64_shape{"int64 [3,4] dim 1", {{3, 4}, indices(-3, 4)}, {1}, false};
+  cases.push_back(reduction_case("prod", int64_shape, {}, product_of, kInt64));
+
   // Distinct values: amax and amin have no ties, so the gradient is well defined.
   for (const ReductionShape& shape : reduction_shapes(distinct(), distinct())) {
     if (shape.input.sizes.product() == 0) continue;  // no maximum of nothing

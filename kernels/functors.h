@@ -8,7 +8,8 @@
 //
 // The functors live in binary_functors.h (two operands, comparisons, a tensor and a host scalar),
 // unary_functors.h (one operand, activations and their backward) and predicate_functors.h
-// (isnan, isinf, isfinite, the logical ops), on the shared helpers of functor_math.h. Code that calls functors (generated kernels too) includes this header.
+// (isnan, isinf, isfinite, the logical ops), on the shared helpers of functor_math.h. Code that
+// calls functors (generated kernels too) includes this header.
 #pragma once
 
 #include "kernels/binary_functors.h"

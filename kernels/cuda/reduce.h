@@ -26,8 +26,9 @@ enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Var, ArgMax, ArgMin, Prod
 int64_t reduce_scratch_bytes(ReduceKind kind, DType dtype, const ReduceLayout& layout);
 
 // output[o * inner + i] = reduction of input's group. Output dtypes follow the shape rules: sum
-// and prod of integers/bool are int64, any and all are bool for every input, argmax/argmin write int64 indices (position r within the group),
-// everything else keeps `dtype`. `correction` is var's. Returns the cudaError_t as an int.
+// and prod of integers/bool are int64, any and all are bool for every input, argmax/argmin write
+// int64 indices (position r within the group), everything else keeps `dtype`. `correction` is
+// var's. Returns the cudaError_t as an int.
 int launch_reduce(ReduceKind kind, DType dtype, const void* input, void* output, void* scratch,
                   const ReduceLayout& layout, int64_t correction = 0);
 

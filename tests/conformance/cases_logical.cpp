@@ -19,8 +19,9 @@ using ember::kInt64;
 InputSpec special_values(Dims sizes, Layout layout = Layout::Contiguous) {
   InputSpec spec{sizes, real(), layout};
   spec.derive = [sizes](const std::vector<RefTensor>&) {
-    constexpr double kPattern[] = {1.25, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                                   -std::numeric_limits<double>::infinity(), -0.0, 0.0, -3.5};
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    constexpr double kPattern[] = {1.25, kNaN, kInf, -kInf, -0.0, 0.0, -3.5};
     std::vector<double> values(static_cast<size_t>(sizes.product()));
     for (size_t i = 0; i < values.size(); ++i) values[i] = kPattern[i % std::size(kPattern)];
     return values;
@@ -82,10 +83,10 @@ void add_logical_cases(std::vector<Case>& cases, const Logical& logical) {
   // Whole numbers put zeros in both operands.
   for (const Variant& variant : binary_variants(integers(-1, 2), integers(-1, 2)))
     cases.push_back(bool_case(logical.op, variant.label, variant.inputs, reference));
-  cases.push_back(bool_case(logical.op, "NaN, +-inf, -0.0 [3,7] with [7]", {special_values({3, 7}), special_values({7})},
-                            reference));
-  cases.push_back(bool_case(logical.op, "int64 [3,4] with float [4]", {{{3, 4}, indices(-1, 2)}, {{4}, integers(-1, 2)}},
-                            reference));
+  cases.push_back(bool_case(logical.op, "NaN, +-inf, -0.0 [3,7] with [7]",
+                            {special_values({3, 7}), special_values({7})}, reference));
+  cases.push_back(bool_case(logical.op, "int64 [3,4] with float [4]",
+                            {{{3, 4}, indices(-1, 2)}, {{4}, integers(-1, 2)}}, reference));
   cases.push_back(bool_case(logical.op, "bool [3,4] with bool [3,1]", {{{3, 4}, booleans()}, {{3, 1}, booleans()}},
                             reference));
 }
@@ -121,7 +122,8 @@ void add_any_all_cases(std::vector<Case>& cases) {
                          [is_any](const std::vector<RefTensor>& in, const Attrs& attrs) {
                            auto math = [is_any](const std::vector<double>& values) {
                              bool result = !is_any;
-                             for (double value : values) result = is_any ? (result || value != 0.0) : (result && value != 0.0);
+                             for (double value : values)
+                               result = is_any ? (result || value != 0.0) : (result && value != 0.0);
                              return as_bit(result);
                            };
                            return std::vector<RefTensor>{

@@ -18,6 +18,7 @@ const char* storage_type(DType dtype) {
     case DType::Float64: return "double";
     case DType::BFloat16: return "ember::BFloat16";
     case DType::Float16: return "ember::Float16";
+    case DType::Bool: return "bool";
     default: break;
   }
   fail("fusion: no generated code for dtype {}", dtype);
@@ -73,7 +74,12 @@ std::string emit_body(const FusedGroup& group) {
     for (size_t i = 0; i < step.operands.size(); ++i)
       arguments += (i ? ", " : "") + operand_name(group, step.operands[i]);
     std::string value = fmt::format("{}({})", step.functor, arguments);
-    if (rounds) value = fmt::format("static_cast<{}>(static_cast<{}>({}))", compute, storage_type(group.dtype), value);
+    // A bool step's value is 0 or 1, as eager's bool tensor holds it (bool + bool stores true).
+    if (step.dtype == DType::Bool) {
+      value = fmt::format("static_cast<{}>(static_cast<bool>({}))", compute, value);
+    } else if (rounds) {
+      value = fmt::format("static_cast<{}>(static_cast<{}>({}))", compute, storage_type(group.dtype), value);
+    }
     text += fmt::format("  const {} t{} = {};  // {}\n", compute, s, value, step.op);
   }
   for (size_t e = 0; e < group.exports.size(); ++e)
@@ -90,19 +96,23 @@ std::string loads(const FusedGroup& group, const std::function<std::string(size_
 
 std::string pointer_declarations(const FusedGroup& group, const std::string& data, const std::string& restrict) {
   const std::string pointer = restrict.empty() ? "*" : "* " + restrict;
-  std::string text = fmt::format("  using Storage = {};\n  Storage{} out = reinterpret_cast<Storage*>({}[0]);\n",
-                                 storage_type(group.dtype), pointer, data);
+  const char* out = storage_type(group.output.dtype);
+  std::string text = fmt::format("  {0}{1} out = reinterpret_cast<{0}*>({2}[0]);\n", out, pointer, data);
   for (size_t k = 0; k < group.inputs.size(); ++k)
-    text += fmt::format("  const Storage{} in{} = reinterpret_cast<const Storage*>({}[{}]);\n", pointer, k, data,
-                        k + 1);
+    text += fmt::format("  const {0}{1} in{2} = reinterpret_cast<const {0}*>({3}[{4}]);\n",
+                        storage_type(group.inputs[k].dtype), pointer, k, data, k + 1);
   for (size_t e = 0; e < group.exports.size(); ++e)
-    text += fmt::format("  Storage{} ex{} = reinterpret_cast<Storage*>({}[{}]);\n", pointer, e, data,
-                        group.inputs.size() + 1 + e);
+    text += fmt::format("  {0}{1} ex{2} = reinterpret_cast<{0}*>({3}[{4}]);\n", storage_type(group.export_dtype(e)),
+                        pointer, e, data, group.inputs.size() + 1 + e);
   return text;
 }
 
+std::string store_as(DType dtype, const FusedGroup& group, const std::string& value) {
+  return fmt::format("static_cast<{}>(static_cast<{}>({}))", storage_type(dtype), compute_type(group.dtype), value);
+}
+
 std::string store(const FusedGroup& group, const std::string& value) {
-  return fmt::format("static_cast<Storage>(static_cast<{}>({}))", compute_type(group.dtype), value);
+  return store_as(group.output.dtype, group, value);
 }
 
 std::string element(const FusedGroup& group, const std::string& arguments, const std::string& target,
@@ -124,7 +134,8 @@ std::string element(const FusedGroup& group, const std::string& arguments, const
   text += indent + (reduction ? fmt::format("{} += static_cast<double>(value);\n", target)
                               : fmt::format("{} = {};\n", target, store(group, "value")));
   for (size_t e = 0; e < group.exports.size(); ++e)
-    text += fmt::format("{}ex{}[{}] = {};\n", indent, e, flat, store(group, fmt::format("e{}", e)));
+    text += fmt::format("{}ex{}[{}] = {};\n", indent, e, flat,
+                        store_as(group.export_dtype(e), group, fmt::format("e{}", e)));
   return text;
 }
 

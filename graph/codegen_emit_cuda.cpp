@@ -175,9 +175,8 @@ std::string reduction_loop(const FusedGroup& group) {
 std::string emit_finish_kernel(const FusedGroup& group) {
   std::string text = fmt::format(
       "extern \"C\" __global__ void __launch_bounds__(256) {0}_finish(const {0}_args args) {{\n"
-      "  using Storage = {1};\n"
-      "  Storage* out = reinterpret_cast<Storage*>(args.data[0]);\n",
-      group.name, storage_type(group.dtype));
+      "  {1}* out = reinterpret_cast<{1}*>(args.data[0]);\n",
+      group.name, storage_type(group.output.dtype));
   const std::string outputs = extent_text(group, false), value = store(group, root_value(group));
   if ((outputs + value).find("sizes[") != std::string::npos) text += constant_sizes(group);  // dynamic counts
   return text + fmt::format(

@@ -29,13 +29,15 @@ std::string emit_body(const FusedGroup& group);
 // The body's input arguments: input k loaded at `index(k)` and converted to the compute type.
 std::string loads(const FusedGroup& group, const std::function<std::string(size_t)>& index);
 
-// `Storage* out`, `const Storage* in<k>`, `Storage* ex<e>` from `data` (an array expression
-// holding output 0, the inputs, then the exports), each qualified with `restrict` (say
+// `float* out`, `const bool* in<k>`, `float* ex<e>` (each in its own storage type) from `data` (an
+// array expression holding output 0, the inputs, then the exports), each qualified with `restrict` (say
 // "__restrict__"; the memory plan never lets a node's output share bytes with its inputs).
 std::string pointer_declarations(const FusedGroup& group, const std::string& data, const std::string& restrict = "");
 
-// `value` converted for storing: 16-bit types round from float, the others convert directly.
+// `value` converted for storing into output 0 (store) or a tensor of `dtype` (store_as): 16-bit types
+// round from float, the others convert directly (a bool step's 0 or 1 to false or true).
 std::string store(const FusedGroup& group, const std::string& value);
+std::string store_as(DType dtype, const FusedGroup& group, const std::string& value);
 
 // The statements for one element: the body on `arguments`, its value stored at `target` (or
 // added to it in double, for a reduction), each export stored at element `flat`.

@@ -2,7 +2,8 @@
 //  - A group starts at a fusible node, visiting nodes from last to first, so the group's root is
 //    its last node: a pointwise node, or a sum/mean whose input a fusible node produces.
 //  - A producer of a member's input joins when it is fusible and its value has the group's
-//    iteration shape and dtype. Its value may also have readers outside the group: it then
+//    iteration shape and its dtype or bool, and it computes in that dtype (bool values ride along
+//    as 0 and 1 of the group's one floating dtype). Its value may also have readers outside the group: it then
 //    becomes an extra output of the fused node (an export, at most kMaxFusedOutputs - 1 per
 //    group), written by the same kernel, so nothing is computed twice. A group reads at most
 //    kMaxFusedInputs tensors from outside it (a CUDA kernel's parameter block is bounded).
@@ -24,6 +25,7 @@
 #include "graph/fusion.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -51,6 +53,16 @@ uint32_t reduced_mask(const Dims& dims, int rank) {
   uint32_t mask = 0;
   for (int64_t dim : dims) mask |= 1u << (dim < 0 ? dim + rank : dim);
   return mask;
+}
+
+// The one floating dtype among a node's inputs and result, or none when all of them are bool.
+// unfusible_reason refuses nodes with any other dtype or with two floating dtypes.
+std::optional<DType> floating_dtype(const Graph& graph, const Node& node) {
+  for (ValueId output : node.outputs)
+    if (is_floating(graph.values[output].meta.dtype)) return graph.values[output].meta.dtype;
+  for (ValueId input : node.inputs)
+    if (input >= 0 && is_floating(graph.values[input].meta.dtype)) return graph.values[input].meta.dtype;
+  return std::nullopt;
 }
 
 bool is_reduction_root(const Graph& graph, const Node& node) {
@@ -85,7 +97,8 @@ class Fuser {
       const bool reduction = is_reduction_root(graph_, node);
       if (!reduction && !unfusible_reason(graph_, node).empty()) continue;
       std::vector<bool> member(graph_.nodes.size(), false);
-      std::vector<int> members = grow(n, reduction, member);
+      const DType dtype = group_dtype(node, reduction);
+      std::vector<int> members = grow(n, reduction, dtype, member);
       const size_t pointwise = members.size() - (reduction ? 1 : 0);
       if (pointwise == 0 || (!reduction && pointwise < 2)) {
         for (int m : members) group_of_[m] = -1;
@@ -99,7 +112,7 @@ class Fuser {
         (void)outside_reason(graph_.nodes[m].outputs[0], member, n, &moved);
         for (int node_index : moved) moved_[node_index] = true;
       }
-      groups.push_back(describe(members, member, reduction));
+      groups.push_back(describe(members, member, reduction, dtype));
     }
     return groups;
   }
@@ -128,8 +141,21 @@ class Fuser {
     return std::any_of(users_[value].begin(), users_[value].end(), [&](int user) { return !member[user]; });
   }
 
+  // The floating dtype a group rooted at `node` computes in: the root's; for a root of bool values
+  // only (logical_and of two comparisons), that of the first producer of its inputs that has one.
+  DType group_dtype(const Node& node, bool reduction) const {
+    if (reduction) return graph_.values[node.inputs[0]].meta.dtype;
+    if (const std::optional<DType> own = floating_dtype(graph_, node)) return *own;
+    for (ValueId input : node.inputs) {
+      if (input < 0 || graph_.values[input].source != ValueSource::NodeOutput) continue;
+      if (const std::optional<DType> dtype = floating_dtype(graph_, graph_.nodes[graph_.values[input].index]))
+        return *dtype;
+    }
+    return kFloat32;
+  }
+
   // The group's members grown from `root` through producers until nothing more may join.
-  std::vector<int> grow(int root, bool reduction, std::vector<bool>& member) {
+  std::vector<int> grow(int root, bool reduction, DType dtype, std::vector<bool>& member) {
     const Node& node = graph_.nodes[root];
     const TensorMeta& shape_source = graph_.values[reduction ? node.inputs[0] : node.outputs[0]].meta;
     std::vector<int> members{root};
@@ -141,7 +167,7 @@ class Fuser {
       changed = false;
       for (size_t m = 0; m < members.size(); ++m)
         for (ValueId input : graph_.nodes[members[m]].inputs) {
-          if (!join_reason(input, shape_source, member, root, growth).empty()) continue;
+          if (!join_reason(input, shape_source, dtype, member, root, growth).empty()) continue;
           const int producer = graph_.values[input].index;
           growth.exports += has_outside_user(input, member) ? 1 : 0;
           growth.reads.erase(input);  // computed inside the group from now on
@@ -159,15 +185,15 @@ class Fuser {
           if (member[graph_.values[input].index]) continue;
           fmt::print(stderr, "[ember fusion] not fused: {} (%{}) into the group of node {} ({}): {}\n",
                      graph_.nodes[graph_.values[input].index].op->name, input, root, node.op->name,
-                     join_reason(input, shape_source, member, root, growth));
+                     join_reason(input, shape_source, dtype, member, root, growth));
         }
     }
     return members;
   }
 
   // Why the producer of `value` may not join the group, or "" when it may.
-  std::string join_reason(ValueId value, const TensorMeta& shape, const std::vector<bool>& member, int root,
-                          const Growth& growth) const {
+  std::string join_reason(ValueId value, const TensorMeta& shape, DType dtype, const std::vector<bool>& member,
+                          int root, const Growth& growth) const {
     if (value < 0 || graph_.values[value].source != ValueSource::NodeOutput) return "a graph or state input";
     const int producer = graph_.values[value].index;
     if (member[producer]) return "already in the group";
@@ -175,9 +201,12 @@ class Fuser {
     const std::string unfusible = unfusible_reason(graph_, graph_.nodes[producer]);
     if (!unfusible.empty()) return unfusible;
     const TensorMeta& meta = graph_.values[value].meta;
-    if (meta.sizes != shape.sizes || meta.dtype != shape.dtype || meta.device != shape.device)
+    if (meta.sizes != shape.sizes || (meta.dtype != dtype && meta.dtype != kBool) || meta.device != shape.device)
       return fmt::format("its result is {} {} on {}, the group iterates {} {} on {}", meta.sizes, meta.dtype,
-                         meta.device, shape.sizes, shape.dtype, shape.device);
+                         meta.device, shape.sizes, dtype, shape.device);
+    const std::optional<DType> computes = floating_dtype(graph_, graph_.nodes[producer]);
+    if (computes && *computes != dtype)
+      return fmt::format("it computes in {}, the group in {}", *computes, dtype);
     if (escapes_[value]) return "its value is returned, written back, installed as .grad or mutated later";
     // The fused node runs at the root's place: an in-place node in between could change what an
     // input of the producer holds by then.
@@ -227,7 +256,8 @@ class Fuser {
     return "";
   }
 
-  Grouping describe(const std::vector<int>& members, const std::vector<bool>& member, bool reduction) const {
+  Grouping describe(const std::vector<int>& members, const std::vector<bool>& member, bool reduction,
+                    DType dtype) const {
     Grouping result;
     result.members = members;
     FusedGroup& group = result.group;
@@ -236,7 +266,7 @@ class Fuser {
     result.outputs.push_back(root.outputs[0]);
     const TensorMeta& iteration = graph_.values[reduction ? root.inputs[0] : root.outputs[0]].meta;
     group.shape = iteration.sizes;
-    group.dtype = iteration.dtype;
+    group.dtype = dtype;
     group.device = iteration.device;
     if (reduction) {
       group.root = root.op->name == "sum" ? FusedRoot::Sum : FusedRoot::Mean;
@@ -258,7 +288,8 @@ class Fuser {
     for (size_t i = 0; i < pointwise; ++i) {
       const Node& node = graph_.nodes[members[i]];
       std::string unused;
-      FusedStep step{node.op->name, functor_expression(*node.op, node.attrs, unused), {}};
+      FusedStep step{node.op->name, functor_expression(*node.op, node.attrs, unused), {},
+                     graph_.values[node.outputs[0]].meta.dtype};
       for (ValueId input : node.inputs)
         step.operands.push_back(operand_of[input] >= 0 ? operand_of[input]
                                                        : static_cast<int>(result.inputs.size()) + step_of[input]);
@@ -296,8 +327,9 @@ std::string unfusible_reason(const Graph& graph, const Node& node) {
   const TensorMeta& output = graph.values[node.outputs[0]].meta;
   if (const std::string reason = device_reason(output.device); !reason.empty())
     return fmt::format("{}: {}", op.name, reason);
-  if (!is_floating(output.dtype))
-    return fmt::format("{} gives {}: a group computes one floating dtype", op.name, output.dtype);
+  if (!is_floating(output.dtype) && output.dtype != kBool)
+    return fmt::format("{} gives {}: a group computes one floating dtype (and bool)", op.name, output.dtype);
+  const std::optional<DType> computes = floating_dtype(graph, node);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] < 0) return fmt::format("{} has an absent input {}", op.name, i);
     const TensorMeta& input = graph.values[node.inputs[i]].meta;
@@ -305,9 +337,11 @@ std::string unfusible_reason(const Graph& graph, const Node& node) {
       return fmt::format("{} input {} is on {} but its result on {}: a group runs on one device", op.name, i,
                          input.device, output.device);
     const DType dtype = input.dtype;
-    if (dtype != output.dtype)
-      return fmt::format("{} input {} is {} but its result {}: a group holds one dtype", op.name, i, dtype,
-                         output.dtype);
+    if (dtype != kBool && !is_floating(dtype))
+      return fmt::format("{} input {} is {}: a group computes one floating dtype (and bool)", op.name, i, dtype);
+    if (dtype != kBool && dtype != *computes)  // computes is set: this input is floating
+      return fmt::format("{} input {} is {} but {} computes in {}: a group holds one floating dtype", op.name, i,
+                         dtype, op.name, *computes);
   }
   std::string reason;
   if (functor_expression(op, node.attrs, reason).empty()) return fmt::format("{}: {}", op.name, reason);

@@ -20,6 +20,7 @@ struct FusedStep {
   std::string op;       // registry name, for dumps and logs
   std::string functor;  // C++ construction expression: "ember::fn::Add{0x1p+0}"
   std::vector<int> operands;
+  DType dtype = DType::Float32;  // of the step's value: the group's dtype, or bool
 };
 
 enum class FusedRoot : uint8_t { None, Sum, Mean };
@@ -32,7 +33,9 @@ struct FusedCudaProgram;   // NVRTC output, loaded per device (graph/cuda/fused_
 // nodes outside the group also read, written by the same kernel so nothing is computed twice.
 struct FusedGroup {
   std::string name;                // "fused_3": the OpDef's name and the generated function's
-  DType dtype = DType::Float32;    // of every input, intermediate and the output
+  // The floating dtype the group computes in. Every input, intermediate and output is of it or
+  // bool: bool values (comparisons, isnan, masks) travel through the body as 0 and 1 of it.
+  DType dtype = DType::Float32;
   Device device;                   // where every operand lives: the CPU or one CUDA device
   Dims shape;                      // the iteration shape (the pointwise shape)
   std::vector<TensorMeta> inputs;  // external inputs, each broadcastable to `shape`
@@ -43,9 +46,10 @@ struct FusedGroup {
   // reads it at run time instead of baking it in, so captures at other sizes share the kernel.
   uint32_t dynamic_dims = 0;
   TensorMeta output;               // the node's output 0 type
-  std::vector<int> exports;        // steps whose values are outputs 1.. ({shape, dtype} each)
+  std::vector<int> exports;        // steps whose values are outputs 1.. ({shape, export_dtype} each)
 
   std::string summary() const;     // "relu_backward+mul+sum"
+  DType export_dtype(size_t e) const;  // bool for a bool step, else `dtype`
 };
 
 // The synthesized OpDef of a fused node. Its kernel finds the group and the compiled code

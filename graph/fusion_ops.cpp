@@ -55,6 +55,8 @@ std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string&
   return "";
 }
 
+DType FusedGroup::export_dtype(size_t e) const { return steps[exports[e]].dtype == kBool ? kBool : dtype; }
+
 std::string FusedGroup::summary() const {
   std::string text;
   for (const FusedStep& step : steps) text += (text.empty() ? "" : "+") + step.op;
@@ -94,7 +96,7 @@ void fused_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[0].dtype = group.output.dtype;
   for (size_t e = 0; e < group.exports.size(); ++e) {
     outputs[e + 1].sizes = group.shape;
-    outputs[e + 1].dtype = group.dtype;
+    outputs[e + 1].dtype = group.export_dtype(e);
   }
 }
 

@@ -99,7 +99,8 @@ inline std::vector<Tensor> run_emulated(const graph::CompiledModule& module, con
   if (launch.grid == 0) launch = graph::fused_cuda_launch(group);
   TensorList outputs;
   outputs.push_back(empty(group.output.sizes, {.dtype = group.output.dtype}));
-  for (size_t e = 0; e < group.exports.size(); ++e) outputs.push_back(empty(group.shape, {.dtype = group.dtype}));
+  for (size_t e = 0; e < group.exports.size(); ++e)
+    outputs.push_back(empty(group.shape, {.dtype = group.export_dtype(e)}));
   const Attrs none;
   const OpCall call{registry().get("add"), std::span<const Tensor>(inputs), none};  // only the inputs are read
   graph::FusedOperands operands;

@@ -124,6 +124,17 @@ Tensor le(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor gt(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor ge(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, Where where = Where::current());
+// Value tests and logic (functional_logical.cpp), bool results, every dtype accepted as in
+// PyTorch: integers are never NaN or infinite (isfinite is true for them); the logical ops read a
+// value as true when it is nonzero (NaN is, -0.0 is not) and compare in the inputs' result_type,
+// broadcasting like eq. None has a gradient.
+Tensor isnan(const Tensor& a, Where where = Where::current());
+Tensor isinf(const Tensor& a, Where where = Where::current());
+Tensor isfinite(const Tensor& a, Where where = Where::current());
+Tensor logical_not(const Tensor& a, Where where = Where::current());
+Tensor logical_and(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor logical_or(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor logical_xor(const Tensor& a, const Tensor& b, Where where = Where::current());
 
 // ---- reductions: attrs dims (Dims; empty = all dims), keepdim ----
 Tensor sum(const Tensor& a, const Dims& dims = {}, bool keepdim = false, Where where = Where::current());
@@ -156,6 +167,26 @@ std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = fals
 // bf16/fp16 ones are computed in float32 and rounded once, as PyTorch accumulates them.
 Tensor norm(const Tensor& a, double p = 2.0, const Dims& dims = {}, bool keepdim = false,
             Where where = Where::current());
+// any / all: attrs dims (empty = all, else the one dim), keepdim. Bool results for every input
+// dtype; an element counts as true when nonzero (NaN too). Over no elements any is false and all
+// is true.
+Tensor any(const Tensor& a, Where where = Where::current());
+Tensor any(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
+Tensor all(const Tensor& a, Where where = Where::current());
+Tensor all(const Tensor& a, int64_t dim, bool keepdim = false, Where where = Where::current());
+// Composite: the number of nonzero elements over dims (empty = all), int64, as sum(a != 0).
+Tensor count_nonzero(const Tensor& a, const Dims& dims = {}, Where where = Where::current());
+// prod: attrs dims (empty = all, else the one dim), keepdim. Integers and bool multiply (wrapping)
+// to int64, floating inputs keep their dtype; `dtype` converts the input first, as PyTorch's dtype
+// argument does. The product of no elements is 1. The gradient is the product of the other
+// elements, exact with zeros (one zero: the others' product there and 0 elsewhere; two or more: 0).
+Tensor prod(const Tensor& a, std::optional<DType> dtype = {}, Where where = Where::current());
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<DType> dtype = {},
+            Where where = Where::current());
+// cumsum: attrs dim, reverse (false here: running sums from the start of dim). Integers and bool
+// sum to int64, floating inputs keep their dtype (summed in double on the CPU and CUDA alike);
+// `dtype` converts the input first.
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current());
 // Reduces `a` (broadcast up to a's shape) back to `sizes`: the gradient of broadcasting.
 Tensor sum_to_size(const Tensor& a, const Dims& sizes, Where where = Where::current());
 

@@ -194,6 +194,22 @@ class Tensor {
   Tensor max(Where where = Where::current()) const;
   Tensor min(Where where = Where::current()) const;
   Tensor argmax(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  Tensor isnan(Where where = Where::current()) const;
+  Tensor isinf(Where where = Where::current()) const;
+  Tensor isfinite(Where where = Where::current()) const;
+  Tensor logical_not(Where where = Where::current()) const;
+  Tensor logical_and(const Tensor& other, Where where = Where::current()) const;
+  Tensor logical_or(const Tensor& other, Where where = Where::current()) const;
+  Tensor logical_xor(const Tensor& other, Where where = Where::current()) const;
+  Tensor any(Where where = Where::current()) const;
+  Tensor any(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  Tensor all(Where where = Where::current()) const;
+  Tensor all(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  Tensor count_nonzero(const Dims& dims = {}, Where where = Where::current()) const;
+  Tensor prod(std::optional<DType> dtype = {}, Where where = Where::current()) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = {},
+              Where where = Where::current()) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current()) const;
   Tensor softmax(int64_t dim, Where where = Where::current()) const;
   Tensor log_softmax(int64_t dim, Where where = Where::current()) const;
 

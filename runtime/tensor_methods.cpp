@@ -89,6 +89,25 @@ Tensor Tensor::mean(const Dims& dims, bool keepdim, Where where) const { return 
 Tensor Tensor::max(Where where) const { return ember::amax(*this, {}, false, where); }
 Tensor Tensor::min(Where where) const { return ember::amin(*this, {}, false, where); }
 Tensor Tensor::argmax(int64_t dim, bool keepdim, Where where) const { return ember::argmax(*this, dim, keepdim, where); }
+Tensor Tensor::isnan(Where where) const { return ember::isnan(*this, where); }
+Tensor Tensor::isinf(Where where) const { return ember::isinf(*this, where); }
+Tensor Tensor::isfinite(Where where) const { return ember::isfinite(*this, where); }
+Tensor Tensor::logical_not(Where where) const { return ember::logical_not(*this, where); }
+Tensor Tensor::logical_and(const Tensor& other, Where where) const { return ember::logical_and(*this, other, where); }
+Tensor Tensor::logical_or(const Tensor& other, Where where) const { return ember::logical_or(*this, other, where); }
+Tensor Tensor::logical_xor(const Tensor& other, Where where) const { return ember::logical_xor(*this, other, where); }
+Tensor Tensor::any(Where where) const { return ember::any(*this, where); }
+Tensor Tensor::any(int64_t dim, bool keepdim, Where where) const { return ember::any(*this, dim, keepdim, where); }
+Tensor Tensor::all(Where where) const { return ember::all(*this, where); }
+Tensor Tensor::all(int64_t dim, bool keepdim, Where where) const { return ember::all(*this, dim, keepdim, where); }
+Tensor Tensor::count_nonzero(const Dims& dims, Where where) const { return ember::count_nonzero(*this, dims, where); }
+Tensor Tensor::prod(std::optional<DType> dtype, Where where) const { return ember::prod(*this, dtype, where); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<DType> dtype, Where where) const {
+  return ember::prod(*this, dim, keepdim, dtype, where);
+}
+Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype, Where where) const {
+  return ember::cumsum(*this, dim, dtype, where);
+}
 Tensor Tensor::softmax(int64_t dim, Where where) const { return ember::softmax(*this, dim, where); }
 Tensor Tensor::log_softmax(int64_t dim, Where where) const { return ember::log_softmax(*this, dim, where); }
 

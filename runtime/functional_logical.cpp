@@ -1,0 +1,99 @@
+// The op functions for value tests and logic: isnan, isinf, isfinite, the logical ops, any / all
+// and count_nonzero, and the product and running sum (prod, cumsum). Each records the caller's
+// location and dispatches the registry op of the same name; count_nonzero is a composite.
+#include "kernels/cpu/reduce_geometry.h"
+#include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+namespace {
+
+// One dim (wrapped by the shape rule, which names the op), or every dim when absent.
+Dims dims_of(std::optional<int64_t> dim) { return dim ? Dims{*dim} : Dims{}; }
+
+}  // namespace
+
+Tensor isnan(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("isnan");
+  return dispatch_one(op, {a});
+}
+Tensor isinf(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("isinf");
+  return dispatch_one(op, {a});
+}
+Tensor isfinite(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("isfinite");
+  return dispatch_one(op, {a});
+}
+Tensor logical_not(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("logical_not");
+  return dispatch_one(op, {a});
+}
+Tensor logical_and(const Tensor& a, const Tensor& b, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("logical_and");
+  return dispatch_one(op, {a, b});
+}
+Tensor logical_or(const Tensor& a, const Tensor& b, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("logical_or");
+  return dispatch_one(op, {a, b});
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("logical_xor");
+  return dispatch_one(op, {a, b});
+}
+
+Tensor any(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("any");
+  return dispatch_one(op, {a}, {{"dims", Dims{}}, {"keepdim", false}});
+}
+Tensor any(const Tensor& a, int64_t dim, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("any");
+  return dispatch_one(op, {a}, {{"dims", Dims{dim}}, {"keepdim", keepdim}});
+}
+Tensor all(const Tensor& a, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("all");
+  return dispatch_one(op, {a}, {{"dims", Dims{}}, {"keepdim", false}});
+}
+Tensor all(const Tensor& a, int64_t dim, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("all");
+  return dispatch_one(op, {a}, {{"dims", Dims{dim}}, {"keepdim", keepdim}});
+}
+
+// PyTorch's count_nonzero is sum(a != 0) too; NaN counts (it is not 0).
+Tensor count_nonzero(const Tensor& a, const Dims& dims, Where where) {
+  CallSiteScope site(where);
+  cpu::reduce_mask(dims, a.dim(), "count_nonzero");  // dims checked under this function's name
+  return sum(ne(a, ops::scalar_like(0.0, a)), dims, false);
+}
+
+Tensor prod(const Tensor& a, std::optional<DType> dtype, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("prod");
+  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dims", dims_of({})}, {"keepdim", false}});
+}
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<DType> dtype, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("prod");
+  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dims", dims_of(dim)}, {"keepdim", keepdim}});
+}
+
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("cumsum");
+  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dim", dim}, {"reverse", false}});
+}
+
+}  // namespace ember

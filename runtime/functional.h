@@ -304,9 +304,12 @@ Tensor& fill_(Tensor& a, double value, Where where = Where::current());
 Tensor& zero_(Tensor& a, Where where = Where::current());
 
 // Runs backward from several roots at once (torch.autograd.backward). retain_graph defaults to
-// create_graph, as in PyTorch; create_graph: see Tensor::backward.
+// create_graph, as in PyTorch; create_graph and inputs: see Tensor::backward.
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots = {},
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              Where where = Where::current());
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+              std::optional<bool> retain_graph, bool create_graph, const std::vector<Tensor>& inputs,
               Where where = Where::current());
 
 }  // namespace ember

@@ -198,6 +198,12 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
                   retain_graph, create_graph, where);
 }
 
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      const std::vector<Tensor>& inputs, Where where) const {
+  ember::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
+                  retain_graph, create_graph, inputs, where);
+}
+
 Tensor Tensor::detach() const {
   const TensorImpl& source = checked_impl();
   Tensor alias(alias_impl(source, source.is_view));
@@ -290,6 +296,15 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_
   CallSiteScope site(where);
   const std::vector<Tensor> seeds = autograd::make_seeds("backward", roots, grad_roots);
   autograd::run_backward(roots, seeds, retain_graph.value_or(create_graph), create_graph);
+}
+
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+              std::optional<bool> retain_graph, bool create_graph, const std::vector<Tensor>& inputs, Where where) {
+  CallSiteScope site(where);
+  // Every argument is checked before anything changes (an input's retain_grad() included).
+  const std::vector<Tensor> seeds = autograd::make_seeds("backward", roots, grad_roots);
+  const std::vector<autograd::Edge> edges = autograd::accumulation_edges("backward", inputs);
+  autograd::run_backward_into(roots, seeds, edges, retain_graph.value_or(create_graph), create_graph);
 }
 
 }  // namespace ember

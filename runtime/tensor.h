@@ -108,6 +108,10 @@ class Tensor {
   // gradients (and .grad) carry history and can be differentiated again (autograd/grad.h).
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false, Where where = Where::current()) const;
+  // torch's backward(inputs=...): only the .grad of `inputs` accumulate, every other leaf's stays
+  // as it was; a non-leaf among them is retain_grad()ed (for good, as in PyTorch). Not empty.
+  void backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                const std::vector<Tensor>& inputs, Where where = Where::current()) const;
   Tensor detach() const;
   // Detaches this tensor from autograd in place; a view made in grad mode is refused (use detach()).
   Tensor& detach_(Where where = Where::current());

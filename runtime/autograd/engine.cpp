@@ -1,6 +1,7 @@
 // The backward engine: counts dependencies from the roots, then runs each node once all the
 // gradients flowing into it have been summed, latest-created first. autograd::grad runs only the
-// nodes that lead to its inputs and collects their gradients instead of accumulating them.
+// nodes that lead to its inputs and collects their gradients instead of accumulating them;
+// backward(inputs) runs only the nodes that lead to its inputs, and the inputs' own.
 #include <queue>
 #include <utility>
 #include <unordered_map>
@@ -26,8 +27,9 @@ struct LaterFirst {
 struct NodeTask {
   int dependencies = 0;       // edges into the node from nodes that have not run yet
   bool seen = false;          // reached by the dependency count's walk
-  // autograd::grad only: whether the node leads to an input (it runs), and which inputs' edges
-  // point at it (their gradients are taken from it). A node with neither is never visited.
+  // autograd::grad and backward(inputs) only: whether the node leads to an input or is one's
+  // node in backward(inputs) (it runs), and which of autograd::grad's inputs' edges point at it
+  // (their gradients are taken from it). A node with neither is never visited.
   bool needed = false;
   std::vector<size_t> captures;
   std::vector<Tensor> grads;  // gradients summed so far, one slot per output (sized on arrival)
@@ -42,8 +44,10 @@ struct Pass {
   bool create_graph = false;
   const StopAt* stop = nullptr;                  // run_backward_until
   const GradientArrived* arrived = nullptr;
-  const std::vector<Edge>* inputs = nullptr;     // autograd::grad: whose gradients to return
-  std::vector<Tensor>* captured = nullptr;       // ... and where, one per input
+  // autograd::grad: whose gradients to return, and where (one per input); backward(inputs):
+  // whose nodes to run, with `captured` null.
+  const std::vector<Edge>* inputs = nullptr;
+  std::vector<Tensor>* captured = nullptr;
 };
 
 // Counts how many edges point at each node reachable from the roots (not beyond a stop node).
@@ -67,12 +71,17 @@ void count_dependencies(Tasks& tasks, const std::vector<Node*>& roots, const Pas
   }
 }
 
-// autograd::grad: marks the inputs' nodes as captured and every node with a path to one of them
-// as needed (a depth-first walk; a node is needed once a child is needed or captured).
-void mark_needed(Tasks& tasks, const std::vector<Node*>& roots, const std::vector<Edge>& inputs) {
+// Marks the inputs' nodes as captured (autograd::grad) or as needed (backward(inputs): they run,
+// so a leaf's AccumulateGrad fills its .grad, as PyTorch's engine), and every node with a path to
+// one of them as needed (a depth-first walk; a node is needed once a child is needed or captured).
+void mark_needed(Tasks& tasks, const std::vector<Node*>& roots, const std::vector<Edge>& inputs, bool run_inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto found = tasks.find(inputs[i].node.get());
-    if (found != tasks.end()) found->second.captures.push_back(i);
+    if (found == tasks.end()) continue;  // not reached from the roots: gets nothing
+    if (run_inputs)
+      found->second.needed = true;
+    else
+      found->second.captures.push_back(i);
   }
   struct Frame {
     Node* node;
@@ -168,7 +177,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
 
   count_dependencies(tasks, root_nodes, pass);
   const bool selective = pass.inputs != nullptr;
-  if (selective) mark_needed(tasks, root_nodes, *pass.inputs);
+  if (selective) mark_needed(tasks, root_nodes, *pass.inputs, /*run_inputs=*/pass.captured == nullptr);
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
   for (Node* root : root_nodes)
     if (tasks[root].dependencies == 0 && (!selective || tasks[root].visited())) ready.push(root);
@@ -227,6 +236,11 @@ std::vector<Tensor> run_backward_to(const std::vector<Tensor>& roots, const std:
   execute(roots, grad_roots,
           Pass{.retain_graph = retain_graph, .create_graph = create_graph, .inputs = &inputs, .captured = &captured});
   return captured;
+}
+
+void run_backward_into(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                       const std::vector<Edge>& inputs, bool retain_graph, bool create_graph) {
+  execute(roots, grad_roots, Pass{.retain_graph = retain_graph, .create_graph = create_graph, .inputs = &inputs});
 }
 
 void run_backward_until(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,

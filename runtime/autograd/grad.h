@@ -22,9 +22,12 @@ namespace ember::autograd {
 // - retain_graph defaults to create_graph; without it the traversed nodes free their saved
 //   tensors, and a second pass through them is an error.
 // - An input the outputs do not depend on is an error naming its index, unless allow_unused:
-//   then its gradient is an undefined Tensor.
+//   then its gradient is an undefined Tensor, or with materialize_grads zeros of its shape, dtype
+//   and device that require grad (as PyTorch's). allow_unused defaults to materialize_grads;
+//   materialize_grads with allow_unused=false is an error, as in PyTorch.
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
-                         bool create_graph = false, bool allow_unused = false, Where where = Where::current());
+                         bool create_graph = false, std::optional<bool> allow_unused = std::nullopt,
+                         bool materialize_grads = false, Where where = Where::current());
 
 }  // namespace ember::autograd

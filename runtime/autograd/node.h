@@ -155,11 +155,22 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
 std::vector<Tensor> make_seeds(const char* function, const std::vector<Tensor>& outputs,
                                const std::vector<Tensor>& grad_outputs);
 
+// backward(inputs)'s inputs (Tensor::backward), checked as PyTorch does (not empty, each defined
+// and requiring grad; `function` names the caller in errors), then each non-leaf retain_grad()ed:
+// their gradient edges, for run_backward_into.
+std::vector<Edge> accumulation_edges(const char* function, const std::vector<Tensor>& inputs);
+
 // autograd::grad's engine (grad.h): runs only the nodes on a path from the roots to one of
 // `inputs` (the inputs' gradient edges) and returns the gradient summed for each, after the hooks
 // of its tensor ran; runs no AccumulateGrad, so no .grad changes. Undefined: none arrived.
 std::vector<Tensor> run_backward_to(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
                                     const std::vector<Edge>& inputs, bool retain_graph, bool create_graph);
+
+// backward(inputs)'s engine: runs only the nodes on a path from the roots to one of `inputs` (the
+// inputs' gradient edges) and the inputs' nodes themselves, so a leaf input's AccumulateGrad fills
+// its .grad and a non-leaf input's retain_grad() its own; every other .grad stays as it was.
+void run_backward_into(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                       const std::vector<Edge>& inputs, bool retain_graph, bool create_graph);
 
 // The node whose backward runs on this thread inside a create_graph backward; null elsewhere.
 // The dispatcher reads it to refuse an op without a backward rule there (see refuse_constant_use).

@@ -3,6 +3,7 @@
 
 #include "runtime/amp/grad_scaler.h"
 #include "runtime/autocast.h"
+#include "runtime/autograd/functional.h"
 #include "runtime/autograd/grad.h"
 #include "runtime/data/data.h"
 #include "runtime/cuda_settings.h"

@@ -27,7 +27,7 @@ std::vector<Tensor> grad_of(const std::vector<Tensor>& outputs, const std::vecto
                             const std::vector<Tensor>& grad_outputs, bool create_graph, bool retain_graph = false);
 
 // What strict mode requires to carry history.
-enum class Checked { Outputs, GradInputs, Jacobian, Hessian };
+enum class Checked { Outputs, GradInputs, Jacobian };
 void check_requires_grad(const char* function, const std::vector<Tensor>& tensors, Checked what, bool strict);
 
 // Which pass left a gradient undefined, for the errors.

@@ -56,6 +56,10 @@ TEST_CASE("functional::jacobian: a linear map's Jacobian is its matrix, shaped o
       for (int r = 0; r < 2; ++r)
         for (int s = 0; s < 3; ++s) expected.push_back(p == r ? b.to_vector<double>()[s * 2 + q] : 0.0);
   check_close(blocks, float64(expected, {2, 2, 2, 3}));
+  // An output without elements: an empty Jacobian of shape output + input.
+  const Tensor empty = functional::jacobian([](const Tensor& input) { return input.narrow(0, 0, 0); }, x);
+  CHECK(empty.sizes() == Dims{0, 4});
+  CHECK(empty.dtype() == kFloat64);
   // A zero-dim output: the Jacobian has the input's shape.
   check_close(functional::jacobian([](const Tensor& input) { return mul(input, input).sum(); }, x), mul(x, 2.0));
 }
@@ -210,6 +214,18 @@ TEST_CASE("functional: unused inputs get zeros; strict mode refuses them and out
   CHECK(message.find("autograd::functional::hessian: the jacobian of the user-provided function with respect to "
                      "input 0 is independent of the input") != std::string::npos);
   CHECK(names_line(message, line));
+  // strict with create_graph: a result without history (the linear function's) is refused too.
+  CHECK(error_of([&] { functional::vjp(linear, x, Tensor(), /*create_graph=*/true, /*strict=*/true); })
+            .find("autograd::functional::vjp: the jacobian of the user-provided function is independent of input 0. "
+                  "This is not allowed in strict mode with create_graph=true") != std::string::npos);
+  CHECK(error_of([&] { functional::jacobian(linear, x, /*create_graph=*/true, /*strict=*/true); })
+            .find("autograd::functional::jacobian: the jacobian of output 0 of the user-provided function is "
+                  "independent of input 0") != std::string::npos);
+  // jvp: an input the output does not use leaves its gradient undefined.
+  CHECK(error_of([&] { functional::jvp(first_only, {x, y}, {x, y}, false, /*strict=*/true); })
+            .find("autograd::functional::jvp: the output of the user-provided function is independent of input 1") !=
+        std::string::npos);
+  check_close(functional::jvp(first_only, {x, y}, {x, y}).product, float64({10.0}, {}));  // 2 x . x
 }
 
 TEST_CASE("functional: a v of the wrong shape or count is refused, naming the function and the call site") {
@@ -242,6 +258,13 @@ TEST_CASE("functional: a v of the wrong shape or count is refused, naming the fu
   CHECK(error_of([&] { functional::jvp(square, arange(0, 3), x); })
             .find("autograd::functional::jvp: input 0 has dtype int64; only floating-point inputs can be "
                   "differentiated") != std::string::npos);
+  CHECK(error_of([&] { functional::vjp([](const Tensor&) { return Tensor(); }, x, x); })
+            .find("autograd::functional::vjp: fn returned an undefined tensor") != std::string::npos);
+  const functional::MultiOutputFunction undefined_second = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0], Tensor()};
+  };
+  CHECK(error_of([&] { functional::jacobian(undefined_second, {x}); })
+            .find("autograd::functional::jacobian: output 1 of fn is an undefined tensor") != std::string::npos);
   // An error inside fn names fn's own line, not the call's.
   const Tensor wrong = float64({1.0, 2.0}, {2});
   const int fn_line = __LINE__ + 1;

@@ -86,7 +86,7 @@ TEST_CASE("functional::jacobian: several inputs and outputs, unused inputs and s
   CHECK(names_line(message, line));
 }
 
-TEST_CASE("functional::hessian: x^T A x has Hessian A + A^T; several inputs give blocks") {
+TEST_CASE("functional::hessian: x^T A x has Hessian A + A^T, several inputs give blocks") {
   const Tensor a = float64({1.0, 2.0, -3.0, 0.5, 4.0, 6.0, -2.0, 1.5, 5.0}, {3, 3});
   const Tensor x = float64({0.5, -1.0, 2.0}, {3});
   const auto quadratic = [&](const Tensor& input) { return matmul(input, matmul(a, input)); };
@@ -189,7 +189,7 @@ TEST_CASE("functional: create_graph keeps the history to the user's inputs, and 
   CHECK_FALSE(plain.output.requires_grad());
 }
 
-TEST_CASE("functional: unused inputs get zeros; strict mode refuses them and outputs without history") {
+TEST_CASE("functional: unused inputs get zeros, strict mode refuses them and outputs without history") {
   const Tensor x = float64({1.0, 2.0}, {2});
   const Tensor y = float64({3.0}, {1});
   const functional::Function first_only = [](const std::vector<Tensor>& in) { return mul(in[0], in[0]).sum(); };

@@ -146,7 +146,7 @@ TEST_CASE("create_graph: a WGAN-GP step's parameter gradients equal central diff
 }
 
 TEST_CASE("create_graph: backward accumulates a .grad with history, out of place") {
-  const Tensor x = from_vector<double>({1.0, -2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+  Tensor x = from_vector<double>({1.0, -2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
   ember::pow(x, 3.0).sum().backward({}, std::nullopt, /*create_graph=*/true);
   const Tensor first = x.grad();
   REQUIRE(first.defined());
@@ -158,11 +158,14 @@ TEST_CASE("create_graph: backward accumulates a .grad with history, out of place
   check_close(values_of(x.grad()), {5.0, 8.0}, 1e-14);  // 3x^2 + 2x
   check_close(values_of(autograd::grad({x.grad().sum()}, {x})[0]), {8.0, -10.0}, 1e-14);  // 6x + 2
   // ember::backward takes the flag too; retain_graph follows it.
-  const Tensor y = x.detach().requires_grad_();
+  Tensor y = x.detach().requires_grad_();
   const Tensor loss = exp(y).sum();
   ember::backward({loss}, {}, std::nullopt, true);
   ember::backward({loss});  // retained by create_graph
   check_close(values_of(y.grad()), values_of(mul(exp(y.detach()), 2.0)), 1e-14);
+  // A .grad with history holds its leaf (the cycle PyTorch has too): cleared, both are freed.
+  x.set_grad(Tensor());
+  y.set_grad(Tensor());
 }
 
 TEST_CASE("create_graph: an in-place update through a view is differentiated twice (CopySlices)") {

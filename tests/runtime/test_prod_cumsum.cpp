@@ -83,7 +83,7 @@ TEST_CASE("prod keeps NaN, infinities and the sign of zero, and the product of n
   CHECK(prod(scalar_tensor(-4.0), -1).item() == -4.0);  // a 0-d tensor takes dim 0 and -1
 }
 
-TEST_CASE("prod of integers and bool is int64 (wrapping like PyTorch); the dtype argument converts first") {
+TEST_CASE("prod of integers and bool is int64 (wrapping like PyTorch) and the dtype argument converts first") {
   const Tensor ints = to_dtype(from_vector<int64_t>({2, 3, -4}), kInt32);
   CHECK(prod(ints).dtype() == kInt64);
   CHECK(prod(ints).item<int64_t>() == -24);

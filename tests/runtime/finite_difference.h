@@ -84,4 +84,9 @@ inline void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f
 // Leaf copies of random float64 tensors that require grad.
 inline Tensor leaf(const Dims& sizes, uint32_t seed) { return random_tensor(sizes, seed).requires_grad_(); }
 
+// A 1-d float64 leaf that requires grad, holding `values`: for checks against closed forms.
+inline Tensor leaf_of(const std::vector<double>& values) {
+  return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64}).requires_grad_();
+}
+
 }  // namespace ember::testing

@@ -6,21 +6,14 @@
 #include <vector>
 
 #include "error_of.h"
+#include "finite_difference.h"
 #include "runtime/ember.h"
 
 using namespace ember;
 using ember::testing::error_of;
+using ember::testing::leaf_of;
 using ember::testing::names_line;
-
-namespace {
-
-Tensor leaf_of(std::vector<double> values) {
-  return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64}).requires_grad_();
-}
-
-std::vector<double> values(const Tensor& tensor) { return tensor.to_vector<double>(); }
-
-}  // namespace
+using ember::testing::values_of;
 
 TEST_CASE("autograd::grad: returns the gradients and changes no .grad") {
   const Tensor x = leaf_of({1.0, -2.0, 3.0});
@@ -31,27 +24,27 @@ TEST_CASE("autograd::grad: returns the gradients and changes no .grad") {
   const Tensor y = add(mul(x, w), other).sum();
   const std::vector<Tensor> grads = autograd::grad({y}, {x});
   REQUIRE(grads.size() == 1);
-  CHECK(values(grads[0]) == values(w));  // d sum(x w + other) / dx = w
+  CHECK(values_of(grads[0]) == values_of(w));  // d sum(x w + other) / dx = w
   CHECK_FALSE(grads[0].requires_grad());  // without create_graph: no history
   CHECK_FALSE(x.grad().defined());
   CHECK_FALSE(other.grad().defined());  // its accumulator is not on the way to x: it never runs
   CHECK(w.grad().impl() == held.impl());
-  CHECK(values(w.grad()) == std::vector<double>(3, 7.0));
+  CHECK(values_of(w.grad()) == std::vector<double>(3, 7.0));
 }
 
 TEST_CASE("autograd::grad: non-leaf inputs get what their grad_fn received, alone or with leaves") {
   const Tensor x = leaf_of({1.0, 2.0});
   const Tensor h = mul(x, 2.0);
   const Tensor y = mul(h, h).sum();
-  CHECK(values(autograd::grad({y}, {h}, {}, true)[0]) == std::vector<double>{4.0, 8.0});  // 2h
+  CHECK(values_of(autograd::grad({y}, {h}, {}, true)[0]) == std::vector<double>{4.0, 8.0});  // 2h
   const std::vector<Tensor> both = autograd::grad({y}, {x, h});
-  CHECK(values(both[0]) == std::vector<double>{8.0, 16.0});  // 8x
-  CHECK(values(both[1]) == std::vector<double>{4.0, 8.0});
+  CHECK(values_of(both[0]) == std::vector<double>{8.0, 16.0});  // 8x
+  CHECK(values_of(both[1]) == std::vector<double>{4.0, 8.0});
   CHECK_FALSE(x.grad().defined());
   // An output that is itself an input: its seed.
-  CHECK(values(autograd::grad({x.sum()}, {x})[0]) == std::vector<double>{1.0, 1.0});
+  CHECK(values_of(autograd::grad({x.sum()}, {x})[0]) == std::vector<double>{1.0, 1.0});
   const Tensor seed = from_vector<double>({3.0, -1.0}, {2}, {.dtype = kFloat64});
-  CHECK(values(autograd::grad({h}, {h}, {seed})[0]) == std::vector<double>{3.0, -1.0});
+  CHECK(values_of(autograd::grad({h}, {h}, {seed})[0]) == std::vector<double>{3.0, -1.0});
 }
 
 TEST_CASE("autograd::grad: several outputs with their grad_outputs sum, as torch.autograd.grad") {
@@ -61,7 +54,7 @@ TEST_CASE("autograd::grad: several outputs with their grad_outputs sum, as torch
   const Tensor v = from_vector<double>({1.0, -1.0, 2.0}, {3}, {.dtype = kFloat64});
   const Tensor u = from_vector<double>({0.5, 0.5, 0.5}, {3}, {.dtype = kFloat64});
   // 3 v + 2 x u
-  CHECK(values(autograd::grad({first, second}, {x}, {v, u})[0]) == std::vector<double>{4.0, -1.0, 9.0});
+  CHECK(values_of(autograd::grad({first, second}, {x}, {v, u})[0]) == std::vector<double>{4.0, -1.0, 9.0});
   // A float32 seed is cast to the output's dtype.
   const Tensor seed32 = ones({3});
   CHECK(autograd::grad({first}, {x}, {seed32})[0].dtype() == kFloat64);
@@ -75,10 +68,10 @@ TEST_CASE("autograd::grad: retain_graph defaults to create_graph") {
         std::string::npos);
   const Tensor z = exp(x).sum();
   autograd::grad({z}, {x}, {}, /*retain_graph=*/true);
-  CHECK(values(autograd::grad({z}, {x})[0]) == values(exp(x).detach()));
+  CHECK(values_of(autograd::grad({z}, {x})[0]) == values_of(exp(x).detach()));
   const Tensor w = exp(x).sum();
   autograd::grad({w}, {x}, {}, std::nullopt, /*create_graph=*/true);  // retains
-  CHECK(values(autograd::grad({w}, {x})[0]) == values(exp(x).detach()));
+  CHECK(values_of(autograd::grad({w}, {x})[0]) == values_of(exp(x).detach()));
 }
 
 TEST_CASE("autograd::grad: an input the outputs do not use is an error unless allow_unused") {
@@ -90,7 +83,7 @@ TEST_CASE("autograd::grad: an input the outputs do not use is an error unless al
         std::string::npos);
   CHECK(message.find("allow_unused=true") != std::string::npos);
   const std::vector<Tensor> grads = autograd::grad({y}, {x, unused}, {}, std::nullopt, false, /*allow_unused=*/true);
-  CHECK(values(grads[0]) == std::vector<double>{2.0, 4.0});
+  CHECK(values_of(grads[0]) == std::vector<double>{2.0, 4.0});
   CHECK_FALSE(grads[1].defined());
 }
 
@@ -135,17 +128,17 @@ TEST_CASE("autograd::grad: hooks on the inputs and on the way run, other leaves'
   });
   const Tensor y = h.sum();
   // d/dx = 2 (h's hook) * other * 10 (x's hook)
-  CHECK(values(autograd::grad({y}, {x}, {}, true)[0]) == std::vector<double>{60.0, 80.0});
+  CHECK(values_of(autograd::grad({y}, {x}, {}, true)[0]) == std::vector<double>{60.0, 80.0});
   CHECK(h_hook_calls == 1);
   CHECK(other_hook_calls == 0);
   CHECK_FALSE(x.grad().defined());
   // A non-leaf input's own hook shapes its gradient.
-  CHECK(values(autograd::grad({y}, {h}, {}, true)[0]) == std::vector<double>{2.0, 2.0});
+  CHECK(values_of(autograd::grad({y}, {h}, {}, true)[0]) == std::vector<double>{2.0, 2.0});
   // As PyTorch's engine: when an input's node also runs (another input lies beyond it), its
   // gradient is taken before its hooks; the inputs beyond see the hooked one.
   const std::vector<Tensor> both = autograd::grad({y}, {x, h});
-  CHECK(values(both[0]) == std::vector<double>{60.0, 80.0});
-  CHECK(values(both[1]) == std::vector<double>{1.0, 1.0});
+  CHECK(values_of(both[0]) == std::vector<double>{60.0, 80.0});
+  CHECK(values_of(both[1]) == std::vector<double>{1.0, 1.0});
 }
 
 TEST_CASE("autograd::grad: retain_grad() tensors on the way get their .grad, as in PyTorch") {
@@ -160,7 +153,7 @@ TEST_CASE("autograd::grad: retain_grad() tensors on the way get their .grad, as 
   const Tensor y = mul(on_the_way, off_the_way).sum();
   autograd::grad({y}, {x});
   REQUIRE(on_the_way.grad().defined());
-  CHECK(values(on_the_way.grad()) == std::vector<double>{15.0, 20.0});
+  CHECK(values_of(on_the_way.grad()) == std::vector<double>{15.0, 20.0});
   CHECK_FALSE(off_the_way.grad().defined());
   CHECK_FALSE(x.grad().defined());
 }

@@ -6,21 +6,14 @@
 #include <vector>
 
 #include "error_of.h"
+#include "finite_difference.h"
 #include "runtime/ember.h"
 
 using namespace ember;
 using ember::testing::error_of;
+using ember::testing::leaf_of;
 using ember::testing::names_line;
-
-namespace {
-
-Tensor leaf_of(std::vector<double> values) {
-  return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64}).requires_grad_();
-}
-
-std::vector<double> values(const Tensor& tensor) { return tensor.to_vector<double>(); }
-
-}  // namespace
+using ember::testing::values_of;
 
 TEST_CASE("backward(inputs): only the given leaves' .grad accumulate") {
   const Tensor x = leaf_of({1.0, -2.0, 3.0});
@@ -36,16 +29,16 @@ TEST_CASE("backward(inputs): only the given leaves' .grad accumulate") {
   const Tensor y = add(mul(x, w), b).sum();
   y.backward({}, std::nullopt, false, std::vector<Tensor>{w});
   REQUIRE(w.grad().defined());
-  CHECK(values(w.grad()) == values(x));  // d sum(x w + b) / dw = x
+  CHECK(values_of(w.grad()) == values_of(x));  // d sum(x w + b) / dw = x
   CHECK_FALSE(x.grad().defined());
   CHECK(b.grad().impl() == held.impl());  // untouched: not even replaced
-  CHECK(values(b.grad()) == std::vector<double>(3, 7.0));
+  CHECK(values_of(b.grad()) == std::vector<double>(3, 7.0));
   CHECK(b_hook_calls == 0);
   // A second pass accumulates, as backward() does; two inputs, in either order.
   const Tensor z = add(mul(x, w), b).sum();
   z.backward({}, std::nullopt, false, std::vector<Tensor>{b, w});
-  CHECK(values(w.grad()) == std::vector<double>{2.0, -4.0, 6.0});
-  CHECK(values(b.grad()) == std::vector<double>(3, 8.0));
+  CHECK(values_of(w.grad()) == std::vector<double>{2.0, -4.0, 6.0});
+  CHECK(values_of(b.grad()) == std::vector<double>(3, 8.0));
   CHECK(b_hook_calls == 1);
   CHECK_FALSE(x.grad().defined());
 }
@@ -57,13 +50,13 @@ TEST_CASE("backward(inputs): a non-leaf input keeps its gradient in .grad, as Py
   CHECK_FALSE(h.retains_grad());
   y.backward({}, true, false, std::vector<Tensor>{h});
   REQUIRE(h.grad().defined());
-  CHECK(values(h.grad()) == std::vector<double>{4.0, 8.0});  // 2h
+  CHECK(values_of(h.grad()) == std::vector<double>{4.0, 8.0});  // 2h
   CHECK_FALSE(x.grad().defined());
   CHECK(h.retains_grad());  // for good, as PyTorch's run_backward calls retain_grad()
   // With the leaf beyond it: both, the non-leaf's .grad accumulating.
   y.backward({}, std::nullopt, false, std::vector<Tensor>{h, x});
-  CHECK(values(h.grad()) == std::vector<double>{8.0, 16.0});
-  CHECK(values(x.grad()) == std::vector<double>{8.0, 16.0});  // 8x
+  CHECK(values_of(h.grad()) == std::vector<double>{8.0, 16.0});
+  CHECK(values_of(x.grad()) == std::vector<double>{8.0, 16.0});  // 8x
 }
 
 TEST_CASE("backward(inputs): several roots, seeds and create_graph") {
@@ -74,11 +67,11 @@ TEST_CASE("backward(inputs): several roots, seeds and create_graph") {
   const Tensor seed = from_vector<double>({1.0, -1.0, 2.0}, {3}, {.dtype = kFloat64});
   ember::backward({first, second.sum()}, {seed, Tensor()}, std::nullopt, /*create_graph=*/true, std::vector<Tensor>{w});
   REQUIRE(w.grad().defined());
-  CHECK(values(w.grad()) == std::vector<double>{7.0, 4.0, 12.0});  // x seed + 2w
+  CHECK(values_of(w.grad()) == std::vector<double>{7.0, 4.0, 12.0});  // x seed + 2w
   CHECK(w.grad().requires_grad());  // recorded: differentiable again
   CHECK_FALSE(x.grad().defined());
   const Tensor second_order = autograd::grad({w.grad().sum()}, {w})[0];
-  CHECK(values(second_order) == std::vector<double>(3, 2.0));
+  CHECK(values_of(second_order) == std::vector<double>(3, 2.0));
   w.set_grad(Tensor());  // breaks the create_graph cycle (ARCHITECTURE.md)
 }
 
@@ -108,7 +101,7 @@ TEST_CASE("backward(inputs): refuses bad inputs before changing anything, naming
             .find("backward: input 0 is an undefined tensor") != std::string::npos);
   // The graph is still whole: nothing ran.
   y.backward({}, std::nullopt, false, std::vector<Tensor>{x});
-  CHECK(values(x.grad()) == std::vector<double>{4.0, 8.0, 12.0});  // 4x
+  CHECK(values_of(x.grad()) == std::vector<double>{4.0, 8.0, 12.0});  // 4x
 }
 
 TEST_CASE("autograd::grad: materialize_grads gives unused inputs zeros of their shape and dtype") {
@@ -117,7 +110,7 @@ TEST_CASE("autograd::grad: materialize_grads gives unused inputs zeros of their 
   const Tensor y = mul(x, x).sum();
   const std::vector<Tensor> grads =
       autograd::grad({y}, {x, unused}, {}, true, false, /*allow_unused=*/std::nullopt, /*materialize_grads=*/true);
-  CHECK(values(grads[0]) == std::vector<double>{2.0, 4.0});
+  CHECK(values_of(grads[0]) == std::vector<double>{2.0, 4.0});
   REQUIRE(grads[1].defined());
   CHECK(grads[1].sizes() == Dims{2, 3});
   CHECK(grads[1].dtype() == kFloat32);

@@ -4,6 +4,7 @@
 // copy_, whose backward passes it on.
 #include <algorithm>
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
 

@@ -1,0 +1,15 @@
+// The training flag a module's forward branches on (Dropout, BatchNorm1d), read so that a compiled
+// step captured in one mode never replays in the other.
+#pragma once
+
+#include "runtime/nn/module.h"
+
+namespace ember::nn {
+
+// module.is_training(); while a dispatch mode records (compile's capture), also a host guard on
+// the flag, as PyTorch's compile guards on module.training: eval() after a capture in train mode
+// recompiles, and train() finds the first variant again. The guard holds the module weakly, so it
+// fails (recompiles) once the module is gone.
+bool training_for_forward(const Module& module);
+
+}  // namespace ember::nn

@@ -16,6 +16,16 @@ namespace ember::nn {
 // Whether Impl's forward takes a tensor and the caller's location: forward(x, Where).
 template <typename Impl>
 concept ForwardTakesWhere = requires(Impl& impl, const Tensor& input, Where where) { impl.forward(input, where); };
+// Whether Impl's forward takes two tensors and the caller's location: a loss's forward(input, target, Where).
+template <typename Impl>
+concept PairForwardTakesWhere = requires(Impl& impl, const Tensor& input, const Tensor& target, Where where) {
+  impl.forward(input, target, where);
+};
+// Whether model(args...) is served by one of the operator() below that add the caller's location.
+template <typename Impl, typename... Args>
+constexpr bool adds_call_site = (std::is_convertible_v<Args, const Tensor&> && ...) &&
+                                ((sizeof...(Args) == 1 && ForwardTakesWhere<Impl>) ||
+                                 (sizeof...(Args) == 2 && PairForwardTakesWhere<Impl>));
 
 template <typename Impl>
 class ModuleHolder {
@@ -42,10 +52,16 @@ class ModuleHolder {
   {
     return get()->forward(input, where);
   }
+  // loss(input, target) likewise, for a forward(input, target, Where) as the loss modules' take.
+  decltype(auto) operator()(const Tensor& input, const Tensor& target, Where where = Where::current()) const
+    requires PairForwardTakesWhere<Impl>
+  {
+    return get()->forward(input, target, where);
+  }
   // model(args...): libtorch's call, for any other forward: forward(const Tensor&), forward(Tensor),
   // several inputs, other types. The arguments go through unchanged.
   template <typename... Args>
-    requires(!(sizeof...(Args) == 1 && ForwardTakesWhere<Impl> && (std::is_convertible_v<Args, const Tensor&> && ...)))
+    requires(!adds_call_site<Impl, Args...>)
   decltype(auto) operator()(Args&&... args) const {
     return get()->forward(std::forward<Args>(args)...);
   }

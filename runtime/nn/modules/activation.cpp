@@ -40,4 +40,12 @@ std::string SoftplusImpl::extra_repr() const {
   return "beta=" + python_float(options_.beta) + ", threshold=" + python_float(options_.threshold);
 }
 
+Tensor SoftmaxImpl::forward(const Tensor& input, Where where) { return softmax(input, options_.dim, where); }
+
+std::string SoftmaxImpl::extra_repr() const { return fmt::format("dim={}", options_.dim); }
+
+Tensor LogSoftmaxImpl::forward(const Tensor& input, Where where) { return log_softmax(input, options_.dim, where); }
+
+std::string LogSoftmaxImpl::extra_repr() const { return fmt::format("dim={}", options_.dim); }
+
 }  // namespace ember::nn

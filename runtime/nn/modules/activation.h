@@ -1,6 +1,8 @@
-// Activation modules: ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU, ELU, Softplus. Stateless
-// wrappers of the ops of the same name, so they can sit in a Sequential.
+// Activation modules: ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU, ELU, Softplus, Softmax,
+// LogSoftmax. Stateless wrappers of the ops of the same name, so they can sit in a Sequential.
 #pragma once
+
+#include <concepts>
 
 #include "runtime/nn/holder.h"
 
@@ -96,6 +98,43 @@ class SoftplusImpl : public Module {
   SoftplusOptions options_;
 };
 
+// Softmax and LogSoftmax along `dim` (negative counts from the end). libtorch's options; like
+// libtorch's (and unlike Python's deprecated implicit dim) the dim must be given.
+struct SoftmaxOptions {
+  int64_t dim;
+};
+struct LogSoftmaxOptions {
+  int64_t dim;
+};
+
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(SoftmaxOptions options) : Module("Softmax"), options_(options) {}
+  explicit SoftmaxImpl(int64_t dim) : SoftmaxImpl(SoftmaxOptions{.dim = dim}) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+  const SoftmaxOptions& options() const { return options_; }
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  SoftmaxOptions options_;
+};
+
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(LogSoftmaxOptions options) : Module("LogSoftmax"), options_(options) {}
+  explicit LogSoftmaxImpl(int64_t dim) : LogSoftmaxImpl(LogSoftmaxOptions{.dim = dim}) {}
+  Tensor forward(const Tensor& input, Where where = Where::current());
+  const LogSoftmaxOptions& options() const { return options_; }
+
+ protected:
+  std::string extra_repr() const override;
+
+ private:
+  LogSoftmaxOptions options_;
+};
+
 class ReLU : public ModuleHolder<ReLUImpl> {
  public:
   using ModuleHolder::ModuleHolder;
@@ -142,6 +181,24 @@ class Softplus : public ModuleHolder<SoftplusImpl> {
  public:
   using ModuleHolder::ModuleHolder;
   explicit Softplus(SoftplusOptions options = {}) : ModuleHolder(std::make_shared<SoftplusImpl>(options)) {}
+};
+
+class Softmax : public ModuleHolder<SoftmaxImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  // A template, so that Softmax(0) is the dim 0 rather than an ambiguous null holder.
+  template <std::integral Dim>
+  explicit Softmax(Dim dim) : ModuleHolder(std::make_shared<SoftmaxImpl>(static_cast<int64_t>(dim))) {}
+  explicit Softmax(SoftmaxOptions options) : ModuleHolder(std::make_shared<SoftmaxImpl>(options)) {}
+};
+
+class LogSoftmax : public ModuleHolder<LogSoftmaxImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  // A template, so that LogSoftmax(0) is the dim 0 rather than an ambiguous null holder.
+  template <std::integral Dim>
+  explicit LogSoftmax(Dim dim) : ModuleHolder(std::make_shared<LogSoftmaxImpl>(static_cast<int64_t>(dim))) {}
+  explicit LogSoftmax(LogSoftmaxOptions options) : ModuleHolder(std::make_shared<LogSoftmaxImpl>(options)) {}
 };
 
 }  // namespace ember::nn

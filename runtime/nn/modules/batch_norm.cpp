@@ -1,0 +1,136 @@
+// nn::BatchNorm1d: the checks, the normalisation and the update of the running estimates.
+#include "runtime/nn/modules/batch_norm.h"
+
+#include "runtime/functional.h"
+#include "runtime/nn/init.h"
+#include "runtime/nn/python_repr.h"
+#include "runtime/nn/training_guard.h"
+
+namespace ember::nn {
+
+namespace {
+
+bool is_16_bit_float(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
+
+// A [C] tensor shaped to broadcast along dim 1 of an input of `input_dim` dims: [C] or [C, 1].
+Tensor per_channel(const Tensor& values, int64_t input_dim) {
+  return input_dim == 2 ? values : values.unsqueeze(1);
+}
+
+// How many values each channel's statistics are taken over: N, or N * L.
+int64_t values_per_channel(const Tensor& input) {
+  return input.sizes()[0] * (input.dim() == 3 ? input.sizes()[2] : 1);
+}
+
+}  // namespace
+
+BatchNorm1dImpl::BatchNorm1dImpl(BatchNorm1dOptions options, Where where)
+    : Module("BatchNorm1d"), options_(options) {
+  CallSiteScope site(where);
+  check(options.num_features >= 0, "BatchNorm1d: num_features must be non-negative, got {}", options.num_features);
+  check(is_floating(options.dtype), "BatchNorm1d: dtype must be a floating-point type, got {}", options.dtype);
+  const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
+  const Dims channels{options.num_features};
+  if (options.affine) {
+    weight = register_parameter("weight", empty(channels, tensor_options));
+    bias = register_parameter("bias", empty(channels, tensor_options));
+  }
+  if (options.track_running_stats) {
+    running_mean = register_buffer("running_mean", empty(channels, tensor_options));
+    running_var = register_buffer("running_var", empty(channels, tensor_options));
+    num_batches_tracked =
+        register_buffer("num_batches_tracked", zeros({}, {.dtype = DType::Int64, .device = options.device}));
+  }
+  reset_parameters();
+}
+
+void BatchNorm1dImpl::reset_running_stats() {
+  if (!options_.track_running_stats) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1.0);
+  num_batches_tracked.zero_();
+}
+
+void BatchNorm1dImpl::reset_parameters() {
+  reset_running_stats();
+  if (!weight.defined()) return;
+  init::ones_(weight);
+  init::zeros_(bias);
+}
+
+void BatchNorm1dImpl::check_input(const Tensor& input, bool batch_statistics) const {
+  check(input.defined(), "BatchNorm1d: the input is an undefined tensor");
+  check(input.dim() == 2 || input.dim() == 3, "BatchNorm1d: expected 2D or 3D input (got {}D input of shape {})",
+        input.dim(), input.sizes());
+  // PyTorch says "running_mean should contain 4 elements not 3"; this names the input's dim instead.
+  check(input.sizes()[1] == options_.num_features,
+        "BatchNorm1d: expected input with {} channels (num_features) in dim 1, got {} (input shape {})",
+        options_.num_features, input.sizes()[1], input.sizes());
+  check(input.is_floating_point(), "BatchNorm1d: expected a floating-point input, got dtype {}", input.dtype());
+  const Tensor& own = weight.defined() ? weight : running_mean;
+  if (own.defined()) {
+    check(input.dtype() == own.dtype() || (is_16_bit_float(input.dtype()) && own.dtype() == kFloat32),
+          "BatchNorm1d: input of dtype {} does not match the module's dtype {} (only a float16 or bfloat16 input "
+          "may meet float32 parameters; convert one with to())",
+          input.dtype(), own.dtype());
+  }
+  // One value per channel has no variance to normalise by (PyTorch's _verify_batch_size).
+  check(!batch_statistics || values_per_channel(input) != 1,
+        "BatchNorm1d: Expected more than 1 value per channel when training, got input size {}", input.sizes());
+}
+
+Tensor BatchNorm1dImpl::forward(const Tensor& input, Where where) {
+  CallSiteScope site(where);
+  // The flag chooses the statistics only when there are running ones; only then is it guarded.
+  const bool training = options_.track_running_stats ? training_for_forward(*this) : is_training();
+  const bool batch_statistics = training || !options_.track_running_stats;
+  check_input(input, batch_statistics);
+  const Tensor& own = weight.defined() ? weight : running_mean;
+  const bool upcast = own.defined() && own.dtype() != input.dtype();
+  const Tensor x = upcast ? input.to(own.dtype()) : input;
+  const int64_t dim = x.dim();
+  Tensor channel_mean = running_mean;
+  Tensor channel_var = running_var;
+  if (batch_statistics) {
+    const Dims over = dim == 2 ? Dims{0} : Dims{0, 2};
+    channel_mean = mean(x, over);
+    channel_var = var(x, over, /*correction=*/0);
+    if (training && options_.track_running_stats) update_running_stats(channel_mean, channel_var, values_per_channel(x));
+  }
+  Tensor y = (x - per_channel(channel_mean, dim)) * per_channel(rsqrt(channel_var + options_.eps), dim);
+  if (weight.defined()) y = y * per_channel(weight, dim) + per_channel(bias, dim);
+  return upcast ? y.to(input.dtype()) : y;
+}
+
+void BatchNorm1dImpl::update_running_stats(const Tensor& batch_mean, const Tensor& batch_var, int64_t count) {
+  NoGradGuard no_grad;
+  num_batches_tracked.copy_(add(num_batches_tracked, 1.0));
+  // An empty batch leaves the estimates as they are, as PyTorch's batch_norm returns before its
+  // update (its mean would be NaN); the count above still advances, as PyTorch's does.
+  if (count == 0) return;
+  const Tensor unbiased_var = batch_var * (static_cast<double>(count) / static_cast<double>(count - 1));
+  // PyTorch's order: factor * batch + (1 - factor) * running.
+  const auto blend = [](Tensor& running, const Tensor& batch, const auto& factor) {
+    running.copy_(batch * factor + running * (1.0 - factor));
+  };
+  if (options_.momentum.has_value()) {
+    blend(running_mean, batch_mean, *options_.momentum);
+    blend(running_var, unbiased_var, *options_.momentum);
+    return;
+  }
+  // The cumulative average: 1 / num_batches_tracked, taken in float64 and rounded once to the
+  // estimates' dtype as PyTorch's 1.0 / float(num_batches_tracked) is; a tensor, not a host
+  // number, so a compiled step reads the count of each replay.
+  const Tensor factor = reciprocal(num_batches_tracked.to(DType::Float64)).to(running_mean.dtype());
+  blend(running_mean, batch_mean, factor);
+  blend(running_var, unbiased_var, factor);
+}
+
+std::string BatchNorm1dImpl::extra_repr() const {
+  return fmt::format("{}, eps={}, momentum={}, affine={}, track_running_stats={}", options_.num_features,
+                     python_float(options_.eps), options_.momentum ? python_float(*options_.momentum) : "None",
+                     python_bool(options_.affine), python_bool(options_.track_running_stats));
+}
+
+}  // namespace ember::nn

@@ -5,6 +5,8 @@
 #include <unordered_set>
 
 #include "runtime/dispatch.h"
+#include "runtime/functional.h"
+#include "runtime/memory/overlap.h"
 #include "runtime/zero_grad.h"
 
 namespace ember::optim {
@@ -50,6 +52,18 @@ Tensor run_closure(const LossClosure& closure) {
   AutoGradMode enable_grad(true);
   CallSiteSuspend closure_lines;
   return closure();
+}
+
+Tensor new_state_buffer(const Tensor& param, double value) {
+  const DispatchModesHidden outside_capture;
+  return full(param.sizes(), value, {.dtype = param.dtype(), .device = param.device()});
+}
+
+void check_updatable(const std::string& optimizer, const Tensor& param, size_t group, size_t index) {
+  check(!has_internal_overlap(param),
+        "{}: parameter {} of group {} (shape {}, strides {}) is expanded: several of its elements share one "
+        "address, so it cannot be updated in place; clone() it first",
+        optimizer, index, group, param.sizes(), param.strides());
 }
 
 bool option_added_later(std::string_view option) { return option == "maximize"; }

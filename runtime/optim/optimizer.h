@@ -108,6 +108,14 @@ std::string state_key(size_t index, const char* field);
 bool option_added_later(std::string_view option);
 // Calls `closure` with gradients enabled and returns its loss; undefined without a closure.
 Tensor run_closure(const LossClosure& closure);
+// A buffer of `param`'s shape, dtype and device filled with `value`, for optimizer state. Made
+// outside any dispatch mode: a compiled step then binds it as state it reads and writes back, and
+// its replays carry it on (a buffer made inside the graph would be made anew by every replay).
+Tensor new_state_buffer(const Tensor& param, double value);
+// Refuses parameter `index` of group `group` when an in-place update cannot write it (an expanded
+// tensor: several elements at one address). Optimizers whose update is several ops call it before
+// the first, so a refused parameter's state stays as it was.
+void check_updatable(const std::string& optimizer, const Tensor& param, size_t group, size_t index);
 }  // namespace detail
 
 // Options: an aggregate with a `double lr`, `void validate(const char* optimizer) const` and

@@ -159,3 +159,38 @@ TEST_CASE("RMSprop refuses an expanded parameter before changing its state, nami
   CHECK(optimizer.state(expanded) == nullptr);
   CHECK(expanded.to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
 }
+
+TEST_CASE("RMSprop reads a gradient that partly overlaps its parameter before writing the parameter") {
+  // PyTorch's addcdiv_ refuses such a gradient; ember's update computes the whole direction first,
+  // so the step is the one a separate copy of the gradient gives.
+  Tensor base = from_vector<float>({1.0f, 2.0f, 3.0f, 4.0f});
+  Tensor param = base.narrow(0, 0, 3).detach().requires_grad_();
+  Tensor copy = from_vector<float>({1.0f, 2.0f, 3.0f}).requires_grad_();
+  optim::RMSprop overlapping({param}, {.lr = 0.1, .weight_decay = 0.1});
+  optim::RMSprop separate({copy}, {.lr = 0.1, .weight_decay = 0.1});
+  param.set_grad(base.narrow(0, 1, 3));
+  copy.set_grad(from_vector<float>({2.0f, 3.0f, 4.0f}));
+  overlapping.step();
+  separate.step();
+  CHECK(param.to_vector<float>() == copy.to_vector<float>());
+}
+
+TEST_CASE("RMSprop makes the momentum and centered buffers when those options are turned on later") {
+  const Problem problem;
+  std::vector<Tensor> params = problem.make_params(kFloat64);
+  optim::RMSprop optimizer(params, {.lr = 0.01});
+  RmspropReference reference(problem.initial[0]);
+  optim::RMSpropOptions options{.lr = 0.01};
+  for (int step = 0; step < 4; ++step) {
+    if (step == 2) {  // PyTorch would raise KeyError: the buffers start from zero here
+      options.momentum = 0.5;
+      options.centered = true;
+      optimizer.param_groups()[0].options = options;
+    }
+    problem.set_grads(params, step);
+    optimizer.step();
+    reference.step(Problem::grad(0, 6, step), options);
+  }
+  check_close(params[0], reference.param, 1e-12);
+  check_close(optimizer.state(params[0])->grad_avg, reference.grad_avg, 1e-12);
+}

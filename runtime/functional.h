@@ -13,6 +13,7 @@
 
 #include "kernels/gemm_activation.h"
 #include "runtime/functional_shape_ops.h"
+#include "runtime/functional_sort.h"
 #include "runtime/tensor.h"
 
 namespace ember {

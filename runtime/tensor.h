@@ -10,6 +10,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -198,6 +199,16 @@ class Tensor {
   Tensor max(Where where = Where::current()) const;
   Tensor min(Where where = Where::current()) const;
   Tensor argmax(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  // Along a dim: (values, int64 indices), as libtorch's t.max(dim) (tensor_methods_sort.cpp).
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false,
+                                  Where where = Where::current()) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+                                  Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false,
+                                      Where where = Where::current()) const;
   Tensor isnan(Where where = Where::current()) const;
   Tensor isinf(Where where = Where::current()) const;
   Tensor isfinite(Where where = Where::current()) const;

@@ -197,8 +197,12 @@ void CaptureMode::on_host_effect(const std::string& what, const std::function<vo
   pending_effect_positions_.push_back(static_cast<int>(graph_.nodes.size()));
 }
 
-void CaptureMode::on_host_guard(const std::string& what, const std::function<bool()>& holds) {
-  host_guards_.push_back({what, holds});
+void CaptureMode::on_host_guard(const std::string& what, const std::function<bool()>& holds, const void* owner) {
+  // The same condition on the same object read again (a container indexed once per layer): one
+  // guard checks it, and explain() lists it once.
+  const auto same = [&](const HostGuard& guard) { return guard.owner == owner && guard.what == what; };
+  if (owner != nullptr && std::any_of(host_guards_.begin(), host_guards_.end(), same)) return;
+  host_guards_.push_back({what, holds, owner});
 }
 
 void CaptureMode::finish(std::span<const Tensor> outputs) {

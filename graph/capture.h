@@ -49,7 +49,7 @@ class CaptureMode final : public DispatchMode {
   void on_host_read(const char* what, const Tensor& tensor) override;
   void on_alias(const Tensor& source, const Tensor& alias) override;
   void on_host_state_change(const std::string& what) override;
-  void on_host_guard(const std::string& what, const std::function<bool()>& holds) override;
+  void on_host_guard(const std::string& what, const std::function<bool()>& holds, const void* owner) override;
   void on_host_effect(const std::string& what, const std::function<void()>& replay) override;
   void on_grad_set(const Tensor& leaf) override;
   void on_grad_absent(const Tensor& leaf) override;

@@ -136,9 +136,9 @@ void notify_alias(const Tensor& source, const Tensor& alias) {
   for (DispatchMode* mode : mode_stack) mode->on_alias(source, alias);
 }
 
-void notify_host_guard(const std::string& what, const std::function<bool()>& holds) {
+void notify_host_guard(const std::string& what, const std::function<bool()>& holds, const void* owner) {
   if (mode_stack.empty()) [[likely]] return;
-  for (DispatchMode* mode : mode_stack) mode->on_host_guard(what, holds);
+  for (DispatchMode* mode : mode_stack) mode->on_host_guard(what, holds, owner);
 }
 
 void notify_grad_set(const Tensor& leaf) {

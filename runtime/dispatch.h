@@ -44,8 +44,9 @@ class DispatchMode {
   virtual void on_host_state_change(const std::string& what) {}
   // Called when code takes a branch on host state the dispatcher cannot see (a Dropout module's
   // training flag); a capture mode keeps `holds` as a guard, and a replay whose guard no longer
-  // holds recompiles instead of replaying the other branch.
-  virtual void on_host_guard(const std::string& what, const std::function<bool()>& holds) {}
+  // holds recompiles instead of replaying the other branch. `owner` (may be null) identifies the
+  // state: a mode may keep one guard per owner and `what`.
+  virtual void on_host_guard(const std::string& what, const std::function<bool()>& holds, const void* owner) {}
   // Called when code changes host state in a way it can repeat by itself (an LR scheduler's
   // step()); a capture mode keeps `replay` and calls it at the same point of every replay.
   virtual void on_host_effect(const std::string& what, const std::function<void()>& replay) {}
@@ -72,11 +73,14 @@ Tensor host_values(const char* what, const Tensor& tensor, bool dense);
 // Tells the installed modes that `alias` is `source` without its history (no-op without modes).
 void notify_alias(const Tensor& source, const Tensor& alias);
 // Tells the installed modes that the code's path depends on `what` staying true (no-op without modes).
-void notify_host_guard(const std::string& what, const std::function<bool()>& holds);
+// `owner`, when given, is the object whose state `holds` reads: code that reads one object many times
+// in a step (a ModuleList indexed per layer) then adds one guard, not one per read.
+void notify_host_guard(const std::string& what, const std::function<bool()>& holds, const void* owner = nullptr);
 // One such condition, as a capture keeps it: a description and a check to run before replays.
 struct HostGuard {
   std::string what;
   std::function<bool()> holds;
+  const void* owner = nullptr;  // compared only, never dereferenced
 };
 // Tells the installed modes that `leaf`'s .grad was set or cleared (no-op without modes).
 void notify_grad_set(const Tensor& leaf);

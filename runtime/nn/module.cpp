@@ -82,6 +82,7 @@ void Module::add_child(std::string name, std::shared_ptr<Module> child, Where wh
   check_new_name(name, "submodule");
   check(child != nullptr, "{}: register_module('{}') got an empty module", name_, name);
   children_.insert(std::move(name), std::move(child));
+  ++children_version_;
 }
 
 void Module::replace_module(const std::string& name, std::shared_ptr<Module> module, Where where) {
@@ -90,6 +91,7 @@ void Module::replace_module(const std::string& name, std::shared_ptr<Module> mod
   std::shared_ptr<Module>* existing = children_.find(name);
   check(existing != nullptr, "{}: replace_module: no submodule '{}' to replace", name_, name);
   *existing = std::move(module);
+  ++children_version_;
 }
 
 std::shared_ptr<Module> Module::unregister_module(const std::string& name, Where where) {
@@ -98,7 +100,25 @@ std::shared_ptr<Module> Module::unregister_module(const std::string& name, Where
   check(existing != nullptr, "{}: unregister_module: no submodule '{}'", name_, name);
   std::shared_ptr<Module> removed = *existing;
   children_.erase(name);
+  ++children_version_;
   return removed;
+}
+
+void Module::guard_host_state(const std::string& what, std::function<bool(const Module&)> holds) const {
+  // The liveness token, not weak_from_this(): a module on the stack or inside another object has
+  // no shared_ptr, and its guard must still find it, or learn that it is gone.
+  notify_host_guard(
+      what,
+      [alive = std::weak_ptr<const bool>(liveness_), module = this, holds = std::move(holds)] {
+        return !alive.expired() && holds(*module);
+      },
+      this);
+}
+
+void Module::guard_children() const {
+  if (!dispatch_mode_active()) [[likely]] return;
+  guard_host_state(fmt::format("{}'s {} modules unchanged", name_, children_.size()),
+                   [version = children_version_](const Module& module) { return module.children_version_ == version; });
 }
 
 void Module::check_new_name(const std::string& name, const char* what) const {
@@ -133,6 +153,7 @@ OrderedDict<Tensor> Module::named_buffers(bool recurse) const {
 std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
 
 OrderedDict<std::shared_ptr<Module>> Module::named_children() const {
+  guard_children();  // code looping over the children inside a compiled step replays only while they stay
   OrderedDict<std::shared_ptr<Module>> result;
   std::unordered_set<const Module*> seen;
   for (const auto& [name, child] : children_)
@@ -160,6 +181,7 @@ OrderedDict<std::shared_ptr<Module>> Module::named_modules(bool include_self) {
 
 void Module::collect_named_modules(const std::string& prefix, std::unordered_set<const Module*>& seen,
                                    OrderedDict<std::shared_ptr<Module>>& out) {
+  guard_children();
   for (const auto& [name, child] : children_) {
     // A module registered twice (Sequential(lin, lin)) is listed once, under its first name, and
     // its subtree is not walked again: Python PyTorch's remove_duplicate, the rule parameters follow.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -125,6 +126,17 @@ class Module : public std::enable_shared_from_this<Module> {
   // What str() prints between the parentheses: "in_features=2, out_features=3, bias=True".
   virtual std::string extra_repr() const { return ""; }
 
+  // For code whose path inside ember::compile depends on this module's host state (Dropout's
+  // training flag, a container's modules): reports the guard that `holds(*this)` stays true
+  // (notify_host_guard), so that a call after a change recompiles instead of replaying the path
+  // captured. The guard does not keep the module alive; once it is destroyed the guard fails.
+  void guard_host_state(const std::string& what, std::function<bool(const Module&)> holds) const;
+  // guard_host_state on this module's children, while a dispatch mode records: a child added,
+  // replaced or removed after the capture recompiles, as torch.compile guards a module's _modules.
+  // The containers call it wherever they hand out their modules, Sequential in its forward, and so
+  // do named_children() and named_modules() (parameters() and the other tree walks do not).
+  void guard_children() const;
+
  private:
   // module.cpp's tree walk reads the registry itself, every name included, without the copy
   // named_children() makes (parameters() runs it in every zero_grad).
@@ -142,6 +154,10 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<Tensor> buffers_;
   std::unordered_set<std::string> non_persistent_buffers_;
   OrderedDict<std::shared_ptr<Module>> children_;
+  uint64_t children_version_ = 0;  // counts the changes to children_, for guard_children
+  // Expires when this module is destroyed: what a guard_host_state guard checks before it reads the
+  // module, whether the module is owned by a shared_ptr or not (a local, a member by value).
+  std::shared_ptr<const bool> liveness_ = std::make_shared<const bool>(true);
   bool training_ = true;
 };
 

@@ -36,6 +36,7 @@ void ModuleDictImpl::clear() {
 }
 
 std::shared_ptr<Module> ModuleDictImpl::ptr(const std::string& key, Where where) const {
+  guard_children();
   const std::shared_ptr<Module>* module = modules_.find(key);
   if (module == nullptr) [[unlikely]] {
     CallSiteScope site(where);

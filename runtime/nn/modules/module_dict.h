@@ -40,9 +40,17 @@ class ModuleDictImpl : public Module {
   std::shared_ptr<Module> pop(const std::string& key, Where where = Where::current());
   void clear();
 
-  bool contains(const std::string& key) const { return modules_.contains(key); }
-  size_t size() const { return modules_.size(); }
-  bool empty() const { return modules_.empty(); }
+  // These, the lookups and the listings report a guard to a compile capture (guard_children): a
+  // step that read the dict replays only while it holds the same modules under the same keys.
+  bool contains(const std::string& key) const {
+    guard_children();
+    return modules_.contains(key);
+  }
+  size_t size() const {
+    guard_children();
+    return modules_.size();
+  }
+  bool empty() const { return size() == 0; }
   bool is_empty() const { return empty(); }  // libtorch's name
 
   // The module under `key`; a missing key is an error naming the keys there are.
@@ -58,10 +66,22 @@ class ModuleDictImpl : public Module {
   }
 
   // Every entry, a module stored under two keys under both (PyTorch's keys(), values(), items()).
-  std::vector<std::string> keys() const { return modules_.keys(); }
-  std::vector<std::shared_ptr<Module>> values() const { return modules_.values(); }
-  const std::vector<OrderedDict<std::shared_ptr<Module>>::Item>& items() const { return modules_.items(); }
-  auto begin() const { return modules_.begin(); }
+  std::vector<std::string> keys() const {
+    guard_children();
+    return modules_.keys();
+  }
+  std::vector<std::shared_ptr<Module>> values() const {
+    guard_children();
+    return modules_.values();
+  }
+  const std::vector<OrderedDict<std::shared_ptr<Module>>::Item>& items() const {
+    guard_children();
+    return modules_.items();
+  }
+  auto begin() const {
+    guard_children();
+    return modules_.begin();
+  }
   auto end() const { return modules_.end(); }
 
  private:

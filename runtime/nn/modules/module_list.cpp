@@ -35,6 +35,7 @@ size_t ModuleListImpl::position(int64_t index, size_t count, const char* what, W
 }
 
 std::shared_ptr<Module> ModuleListImpl::ptr(int64_t index, Where where) const {
+  guard_children();
   return modules_[position(index, modules_.size(), "index", where)];
 }
 

@@ -43,8 +43,13 @@ class ModuleListImpl : public Module {
   // list.insert); the modules after it move up one name ("2" becomes "3").
   void insert(int64_t index, ModulePointer module, Where where = Where::current());
 
-  size_t size() const { return modules_.size(); }
-  bool empty() const { return modules_.empty(); }
+  // These, the lookups and begin() report a guard to a compile capture (guard_children): a step
+  // that looped over the list replays only while it holds the same modules.
+  size_t size() const {
+    guard_children();
+    return modules_.size();
+  }
+  bool empty() const { return size() == 0; }
   bool is_empty() const { return empty(); }  // libtorch's name
 
   // The module at `index` (negative counts from the end, as in Python); out of range is an error.
@@ -59,7 +64,10 @@ class ModuleListImpl : public Module {
     return typed;
   }
 
-  auto begin() const { return modules_.begin(); }
+  auto begin() const {
+    guard_children();
+    return modules_.begin();
+  }
   auto end() const { return modules_.end(); }
 
   // torch's ModuleList.__repr__: runs of entries that print alike fold into "(0-2): 3 x Linear(...)".

@@ -14,6 +14,7 @@ void SequentialImpl::push_back(std::string name, AnyModule module) {
 
 Tensor SequentialImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);
+  guard_children();  // a compiled step that ran these modules must not replay after push_back
   check(!modules_.empty(), "Sequential: forward on an empty Sequential");
   Tensor output = modules_.front().forward(input);
   for (size_t i = 1; i < modules_.size(); ++i) output = modules_[i].forward(output);
@@ -21,6 +22,7 @@ Tensor SequentialImpl::forward(const Tensor& input, Where where) {
 }
 
 std::shared_ptr<Module> SequentialImpl::operator[](size_t index) const {
+  guard_children();
   check(index < modules_.size(), "Sequential: index {} out of range for {} modules", index, modules_.size());
   return modules_[index].ptr();
 }

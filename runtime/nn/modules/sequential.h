@@ -51,8 +51,13 @@ class SequentialImpl : public Module {
   // Runs the modules in order; errors inside name the caller's line.
   Tensor forward(const Tensor& input, Where where = Where::current());
 
-  size_t size() const { return modules_.size(); }
-  bool empty() const { return modules_.empty(); }
+  // These, [] and at() report a guard to a compile capture (guard_children): code that loops
+  // over the modules replays only while they are the same.
+  size_t size() const {
+    guard_children();
+    return modules_.size();
+  }
+  bool empty() const { return size() == 0; }
   // The module at `index` (range-checked).
   std::shared_ptr<Module> operator[](size_t index) const;
   // The module at `index` as its concrete type: seq->at<LinearImpl>(0)->weight.

@@ -2,6 +2,7 @@
 // holders and Sequential, printing.
 #include <doctest/doctest.h>
 
+#include "error_of.h"
 #include "runtime/ember.h"
 
 using namespace ember;
@@ -215,4 +216,37 @@ TEST_CASE("Sequential names children by position and checks indices") {
   // Copying the holder shares the module.
   nn::Sequential alias = model;
   CHECK(alias.ptr() == model.ptr());
+}
+
+TEST_CASE("Sequential, ModuleList and ModuleDict take Python's indices and name the caller's line") {
+  auto model = nn::Sequential(nn::Linear(2, 3), nn::ReLU(), nn::Linear(3, 1));
+  // torch: model[-1] is model[2], model[-3] model[0]
+  CHECK((*model)[-1] == (*model)[2]);
+  CHECK(model->at<nn::LinearImpl>(-3)->weight.sizes() == Dims{3, 2});
+  CHECK(model->ptr(-2)->name() == "ReLU");
+  int line = __LINE__ + 1;
+  std::string message = testing::error_of([&] { (void)(*model)[-4]; });
+  CHECK(message.starts_with("Sequential: index -4 out of range for 3 modules"));
+  CHECK(testing::names_line(message, line));
+  line = __LINE__ + 1;
+  message = testing::error_of([&] { (void)model->at<nn::LinearImpl>(-2); });
+  CHECK(message.starts_with("Sequential: module -2 is a ReLU, not the requested type"));
+  CHECK(testing::names_line(message, line));
+
+  auto layers = nn::ModuleList(nn::Linear(2, 2));
+  line = __LINE__ + 1;
+  message = testing::error_of([&] { (void)(*layers)[1]; });
+  CHECK(message.starts_with("ModuleList: index 1 is out of range for 1 modules"));
+  CHECK(testing::names_line(message, line));  // was module_list.h's line
+
+  auto heads = nn::ModuleDict({{"a", nn::Linear(2, 2)}});
+  const std::string key = "b";
+  line = __LINE__ + 1;
+  message = testing::error_of([&] { (void)(*heads)["b"]; });
+  CHECK(message.starts_with("ModuleDict: no module under key 'b' (keys: [\"a\"])"));
+  CHECK(testing::names_line(message, line));
+  line = __LINE__ + 1;
+  message = testing::error_of([&] { (void)(*heads)[key]; });
+  CHECK(testing::names_line(message, line));
+  CHECK((*heads)[std::string("a")] == heads->ptr("a"));
 }

@@ -53,8 +53,11 @@ class ModuleDictImpl : public Module {
   bool empty() const { return size() == 0; }
   bool is_empty() const { return empty(); }  // libtorch's name
 
-  // The module under `key`; a missing key is an error naming the keys there are.
-  std::shared_ptr<Module> operator[](const std::string& key) const { return ptr(key); }
+  // The module under `key`; a missing key is an error naming the keys there are and the caller's
+  // line (Operand carries it through the operator; one overload per kind of key, since a literal
+  // would need two conversions to reach Operand<std::string>).
+  std::shared_ptr<Module> operator[](Operand<std::string> key) const { return ptr(key.value, key.where); }
+  std::shared_ptr<Module> operator[](Operand<const char*> key) const { return ptr(key.value, key.where); }
   std::shared_ptr<Module> ptr(const std::string& key, Where where = Where::current()) const;
   // The module under `key` as its concrete type: heads->at<LinearImpl>("class")->weight.
   template <typename Impl>

@@ -52,8 +52,9 @@ class ModuleListImpl : public Module {
   bool empty() const { return size() == 0; }
   bool is_empty() const { return empty(); }  // libtorch's name
 
-  // The module at `index` (negative counts from the end, as in Python); out of range is an error.
-  std::shared_ptr<Module> operator[](int64_t index) const { return ptr(index); }
+  // The module at `index` (negative counts from the end, as in Python); out of range is an error
+  // naming the caller's line (Operand carries it through the operator).
+  std::shared_ptr<Module> operator[](Operand<int64_t> index) const { return ptr(index.value, index.where); }
   std::shared_ptr<Module> ptr(int64_t index, Where where = Where::current()) const;
   // The module at `index` as its concrete type: layers->at<LinearImpl>(0)->weight.
   template <typename Impl>

@@ -21,10 +21,19 @@ Tensor SequentialImpl::forward(const Tensor& input, Where where) {
   return output;
 }
 
-std::shared_ptr<Module> SequentialImpl::operator[](size_t index) const {
+std::shared_ptr<Module> SequentialImpl::ptr(int64_t index, Where where) const {
   guard_children();
-  check(index < modules_.size(), "Sequential: index {} out of range for {} modules", index, modules_.size());
-  return modules_[index].ptr();
+  const auto count = static_cast<int64_t>(modules_.size());
+  if (index < -count || index >= count) [[unlikely]] {
+    CallSiteScope site(where);
+    fail("Sequential: index {} out of range for {} modules", index, count);
+  }
+  return modules_[static_cast<size_t>(index < 0 ? index + count : index)].ptr();
+}
+
+void SequentialImpl::fail_wrong_type(int64_t index, const Module& module, Where where) {
+  CallSiteScope site(where);
+  fail("Sequential: module {} is a {}, not the requested type", index, module.name());
 }
 
 }  // namespace ember::nn

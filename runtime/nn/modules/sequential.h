@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -58,18 +59,22 @@ class SequentialImpl : public Module {
     return modules_.size();
   }
   bool empty() const { return size() == 0; }
-  // The module at `index` (range-checked).
-  std::shared_ptr<Module> operator[](size_t index) const;
+  // The module at `index`, a negative one counting from the end as in Python (seq[-1] is the last);
+  // out of range is an error naming the caller's line (Operand carries it through the operator).
+  std::shared_ptr<Module> operator[](Operand<int64_t> index) const { return ptr(index.value, index.where); }
+  std::shared_ptr<Module> ptr(int64_t index, Where where = Where::current()) const;
   // The module at `index` as its concrete type: seq->at<LinearImpl>(0)->weight.
   template <typename Impl>
-  std::shared_ptr<Impl> at(size_t index) const {
-    auto typed = std::dynamic_pointer_cast<Impl>((*this)[index]);
-    check(typed != nullptr, "Sequential: module {} is a {}, not the requested type", index,
-          (*this)[index]->name());
+  std::shared_ptr<Impl> at(int64_t index, Where where = Where::current()) const {
+    std::shared_ptr<Module> module = ptr(index, where);
+    auto typed = std::dynamic_pointer_cast<Impl>(module);
+    if (typed == nullptr) fail_wrong_type(index, *module, where);
     return typed;
   }
 
  private:
+  [[noreturn]] static void fail_wrong_type(int64_t index, const Module& module, Where where);
+
   std::vector<AnyModule> modules_;
 };
 

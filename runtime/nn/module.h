@@ -94,6 +94,13 @@ class Module : public std::enable_shared_from_this<Module> {
   // Virtual for the containers that print their own way (ModuleList folds repeated entries).
   virtual std::string str() const;
 
+  // For code whose path inside ember::compile depends on this module's host state (the training
+  // flag, through nn::training_for_forward; a container's modules): reports the guard that
+  // `holds(*this)` stays true (notify_host_guard), so that a call after a change recompiles
+  // instead of replaying the path captured. The guard does not keep the module alive; once it is
+  // destroyed the guard fails. Public so that a user's module can guard its own host state.
+  void guard_host_state(const std::string& what, std::function<bool(const Module&)> holds) const;
+
  protected:
   // Registers a parameter (a leaf that requires grad unless told otherwise) and returns it.
   // Registration errors name the line of the module's code that registered.
@@ -126,11 +133,6 @@ class Module : public std::enable_shared_from_this<Module> {
   // What str() prints between the parentheses: "in_features=2, out_features=3, bias=True".
   virtual std::string extra_repr() const { return ""; }
 
-  // For code whose path inside ember::compile depends on this module's host state (Dropout's
-  // training flag, a container's modules): reports the guard that `holds(*this)` stays true
-  // (notify_host_guard), so that a call after a change recompiles instead of replaying the path
-  // captured. The guard does not keep the module alive; once it is destroyed the guard fails.
-  void guard_host_state(const std::string& what, std::function<bool(const Module&)> holds) const;
   // guard_host_state on this module's children, while a dispatch mode records: a child added,
   // replaced or removed after the capture recompiles, as torch.compile guards a module's _modules.
   // The containers call it wherever they hand out their modules, Sequential in its forward, and so

@@ -11,11 +11,10 @@ bool training_for_forward(const Module& module) {
   const bool training = module.is_training();
   if (dispatch_mode_active()) [[unlikely]] {
     // The description names the module with its settings: "Dropout(p=0.3).training == true".
-    notify_host_guard(fmt::format("{}.training == {}", module.str(), training),
-                      [self = module.weak_from_this(), training] {
-                        const std::shared_ptr<const Module> alive = self.lock();
-                        return alive != nullptr && alive->is_training() == training;
-                      });
+    // guard_host_state finds the module through its liveness token, so a module held by value (no
+    // shared_ptr) is guarded too, and a destroyed one fails the guard (recompiles).
+    module.guard_host_state(fmt::format("{}.training == {}", module.str(), training),
+                            [training](const Module& self) { return self.is_training() == training; });
   }
   return training;
 }

@@ -1,7 +1,8 @@
 // ember::compile with random ops: dropout (functional and nn::Dropout), rand and randn inside a
 // training step. Each replay reserves a fresh generator range, in eager's order, so a compiled
 // step draws exactly what the eager step would (never the capture's numbers again), and the
-// generator ends where eager leaves it. A Dropout module's train/eval flag is guarded.
+// generator ends where eager leaves it. A Dropout module's train/eval flag is guarded, also for a
+// Dropout not owned by a shared_ptr.
 #include <doctest/doctest.h>
 
 #include "fusion_test_util.h"
@@ -125,4 +126,19 @@ TEST_CASE("compile: rand and randn in a step, one of them unused, keep the gener
   }
   CHECK(compiled.state().replays() >= 5);
   for (size_t i = 1; i < results.size(); ++i) CHECK(results[i] != results[i - 1]);
+}
+
+TEST_CASE("compile: a Dropout module not owned by a shared_ptr replays, and eval() recompiles") {
+  NoGradGuard no_grad;
+  nn::DropoutImpl dropout(0.5);  // a local, as a member held by value would be: no shared_ptr to it
+  auto apply = ember::compile([&](const Tensor& x) { return dropout.forward(x); }, {.fullgraph = true});
+  const Tensor x = graph_test::seeded_randn({64}, 4200);
+  for (int call = 0; call < 4; ++call) apply(x);  // before: each call captured again ("no longer holds")
+  CHECK(apply.state().captures_made() == 1);
+  CHECK(apply.state().replays() == 2);
+  dropout.eval();
+  CHECK(graph_test::max_relative_error(apply(x), x) == 0);  // the identity, as eager's eval mode
+  REQUIRE(apply.state().recompile_reasons().size() == 1);
+  CHECK(apply.state().recompile_reasons()[0] ==
+        "the graph was captured with Dropout(p=0.5).training == true, which no longer holds");
 }

@@ -48,8 +48,10 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& a, int64_t k, int64_t dim, boo
         dim, k, length, a.sizes());
   auto [values, indices] = sort(a, dim, false, true, where);
   if (a.dim() == 0) return {values, indices};
-  values = values.narrow(wrapped, k - 1, 1);
-  indices = indices.narrow(wrapped, k - 1, 1);
+  // contiguous: PyTorch returns fresh tensors, so view() works on the results as on PyTorch's,
+  // which it would not on a narrow of the sorted rows (strided by the row length).
+  values = values.narrow(wrapped, k - 1, 1).contiguous();
+  indices = indices.narrow(wrapped, k - 1, 1).contiguous();
   if (keepdim) return {values, indices};
   return {values.squeeze(wrapped), indices.squeeze(wrapped)};
 }

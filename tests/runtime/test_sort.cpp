@@ -144,6 +144,22 @@ TEST_CASE("kthvalue is the k-th smallest along dim with its index, NaN largest, 
   CHECK(index.item<int64_t>() == 0);
 }
 
+TEST_CASE("kthvalue returns contiguous results, as PyTorch's fresh tensors, so view() works on them") {
+  const Tensor input = arange(24, {.dtype = kFloat64}).view({2, 3, 4});
+  for (int64_t dim : {1, 2}) {
+    for (bool keepdim : {false, true}) {
+      INFO("dim " << dim << " keepdim " << keepdim);
+      const auto [values, indices] = kthvalue(input, 2, dim, keepdim);
+      CHECK(values.is_contiguous());
+      CHECK(indices.is_contiguous());
+      const Tensor flat = values.view({-1});
+      check_exactly(flat, dim == 1 ? std::vector<double>{4, 5, 6, 7, 16, 17, 18, 19}
+                                   : std::vector<double>{1, 5, 9, 13, 17, 21});
+      check_exactly(indices.view({-1}), std::vector<double>(flat.numel(), 1.0));
+    }
+  }
+}
+
 TEST_CASE("max and min along a dim as Tensor methods: values and first indices, bool and NaN too") {
   const Tensor input = tied_tensor({3, 6}, 85, kFloat64);
   for (bool keepdim : {false, true}) {

@@ -38,6 +38,7 @@ void Adagrad::init_state(size_t group_index) {
 Tensor Adagrad::step_impl(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
+  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
   for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
   return loss;
 }
@@ -46,14 +47,12 @@ void Adagrad::step_group(size_t group_index) {
   const ParamGroup& group = param_groups()[group_index];
   const AdagradOptions& options = group.options;
   guard_hyperparameters(group_index);
-  for (size_t index = 0; index < group.params.size(); ++index) {
-    const Tensor& param = group.params[index];
+  for (const Tensor& param : group.params) {
     Tensor grad = param.grad();
     if (!grad.defined()) {
       notify_grad_absent(param);  // a compiled step recompiles once it has one
       continue;
     }
-    detail::check_updatable(name_, param, group_index, index);  // before any state is written
     // A parameter whose state load_state_dict did not restore, or one added through the base
     // class's add_param_group, starts from the initial state here.
     const AdagradParamState* existing = state(param);

@@ -113,8 +113,8 @@ Tensor run_closure(const LossClosure& closure);
 // its replays carry it on (a buffer made inside the graph would be made anew by every replay).
 Tensor new_state_buffer(const Tensor& param, double value);
 // Refuses parameter `index` of group `group` when an in-place update cannot write it (an expanded
-// tensor: several elements at one address). Optimizers whose update is several ops call it before
-// the first, so a refused parameter's state stays as it was.
+// tensor: several elements at one address). OptimizerBase::check_all_updatable runs it on every
+// parameter before a step whose update is several ops writes anything.
 void check_updatable(const std::string& optimizer, const Tensor& param, size_t group, size_t index);
 }  // namespace detail
 
@@ -232,6 +232,18 @@ class OptimizerBase : public Optimizer {
 
   // The state of `param`, default-constructed on first use.
   ParamState& state_for(const Tensor& param) { return state_[param.impl()]; }
+
+  // detail::check_updatable on every parameter with a gradient, in every group: an optimizer
+  // whose update is several ops per parameter calls it before updating the first, so a refused
+  // parameter leaves the whole step undone (no earlier parameter or state changed), as the
+  // multi-tensor steps of SGD and Adam, which check every parameter before writing any, do.
+  void check_all_updatable() const {
+    for (size_t group = 0; group < groups_.size(); ++group) {
+      const std::vector<Tensor>& params = groups_[group].params;
+      for (size_t index = 0; index < params.size(); ++index)
+        if (params[index].grad().defined()) detail::check_updatable(name_, params[index], group, index);
+    }
+  }
 
   // Under a compile capture every hyperparameter but lr (a per-call refresh) is baked into the
   // graph, and so are the groups and their parameters the step went over: a guard makes a replay

@@ -22,6 +22,7 @@ RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions options, Where where
 Tensor RMSprop::step_impl(const LossClosure& closure) {
   Tensor loss = detail::run_closure(closure);
   NoGradGuard no_grad;
+  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
   for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
   return loss;
 }
@@ -42,14 +43,12 @@ void RMSprop::step_group(size_t group_index) {
   const ParamGroup& group = param_groups()[group_index];
   const RMSpropOptions& options = group.options;
   guard_hyperparameters(group_index);
-  for (size_t index = 0; index < group.params.size(); ++index) {
-    const Tensor& param = group.params[index];
+  for (const Tensor& param : group.params) {
     Tensor grad = param.grad();
     if (!grad.defined()) {
       notify_grad_absent(param);  // a compiled step recompiles once it has one
       continue;
     }
-    detail::check_updatable(name_, param, group_index, index);  // before any state is written
     RMSpropParamState state = ready_state(param, options);
     if (options.weight_decay != 0.0) grad = grad.add(param, options.weight_decay);
     state.square_avg.mul_(options.alpha);

@@ -88,6 +88,21 @@ TEST_CASE("Adagrad's state exists from construction, and parameters without grad
   CHECK(values_of(optimizer.state(used)->sum) == std::vector<double>{3.25, 12.25});
 }
 
+TEST_CASE("Adagrad refusing a later expanded parameter leaves the earlier ones and their state as they were") {
+  Tensor first = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+  Tensor expanded = full({1}, 0.5, {.dtype = kFloat64}).expand({2}).detach().requires_grad_();
+  optim::Adagrad optimizer({first, expanded}, {.lr = 0.1, .initial_accumulator_value = 0.25});
+  first.set_grad(from_vector<double>({0.5, -1.0}, {2}, {.dtype = kFloat64}));
+  expanded.set_grad(ones({2}, {.dtype = kFloat64}));
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { optimizer.step(); });
+  CHECK(message.find("Adagrad: parameter 1 of group 0 (shape [2], strides [0]) is expanded") != std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK(values_of(first) == std::vector<double>{1.0, 2.0});
+  CHECK(optimizer.state(first)->step == 0);
+  CHECK(values_of(optimizer.state(first)->sum) == std::vector<double>{0.25, 0.25});
+}
+
 TEST_CASE("Adagrad param groups use their own options, and a scheduler's rates reach the update") {
   const Problem problem;
   std::vector<Tensor> params = problem.make_params(kFloat64);

@@ -160,6 +160,26 @@ TEST_CASE("RMSprop refuses an expanded parameter before changing its state, nami
   CHECK(expanded.to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
 }
 
+TEST_CASE("RMSprop refusing a later expanded parameter leaves the earlier ones and their state as they were") {
+  // Every parameter is checked before the first is written, so the failed step changes nothing
+  // (as SGD's and Adam's multi-tensor steps): a retry after clone() starts from the same point.
+  Tensor first = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+  Tensor expanded = full({1}, 0.5, {.dtype = kFloat64}).expand({2}).detach().requires_grad_();
+  optim::RMSprop optimizer({first}, {.lr = 0.1, .momentum = 0.5});
+  optimizer.add_param_group({expanded});
+  first.set_grad(from_vector<double>({0.5, -1.0}, {2}, {.dtype = kFloat64}));
+  optimizer.step();  // first has state now: its square_avg must not move either
+  const std::vector<double> square_avg = values_of(optimizer.state(first)->square_avg);
+  expanded.set_grad(ones({2}, {.dtype = kFloat64}));
+  const std::vector<double> before = values_of(first);
+  const std::string message = error_of([&] { optimizer.step(); });
+  CHECK(message.find("RMSprop: parameter 0 of group 1 (shape [2], strides [0]) is expanded") != std::string::npos);
+  CHECK(values_of(first) == before);
+  CHECK(optimizer.state(first)->step == 1);
+  CHECK(values_of(optimizer.state(first)->square_avg) == square_avg);
+  CHECK(optimizer.state(expanded) == nullptr);
+}
+
 TEST_CASE("RMSprop reads a gradient that partly overlaps its parameter before writing the parameter") {
   // PyTorch's addcdiv_ refuses such a gradient; ember's update computes the whole direction first,
   // so the step is the one a separate copy of the gradient gives.

@@ -83,6 +83,28 @@ TEST_CASE("loss modules pass gradients as their functions do") {
   CHECK(same_values(x.grad(), y.grad()));
 }
 
+TEST_CASE("a loss's weight and pos_weight that require grad receive the loss's gradient, as in PyTorch") {
+  // PyTorch's buffer is the caller's tensor, so a learned class weight gets its gradient; a
+  // detached copy would drop it silently.
+  const Tensor x = logits();
+  const Tensor module_weight = class_weight().requires_grad_();
+  const Tensor function_weight = class_weight().requires_grad_();
+  nn::CrossEntropyLoss criterion({.label_smoothing = 0.2, .weight = module_weight});
+  criterion(x, classes()).backward();
+  cross_entropy(x, classes(), {.label_smoothing = 0.2, .weight = function_weight}).backward();
+  REQUIRE(module_weight.grad().defined());
+  CHECK(same_values(module_weight.grad(), function_weight.grad()));
+
+  const Tensor a = random_tensor({4, 3}, 43, kFloat32);
+  const Tensor y = probabilities(44);
+  const Tensor module_pos = full({3}, 2.0).requires_grad_();
+  const Tensor function_pos = full({3}, 2.0).requires_grad_();
+  nn::BCEWithLogitsLoss({.pos_weight = module_pos})(a, y).backward();
+  binary_cross_entropy_with_logits(a, y, {}, Reduction::Mean, function_pos).backward();
+  REQUIRE(module_pos.grad().defined());
+  CHECK(same_values(module_pos.grad(), function_pos.grad()));
+}
+
 TEST_CASE("nn::Softmax and nn::LogSoftmax are softmax and log_softmax along their dim") {
   const Tensor x = random_tensor({2, 3, 4}, 31, kFloat32);
   CHECK(same_values(nn::Softmax(1)(x), softmax(x, 1)));

@@ -6,7 +6,9 @@ namespace ember::nn {
 
 Tensor LossModule::register_option_buffer(std::string name, const Tensor& tensor) {
   if (!tensor.defined()) return {};
-  return register_buffer(std::move(name), tensor.detach());
+  // A tensor that requires grad (a learned class weight) is registered itself: a detached alias
+  // would cut the loss's gradient to it, which PyTorch's buffer (the caller's own tensor) passes on.
+  return register_buffer(std::move(name), tensor.requires_grad() ? tensor : tensor.detach());
 }
 
 CrossEntropyLossImpl::CrossEntropyLossImpl(CrossEntropyLossOptions options)

@@ -53,7 +53,9 @@ class LossModule : public Module {
   // Registers `tensor` as the buffer `name` and returns the buffer; an undefined tensor registers
   // nothing (PyTorch's register_buffer(name, None)). The buffer is a detached alias of the
   // caller's tensor: it shares its memory, but to() converts the module's handle only, as PyTorch's
-  // module.to() replaces the module's tensor and leaves the caller's alone.
+  // module.to() replaces the module's tensor and leaves the caller's alone. A tensor that requires
+  // grad is registered itself, so the loss's gradient reaches it as in PyTorch; to() then converts
+  // the caller's tensor too, as it would a parameter.
   Tensor register_option_buffer(std::string name, const Tensor& tensor);
 };
 

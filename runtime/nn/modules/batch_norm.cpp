@@ -70,6 +70,10 @@ void BatchNorm1dImpl::check_input(const Tensor& input, bool batch_statistics) co
   check(input.is_floating_point(), "BatchNorm1d: expected a floating-point input, got dtype {}", input.dtype());
   const Tensor& own = weight.defined() ? weight : running_mean;
   if (own.defined()) {
+    // Checked here, before a training forward counts the batch: the update would throw midway.
+    check(input.device() == own.device(),
+          "BatchNorm1d: input on {} but the module's parameters and buffers are on {} (move one with to())",
+          input.device(), own.device());
     check(input.dtype() == own.dtype() || (is_16_bit_float(input.dtype()) && own.dtype() == kFloat32),
           "BatchNorm1d: input of dtype {} does not match the module's dtype {} (only a float16 or bfloat16 input "
           "may meet float32 parameters; convert one with to())",

@@ -1,6 +1,7 @@
 // nn::BatchNorm1d: the checks, the normalisation and the update of the running estimates.
 #include "runtime/nn/modules/batch_norm.h"
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 #include "runtime/nn/python_repr.h"

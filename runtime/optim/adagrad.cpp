@@ -44,15 +44,8 @@ Tensor Adagrad::step_impl(const LossClosure& closure) {
 }
 
 void Adagrad::step_group(size_t group_index) {
-  const ParamGroup& group = param_groups()[group_index];
-  const AdagradOptions& options = group.options;
-  guard_hyperparameters(group_index);
-  for (const Tensor& param : group.params) {
-    Tensor grad = param.grad();
-    if (!grad.defined()) {
-      notify_grad_absent(param);  // a compiled step recompiles once it has one
-      continue;
-    }
+  const AdagradOptions& options = param_groups()[group_index].options;
+  for_each_param_with_grad(group_index, [&](const Tensor& param, Tensor grad) {
     // A parameter whose state load_state_dict did not restore, or one added through the base
     // class's add_param_group, starts from the initial state here.
     const AdagradParamState* existing = state(param);
@@ -77,7 +70,7 @@ void Adagrad::step_group(size_t group_index) {
     Tensor(param).add_(direction, -decayed_lr(options.lr, options.lr_decay, step_count));
     state.step = step_count;
     state_for(param) = std::move(state);  // only once the update went through
-  }
+  });
 }
 
 }  // namespace ember::optim

@@ -78,15 +78,8 @@ AdamParamState AdamFamily<Decoupled>::ready_state(const Tensor& param, const Opt
 
 template <bool Decoupled>
 void AdamFamily<Decoupled>::step_each(size_t group_index) {
-  const auto& group = this->param_groups()[group_index];
-  const Options& options = group.options;
-  this->guard_hyperparameters(group_index);
-  for (const Tensor& param : group.params) {
-    const Tensor grad = param.grad();
-    if (!grad.defined()) {
-      notify_grad_absent(param);  // a compiled step recompiles once it has one
-      continue;
-    }
+  const Options& options = this->param_groups()[group_index].options;
+  this->for_each_param_with_grad(group_index, [&](const Tensor& param, const Tensor& grad) {
     AdamParamState state = ready_state(param, options);
     const int64_t step_count = state.step + 1;
     if (dispatch_mode_active()) {
@@ -102,7 +95,7 @@ void AdamFamily<Decoupled>::step_each(size_t group_index) {
                adam_args(options, step_count, Decoupled));
     state.step = step_count;
     this->state_for(param) = std::move(state);  // only once the update went through
-  }
+  });
 }
 
 // Parameters with a gradient, batched by (device, dtype, step count): the multi-tensor op takes

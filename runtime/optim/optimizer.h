@@ -245,6 +245,23 @@ class OptimizerBase : public Optimizer {
     }
   }
 
+  // Guards group `group_index`'s hyperparameters (see guard_hyperparameters), then calls
+  // update(param, grad) for each of its parameters that has a gradient, in order. One without a
+  // gradient is skipped, as PyTorch skips it, and reported to a compile capture, which recompiles
+  // once it has one.
+  template <typename Update>
+  void for_each_param_with_grad(size_t group_index, Update&& update) {
+    guard_hyperparameters(group_index);
+    for (const Tensor& param : groups_[group_index].params) {
+      Tensor grad = param.grad();
+      if (!grad.defined()) {
+        notify_grad_absent(param);
+        continue;
+      }
+      update(param, std::move(grad));
+    }
+  }
+
   // Under a compile capture every hyperparameter but lr (a per-call refresh) is baked into the
   // graph, and so are the groups and their parameters the step went over: a guard makes a replay
   // recompile once one of group `group`'s hyperparameters changed, a group was added or a

@@ -40,15 +40,8 @@ RMSpropParamState RMSprop::ready_state(const Tensor& param, const RMSpropOptions
 }
 
 void RMSprop::step_group(size_t group_index) {
-  const ParamGroup& group = param_groups()[group_index];
-  const RMSpropOptions& options = group.options;
-  guard_hyperparameters(group_index);
-  for (const Tensor& param : group.params) {
-    Tensor grad = param.grad();
-    if (!grad.defined()) {
-      notify_grad_absent(param);  // a compiled step recompiles once it has one
-      continue;
-    }
+  const RMSpropOptions& options = param_groups()[group_index].options;
+  for_each_param_with_grad(group_index, [&](const Tensor& param, Tensor grad) {
     RMSpropParamState state = ready_state(param, options);
     if (options.weight_decay != 0.0) grad = grad.add(param, options.weight_decay);
     state.square_avg.mul_(options.alpha);
@@ -78,7 +71,7 @@ void RMSprop::step_group(size_t group_index) {
     Tensor(param).add_(direction, -options.lr);
     state.step += 1;
     state_for(param) = std::move(state);  // only once the update went through
-  }
+  });
 }
 
 }  // namespace ember::optim

@@ -51,21 +51,14 @@ Tensor SGD::momentum_buffer(const Tensor& param, bool& first_step) const {
 }
 
 void SGD::step_each(size_t group_index) {
-  const ParamGroup& group = param_groups()[group_index];
-  const SGDOptions& options = group.options;
-  this->guard_hyperparameters(group_index);
+  const SGDOptions& options = param_groups()[group_index].options;
   SgdStepArgs args{.lr = options.lr,
                    .momentum = options.momentum,
                    .dampening = options.dampening,
                    .weight_decay = options.weight_decay,
                    .nesterov = options.nesterov,
                    .maximize = options.maximize};
-  for (const Tensor& param : group.params) {
-    const Tensor grad = param.grad();
-    if (!grad.defined()) {
-      notify_grad_absent(param);  // a compiled step recompiles once it has one
-      continue;
-    }
+  for_each_param_with_grad(group_index, [&](const Tensor& param, const Tensor& grad) {
     Tensor buffer;
     args.first_step = false;
     if (options.momentum != 0.0) buffer = momentum_buffer(param, args.first_step);
@@ -79,7 +72,7 @@ void SGD::step_each(size_t group_index) {
     }
     sgd_step_(param, grad, buffer, args);
     if (args.first_step) state_for(param).momentum_buffer = buffer;  // filled: state from now on
-  }
+  });
 }
 
 // Parameters with a gradient, batched by (device, dtype, first step of the buffer): the

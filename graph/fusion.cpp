@@ -47,9 +47,12 @@ std::string device_reason(Device device) {
 #endif
 }
 
-// Bit d set for each reduced dim; no dims means all (the sum/mean attribute convention).
+// Bit d set for each reduced dim; no dims means all (the sum/mean attribute convention). The
+// dims were checked when the op ran at capture; a 0-d tensor accepts dim 0 or -1 but has nothing
+// to reduce (as cpu::reduce_mask), and -1 must not become a shift by -1.
 uint32_t reduced_mask(const Dims& dims, int rank) {
-  if (dims.size() == 0) return rank == 0 ? 0u : (1u << rank) - 1u;
+  if (rank == 0) return 0u;
+  if (dims.size() == 0) return (1u << rank) - 1u;
   uint32_t mask = 0;
   for (int64_t dim : dims) mask |= 1u << (dim < 0 ? dim + rank : dim);
   return mask;

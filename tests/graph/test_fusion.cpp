@@ -89,6 +89,24 @@ TEST_CASE("fusion: a group node's inputs may broadcast, the fused node replays l
   CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[d]) <= 1e-6);
 }
 
+TEST_CASE("fusion: a sum of a 0-d value over dim -1 or 0 roots a group that reduces nothing") {
+  // dim -1 of a 0-d tensor once became a shift by -1 (undefined; the sanitizer build aborts).
+  for (const int64_t dim : {-1, 0}) {
+    CAPTURE(dim);
+    GraphBuilder builder;
+    const ValueId x = builder.input(scalar_tensor(3.0));
+    const ValueId squared = builder.node("mul", {x, x});
+    const ValueId total = builder.node("sum", {squared}, Attrs{{"dims", Dims{dim}}, {"keepdim", false}});
+    builder.graph.outputs = {total};
+    Graph graph = builder.graph;
+    REQUIRE(fuse_pointwise(graph) == 1);
+    verify(graph);
+    const Tensor fused = builder.run(graph).at(0);
+    CHECK(fused.dim() == 0);
+    CHECK(fused.item<float>() == 9.0f);
+  }
+}
+
 TEST_CASE("fusion: a single pointwise node and nodes on values escaping the group stay as they are") {
   GraphBuilder builder;
   const ValueId x = builder.input(graph_test::seeded_randn({5}, 7));

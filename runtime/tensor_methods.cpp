@@ -86,8 +86,20 @@ Tensor Tensor::sum(Where where) const { return ember::sum(*this, {}, false, wher
 Tensor Tensor::sum(const Dims& dims, bool keepdim, Where where) const { return ember::sum(*this, dims, keepdim, where); }
 Tensor Tensor::mean(Where where) const { return ember::mean(*this, {}, false, where); }
 Tensor Tensor::mean(const Dims& dims, bool keepdim, Where where) const { return ember::mean(*this, dims, keepdim, where); }
-Tensor Tensor::max(Where where) const { return ember::amax(*this, {}, false, where); }
-Tensor Tensor::min(Where where) const { return ember::amin(*this, {}, false, where); }
+// max() and min() reduce through amax / amin, whose own error for an empty tensor would name an op
+// the user did not call.
+Tensor Tensor::max(Where where) const {
+  CallSiteScope site(where);
+  check(numel() != 0, "max: cannot compute the maximum of an empty tensor (shape {}): the operation has no identity",
+        sizes());
+  return ember::amax(*this, {}, false, where);
+}
+Tensor Tensor::min(Where where) const {
+  CallSiteScope site(where);
+  check(numel() != 0, "min: cannot compute the minimum of an empty tensor (shape {}): the operation has no identity",
+        sizes());
+  return ember::amin(*this, {}, false, where);
+}
 Tensor Tensor::argmax(int64_t dim, bool keepdim, Where where) const { return ember::argmax(*this, dim, keepdim, where); }
 Tensor Tensor::isnan(Where where) const { return ember::isnan(*this, where); }
 Tensor Tensor::isinf(Where where) const { return ember::isinf(*this, where); }

@@ -74,6 +74,14 @@ TEST_CASE("max and min of 0-d and empty inputs: a 0-d input is its own maximum a
   CHECK(names_line(message, "test_reductions_max_norm.cpp", line));
   CHECK(error_of([] { min(zeros({2, 3}), 2); }).find("min: dim 2 is out of range for a tensor of rank 2") !=
         std::string::npos);
+  // The method over all elements names itself, not the amax / amin it runs on.
+  const int method_line = __LINE__ + 1;
+  const std::string of_all = error_of([] { zeros({0, 2}).max(); });
+  CHECK(of_all.find("max: cannot compute the maximum of an empty tensor (shape [0, 2]): the operation has no "
+                    "identity") != std::string::npos);
+  CHECK(names_line(of_all, "test_reductions_max_norm.cpp", method_line));
+  CHECK(error_of([] { zeros({0}).min(); }).find("min: cannot compute the minimum of an empty tensor (shape [0])") !=
+        std::string::npos);
 }
 
 TEST_CASE("the gradient of max and min along a dim reaches the selected element only") {
@@ -122,6 +130,19 @@ TEST_CASE("norm's gradients match finite differences, and are 0 at a zero vector
     const std::vector<double> gradient = values_of(zero_rows.grad());
     CHECK(std::vector<double>(gradient.begin(), gradient.begin() + 3) == std::vector<double>{0, 0, 0});
     if (p == 2.0) check_close(zero_rows.grad(), {0, 0, 0, 0.6, 0.8, 0}, 1e-15);
+  }
+  // For p < 1 a zero element's gradient is 0 (PyTorch's), not 0 * inf = NaN; the others' follow
+  // d/dx (sum |x|^p)^(1/p) = sign(x) |x|^(p-1) norm^(1-p), and a zero makes a negative norm flat.
+  const Tensor with_zero = from_vector<double>({0, 1, 4}).requires_grad_();
+  norm(with_zero, 0.5).backward();
+  check_close(with_zero.grad(), {0, 3, 1.5}, 1e-15);
+  const Tensor negative_p = from_vector<double>({0, 2, -4}).requires_grad_();
+  CHECK(norm(negative_p, -1.0).item() == 0.0);
+  norm(negative_p, -1.0).backward();
+  check_exactly(negative_p.grad(), {0, 0, 0});
+  for (double p : {0.5, -1.0}) {
+    INFO("p " << p);
+    gradcheck([&](const std::vector<Tensor>& t) { return norm(t[0], p, {1}); }, {random_tensor({3, 4}, 75)});
   }
 }
 

@@ -63,8 +63,16 @@ Tensor vector_norm(const Tensor& a, double p, const Dims& dims, bool keepdim) {
   if (p == 0.0) return to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
   if (p == 1.0) return sum(abs(a), dims, keepdim);
   if (p == 2.0) return root_flat_at_zero(sum(mul(a, a), dims, keepdim), [](const Tensor& v) { return sqrt(v); });
-  const Tensor powers = sum(pow(abs(a), p), dims, keepdim);
-  return root_flat_at_zero(powers, [p](const Tensor& v) { return pow(v, 1.0 / p); });
+  Tensor terms = pow(abs(a), p);
+  if (p < 1.0) {
+    // For p < 1, |x|^p has an infinite slope at 0 and abs's gradient there is 0: their product
+    // would be NaN where PyTorch's gradient is 0. A zero's term is the constant 0^p instead (0,
+    // or inf for p < 0, which makes the norm 0 as before).
+    const Tensor zero = eq(a, scalar_like(0.0, a));
+    const Tensor others = pow(abs(where(zero, scalar_like(1.0, a), a)), p);
+    terms = where(zero, scalar_like(std::pow(0.0, p), a), others);
+  }
+  return root_flat_at_zero(sum(terms, dims, keepdim), [p](const Tensor& v) { return pow(v, 1.0 / p); });
 }
 
 }  // namespace

@@ -125,25 +125,32 @@ Tensor prod_over(const Tensor& x, const Dims& dims) {
   return dispatch_one(op, {x}, {{"dims", dims}, {"keepdim", true}});
 }
 
-// d prod / d x_i is the product of the other elements of x_i's group, formed without dividing by
-// a zero (PyTorch's rule): prod / x_i when the group has no zero; with one zero, the product of
-// the others at the zero and 0 elsewhere; with two or more zeros, 0. With one zero the 0 elsewhere
-// is written as (the zero) * (others' product) / x_i, so its own derivative in the zero is right
-// too (create_graph); with two or more zeros the second derivative is taken as 0, as PyTorch's.
+// d prod / d x_i is the product of the other elements of x_i's group. PyTorch forms it from
+// exclusive running products; here it comes from the group's product P of its nonzero elements
+// and its count Z of zeros, never dividing by a zero, and so that a create_graph backward gets
+// the second derivative too (S, the sum of the group's zeros, is 0 with derivative 1 in each):
+//   Z = 0: P / x_i;
+//   Z = 1: P at the zero, (P / x_i) * S beside it;
+//   Z = 2: P * (S - x_i) at a zero (the other zero), 0 beside them;
+//   Z > 2: 0 (every second derivative is 0 too).
+// With a zero in the group, a P / x_i that overflowed counts as 0: inf * 0 would be NaN where
+// PyTorch's running products give 0.
 void prod_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& x = ctx.input(0);
   const Dims& dims = ctx.attrs.get<Dims>("dims");
   const Tensor zero = scalar_like(0.0, x), one = scalar_like(1.0, x);
   const Tensor is_zero = eq(x, zero);
   const Tensor zero_count = sum(is_zero, dims, true);  // int64, per group
+  auto zeros_are = [&](double count) { return eq(zero_count, scalar_like(count, zero_count)); };
   const Tensor nonzero_x = where(is_zero, one, x);
-  const Tensor others = prod_over(nonzero_x, dims);     // the group's nonzero elements multiplied
-  // 1 without a zero; the zero itself (0, with derivative 1 in it) with one.
-  const Tensor zero_factor = where(eq(zero_count, scalar_like(0.0, zero_count)), one,
-                                   sum(where(is_zero, x, zero), dims, true));
-  const Tensor at_nonzero = div(mul(others, zero_factor), nonzero_x);
-  const Tensor share = where(gt(zero_count, scalar_like(1.0, zero_count)), zero, where(is_zero, others, at_nonzero));
-  grads[0] = mul(restore_reduced_dims(ctx.grad(), ctx), share);
+  const Tensor product = prod_over(nonzero_x, dims);
+  const Tensor zeros_sum = sum(where(is_zero, x, zero), dims, true);
+  const Tensor quotient = div(product, nonzero_x);
+  const Tensor finite_quotient = where(isfinite(quotient), quotient, zero);
+  const Tensor beside_zeros =
+      where(zeros_are(0.0), quotient, where(zeros_are(1.0), mul(finite_quotient, zeros_sum), zero));
+  const Tensor at_zeros = where(zeros_are(1.0), product, where(zeros_are(2.0), mul(product, sub(zeros_sum, x)), zero));
+  grads[0] = mul(restore_reduced_dims(ctx.grad(), ctx), where(is_zero, at_zeros, beside_zeros));
 }
 
 // d var / d x = 2 (x - mean) / (N - correction).

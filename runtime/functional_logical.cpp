@@ -79,21 +79,33 @@ Tensor count_nonzero(const Tensor& a, const Dims& dims, Where where) {
   return sum(ne(a, ops::scalar_like(0.0, a)), dims, false);
 }
 
+namespace {
+
+// PyTorch's dtype argument of prod and cumsum: the input is converted to it and so is the result.
+// The ops promote integers to int64, so another integer dtype is computed in int64 and narrowed
+// after, which wraps exactly as computing in it would (sums and products agree modulo 2^32).
+Tensor run_in_dtype(const OpDef& op, const Tensor& a, std::optional<DType> dtype, const Attrs& attrs) {
+  const Tensor result = dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, attrs);
+  return dtype && result.dtype() != *dtype ? to_dtype(result, *dtype) : result;
+}
+
+}  // namespace
+
 Tensor prod(const Tensor& a, std::optional<DType> dtype, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("prod");
-  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dims", dims_of({})}, {"keepdim", false}});
+  return run_in_dtype(op, a, dtype, {{"dims", dims_of({})}, {"keepdim", false}});
 }
 Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<DType> dtype, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("prod");
-  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dims", dims_of(dim)}, {"keepdim", keepdim}});
+  return run_in_dtype(op, a, dtype, {{"dims", dims_of(dim)}, {"keepdim", keepdim}});
 }
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("cumsum");
-  return dispatch_one(op, {dtype ? to_dtype(a, *dtype) : a}, {{"dim", dim}, {"reverse", false}});
+  return run_in_dtype(op, a, dtype, {{"dim", dim}, {"reverse", false}});
 }
 
 }  // namespace ember

@@ -83,7 +83,7 @@ TEST_CASE("prod keeps NaN, infinities and the sign of zero, and the product of n
   CHECK(prod(scalar_tensor(-4.0), -1).item() == -4.0);  // a 0-d tensor takes dim 0 and -1
 }
 
-TEST_CASE("prod of integers and bool is int64 (wrapping like PyTorch) and the dtype argument converts first") {
+TEST_CASE("prod of integers and bool is int64 (wrapping like PyTorch) and the dtype argument is the result's") {
   const Tensor ints = to_dtype(from_vector<int64_t>({2, 3, -4}), kInt32);
   CHECK(prod(ints).dtype() == kInt64);
   CHECK(prod(ints).item<int64_t>() == -24);
@@ -96,6 +96,16 @@ TEST_CASE("prod of integers and bool is int64 (wrapping like PyTorch) and the dt
   CHECK(as_double.item() == -24.0);
   CHECK(prod(ints, 0, false, kFloat32).dtype() == kFloat32);
   CHECK(ints.prod(kFloat64).item() == -24.0);
+  // An integer dtype is the result's too, wrapping in it as PyTorch's: 65536^2 = 2^32 is 0 in int32.
+  const Tensor large = to_dtype(from_vector<int64_t>({65536, 65536}), kInt32);
+  CHECK(prod(large, kInt32).dtype() == kInt32);
+  CHECK(prod(large, kInt32).item<int64_t>() == 0);
+  CHECK(prod(large, 0, true, kInt32).sizes() == Dims{1});
+  CHECK(prod(large, 0, true, kInt32).dtype() == kInt32);
+  const Tensor running = cumsum(to_dtype(from_vector<int64_t>({2147483647, 1}), kInt32), 0, kInt32);
+  CHECK(running.dtype() == kInt32);
+  CHECK(running.to_vector<int32_t>() == std::vector<int32_t>{2147483647, -2147483647 - 1});
+  CHECK(cumsum(from_vector<float>({1.5f, 2.5f}), 0, kInt32).to_vector<int32_t>() == std::vector<int32_t>{1, 3});
 }
 
 TEST_CASE("prod refuses a dim out of range, naming the op, the dim, the rank and the line") {
@@ -148,6 +158,37 @@ TEST_CASE("prod's second derivative through a zero is the product of the remaini
   const std::vector<Tensor> at_zero = autograd::grad({prod(x)}, {x}, {}, std::nullopt, true);
   const std::vector<Tensor> mixed = autograd::grad({at_zero[0].slice(0, 0, 1).sum()}, {x});
   CHECK(values_of(mixed[0]) == std::vector<double>{0.0, 3.0, 2.0});  // d(x1 x2)
+}
+
+TEST_CASE("prod's Hessian with two or more zeros is PyTorch's exact one") {
+  // f = x0 x1 x2 at (0, 0, 4): the only nonzero second derivatives are d2f/dx0 dx1 = x2 = 4.
+  const auto hessian_of = [](const std::vector<double>& values) {
+    return values_of(autograd::functional::hessian([](const Tensor& x) { return prod(x); },
+                                                   doubles(values, {static_cast<int64_t>(values.size())})));
+  };
+  CHECK(hessian_of({0.0, 0.0, 4.0}) == std::vector<double>{0, 4, 0, 4, 0, 0, 0, 0, 0});
+  CHECK(hessian_of({3.0, 0.0, 0.0}) == std::vector<double>{0, 0, 0, 0, 0, 3, 0, 3, 0});
+  // Three zeros: every second derivative keeps a zero factor.
+  CHECK(hessian_of({0.0, 0.0, 0.0, 5.0}) == std::vector<double>(16, 0.0));
+  // One zero (and none) against the closed form d2f/dxi dxj = prod of the rest.
+  CHECK(hessian_of({0.0, 2.0, 3.0}) == std::vector<double>{0, 3, 2, 3, 0, 0, 2, 0, 0});
+  const std::vector<double> no_zero = hessian_of({1.0, 2.0, 3.0});
+  const std::vector<double> expected = {0, 3, 2, 3, 0, 1, 2, 1, 0};
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(std::abs(no_zero[i] - expected[i]) <= 1e-15);
+}
+
+TEST_CASE("prod's gradient beside a zero is 0 even when the other elements' product overflows") {
+  // PyTorch's running products give 0 there; others / x_i = inf times the zero would be NaN.
+  const auto gradient_of = [](const std::vector<float>& values) {
+    const Tensor x = from_vector<float>(values).requires_grad_();
+    prod(x).backward();
+    return values_of(x.grad());
+  };
+  CHECK(gradient_of({1e20f, 1e20f, 0.0f}) == std::vector<double>{0, 0, kInf});
+  CHECK(gradient_of({3.0f, 1e30f, 1e10f, 0.0f}) == std::vector<double>{0, 0, 0, kInf});
+  CHECK(gradient_of({std::numeric_limits<float>::infinity(), 0.0f}) == std::vector<double>{0, kInf});
+  // Without a zero an overflowing product's gradient stays prod / x_i = inf, as PyTorch's.
+  CHECK(gradient_of({1e20f, 1e20f}) == std::vector<double>{kInf, kInf});
 }
 
 TEST_CASE("cumsum along a dim, negative dims and strided inputs, against float64 references") {

@@ -2,6 +2,7 @@
 // results become constants the graph owns (Graph::constants), so replays skip them.
 #include "graph/pass_util.h"
 #include "graph/passes.h"
+#include "runtime/autocast.h"
 
 namespace ember::graph {
 
@@ -25,6 +26,9 @@ int fold_constants(Graph& graph) {
   std::vector<Tensor> known(graph.values.size());
   for (size_t i = 0; i < graph.constants.size(); ++i) known[graph.constants[i]] = graph.constant_tensors[i];
   NoGradGuard no_grad;
+  // The nodes hold autocast's casts already (as the executor knows): the caller's autocast, on
+  // while compile runs the passes, must not cast a folded node's inputs a second time.
+  AutocastGuard no_autocast(autocast_dtype(), false);
   std::vector<Node> kept;
   int folded = 0;
   for (Node& node : graph.nodes) {

@@ -67,3 +67,26 @@ TEST_CASE("compile: calling a compiled function inside an AutocastGuard recompil
         std::string::npos);
   CHECK(project(x).dtype() == kFloat32);  // the first variant still serves calls without autocast
 }
+
+TEST_CASE("compile: a block of fn with autocast off keeps its float32 ops when the caller has autocast on") {
+  // fn's ops on constants alone are folded at compile time; the capture already holds autocast's
+  // casts, so folding under the caller's bf16 autocast ran the product in bf16: replays returned
+  // bf16-rounded values, or, when the product itself became a constant, refused every call.
+  const auto fn = [](const Tensor& x) {
+    Tensor product;
+    {
+      AutocastGuard off(kBFloat16, false);
+      product = mm(full({4, 4}, 0.1), full({4, 4}, 0.3));
+    }
+    return add(x, product);
+  };
+  AutocastGuard autocast(kBFloat16);
+  auto compiled = ember::compile(fn, {.fullgraph = true});
+  const Tensor x = full({4, 4}, 1.0);
+  const Tensor expected = fn(x);
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    CHECK(graph_test::bit_equal(expected, compiled(x)));
+  }
+  CHECK(compiled.state().captures() == 1);
+}

@@ -9,9 +9,9 @@
 // kernel is the same per-parameter loop, bit for bit). Parameters of different param groups can
 // sit in one run: after the per-call refresh (learning rate, step count) the run is split where
 // the attributes differ.
-#include <cstring>
 
 #include "graph/lowered_executor.h"
+#include "graph/pass_util.h"
 
 namespace ember::graph {
 
@@ -29,13 +29,6 @@ const MultiTensorForm* form_of(const Node& node) {
   for (const MultiTensorForm& form : kForms)
     if (node.op->name == form.single && node.inputs.size() == form.width) return &form;
   return nullptr;
-}
-
-bool same_attrs(const Attrs& a, const Attrs& b) {
-  if (a.size() != b.size()) return false;
-  for (int i = 0; i < a.size(); ++i)
-    if (std::strcmp(a.name(i), b.name(i)) != 0 || !(a.value(i) == b.value(i))) return false;
-  return true;
 }
 
 // The parameter's device and dtype (every tensor of a step shares them; the kernels check).
@@ -81,7 +74,7 @@ void LoweredExecutor::run_optimizer_run(Graph& graph, size_t first) {
   for (size_t k = first; k < end;) {
     const Attrs& attrs = graph.nodes[steps_[k].node].attrs;
     size_t same = k + 1;
-    while (same < end && same_attrs(graph.nodes[steps_[same].node].attrs, attrs)) ++same;
+    while (same < end && identical_attrs(graph.nodes[steps_[same].node].attrs, attrs)) ++same;
     run_inputs_.clear();
     for (size_t j = k; j < same; ++j) run_inputs_.insert(run_inputs_.end(), steps_[j].inputs.begin(), steps_[j].inputs.end());
     leader.multi_kernel(OpCall{*leader.multi_op, run_inputs_, attrs}, none);

@@ -17,6 +17,10 @@ int remove_nodes(Graph& graph, const std::vector<bool>& removed);
 
 bool is_mutated_input(const OpDef& op, size_t i);
 
+// The same attribute names in the same order with the same values, doubles compared by their
+// bits: two calls that differ only in the sign of a zero (x / 0.0 and x / -0.0) are different.
+bool identical_attrs(const Attrs& a, const Attrs& b);
+
 // Values whose buffer must not be shared with another value: mutated in place (directly or
 // through a view), returned, or installed as a .grad.
 std::vector<bool> pinned_values(const Graph& graph);

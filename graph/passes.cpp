@@ -1,8 +1,9 @@
 // DCE and CSE over the captured graph.
 #include "graph/passes.h"
 
-#include <cstring>
+#include <bit>
 #include <map>
+#include <string_view>
 
 #include "graph/pass_util.h"
 
@@ -23,16 +24,18 @@ int remove_nodes(Graph& graph, const std::vector<bool>& removed) {
   return dropped;
 }
 
-namespace {
-
-bool same_attrs(const Attrs& a, const Attrs& b) {
+bool identical_attrs(const Attrs& a, const Attrs& b) {
   if (a.size() != b.size()) return false;
-  for (int i = 0; i < a.size(); ++i)
-    if (std::strcmp(a.name(i), b.name(i)) != 0 || !(a.value(i) == b.value(i))) return false;
+  for (int i = 0; i < a.size(); ++i) {
+    if (std::string_view(a.name(i)) != b.name(i)) return false;
+    const double* number = std::get_if<double>(&a.value(i));
+    const double* other = std::get_if<double>(&b.value(i));
+    if (number != nullptr && other != nullptr ? std::bit_cast<uint64_t>(*number) != std::bit_cast<uint64_t>(*other)
+                                              : !(a.value(i) == b.value(i)))
+      return false;
+  }
   return true;
 }
-
-}  // namespace
 
 bool is_mutated_input(const OpDef& op, size_t i) {
   return op.kind == OpKind::InPlace && i < 32 && ((op.mutated_inputs >> i) & 1u) != 0;
@@ -108,7 +111,7 @@ int eliminate_common_subexpressions(Graph& graph) {
       std::vector<int>& candidates = seen[{node.op, std::move(key)}];
       const Node* match = nullptr;
       for (int candidate : candidates)
-        if (same_attrs(kept[candidate].attrs, node.attrs)) match = &kept[candidate];
+        if (identical_attrs(kept[candidate].attrs, node.attrs)) match = &kept[candidate];
       if (match != nullptr) {
         for (size_t i = 0; i < node.outputs.size(); ++i) replacement[node.outputs[i]] = match->outputs[i];
         ++removed;

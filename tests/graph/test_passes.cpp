@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <limits>
 
 #include "graph/capture.h"
 #include "graph/executor.h"
@@ -87,6 +88,15 @@ TEST_CASE("cse: merges the same op on the same values with equal attributes") {
   CHECK(graph.count_op("sum") == 2);
   // (2 * x * w) * x + sum(x) = [1, -10, 36] + 0
   CHECK(replay(graph, x) == std::vector<float>{1.0f, -10.0f, 36.0f});
+}
+
+TEST_CASE("cse: keeps ops whose attributes differ only in the sign of a zero apart") {
+  // 0.0 == -0.0, but x / 0.0 and x / -0.0 are infinities of opposite signs.
+  Graph graph = capture([](const Tensor& in) { return sub(div(in, 0.0), div(in, -0.0)); }, x);
+  CHECK(eliminate_common_subexpressions(graph) == 0);
+  verify(graph);
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(replay(graph, x) == std::vector<float>{inf, inf, -inf});
 }
 
 TEST_CASE("cse: leaves a value that is later mutated in place, so buffers stay distinct") {

@@ -33,8 +33,9 @@ EMBER_FORCE_INLINE inline double quarter_turn_rest(float x, double& quadrant) {
   double error = 0.0;  // what the sum's roundings dropped (two-sum)
   for (double piece : kTwoOverPi) {
     const double product = wide * piece;
-    // Exact: |product| < 2 is kept whole; a larger one's spacing divides the multiple of 4 taken.
-    const double part = product - 4.0 * std::nearbyint(product * 0.25);
+    // Exact: |product| < 2 is kept whole; a larger one's spacing divides the multiple of 4 taken
+    // (so one FMA and a multiply then a subtract give the same bits; the FMA is faster).
+    const double part = mul_add(-4.0, std::nearbyint(product * 0.25), product);
     const double total = sum + part;
     const double part_in_total = total - sum;
     error += (sum - (total - part_in_total)) + (part - part_in_total);
@@ -45,16 +46,25 @@ EMBER_FORCE_INLINE inline double quarter_turn_rest(float x, double& quadrant) {
   return ((sum - whole) + error) * 0x1.921fb54442d18p+0;  // pi/2
 }
 
-// Taylor series to r^11 and r^12, coefficients 1/k! rounded to double.
+// Taylor series to r^11 and r^12, coefficients 1/k! rounded to double, in FMAs (mul_add).
 EMBER_FORCE_INLINE inline double sin_near_zero(double r) {
   const double z = r * r;
-  return r + r * z * (-0x1.5555555555555p-3 + z * (0x1.1111111111111p-7 + z * (-0x1.a01a01a01a01ap-13 +
-                      z * (0x1.71de3a556c734p-19 + z * -0x1.ae64567f544e4p-26))));
+  double p = -0x1.ae64567f544e4p-26;
+  p = mul_add(p, z, 0x1.71de3a556c734p-19);
+  p = mul_add(p, z, -0x1.a01a01a01a01ap-13);
+  p = mul_add(p, z, 0x1.1111111111111p-7);
+  p = mul_add(p, z, -0x1.5555555555555p-3);
+  return mul_add(r * z, p, r);
 }
 EMBER_FORCE_INLINE inline double cos_near_zero(double r) {
   const double z = r * r;
-  return 1.0 + z * (-0.5 + z * (0x1.5555555555555p-5 + z * (-0x1.6c16c16c16c17p-10 + z * (0x1.a01a01a01a01ap-16 +
-                    z * (-0x1.27e4fb7789f5cp-22 + z * 0x1.1eed8eff8d898p-29)))));
+  double p = 0x1.1eed8eff8d898p-29;
+  p = mul_add(p, z, -0x1.27e4fb7789f5cp-22);
+  p = mul_add(p, z, 0x1.a01a01a01a01ap-16);
+  p = mul_add(p, z, -0x1.6c16c16c16c17p-10);
+  p = mul_add(p, z, 0x1.5555555555555p-5);
+  p = mul_add(p, z, -0.5);
+  return mul_add(z, p, 1.0);
 }
 
 }  // namespace trig

@@ -15,3 +15,31 @@
 #else
 #define EMBER_FORCE_INLINE
 #endif
+
+namespace ember::fn {
+
+// a * b + c for the formulas that want a fused multiply-add for speed (the polynomials of
+// fast_math.h and fast_trig.h): one rounding where the target has an FMA instruction, two where
+// it has none, so a build without -march=native never calls libm's slow software fma. libember
+// and the generated code are compiled without contraction (runtime/CMakeLists.txt): every other
+// multiply and add rounds on its own, and an FMA happens only where this helper asks for one, the
+// same in eager kernels and in fused code (same headers, same flags). float and double only.
+template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T mul_add(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == sizeof(float)) {  // what nvcc contracts a * b + c into anyway
+    return fmaf(a, b, c);
+  } else {
+    return fma(a, b, c);
+  }
+#elif defined(__FMA__)
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return __builtin_fmaf(a, b, c);
+  } else {
+    return __builtin_fma(a, b, c);
+  }
+#else
+  return a * b + c;
+#endif
+}
+
+}  // namespace ember::fn

@@ -121,6 +121,7 @@ TEST_CASE("retain_grad: under create_graph the .grad carries history, as PyTorch
     REQUIRE(retained.requires_grad());
     // d/dx sum(y.grad * x) = d/dx sum(2 x^3) = 6 x^2; a constant y.grad would give 2y = [2, 8].
     CHECK(values(autograd::grad({mul(retained, x).sum()}, {x})[0]) == std::vector<double>{6.0, 24.0});
+    y.set_grad(Tensor());  // a .grad with history holds its tensor: the cycle ARCHITECTURE.md names
   }
   {
     // A second create_graph backward adds out of place, recorded: y.grad = 4y = 4x^2, d/dx sum = 8x.
@@ -133,10 +134,12 @@ TEST_CASE("retain_grad: under create_graph the .grad carries history, as PyTorch
     CHECK(values(first) == std::vector<double>{2.0, 8.0});
     CHECK(values(y.grad()) == std::vector<double>{4.0, 16.0});
     CHECK(values(autograd::grad({y.grad().sum()}, {x})[0]) == std::vector<double>{8.0, 16.0});
+    y.set_grad(Tensor());
   }
   // A plain backward records nothing.
   Tensor z = mul(x, 3.0);
   z.retain_grad();
   mul(z, z).sum().backward();
   CHECK_FALSE(z.grad().requires_grad());
+  x.set_grad(Tensor());  // x's .grad kept the history of the create_graph backwards above
 }

@@ -141,5 +141,5 @@ TEST_CASE("retain_grad: under create_graph the .grad carries history, as PyTorch
   z.retain_grad();
   mul(z, z).sum().backward();
   CHECK_FALSE(z.grad().requires_grad());
-  x.set_grad(Tensor());  // x's .grad kept the history of the create_graph backwards above
+  Tensor(x).set_grad(Tensor());  // x's .grad kept the history of the create_graph backwards above
 }

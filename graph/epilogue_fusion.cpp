@@ -59,6 +59,12 @@ int fuse_gemm_epilogues(Graph& graph, std::vector<std::string>* notes) {
     // the GEMM's result first: gelu of the unrounded value differs. relu does not (rounding keeps
     // the sign and rounds 0 to 0), so only relu rides a 16-bit GEMM.
     const DType dtype = graph.values[pre].meta.dtype;
+    if (!is_floating(dtype)) {  // the integer product (CPU only) has no epilogue
+      if (notes != nullptr)
+        notes->push_back(fmt::format("not fused: linear %{} -> {}: the {} GEMM has no epilogue", pre,
+                                     activation_node.op->name, dtype));
+      continue;
+    }
     if ((dtype == DType::BFloat16 || dtype == DType::Float16) && activation != Activation::Relu) {
       if (notes != nullptr)
         notes->push_back(fmt::format("not fused: linear %{} -> {}: a {} GEMM would apply it before rounding", pre,

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/copy_kernels.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_integer.h"
 #include "runtime/ops/matrix_dims.h"
 
 namespace ember::cpu {
@@ -114,6 +115,12 @@ void run_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor&
 }  // namespace
 
 void matmul_kernel(const OpCall& call, TensorList& outputs) {
+  if (is_integral(outputs[0].dtype())) {
+    const Tensor a = contiguous_copy(call.input(0), kInt64);
+    const Tensor b = contiguous_copy(call.input(1), kInt64);
+    integer_gemm(outputs[0], a, b, Tensor(), matmul_shape(a, b));
+    return;
+  }
   const DType compute = compute_dtype(outputs[0].dtype());
   const Tensor a = as_operand(call.input(0), compute, false);
   const Tensor b = as_operand(call.input(1), compute, true);
@@ -126,6 +133,21 @@ void linear_kernel(const OpCall& call, TensorList& outputs) {
   const Tensor& weight = call.input(1);
   const Tensor& bias = call.input(2);
   const int64_t in_features = weight.sizes()[1];
+  if (is_integral(outputs[0].dtype())) {  // no activation: linear_shape refuses one on integers
+    const Tensor rows = contiguous_copy(input, kInt64);
+    const Tensor w = contiguous_copy(weight, kInt64);
+    GemmShape shape;
+    shape.m = 1;
+    for (int d = 0; d + 1 < input.dim(); ++d) shape.m *= input.sizes()[d];  // not numel / k: k may be 0
+    shape.n = w.sizes()[0];
+    shape.k = in_features;
+    shape.a_row_stride = in_features;
+    shape.a_col_stride = 1;
+    shape.b_row_stride = 1;  // W^T: element (p, j) is W[j, p]
+    shape.b_col_stride = in_features;
+    integer_gemm(outputs[0], rows, w, bias.defined() ? contiguous_copy(bias, kInt64) : Tensor(), shape);
+    return;
+  }
   int64_t rows = 0, row_stride = 0;
   bool usable = input.dtype() == compute && merge_leading_dims(input, input.dim() - 1, rows, row_stride) &&
                 gemm_mappable(rows, in_features, row_stride, input.strides()[input.dim() - 1]);

@@ -14,7 +14,11 @@ namespace {
 void check_dtypes(const OpCall& call, const Tensor& a, const Tensor& b) {
   check(a.dtype() == b.dtype(), "{}: expected operands of one dtype, got {} and {} (shapes {} and {})",
         call.op.name, a.dtype(), b.dtype(), a.sizes(), b.sizes());
-  check(is_floating(a.dtype()), "{}: expected floating-point operands, got {}", call.op.name, a.dtype());
+  check(a.dtype() != kBool, "{}: expected floating-point or integer operands, got bool", call.op.name);
+  // As PyTorch: its CPU multiplies int32/int64 matrices, its CUDA backend (cuBLAS) does not.
+  check(is_floating(a.dtype()) || a.device().is_cpu(),
+        "{}: integer operands ({}) are multiplied on the CPU only, as in PyTorch; got them on {}", call.op.name,
+        a.dtype(), a.device());
 }
 
 void check_contracted(const OpCall& call, const Tensor& a, const Tensor& b) {
@@ -83,6 +87,8 @@ void linear_shape(const OpCall& call, OutputMetas& outputs) {
   const int64_t activation = call.attrs.get_or<int64_t>("activation", 0);
   check(is_activation_code(activation),
         "linear: activation must be 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh), got {}", activation);
+  check(activation == 0 || is_floating(input.dtype()), "linear: a fused activation needs floating-point operands, got {}",
+        input.dtype());
   Dims sizes = input.sizes();
   sizes[sizes.size() - 1] = weight.sizes()[0];
   outputs[0].sizes = sizes;

@@ -109,6 +109,26 @@ TEST_CASE("epilogue fusion: linear -> relu is one node, bit-identical to eager")
   CHECK(*std::max_element(pre.begin(), pre.end()) > 0.0f);
 }
 
+TEST_CASE("epilogue fusion: an integer linear -> relu stays two nodes and equals eager") {
+  // The integer product (CPU only) has no epilogue: fusing would make linear refuse the graph.
+  manual_seed(3);
+  const Tensor weight = randint(-5, 5, {5, 4}), bias = randint(-5, 5, {5});
+  auto fn = [&](const Tensor& in) { return relu(linear(in, weight, bias)); };
+  const Tensor input = randint(-5, 5, {3, 4});
+  Graph graph = capture_one(fn, input);
+  std::vector<std::string> notes;
+  CHECK(fuse_gemm_epilogues(graph, &notes) == 0);
+  verify(graph);
+  REQUIRE(notes.size() == 1);
+  INFO(notes[0]);
+  CHECK(notes[0].find("the int64 GEMM has no epilogue") != std::string::npos);
+  const Tensor expected = fn(input);
+  CHECK(expected.dtype() == kInt64);
+  CHECK(replay_one(graph, input).to_vector<int64_t>() == expected.to_vector<int64_t>());
+  const std::vector<int64_t> pre = linear(input, weight, bias).to_vector<int64_t>();
+  CHECK(*std::min_element(pre.begin(), pre.end()) < 0);  // relu clipped something
+}
+
 TEST_CASE("epilogue fusion: gelu fuses without a backward, with one, or a second reader, it does not") {
   const Layer layer(3);
   manual_seed(4);

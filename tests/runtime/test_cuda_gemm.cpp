@@ -257,4 +257,13 @@ TEST_CASE("cuda gemm: a NaN reaches the output through the fused ReLU, as throug
   MESSAGE("cuBLASLt's ReLU epilogue " << (fused ? "keeps NaN: linear fuses it" : "drops NaN: linear runs relu after"));
 }
 
+TEST_CASE("cuda gemm: integer operands are refused with PyTorch's reason, on the CPU they multiply") {
+  if (!ember::testing::cuda_or_skip()) return;
+  const Tensor a = ones({2, 3}, {.dtype = kInt64}), b = ones({3, 2}, {.dtype = kInt64});
+  CHECK(mm(a, b).to_vector<int64_t>() == std::vector<int64_t>{3, 3, 3, 3});
+  CHECK_THROWS_WITH_AS(mm(a.to(kGpu), b.to(kGpu)),
+                       doctest::Contains("mm: integer operands (int64) are multiplied on the CPU only, as in PyTorch"),
+                       Error);
+}
+
 #endif  // EMBER_HAS_CUDA

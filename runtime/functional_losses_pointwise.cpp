@@ -68,6 +68,21 @@ Tensor clamped_log(const Tensor& x, bool plus_one) {
   return ember::where(at_pole, scalar_like(-100.0, logged), logged);
 }
 
+// A function of x whose derivative is PyTorch's backward of binary_cross_entropy, (x - y) /
+// max(x (1 - x), 1e-12): the negative log-likelihood where the bound is not reached, and
+// (x - y)^2 / 2e-12 where it is. It runs in float32 at least, where 1e-12 and 1e12 are normal
+// numbers (in float16 they are not).
+Tensor bce_gradient_potential(const Tensor& x, const Tensor& y) {
+  constexpr double kEpsilon = 1e-12;
+  const DType dtype = promote_types(promote_types(x.dtype(), y.dtype()), kFloat32);
+  const Tensor x_wide = to_dtype(x, dtype), y_wide = to_dtype(y, dtype);
+  const Tensor regular = ge(mul(x_wide, rsub(x_wide, 1.0)), scalar_like(kEpsilon, x_wide));
+  const Tensor inside = ember::where(regular, x_wide, scalar_like(0.5, x_wide));  // no log(0) in the other branch
+  const Tensor likelihood = neg(add(mul(y_wide, log(inside)), mul(rsub(y_wide, 1.0), log1p(neg(inside)))));
+  const Tensor distance = sub(x_wide, y_wide);
+  return ember::where(regular, likelihood, div(mul(distance, distance), 2.0 * kEpsilon));
+}
+
 // The losses of smooth_l1 and huber: quadratic(|d|) below `threshold`, linear(|d|) from it on. The
 // quadratic branch squares the distance clamped to the threshold: where that branch is not taken
 // an infinite distance would otherwise give 0 * inf = NaN in its gradient.
@@ -109,9 +124,12 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
   return reduce_loss(ember::where(lt(distance, scalar_like(delta, distance)), quadratic, linear), reduction);
 }
 
-// PyTorch's CPU formula: (y - 1) max(log1p(-x), -100) - y max(log x, -100), times the weight. Its
-// backward divides by max(x (1 - x), 1e-12); this one is the formula's own derivative, equal
-// except at x exactly 0 or 1, where the clamped log contributes no gradient.
+// PyTorch's CPU formula: (y - 1) max(log1p(-x), -100) - y max(log x, -100), times the weight (in
+// place: the loss keeps the input's and target's dtype). Its backward for x is not the formula's
+// own derivative -y/x + (1 - y)/(1 - x), which overflows to -inf on a subnormal float32 x (a
+// sigmoid below -88), but (x - y) / max(x (1 - x), 1e-12). So the value is the formula's at a
+// detached x, and x's gradient comes from P(x) - P(x.detach()), which is 0 and differentiates to
+// that backward (bce_gradient_potential); y's gradient stays the clamped formula's, as PyTorch's.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                             Where where) {
   CallSiteScope site(where);
@@ -123,10 +141,15 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   check_probabilities(target, "target");
   // On PyTorch's CPU autocast float32 list (its CUDA autocast refuses the loss instead).
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target), w = autocast_to_float32(weight);
-  const Tensor log_input = clamped_log(x, false);
-  const Tensor log_complement = clamped_log(neg(x), true);
+  const Tensor fixed_x = x.detach();
+  const Tensor log_input = clamped_log(fixed_x, false);
+  const Tensor log_complement = clamped_log(neg(fixed_x), true);
   Tensor losses = sub(mul(sub(y, 1.0), log_complement), mul(y, log_input));
-  if (w.defined()) losses = mul(losses, w);
+  if (x.requires_grad()) {
+    const Tensor zero = sub(bce_gradient_potential(x, y), bce_gradient_potential(fixed_x, y));
+    losses = add(losses, to_dtype(zero, losses.dtype()));
+  }
+  if (w.defined()) losses = to_dtype(mul(losses, w), losses.dtype());
   return reduce_loss(losses, reduction);
 }
 
@@ -146,9 +169,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   const Tensor w = autocast_to_float32(weight), positive_w = autocast_to_float32(pos_weight);
   const Tensor magnitude = abs(x);
   Tensor log_sigmoid = sub(mul(sub(x, magnitude), 0.5), log1p(exp(neg(magnitude))));
+  const DType loss_dtype = promote_types(x.dtype(), y.dtype());  // PyTorch weighs in place
   if (positive_w.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(positive_w, 1.0), y), 1.0));
-  Tensor losses = sub(mul(rsub(y, 1.0), x), log_sigmoid);
-  if (w.defined()) losses = mul(losses, w);
+  Tensor losses = to_dtype(sub(mul(rsub(y, 1.0), x), log_sigmoid), loss_dtype);
+  if (w.defined()) losses = to_dtype(mul(losses, w), loss_dtype);
   return reduce_loss(losses, reduction);
 }
 

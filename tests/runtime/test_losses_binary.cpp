@@ -75,15 +75,55 @@ TEST_CASE("binary_cross_entropy matches PyTorch's formula for every reduction, w
   }
 }
 
-TEST_CASE("binary_cross_entropy clamps the log at -100 and keeps the gradient finite at 0 and 1") {
-  const Tensor input = from_vector<double>({0.0, 1.0, 1e-50, 0.0, 0.25}).requires_grad_();
-  const Tensor target = from_vector<double>({1.0, 0.0, 1.0, 0.0, 1.0});
+TEST_CASE("binary_cross_entropy clamps the log at -100 and takes PyTorch's gradient at 0 and 1") {
+  const Tensor input = from_vector<double>({0.0, 1.0, 1e-50, 0.0, 1e-13, 0.25}).requires_grad_();
+  const Tensor target = from_vector<double>({1.0, 0.0, 1.0, 0.0, 0.0, 1.0});
   const Tensor losses = binary_cross_entropy(input, target, {}, Reduction::None);
-  check_close(losses, {100.0, 100.0, 100.0, 0.0, -std::log(0.25)}, 1e-15);
+  check_close(losses, {100.0, 100.0, 100.0, 0.0, -std::log1p(-1e-13), -std::log(0.25)}, 1e-15);
   losses.sum().backward();
-  // Where the clamp holds the log at -100 it passes no gradient. At x = 0 with y = 0 the other
-  // term's derivative is 1; PyTorch's backward, (x - y) / max(x (1 - x), 1e-12), gives 0 there.
-  CHECK(values_of(input.grad()) == std::vector<double>{0.0, 0.0, 0.0, 1.0, -4.0});
+  // PyTorch's backward, (x - y) / max(x (1 - x), 1e-12), also where the clamp holds the log at
+  // -100 and below 1e-12 (the formula's own derivative would be -1e50 at 1e-50, 1 at 1e-13).
+  check_close(input.grad(), {-1e12, 1e12, -1e12, 0.0, 0.1, -4.0}, 1e-15);
+}
+
+TEST_CASE("binary_cross_entropy of a saturated float32 sigmoid has a finite gradient, as in PyTorch") {
+  // sigmoid(-92) is a subnormal float32 (~1e-40): -y / x would overflow to -inf.
+  const Tensor logits = from_vector<float>({-92.0f, -80.0f, 3.0f, -1.0f}).requires_grad_();
+  const Tensor target = from_vector<float>({1.0f, 1.0f, 1.0f, 0.0f});
+  const Tensor p = sigmoid(logits);
+  binary_cross_entropy(p, target, {}, Reduction::Sum).backward();
+  const std::vector<double> probability = values_of(p), y = values_of(target), grad = values_of(logits.grad());
+  for (size_t i = 0; i < grad.size(); ++i) {
+    INFO("logit " << values_of(logits)[i]);
+    const double slope = probability[i] * (1.0 - probability[i]);  // sigmoid's derivative
+    const double expected = (probability[i] - y[i]) / std::max(slope, 1e-12) * slope;
+    CHECK(std::isfinite(grad[i]));
+    CHECK(grad[i] == doctest::Approx(expected).epsilon(1e-5));
+  }
+  CHECK(grad[0] < 0.0);
+}
+
+TEST_CASE("binary_cross_entropy's second derivative is that of PyTorch's backward") {
+  // d/dx (x - y) / (x (1 - x)) = y / x^2 + (1 - y) / (1 - x)^2 away from the bound; 1e12 below it.
+  const Tensor x = from_vector<double>({0.2, 0.7, 0.5, 1e-14}).requires_grad_();
+  const Tensor y = from_vector<double>({1.0, 0.0, 0.3, 1.0});
+  const Tensor first = autograd::grad({binary_cross_entropy(x, y, {}, Reduction::Sum)}, {x}, {}, std::nullopt,
+                                      /*create_graph=*/true)[0];
+  const Tensor second = autograd::grad({first.sum()}, {x})[0];
+  check_close(second, {1.0 / 0.04, 1.0 / 0.09, 0.3 / 0.25 + 0.7 / 0.25, 1e12}, 1e-12);
+}
+
+TEST_CASE("a float64 weight or pos_weight keeps a float32 binary cross entropy in float32") {
+  // PyTorch multiplies the weights in place into the loss of the input's dtype.
+  const Tensor x = from_vector<float>({0.3f, 0.8f}), y = from_vector<float>({0.0f, 1.0f});
+  const Tensor w = from_vector<double>({0.5, 2.0});
+  const Tensor weighted = binary_cross_entropy(x, y, w, Reduction::None);
+  CHECK(weighted.dtype() == kFloat32);
+  const std::vector<double> plain = values_of(binary_cross_entropy(x, y, {}, Reduction::None));
+  CHECK(values_of(weighted) ==
+        std::vector<double>{static_cast<float>(plain[0] * 0.5), static_cast<float>(plain[1] * 2.0)});
+  CHECK(binary_cross_entropy_with_logits(x, y, w).dtype() == kFloat32);
+  CHECK(binary_cross_entropy_with_logits(x, y, {}, Reduction::Mean, w).dtype() == kFloat32);
 }
 
 TEST_CASE("binary_cross_entropy_with_logits matches the float64 formula, with weight and pos_weight") {

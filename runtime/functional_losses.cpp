@@ -1,5 +1,6 @@
 // The class losses: cross_entropy, nll_loss (the fused registry ops, and composites of them when
-// a per-class weight is given) and mse_loss. Reduction helpers shared with the pointwise losses.
+// a per-class weight is given, for [N, C, d1, ...] scores, or, cross_entropy's, for class
+// probabilities) and mse_loss. Reduction helpers shared with the pointwise losses.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/loss_reduction.h"
@@ -71,12 +72,70 @@ Tensor weighted_cross_entropy(const Tensor& logits, const Tensor& target, const 
   return reduce_weighted_rows(rows, weights, options.reduction);
 }
 
+// PyTorch's [N, C, d1, ..., dk] scores with [N, d1, ..., dk] class indices (a segmentation map, a
+// sequence): the class dim moves last and every position becomes a row of the [rows, C] form the
+// fused ops take, so Mean counts positions (or their weights) as PyTorch's; None gets the
+// target's shape back.
+template <typename RowLoss>
+Tensor over_positions(const char* function, const Tensor& scores, const Tensor& target, Reduction reduction,
+                      RowLoss row_loss) {
+  Dims positions, order{0};
+  positions.push_back(scores.sizes()[0]);
+  for (int d = 2; d < scores.dim(); ++d) {
+    positions.push_back(scores.sizes()[d]);
+    order.push_back(d);
+  }
+  order.push_back(1);
+  check(target.sizes() == positions,
+        "{}: expected a target of shape {} for scores of shape {} (class dim 1 left out), got {}", function,
+        positions, scores.sizes(), target.sizes());
+  const Dims rows{positions.product(), scores.sizes()[1]};
+  const Tensor losses = row_loss(reshape(permute(scores, order), rows), reshape(target, {rows[0]}));
+  return reduction == Reduction::None ? reshape(losses, positions) : losses;
+}
+
+// PyTorch's cross_entropy against class probabilities (a target of the scores' shape, class dim 1
+// or the only one): -sum_c w_c t_c log_softmax(x)_c per sample, the targets smoothed to
+// t (1 - e) + e / C. Mean divides by the number of samples, whatever the weights (0 / 0 = nan
+// when there are none).
+Tensor probability_cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options) {
+  check_reduction("cross_entropy", options.reduction);
+  check(is_floating(target.dtype()), "cross_entropy: a target of the scores' shape {} holds class probabilities and "
+        "must be floating-point, got {}", logits.sizes(), target.dtype());
+  check(options.ignore_index < 0, "cross_entropy: ignore_index ({}) is not supported for class-probability targets",
+        options.ignore_index);
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
+  const int64_t classes = logits.sizes()[class_dim];
+  const double smoothing = options.label_smoothing;
+  const Tensor probabilities = smoothing > 0.0 ? add(mul(target, 1.0 - smoothing), smoothing / classes) : target;
+  Tensor terms = mul(log_softmax(logits, class_dim), probabilities);
+  if (options.weight.defined()) {
+    check(options.weight.dim() == 1 && options.weight.sizes()[0] == classes,
+          "cross_entropy: weight must hold one value for each of the {} classes, got shape {} (scores {})", classes,
+          options.weight.sizes(), logits.sizes());
+    Dims along_classes = Dims::filled(logits.dim(), 1);
+    along_classes[class_dim] = classes;
+    terms = mul(terms, reshape(options.weight, along_classes));
+  }
+  if (options.reduction == Reduction::None) return neg(sum(terms, {class_dim}));
+  const Tensor total = neg(sum(terms));
+  if (options.reduction == Reduction::Sum) return total;
+  const auto samples = static_cast<double>(classes == 0 ? 0 : logits.numel() / classes);
+  return div(total, samples);
+}
+
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options, Where where) {
   CallSiteScope site(where);
   check(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
         "cross_entropy: label_smoothing must be in [0, 1], got {}", options.label_smoothing);
+  if (logits.defined() && target.defined() && logits.dim() >= 1 && logits.sizes() == target.sizes())
+    return probability_cross_entropy(logits, target, options);
+  if (logits.defined() && logits.dim() > 2) {
+    return over_positions("cross_entropy", logits, target, options.reduction,
+                          [&](const Tensor& rows, const Tensor& classes) { return cross_entropy(rows, classes, options); });
+  }
   if (options.weight.defined()) return weighted_cross_entropy(logits, target, options);
   static const OpDef& op = lookup_op("cross_entropy");
   return dispatch_one(op, {logits, target},
@@ -88,6 +147,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOpt
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction, int64_t ignore_index,
                 Where where) {
   CallSiteScope site(where);
+  if (log_probs.defined() && log_probs.dim() > 2) {
+    return over_positions("nll_loss", log_probs, target, reduction, [&](const Tensor& rows, const Tensor& classes) {
+      return nll_loss(rows, classes, reduction, ignore_index);
+    });
+  }
   static const OpDef& op = lookup_op("nll_loss");
   return dispatch_one(op, {log_probs, target},
                       {{"reduction", static_cast<int64_t>(reduction)}, {"ignore_index", ignore_index}});
@@ -97,6 +161,11 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
                 int64_t ignore_index, Where where) {
   CallSiteScope site(where);
   if (!weight.defined()) return nll_loss(log_probs, target, reduction, ignore_index);
+  if (log_probs.defined() && log_probs.dim() > 2) {
+    return over_positions("nll_loss", log_probs, target, reduction, [&](const Tensor& rows, const Tensor& classes) {
+      return nll_loss(rows, classes, weight, reduction, ignore_index);
+    });
+  }
   check_reduction("nll_loss", reduction);
   const Tensor nll = nll_loss(log_probs, target, Reduction::None, ignore_index);
   const Tensor weights = row_weights("nll_loss", log_probs, target, weight, ignored_rows(target, ignore_index),

@@ -65,7 +65,9 @@ template <typename Out, typename Value> __device__ __forceinline__ Out to_output
 }
 
 // Lane 0..31 all end with the combine of the 32 values. The butterfly pairs lanes symmetrically,
-// so every lane computes bit-identical results (a + b == b + a in IEEE arithmetic).
+// so with AddOp every lane computes bit-identical results (a + b == b + a in IEEE arithmetic).
+// MaxOp is not symmetric between +0 and -0 (neither is greater), so lanes may disagree on the
+// sign of a zero maximum; its callers only subtract the maximum, where the sign cannot show.
 template <typename T, typename Combine> __device__ __forceinline__ T warp_all_reduce(T value, Combine combine) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));

@@ -68,19 +68,23 @@ Tensor clamped_log(const Tensor& x, bool plus_one) {
   return ember::where(at_pole, scalar_like(-100.0, logged), logged);
 }
 
-// A function of x whose derivative is PyTorch's backward of binary_cross_entropy, (x - y) /
-// max(x (1 - x), 1e-12): the negative log-likelihood where the bound is not reached, and
-// (x - y)^2 / 2e-12 where it is. It runs in float32 at least, where 1e-12 and 1e12 are normal
-// numbers (in float16 they are not).
-Tensor bce_gradient_potential(const Tensor& x, const Tensor& y) {
+// A term that is 0 and whose derivatives in x are PyTorch's backward of binary_cross_entropy,
+// g = (x - y) / max(x (1 - x), 1e-12), and its double backward, h = (x^2 - 2 x y + y) /
+// ((x + 1e-12)^2 (1 - x + 1e-12)^2): d g + d^2 h / 2 with d = x - x.detach() (0, of derivative
+// 1) and g, h of the detached x. g is computed as one quotient, not as the sum -y/x + (1-y)/(1-x)
+// whose terms cancel where y is near x. It runs in float32 at least, where 1e-12 and 1e24 are
+// normal numbers (in float16 they are not), and the caller rounds the 0 back.
+Tensor bce_input_derivatives(const Tensor& x, const Tensor& y) {
   constexpr double kEpsilon = 1e-12;
   const DType dtype = promote_types(promote_types(x.dtype(), y.dtype()), kFloat32);
-  const Tensor x_wide = to_dtype(x, dtype), y_wide = to_dtype(y, dtype);
-  const Tensor regular = ge(mul(x_wide, rsub(x_wide, 1.0)), scalar_like(kEpsilon, x_wide));
-  const Tensor inside = ember::where(regular, x_wide, scalar_like(0.5, x_wide));  // no log(0) in the other branch
-  const Tensor likelihood = neg(add(mul(y_wide, log(inside)), mul(rsub(y_wide, 1.0), log1p(neg(inside)))));
-  const Tensor distance = sub(x_wide, y_wide);
-  return ember::where(regular, likelihood, div(mul(distance, distance), 2.0 * kEpsilon));
+  const Tensor wide = to_dtype(x, dtype), fixed = wide.detach(), y_wide = to_dtype(y, dtype);
+  const Tensor step = sub(wide, fixed);
+  const Tensor first = div(sub(fixed, y_wide), clamp(mul(fixed, rsub(fixed, 1.0)), kEpsilon, std::nullopt));
+  const Tensor numerator = add(sub(mul(fixed, fixed), mul(mul(fixed, y_wide), 2.0)), y_wide);
+  // (1 - x) + eps, not (1 + eps) - x: 1 + 1e-12 is 1 in float32, and h at x = 1 would be 1 / 0.
+  const Tensor near_zero = add(fixed, kEpsilon), near_one = add(rsub(fixed, 1.0), kEpsilon);
+  const Tensor second = div(numerator, mul(mul(near_zero, near_zero), mul(near_one, near_one)));
+  return add(mul(step, first), mul(mul(mul(step, step), second), 0.5));
 }
 
 // The losses of smooth_l1 and huber: quadratic(|d|) below `threshold`, linear(|d|) from it on. The
@@ -128,8 +132,9 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
 // place: the loss keeps the input's and target's dtype). Its backward for x is not the formula's
 // own derivative -y/x + (1 - y)/(1 - x), which overflows to -inf on a subnormal float32 x (a
 // sigmoid below -88), but (x - y) / max(x (1 - x), 1e-12). So the value is the formula's at a
-// detached x, and x's gradient comes from P(x) - P(x.detach()), which is 0 and differentiates to
-// that backward (bce_gradient_potential); y's gradient stays the clamped formula's, as PyTorch's.
+// detached x, and x's first and second derivatives come from a term that is 0
+// (bce_input_derivatives). y's gradient is the clamped formula's, log(1 - x) - log(x): PyTorch's
+// -logit(x) except where a log is clamped at -100 (x within e^-100 of 0 or 1: +-100, not +-inf).
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                             Where where) {
   CallSiteScope site(where);
@@ -146,8 +151,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   const Tensor log_complement = clamped_log(neg(fixed_x), true);
   Tensor losses = sub(mul(sub(y, 1.0), log_complement), mul(y, log_input));
   if (x.requires_grad()) {
-    const Tensor zero = sub(bce_gradient_potential(x, y), bce_gradient_potential(fixed_x, y));
-    losses = add(losses, to_dtype(zero, losses.dtype()));
+    losses = add(losses, to_dtype(bce_input_derivatives(x, y), losses.dtype()));
   }
   if (w.defined()) losses = to_dtype(mul(losses, w), losses.dtype());
   return reduce_loss(losses, reduction);

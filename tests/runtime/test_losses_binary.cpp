@@ -103,14 +103,60 @@ TEST_CASE("binary_cross_entropy of a saturated float32 sigmoid has a finite grad
   CHECK(grad[0] < 0.0);
 }
 
-TEST_CASE("binary_cross_entropy's second derivative is that of PyTorch's backward") {
-  // d/dx (x - y) / (x (1 - x)) = y / x^2 + (1 - y) / (1 - x)^2 away from the bound; 1e12 below it.
-  const Tensor x = from_vector<double>({0.2, 0.7, 0.5, 1e-14}).requires_grad_();
-  const Tensor y = from_vector<double>({1.0, 0.0, 0.3, 1.0});
+TEST_CASE("binary_cross_entropy's second derivatives are PyTorch's double backward") {
+  // d2/dx2 = (x^2 - 2xy + y) / ((x + 1e-12)^2 (1 - x + 1e-12)^2); d2/dxdy = -1 / max(x (1 - x), 1e-12).
+  const std::vector<double> xs{0.2, 0.7, 0.5, 1e-14}, ys{1.0, 0.0, 0.3, 1.0};
+  const Tensor x = from_vector<double>(xs).requires_grad_();
+  const Tensor y = from_vector<double>(ys).requires_grad_();
   const Tensor first = autograd::grad({binary_cross_entropy(x, y, {}, Reduction::Sum)}, {x}, {}, std::nullopt,
                                       /*create_graph=*/true)[0];
-  const Tensor second = autograd::grad({first.sum()}, {x})[0];
-  check_close(second, {1.0 / 0.04, 1.0 / 0.09, 0.3 / 0.25 + 0.7 / 0.25, 1e12}, 1e-12);
+  const std::vector<Tensor> second = autograd::grad({first.sum()}, {x, y});
+  std::vector<double> xx, xy;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double a = xs[i], b = ys[i];
+    xx.push_back((a * a - 2 * a * b + b) / (std::pow(a + 1e-12, 2) * std::pow(1 - a + 1e-12, 2)));
+    xy.push_back(-1.0 / std::max(a * (1 - a), 1e-12));
+  }
+  check_close(second[0], xx, 1e-14);
+  check_close(second[1], xy, 1e-14);
+}
+
+TEST_CASE("binary_cross_entropy's float32 gradient is PyTorch's quotient, exact where y is near x") {
+  // -y/x + (1 - y)/(1 - x) would cancel to float32 noise here; (x - y) / (x (1 - x)) does not.
+  const float x0 = 0.7f, y0 = std::nextafter(0.7f, 1.0f);
+  const Tensor x = from_vector<float>({x0, 0.25f}).requires_grad_();
+  const Tensor y = from_vector<float>({y0, 0.75f});
+  binary_cross_entropy(x, y, {}, Reduction::Sum).backward();
+  const std::vector<double> grad = values_of(x.grad());
+  const double expected = (static_cast<double>(x0) - y0) / (static_cast<double>(x0) * (1.0 - x0));
+  CHECK(grad[0] == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(grad[1] == doctest::Approx(-0.5 / 0.1875).epsilon(1e-6));
+}
+
+TEST_CASE("binary_cross_entropy at exactly 0 or 1 stays finite in every float dtype, target gradient too") {
+  // sigmoid(10) rounds to 1.0 in float16; the target's gradient is the clamped -100 / 100.
+  for (DType dtype : {kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    INFO(dtype);
+    const Tensor x = from_vector<float>({1.0f, 0.0f, 0.5f}).to(dtype).requires_grad_();
+    const Tensor y = from_vector<float>({0.0f, 1.0f, 0.25f}).to(dtype).requires_grad_();
+    const Tensor losses = binary_cross_entropy(x, y, {}, Reduction::None);
+    const std::vector<double> values = values_of(losses);
+    CHECK(values[0] == 100.0);
+    CHECK(values[1] == 100.0);
+    losses.sum().backward();
+    const std::vector<double> target_grad = values_of(y.grad());
+    CHECK(target_grad[0] == -100.0);
+    CHECK(target_grad[1] == 100.0);
+    CHECK(std::abs(target_grad[2]) < 1e-3);  // log(0.5) - log(0.5), each rounded to the dtype
+    const std::vector<double> input_grad = values_of(x.grad());
+    CHECK(input_grad[2] == 1.0);  // (0.5 - 0.25) / 0.25
+    if (dtype == kFloat32 || dtype == kFloat64) {
+      check_close(input_grad, {1e12, -1e12, 1.0}, 1e-6);
+    } else {  // past float16's range, and rounded in bfloat16; never NaN
+      CHECK(input_grad[0] > 0.0);
+      CHECK(input_grad[1] < 0.0);
+    }
+  }
 }
 
 TEST_CASE("a float64 weight or pos_weight keeps a float32 binary cross entropy in float32") {

@@ -1,6 +1,7 @@
 // The class losses: cross_entropy, nll_loss (the fused registry ops, and composites of them when
 // a per-class weight is given, for [N, C, d1, ...] scores, or, cross_entropy's, for class
 // probabilities) and mse_loss. Reduction helpers shared with the pointwise losses.
+#include "runtime/autocast_composites.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/loss_reduction.h"
@@ -76,9 +77,11 @@ Tensor weighted_cross_entropy(const Tensor& logits, const Tensor& target, const 
 // sequence): the class dim moves last and every position becomes a row of the [rows, C] form the
 // fused ops take, so Mean counts positions (or their weights) as PyTorch's; None gets the
 // target's shape back.
+// The target's dtype and the weight's shape are checked here, against the caller's shapes, not
+// by the row ops against the reshaped ones.
 template <typename RowLoss>
-Tensor over_positions(const char* function, const Tensor& scores, const Tensor& target, Reduction reduction,
-                      RowLoss row_loss) {
+Tensor over_positions(const char* function, const Tensor& scores, const Tensor& target, const Tensor& weight,
+                      Reduction reduction, RowLoss row_loss) {
   Dims positions, order{0};
   positions.push_back(scores.sizes()[0]);
   for (int d = 2; d < scores.dim(); ++d) {
@@ -86,9 +89,15 @@ Tensor over_positions(const char* function, const Tensor& scores, const Tensor& 
     order.push_back(d);
   }
   order.push_back(1);
+  check(target.defined() && target.dtype() == kInt64, "{}: target must hold int64 class indices, got {} (shape {})",
+        function, target.defined() ? dtype_name(target.dtype()) : "an undefined tensor",
+        target.defined() ? target.sizes() : Dims{});
   check(target.sizes() == positions,
         "{}: expected a target of shape {} for scores of shape {} (class dim 1 left out), got {}", function,
         positions, scores.sizes(), target.sizes());
+  check(!weight.defined() || (weight.dim() == 1 && weight.sizes()[0] == scores.sizes()[1]),
+        "{}: weight must hold one value for each of the {} classes, got shape {} (scores {})", function,
+        scores.sizes()[1], weight.defined() ? weight.sizes() : Dims{}, scores.sizes());
   const Dims rows{positions.product(), scores.sizes()[1]};
   const Tensor losses = row_loss(reshape(permute(scores, order), rows), reshape(target, {rows[0]}));
   return reduction == Reduction::None ? reshape(losses, positions) : losses;
@@ -107,15 +116,17 @@ Tensor probability_cross_entropy(const Tensor& logits, const Tensor& target, con
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
   const int64_t classes = logits.sizes()[class_dim];
   const double smoothing = options.label_smoothing;
-  const Tensor probabilities = smoothing > 0.0 ? add(mul(target, 1.0 - smoothing), smoothing / classes) : target;
-  Tensor terms = mul(log_softmax(logits, class_dim), probabilities);
+  // On PyTorch's autocast float32 list: the target is smoothed in float32 too.
+  const Tensor x = detail::autocast_to_float32(logits), t = detail::autocast_to_float32(target);
+  const Tensor probabilities = smoothing > 0.0 ? add(mul(t, 1.0 - smoothing), smoothing / classes) : t;
+  Tensor terms = mul(log_softmax(x, class_dim), probabilities);
   if (options.weight.defined()) {
     check(options.weight.dim() == 1 && options.weight.sizes()[0] == classes,
           "cross_entropy: weight must hold one value for each of the {} classes, got shape {} (scores {})", classes,
           options.weight.sizes(), logits.sizes());
     Dims along_classes = Dims::filled(logits.dim(), 1);
     along_classes[class_dim] = classes;
-    terms = mul(terms, reshape(options.weight, along_classes));
+    terms = mul(terms, reshape(detail::autocast_to_float32(options.weight), along_classes));
   }
   if (options.reduction == Reduction::None) return neg(sum(terms, {class_dim}));
   const Tensor total = neg(sum(terms));
@@ -133,8 +144,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOpt
   if (logits.defined() && target.defined() && logits.dim() >= 1 && logits.sizes() == target.sizes())
     return probability_cross_entropy(logits, target, options);
   if (logits.defined() && logits.dim() > 2) {
-    return over_positions("cross_entropy", logits, target, options.reduction,
-                          [&](const Tensor& rows, const Tensor& classes) { return cross_entropy(rows, classes, options); });
+    auto rows_loss = [&](const Tensor& rows, const Tensor& classes) { return cross_entropy(rows, classes, options); };
+    return over_positions("cross_entropy", logits, target, options.weight, options.reduction, rows_loss);
   }
   if (options.weight.defined()) return weighted_cross_entropy(logits, target, options);
   static const OpDef& op = lookup_op("cross_entropy");
@@ -148,9 +159,10 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
                 Where where) {
   CallSiteScope site(where);
   if (log_probs.defined() && log_probs.dim() > 2) {
-    return over_positions("nll_loss", log_probs, target, reduction, [&](const Tensor& rows, const Tensor& classes) {
+    auto rows_loss = [&](const Tensor& rows, const Tensor& classes) {
       return nll_loss(rows, classes, reduction, ignore_index);
-    });
+    };
+    return over_positions("nll_loss", log_probs, target, {}, reduction, rows_loss);
   }
   static const OpDef& op = lookup_op("nll_loss");
   return dispatch_one(op, {log_probs, target},
@@ -162,9 +174,10 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
   CallSiteScope site(where);
   if (!weight.defined()) return nll_loss(log_probs, target, reduction, ignore_index);
   if (log_probs.defined() && log_probs.dim() > 2) {
-    return over_positions("nll_loss", log_probs, target, reduction, [&](const Tensor& rows, const Tensor& classes) {
+    auto rows_loss = [&](const Tensor& rows, const Tensor& classes) {
       return nll_loss(rows, classes, weight, reduction, ignore_index);
-    });
+    };
+    return over_positions("nll_loss", log_probs, target, weight, reduction, rows_loss);
   }
   check_reduction("nll_loss", reduction);
   const Tensor nll = nll_loss(log_probs, target, Reduction::None, ignore_index);

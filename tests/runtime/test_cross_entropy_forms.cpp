@@ -140,6 +140,16 @@ TEST_CASE("cross_entropy with class probabilities is -sum w t log_softmax, Mean 
   CHECK(std::isnan(cross_entropy(zeros({0, 3}, {.dtype = kFloat64}), zeros({0, 3}, {.dtype = kFloat64})).item()));
 }
 
+TEST_CASE("cross_entropy with class probabilities under autocast smooths and sums in float32") {
+  const Tensor logits = random_tensor({4, 5}, 21, kBFloat16);
+  const Tensor target = softmax(random_tensor({4, 5}, 22), 1).to(kBFloat16);
+  const Tensor expected = cross_entropy(logits.to(kFloat32), target.to(kFloat32), {.label_smoothing = 0.3});
+  AutocastGuard autocast(kBFloat16);
+  const Tensor actual = cross_entropy(logits, target, {.label_smoothing = 0.3});
+  CHECK(actual.dtype() == kFloat32);
+  CHECK(values_of(actual) == values_of(expected));
+}
+
 TEST_CASE("gradients of cross_entropy with class probabilities match finite differences in both operands") {
   for (Reduction reduction : kLossReductions) {
     INFO("reduction " << static_cast<int>(reduction));
@@ -157,6 +167,16 @@ TEST_CASE("cross_entropy and nll_loss refuse a mismatched map and bad probabilit
                        Error);
   CHECK_THROWS_WITH_AS(nll_loss(random_tensor({2, 3, 4}, 17), zeros({4}, {.dtype = kInt64})),
                        doctest::Contains("nll_loss: expected a target of shape [2, 4]"), Error);
+  // Named with the caller's shapes, not the rows they become.
+  CHECK_THROWS_WITH_AS(cross_entropy(random_tensor({2, 3, 4}, 16), zeros({2, 4})),
+                       doctest::Contains("cross_entropy: target must hold int64 class indices, got float32 (shape "
+                                         "[2, 4])"),
+                       Error);
+  CHECK_THROWS_WITH_AS(cross_entropy(random_tensor({2, 3, 4}, 16), zeros({2, 4}, {.dtype = kInt64}),
+                                     {.weight = from_vector<double>({1.0, 2.0, 3.0, 4.0})}),
+                       doctest::Contains("cross_entropy: weight must hold one value for each of the 3 classes, got "
+                                         "shape [4] (scores [2, 3, 4])"),
+                       Error);
   CHECK_THROWS_WITH_AS(cross_entropy(random_tensor({2, 3}, 18), zeros({2, 3}, {.dtype = kInt64})),
                        doctest::Contains("cross_entropy: a target of the scores' shape [2, 3] holds class "
                                          "probabilities and must be floating-point, got int64"),

@@ -1,23 +1,28 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
-// These are the ops of runtime/functional.h, losses included; dropout gets PyTorch's defaults
-// (p = 0.5, training). embedding keeps ember's argument order (weight, indices[, padding_idx]) and
-// takes F.embedding's max_norm through EmbeddingFuncOptions (functional_embedding.cpp).
+// These are the ops of runtime/functional.h and functional_losses_more.h, losses included;
+// dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
+// (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
+// (functional_embedding.cpp).
 #pragma once
 
 #include <optional>
 
 #include "runtime/functional.h"
+#include "runtime/functional_losses_more.h"
 
 namespace ember::nn::functional {
 
 using ember::binary_cross_entropy;
 using ember::binary_cross_entropy_with_logits;
+using ember::cosine_embedding_loss;
 using ember::cross_entropy;
 using ember::CrossEntropyOptions;
 using ember::elu;
 using ember::embedding;
+using ember::gaussian_nll_loss;
 using ember::gelu;
+using ember::hinge_embedding_loss;
 using ember::huber_loss;
 using ember::kl_div;
 using ember::l1_loss;
@@ -25,16 +30,22 @@ using ember::layer_norm;
 using ember::leaky_relu;
 using ember::linear;
 using ember::log_softmax;
+using ember::margin_ranking_loss;
 using ember::mse_loss;
+using ember::multilabel_soft_margin_loss;
 using ember::nll_loss;
+using ember::pairwise_distance;
+using ember::poisson_nll_loss;
 using ember::Reduction;
 using ember::relu;
 using ember::sigmoid;
 using ember::silu;
 using ember::smooth_l1_loss;
+using ember::soft_margin_loss;
 using ember::softmax;
 using ember::softplus;
 using ember::tanh;
+using ember::triplet_margin_loss;
 
 // torch.embedding_renorm_: under no-grad, every row of `weight` [V, D] that `indices` looks up
 // and whose norm_type-norm exceeds max_norm is scaled in place by max_norm / (norm + 1e-7), the

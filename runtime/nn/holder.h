@@ -21,11 +21,18 @@ template <typename Impl>
 concept PairForwardTakesWhere = requires(Impl& impl, const Tensor& input, const Tensor& target, Where where) {
   impl.forward(input, target, where);
 };
+// Whether Impl's forward takes three tensors and the caller's location: forward(a, b, target, Where)
+// of MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss and GaussianNLLLoss.
+template <typename Impl>
+concept TripleForwardTakesWhere = requires(Impl& impl, const Tensor& a, const Tensor& b, const Tensor& c, Where where) {
+  impl.forward(a, b, c, where);
+};
 // Whether model(args...) is served by one of the operator() below that add the caller's location.
 template <typename Impl, typename... Args>
 constexpr bool adds_call_site = (std::is_convertible_v<Args, const Tensor&> && ...) &&
                                 ((sizeof...(Args) == 1 && ForwardTakesWhere<Impl>) ||
-                                 (sizeof...(Args) == 2 && PairForwardTakesWhere<Impl>));
+                                 (sizeof...(Args) == 2 && PairForwardTakesWhere<Impl>) ||
+                                 (sizeof...(Args) == 3 && TripleForwardTakesWhere<Impl>));
 
 template <typename Impl>
 class ModuleHolder {
@@ -57,6 +64,12 @@ class ModuleHolder {
     requires PairForwardTakesWhere<Impl>
   {
     return get()->forward(input, target, where);
+  }
+  // loss(a, b, c) likewise, for a forward(a, b, c, Where).
+  decltype(auto) operator()(const Tensor& a, const Tensor& b, const Tensor& c, Where where = Where::current()) const
+    requires TripleForwardTakesWhere<Impl>
+  {
+    return get()->forward(a, b, c, where);
   }
   // model(args...): libtorch's call, for any other forward: forward(const Tensor&), forward(Tensor),
   // several inputs, other types. The arguments go through unchanged.

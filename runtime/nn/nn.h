@@ -12,6 +12,7 @@
 #include "runtime/nn/modules/layer_norm.h"
 #include "runtime/nn/modules/linear.h"
 #include "runtime/nn/modules/loss.h"
+#include "runtime/nn/modules/loss_more.h"
 #include "runtime/nn/modules/module_dict.h"
 #include "runtime/nn/modules/module_list.h"
 #include "runtime/nn/modules/sequential.h"

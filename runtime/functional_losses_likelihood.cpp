@@ -1,0 +1,89 @@
+// The negative log-likelihood losses of a distribution in PyTorch's formulas
+// (torch.nn.functional): poisson_nll_loss and gaussian_nll_loss. Composites of registry ops.
+#include <cmath>
+#include <numbers>
+
+#include "runtime/autocast_composites.h"
+#include "runtime/dispatch.h"
+#include "runtime/functional_losses_more.h"
+#include "runtime/loss_reduction.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+namespace {
+
+using detail::autocast_to_float32;
+using ops::scalar_like;
+
+void check_floating_pair(const char* function, const Tensor& input, const Tensor& target) {
+  check(input.defined() && target.defined() && is_floating(input.dtype()) && is_floating(target.dtype()),
+        "{}: expected floating-point input and target", function);
+  broadcast_shapes(input.sizes(), target.sizes(), function);
+}
+
+// PyTorch's Stirling term, y log y - y + 0.5 log(2 pi y), masked to 0 where y <= 1 (a NaN target
+// keeps its NaN). The masked elements take y = 2 inside, so that log's gradient there is not
+// 0 * inf = NaN.
+Tensor stirling_term(const Tensor& y) {
+  const Tensor counted = logical_not(le(y, scalar_like(1.0, y)));
+  const Tensor inside = ember::where(counted, y, scalar_like(2.0, y));
+  const Tensor term = add(sub(mul(inside, log(inside)), inside), mul(log(mul(inside, 2.0 * std::numbers::pi)), 0.5));
+  return ember::where(counted, term, scalar_like(0.0, term));
+}
+
+// var as PyTorch's gaussian_nll_loss takes it: the input's shape, or that without the last dim
+// (one variance per sample: unsqueezed), or with a last dim of 1.
+Tensor variance_of_shape(const Tensor& var, const Tensor& input) {
+  const Dims& sizes = input.sizes();
+  if (var.sizes() == sizes) return var;
+  const Dims leading(std::span<const int64_t>(sizes.begin(), sizes.size() == 0 ? 0 : sizes.size() - 1));
+  if (sizes.size() > 0 && var.sizes() == leading) return var.unsqueeze(-1);
+  const bool one_per_sample = var.dim() == input.dim() && var.dim() > 0 && var.sizes()[var.dim() - 1] == 1 &&
+                              Dims(std::span<const int64_t>(var.sizes().begin(), var.dim() - 1)) == leading;
+  check(one_per_sample,
+        "gaussian_nll_loss: var must have the input's shape {}, or it without the last dim, or with a last dim "
+        "of 1; got {}", sizes, var.sizes());
+  return var;
+}
+
+}  // namespace
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, PoissonNLLLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "poisson_nll_loss";
+  check_reduction(function, options.reduction);
+  check_floating_pair(function, input, target);
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
+  Tensor losses = options.log_input ? sub(exp(x), mul(y, x)) : sub(x, mul(y, log(add(x, options.eps))));
+  if (options.full) losses = add(losses, stirling_term(y));
+  return reduce_loss(losses, options.reduction);
+}
+
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var, GaussianNLLLossOptions options,
+                         Where where) {
+  CallSiteScope site(where);
+  const char* function = "gaussian_nll_loss";
+  check_reduction(function, options.reduction);
+  check_floating_pair(function, input, target);
+  check(var.defined() && is_floating(var.dtype()), "{}: var must be a floating-point tensor", function);
+  const Tensor shaped = variance_of_shape(var, input);
+  // PyTorch reads the values here too; outside the CPU eager path a read would wait for the
+  // device or break a capture, so there negative variances are clamped like small ones.
+  if (shaped.numel() > 0 && shaped.device().is_cpu() && !dispatch_mode_active()) {
+    NoGradGuard no_grad;
+    const double lowest = amin(shaped).item();
+    check(!(lowest < 0.0), "{}: var has negative entries (the smallest is {})", function, lowest);
+  }
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target), v = autocast_to_float32(shaped);
+  // PyTorch clamps a clone of var in place under no_grad: the value is max(var, eps) and the
+  // gradient passes to var as if there were no clamp. v - v.detach() is 0 carrying that gradient.
+  const Tensor clamped =
+      ember::where(lt(v, scalar_like(options.eps, v)), add(sub(v, v.detach()), options.eps), v);
+  const Tensor difference = sub(x, y);
+  Tensor losses = mul(add(log(clamped), div(mul(difference, difference), clamped)), 0.5);
+  if (options.full) losses = add(losses, 0.5 * std::log(2.0 * std::numbers::pi));
+  return reduce_loss(losses, options.reduction);
+}
+
+}  // namespace ember

@@ -1,0 +1,158 @@
+// The margin and embedding losses in PyTorch's formulas (aten/src/ATen/native/Loss.cpp and
+// torch.nn.functional): margin_ranking_loss, hinge_embedding_loss, soft_margin_loss,
+// multilabel_soft_margin_loss, cosine_embedding_loss, pairwise_distance and triplet_margin_loss.
+// Composites of registry ops: their gradients are autograd's, which equal PyTorch's backward.
+#include "runtime/autocast_composites.h"
+#include "runtime/functional_losses_more.h"
+#include "runtime/loss_reduction.h"
+#include "runtime/ops/pointwise_common.h"
+
+namespace ember {
+
+namespace {
+
+using detail::autocast_to_float32;
+using ops::scalar_like;
+
+void check_floating_input(const char* function, const char* what, const Tensor& tensor) {
+  check(tensor.defined() && is_floating(tensor.dtype()), "{}: {} must be a floating-point tensor, got {}", function,
+        what, tensor.defined() ? std::string(dtype_name(tensor.dtype())) : std::string("an undefined tensor"));
+}
+
+// The target of the margin losses holds 1 or -1; bool has neither (PyTorch refuses its negation).
+void check_sign_target(const char* function, const Tensor& target) {
+  check(target.defined() && target.dtype() != kBool, "{}: target must hold 1 or -1 as numbers, got {}", function,
+        target.defined() ? std::string(dtype_name(target.dtype())) : std::string("an undefined tensor"));
+}
+
+// log(1 + exp(z)) as max(z, 0) + log1p(exp(-|z|)): no overflow for large z. max(z, 0) is written
+// (z + |z|) / 2 (exact), whose gradient at 0 is 1/2, so the total there is sigmoid(0) = 1/2.
+Tensor softplus_exact(const Tensor& z) {
+  const Tensor magnitude = abs(z);
+  return add(mul(add(z, magnitude), 0.5), log1p(exp(neg(magnitude))));
+}
+
+}  // namespace
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           MarginRankingLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "margin_ranking_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "input1", input1);
+  check_floating_input(function, "input2", input2);
+  check_sign_target(function, target);
+  check(input1.dim() == input2.dim() && input1.dim() == target.dim(),
+        "{}: input1, input2 and target must have one number of dims, got shapes {}, {} and {}", function,
+        input1.sizes(), input2.sizes(), target.sizes());
+  const Tensor x1 = autocast_to_float32(input1), x2 = autocast_to_float32(input2);
+  const Tensor margins = add(neg(mul(target, sub(x1, x2))), options.margin);
+  return reduce_loss(clamp(margins, 0.0, std::nullopt), options.reduction);
+}
+
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, HingeEmbeddingLossOptions options,
+                            Where where) {
+  CallSiteScope site(where);
+  const char* function = "hinge_embedding_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "input", input);
+  check_sign_target(function, target);
+  const Tensor x = autocast_to_float32(input);
+  const Tensor below_margin = clamp(rsub(x, options.margin), 0.0, std::nullopt);
+  const Tensor zero = scalar_like(0.0, x);
+  const Tensor margin_part = ember::where(ne(target, scalar_like(1.0, target)), below_margin, zero);
+  const Tensor self_part = ember::where(ne(target, scalar_like(-1.0, target)), x, zero);
+  return reduce_loss(add(margin_part, self_part), options.reduction);
+}
+
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "soft_margin_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "input", input);
+  check_sign_target(function, target);
+  const Tensor x = autocast_to_float32(input);
+  return reduce_loss(softplus_exact(neg(mul(x, target))), options.reduction);
+}
+
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   MultilabelSoftMarginLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "multilabel_soft_margin_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "input", input);
+  check(input.dim() == 1 || input.dim() == 2, "{}: expected input [N, C] or [C], got shape {}", function,
+        input.sizes());
+  check(target.defined() && target.sizes() == input.sizes(), "{}: target must have the input's shape {}, got {}",
+        function, input.sizes(), target.defined() ? target.sizes() : Dims{});
+  const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
+  // -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) = y softplus(-x) + (1 - y) softplus(x).
+  Tensor losses = add(mul(y, softplus_exact(neg(x))), mul(rsub(y, 1.0), softplus_exact(x)));
+  if (options.weight.defined()) {
+    check_floating_input(function, "weight", options.weight);
+    broadcast_shapes(options.weight.sizes(), input.sizes(), function);
+    losses = mul(losses, autocast_to_float32(options.weight));
+  }
+  const int64_t class_dim = input.dim() - 1;
+  const auto classes = static_cast<double>(input.sizes()[class_dim]);
+  return reduce_loss(div(sum(losses, {class_dim}), classes), options.reduction);
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             CosineEmbeddingLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "cosine_embedding_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "input1", input1);
+  check_floating_input(function, "input2", input2);
+  check_sign_target(function, target);
+  check(target.dim() <= 1, "{}: expected a 0-d or 1-D target, got shape {} (multi-target is not supported)",
+        function, target.sizes());
+  check(input1.dim() == target.dim() + 1 && input2.dim() == target.dim() + 1,
+        "{}: a {}-D target expects {}-D inputs, got shapes {} and {}", function, target.dim(), target.dim() + 1,
+        input1.sizes(), input2.sizes());
+  const Tensor x1 = autocast_to_float32(input1), x2 = autocast_to_float32(input2);
+  const Dims along{target.dim()};
+  constexpr double kEpsilon = 1e-12;  // PyTorch's, keeping a zero vector's cosine 0, not NaN
+  const Tensor dot = sum(mul(x1, x2), along);
+  const Tensor squares1 = add(sum(mul(x1, x1), along), kEpsilon);
+  const Tensor squares2 = add(sum(mul(x2, x2), along), kEpsilon);
+  const Tensor cosine = div(dot, sqrt(mul(squares1, squares2)));
+  const Tensor zero = scalar_like(0.0, cosine);
+  const Tensor similar = ember::where(eq(target, scalar_like(1.0, target)), rsub(cosine, 1.0), zero);
+  const Tensor dissimilar = ember::where(eq(target, scalar_like(-1.0, target)),
+                                         clamp(sub(cosine, options.margin), 0.0, std::nullopt), zero);
+  return reduce_loss(add(similar, dissimilar), options.reduction);
+}
+
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim, Where where) {
+  CallSiteScope site(where);
+  check_floating_input("pairwise_distance", "x1", x1);
+  check_floating_input("pairwise_distance", "x2", x2);
+  const int64_t innermost = std::max(x1.dim(), x2.dim()) - 1;
+  check(innermost >= 0, "pairwise_distance: expected inputs with at least one dim, got shapes {} and {}", x1.sizes(),
+        x2.sizes());
+  return norm(add(sub(x1, x2), eps), p, {innermost}, keepdim);
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           TripletMarginLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "triplet_margin_loss";
+  check_reduction(function, options.reduction);
+  check_floating_input(function, "anchor", anchor);
+  check_floating_input(function, "positive", positive);
+  check_floating_input(function, "negative", negative);
+  check(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
+        "{}: anchor, positive and negative must have one number of dims, got shapes {}, {} and {}", function,
+        anchor.sizes(), positive.sizes(), negative.sizes());
+  const Tensor a = autocast_to_float32(anchor), pos = autocast_to_float32(positive);
+  const Tensor negatives = autocast_to_float32(negative);
+  const Tensor to_positive = pairwise_distance(a, pos, options.p, options.eps);
+  Tensor to_negative = pairwise_distance(a, negatives, options.p, options.eps);
+  if (options.swap) to_negative = minimum(to_negative, pairwise_distance(pos, negatives, options.p, options.eps));
+  const Tensor margins = sub(add(to_positive, options.margin), to_negative);
+  return reduce_loss(clamp(margins, 0.0, std::nullopt), options.reduction);
+}
+
+}  // namespace ember

@@ -1,0 +1,84 @@
+// PyTorch's margin, embedding and likelihood losses (torch.nn.functional's), composites of
+// registry ops as the other composite losses are, so autograd, CUDA, autocast (their 16-bit
+// inputs computed in float32, PyTorch's float32 list) and capture come with them. Options structs
+// are shared with the loss modules of the same names (runtime/nn/modules/loss_more.h).
+#pragma once
+
+#include "runtime/functional.h"
+
+namespace ember {
+
+struct MarginRankingLossOptions {
+  double margin = 0.0;
+  Reduction reduction = Reduction::Mean;
+};
+struct HingeEmbeddingLossOptions {
+  double margin = 1.0;
+  Reduction reduction = Reduction::Mean;
+};
+struct SoftMarginLossOptions {
+  Reduction reduction = Reduction::Mean;
+};
+struct MultilabelSoftMarginLossOptions {
+  Tensor weight = {};  // [C] per-class weights, or undefined
+  Reduction reduction = Reduction::Mean;
+};
+struct CosineEmbeddingLossOptions {
+  double margin = 0.0;
+  Reduction reduction = Reduction::Mean;
+};
+struct TripletMarginLossOptions {
+  double margin = 1.0;
+  double p = 2.0;       // the norm of the distances
+  double eps = 1e-6;    // added to the differences, as pairwise_distance does
+  bool swap = false;    // the negative's distance is the smaller of anchor's and positive's
+  Reduction reduction = Reduction::Mean;
+};
+struct PoissonNLLLossOptions {
+  bool log_input = true;  // input holds log(rate)
+  bool full = false;      // add Stirling's approximation of log(target!) where target > 1
+  double eps = 1e-8;      // log(input + eps) when log_input is false
+  Reduction reduction = Reduction::Mean;
+};
+struct GaussianNLLLossOptions {
+  bool full = false;  // add 0.5 log(2 pi)
+  double eps = 1e-6;  // variances below eps count as eps (their gradient passes as if not clamped)
+  Reduction reduction = Reduction::Mean;
+};
+
+// max(0, -y (x1 - x2) + margin), y = 1 or -1; the three tensors have one number of dims and
+// broadcast together.
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           MarginRankingLossOptions options = {}, Where where = Where::current());
+// x where y = 1, max(0, margin - x) where y = -1 (a target of neither adds both, as PyTorch's).
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, HingeEmbeddingLossOptions options = {},
+                            Where where = Where::current());
+// log(1 + exp(-y x)), computed so that it never overflows.
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLossOptions options = {},
+                        Where where = Where::current());
+// Per sample of input [N, C] (or [C]) and a target of its shape: the mean over classes of
+// -w_c (y log sigmoid(x) + (1 - y) log sigmoid(-x)); None gives [N].
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   MultilabelSoftMarginLossOptions options = {}, Where where = Where::current());
+// For rows x1, x2 of [N, D] with target [N] (or [D] with a 0-d target): 1 - cos(x1, x2) where
+// y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)).
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             CosineEmbeddingLossOptions options = {}, Where where = Where::current());
+// The p-norm of x1 - x2 + eps over the last dim (PyTorch's pairwise_distance).
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6, bool keepdim = false,
+                         Where where = Where::current());
+// max(0, margin + d(anchor, positive) - d(anchor, negative)), d = pairwise_distance; the three
+// tensors have one number of dims.
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           TripletMarginLossOptions options = {}, Where where = Where::current());
+// exp(x) - y x with log_input, else x - y log(x + eps); with full, Stirling's
+// y log y - y + 0.5 log(2 pi y) where y > 1.
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, PoissonNLLLossOptions options = {},
+                        Where where = Where::current());
+// 0.5 (log(max(var, eps)) + (x - y)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full). var has the
+// input's shape, or it without the last dim, or with a last dim of 1 (one variance per sample);
+// negative variances are errors (checked on the CPU outside compile, as binary_cross_entropy's range).
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                         GaussianNLLLossOptions options = {}, Where where = Where::current());
+
+}  // namespace ember

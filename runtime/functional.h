@@ -224,10 +224,13 @@ struct CrossEntropyOptions {
 // cross_entropy: inputs logits [N, C], target int64 [N]; attrs reduction (int64), ignore_index,
 // label_smoothing. Fused log_softmax + nll. With a weight it is a composite (the op's per-row
 // losses, and log_softmax for smoothing): row i counts w[y_i] times and Mean divides by the sum of
-// w[y_i] over counted rows; the smoothing term weighs class c by w[c] (PyTorch's formula).
+// w[y_i] over counted rows; the smoothing term weighs class c by w[c] (PyTorch's formula). Also
+// PyTorch's other forms: logits [N, C, d1, ...] with target [N, d1, ...] (each position a row),
+// and a floating target of the logits' shape holding class probabilities (Mean over samples).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions options = {},
                      Where where = Where::current());
-// nll_loss: inputs log_probs [N, C], target int64 [N]; attrs reduction, ignore_index.
+// nll_loss: inputs log_probs [N, C] (or [N, C, d1, ...] with target [N, d1, ...]), target int64
+// [N]; attrs reduction, ignore_index.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean,
                 int64_t ignore_index = -100, Where where = Where::current());
 // Composite: nll_loss with per-class weights [C] (undefined: none): -w[y_i] log_probs[i, y_i],

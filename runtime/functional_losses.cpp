@@ -23,6 +23,13 @@ Tensor reduce_loss(const Tensor& losses, Reduction reduction) {
   return losses;
 }
 
+Tensor log1p_exp(const Tensor& z) {
+  const Tensor positive = gt(z, ops::scalar_like(0.0, z));
+  const Tensor above = ember::where(positive, z, ops::scalar_like(0.0, z));
+  const Tensor below = ember::where(positive, ops::scalar_like(0.0, z), z);
+  return ember::where(positive, add(above, log1p(exp(neg(above)))), log1p(exp(below)));
+}
+
 namespace {
 
 Tensor ignored_rows(const Tensor& target, int64_t ignore_index) {

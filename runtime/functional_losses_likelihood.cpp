@@ -16,9 +16,11 @@ namespace {
 using detail::autocast_to_float32;
 using ops::scalar_like;
 
-void check_floating_pair(const char* function, const Tensor& input, const Tensor& target) {
-  check(input.defined() && target.defined() && is_floating(input.dtype()) && is_floating(target.dtype()),
-        "{}: expected floating-point input and target", function);
+// A floating input; the target may be any numbers (integer counts too: the ops promote them).
+void check_input_and_target(const char* function, const Tensor& input, const Tensor& target) {
+  check(input.defined() && is_floating(input.dtype()), "{}: input must be a floating-point tensor, got {}", function,
+        input.defined() ? std::string(dtype_name(input.dtype())) : std::string("an undefined tensor"));
+  check(target.defined(), "{}: target is an undefined tensor", function);
   broadcast_shapes(input.sizes(), target.sizes(), function);
 }
 
@@ -32,15 +34,21 @@ Tensor stirling_term(const Tensor& y) {
   return ember::where(counted, term, scalar_like(0.0, term));
 }
 
-// var as PyTorch's gaussian_nll_loss takes it: the input's shape, or that without the last dim
-// (one variance per sample: unsqueezed), or with a last dim of 1.
+// A shape without its last dim (a 0-d shape stays empty, as Python's size()[:-1]).
+Dims leading_dims(const Dims& sizes) {
+  return Dims(std::span<const int64_t>(sizes.begin(), sizes.size() == 0 ? 0 : sizes.size() - 1));
+}
+
+// var as PyTorch's gaussian_nll_loss takes it, in its order of checks: the input's shape; the
+// input's without its last dim (one variance per sample: unsqueezed); or the same leading dims
+// and a last dim of 1.
 Tensor variance_of_shape(const Tensor& var, const Tensor& input) {
   const Dims& sizes = input.sizes();
   if (var.sizes() == sizes) return var;
-  const Dims leading(std::span<const int64_t>(sizes.begin(), sizes.size() == 0 ? 0 : sizes.size() - 1));
-  if (sizes.size() > 0 && var.sizes() == leading) return var.unsqueeze(-1);
-  const bool one_per_sample = var.dim() == input.dim() && var.dim() > 0 && var.sizes()[var.dim() - 1] == 1 &&
-                              Dims(std::span<const int64_t>(var.sizes().begin(), var.dim() - 1)) == leading;
+  const Dims leading = leading_dims(sizes);
+  if (var.sizes() == leading) return var.unsqueeze(-1);
+  const bool one_per_sample =
+      var.dim() > 0 && var.sizes()[var.dim() - 1] == 1 && leading_dims(var.sizes()) == leading;
   check(one_per_sample,
         "gaussian_nll_loss: var must have the input's shape {}, or it without the last dim, or with a last dim "
         "of 1; got {}", sizes, var.sizes());
@@ -53,7 +61,7 @@ Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, PoissonNLLLos
   CallSiteScope site(where);
   const char* function = "poisson_nll_loss";
   check_reduction(function, options.reduction);
-  check_floating_pair(function, input, target);
+  check_input_and_target(function, input, target);
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
   Tensor losses = options.log_input ? sub(exp(x), mul(y, x)) : sub(x, mul(y, log(add(x, options.eps))));
   if (options.full) losses = add(losses, stirling_term(y));
@@ -65,7 +73,7 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
   CallSiteScope site(where);
   const char* function = "gaussian_nll_loss";
   check_reduction(function, options.reduction);
-  check_floating_pair(function, input, target);
+  check_input_and_target(function, input, target);
   check(var.defined() && is_floating(var.dtype()), "{}: var must be a floating-point tensor", function);
   const Tensor shaped = variance_of_shape(var, input);
   // PyTorch reads the values here too; outside the CPU eager path a read would wait for the

@@ -19,17 +19,21 @@ void check_floating_input(const char* function, const char* what, const Tensor& 
         what, tensor.defined() ? std::string(dtype_name(tensor.dtype())) : std::string("an undefined tensor"));
 }
 
-// The target of the margin losses holds 1 or -1; bool has neither (PyTorch refuses its negation).
+// margin_ranking_loss negates its target, which PyTorch refuses for bool; the other losses
+// compare or multiply it, which bool allows.
 void check_sign_target(const char* function, const Tensor& target) {
   check(target.defined() && target.dtype() != kBool, "{}: target must hold 1 or -1 as numbers, got {}", function,
         target.defined() ? std::string(dtype_name(target.dtype())) : std::string("an undefined tensor"));
 }
 
-// log(1 + exp(z)) as max(z, 0) + log1p(exp(-|z|)): no overflow for large z. max(z, 0) is written
-// (z + |z|) / 2 (exact), whose gradient at 0 is 1/2, so the total there is sigmoid(0) = 1/2.
-Tensor softplus_exact(const Tensor& z) {
-  const Tensor magnitude = abs(z);
-  return add(mul(add(z, magnitude), 0.5), log1p(exp(neg(magnitude))));
+void check_defined(const char* function, const char* what, const Tensor& tensor) {
+  check(tensor.defined(), "{}: {} is an undefined tensor", function, what);
+}
+
+// A target compared with 1 and -1 in `like`'s dtype when it is bool: PyTorch promotes the pair, so
+// true is 1 and never -1, where a bool scalar -1 would be true.
+Tensor comparable_target(const Tensor& target, const Tensor& like) {
+  return target.dtype() == kBool ? to_dtype(target, like.dtype()) : target;
 }
 
 }  // namespace
@@ -56,12 +60,12 @@ Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, HingeEmbe
   const char* function = "hinge_embedding_loss";
   check_reduction(function, options.reduction);
   check_floating_input(function, "input", input);
-  check_sign_target(function, target);
-  const Tensor x = autocast_to_float32(input);
+  check_defined(function, "target", target);
+  const Tensor x = autocast_to_float32(input), y = comparable_target(target, x);
   const Tensor below_margin = clamp(rsub(x, options.margin), 0.0, std::nullopt);
   const Tensor zero = scalar_like(0.0, x);
-  const Tensor margin_part = ember::where(ne(target, scalar_like(1.0, target)), below_margin, zero);
-  const Tensor self_part = ember::where(ne(target, scalar_like(-1.0, target)), x, zero);
+  const Tensor margin_part = ember::where(ne(y, scalar_like(1.0, y)), below_margin, zero);
+  const Tensor self_part = ember::where(ne(y, scalar_like(-1.0, y)), x, zero);
   return reduce_loss(add(margin_part, self_part), options.reduction);
 }
 
@@ -70,9 +74,13 @@ Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLos
   const char* function = "soft_margin_loss";
   check_reduction(function, options.reduction);
   check_floating_input(function, "input", input);
-  check_sign_target(function, target);
+  check_defined(function, "target", target);
+  // PyTorch computes in place in a tensor of the input's dtype and shape: -x times y (in their
+  // common dtype, rounded to x's), then log(1 + exp()).
+  check(broadcast_shapes(input.sizes(), target.sizes(), function) == input.sizes(),
+        "{}: target of shape {} must broadcast to the input's shape {}", function, target.sizes(), input.sizes());
   const Tensor x = autocast_to_float32(input);
-  return reduce_loss(softplus_exact(neg(mul(x, target))), options.reduction);
+  return reduce_loss(log1p_exp(to_dtype(neg(mul(x, target)), x.dtype())), options.reduction);
 }
 
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
@@ -81,18 +89,15 @@ Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
   const char* function = "multilabel_soft_margin_loss";
   check_reduction(function, options.reduction);
   check_floating_input(function, "input", input);
-  check(input.dim() == 1 || input.dim() == 2, "{}: expected input [N, C] or [C], got shape {}", function,
-        input.sizes());
-  check(target.defined() && target.sizes() == input.sizes(), "{}: target must have the input's shape {}, got {}",
-        function, input.sizes(), target.defined() ? target.sizes() : Dims{});
+  check(input.dim() >= 1, "{}: expected an input with a class dim (its last), got a 0-d tensor", function);
+  check_defined(function, "target", target);
+  broadcast_shapes(input.sizes(), target.sizes(), function);
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
-  // -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) = y softplus(-x) + (1 - y) softplus(x).
-  Tensor losses = add(mul(y, softplus_exact(neg(x))), mul(rsub(y, 1.0), softplus_exact(x)));
-  if (options.weight.defined()) {
-    check_floating_input(function, "weight", options.weight);
-    broadcast_shapes(options.weight.sizes(), input.sizes(), function);
-    losses = mul(losses, autocast_to_float32(options.weight));
-  }
+  // PyTorch's Python composite: the target (and weight) broadcast, and the sum runs over the
+  // input's last dim of the result. -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) is
+  // y log(1 + exp(-x)) + (1 - y) log(1 + exp(x)).
+  Tensor losses = add(mul(y, log1p_exp(neg(x))), mul(rsub(y, 1.0), log1p_exp(x)));
+  if (options.weight.defined()) losses = mul(losses, autocast_to_float32(options.weight));
   const int64_t class_dim = input.dim() - 1;
   const auto classes = static_cast<double>(input.sizes()[class_dim]);
   return reduce_loss(div(sum(losses, {class_dim}), classes), options.reduction);
@@ -105,7 +110,7 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
   check_reduction(function, options.reduction);
   check_floating_input(function, "input1", input1);
   check_floating_input(function, "input2", input2);
-  check_sign_target(function, target);
+  check_defined(function, "target", target);
   check(target.dim() <= 1, "{}: expected a 0-d or 1-D target, got shape {} (multi-target is not supported)",
         function, target.sizes());
   check(input1.dim() == target.dim() + 1 && input2.dim() == target.dim() + 1,
@@ -118,9 +123,9 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
   const Tensor squares1 = add(sum(mul(x1, x1), along), kEpsilon);
   const Tensor squares2 = add(sum(mul(x2, x2), along), kEpsilon);
   const Tensor cosine = div(dot, sqrt(mul(squares1, squares2)));
-  const Tensor zero = scalar_like(0.0, cosine);
-  const Tensor similar = ember::where(eq(target, scalar_like(1.0, target)), rsub(cosine, 1.0), zero);
-  const Tensor dissimilar = ember::where(eq(target, scalar_like(-1.0, target)),
+  const Tensor zero = scalar_like(0.0, cosine), y = comparable_target(target, cosine);
+  const Tensor similar = ember::where(eq(y, scalar_like(1.0, y)), rsub(cosine, 1.0), zero);
+  const Tensor dissimilar = ember::where(eq(y, scalar_like(-1.0, y)),
                                          clamp(sub(cosine, options.margin), 0.0, std::nullopt), zero);
   return reduce_loss(add(similar, dissimilar), options.reduction);
 }
@@ -129,9 +134,8 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
   CallSiteScope site(where);
   check_floating_input("pairwise_distance", "x1", x1);
   check_floating_input("pairwise_distance", "x2", x2);
+  // The last dim of the broadcast difference; for two 0-d tensors dim -1 of a 0-d one, |x1 - x2 + eps|.
   const int64_t innermost = std::max(x1.dim(), x2.dim()) - 1;
-  check(innermost >= 0, "pairwise_distance: expected inputs with at least one dim, got shapes {} and {}", x1.sizes(),
-        x2.sizes());
   return norm(add(sub(x1, x2), eps), p, {innermost}, keepdim);
 }
 

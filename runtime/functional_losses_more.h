@@ -46,25 +46,27 @@ struct GaussianNLLLossOptions {
   Reduction reduction = Reduction::Mean;
 };
 
-// max(0, -y (x1 - x2) + margin), y = 1 or -1; the three tensors have one number of dims and
-// broadcast together.
+// max(0, -y (x1 - x2) + margin), y = 1 or -1 (not bool: it is negated); the three tensors have
+// one number of dims and broadcast together.
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                            MarginRankingLossOptions options = {}, Where where = Where::current());
 // x where y = 1, max(0, margin - x) where y = -1 (a target of neither adds both, as PyTorch's).
 Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, HingeEmbeddingLossOptions options = {},
                             Where where = Where::current());
-// log(1 + exp(-y x)), computed so that it never overflows.
+// log(1 + exp(-y x)), computed so that it never overflows; y broadcasts to x, and the losses
+// have x's shape and dtype (PyTorch computes in place in a copy of x).
 Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLossOptions options = {},
                         Where where = Where::current());
-// Per sample of input [N, C] (or [C]) and a target of its shape: the mean over classes of
-// -w_c (y log sigmoid(x) + (1 - y) log sigmoid(-x)); None gives [N].
+// Per sample of input [..., C] and a target (and weight) broadcasting with it: the mean over the
+// input's last dim of -w (y log sigmoid(x) + (1 - y) log sigmoid(-x)); None gives [...].
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    MultilabelSoftMarginLossOptions options = {}, Where where = Where::current());
 // For rows x1, x2 of [N, D] with target [N] (or [D] with a 0-d target): 1 - cos(x1, x2) where
 // y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)).
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                              CosineEmbeddingLossOptions options = {}, Where where = Where::current());
-// The p-norm of x1 - x2 + eps over the last dim (PyTorch's pairwise_distance).
+// The p-norm of x1 - x2 + eps over the last dim (PyTorch's pairwise_distance; two 0-d tensors
+// give |x1 - x2 + eps|).
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6, bool keepdim = false,
                          Where where = Where::current());
 // max(0, margin + d(anchor, positive) - d(anchor, negative)), d = pairwise_distance; the three
@@ -72,11 +74,12 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, dou
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            TripletMarginLossOptions options = {}, Where where = Where::current());
 // exp(x) - y x with log_input, else x - y log(x + eps); with full, Stirling's
-// y log y - y + 0.5 log(2 pi y) where y > 1.
+// y log y - y + 0.5 log(2 pi y) where y > 1. The target may be integral (counts).
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, PoissonNLLLossOptions options = {},
                         Where where = Where::current());
-// 0.5 (log(max(var, eps)) + (x - y)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full). var has the
-// input's shape, or it without the last dim, or with a last dim of 1 (one variance per sample);
+// 0.5 (log(max(var, eps)) + (x - y)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full); the target
+// may be integral. var has the input's shape, or it without the last dim, or that with a last
+// dim of 1 (one variance per sample);
 // negative variances are errors (checked on the CPU outside compile, as binary_cross_entropy's range).
 Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
                          GaussianNLLLossOptions options = {}, Where where = Where::current());

@@ -158,8 +158,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 }
 
 // PyTorch's form: (1 - y) x - (1 + (p - 1) y) log sigmoid(x), where log sigmoid(x) =
-// min(x, 0) - log1p(exp(-|x|)) never overflows. min(x, 0) is written (x - |x|) / 2 (exact), whose
-// gradient at x = 0 is 1/2 as sigmoid's, where minimum's tie rule would pick a side.
+// -log(1 + exp(-x)) never overflows (log1p_exp), and has sigmoid's derivatives at x = 0 too.
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         Reduction reduction, const Tensor& pos_weight, Where where) {
   CallSiteScope site(where);
@@ -171,8 +170,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_broadcasts_to(function, "pos_weight", pos_weight, input.sizes());
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
   const Tensor w = autocast_to_float32(weight), positive_w = autocast_to_float32(pos_weight);
-  const Tensor magnitude = abs(x);
-  Tensor log_sigmoid = sub(mul(sub(x, magnitude), 0.5), log1p(exp(neg(magnitude))));
+  Tensor log_sigmoid = neg(log1p_exp(neg(x)));
   const DType loss_dtype = promote_types(x.dtype(), y.dtype());  // PyTorch weighs in place
   if (positive_w.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(positive_w, 1.0), y), 1.0));
   Tensor losses = to_dtype(sub(mul(rsub(y, 1.0), x), log_sigmoid), loss_dtype);

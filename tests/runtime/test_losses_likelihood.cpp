@@ -113,11 +113,27 @@ TEST_CASE("PoissonNLLLoss and GaussianNLLLoss call their functions, and bad argu
   CHECK(names_line(message, "test_losses_likelihood.cpp", line));
   CHECK_THROWS_WITH_AS(gaussian_nll_loss(x, y, sub(var, 10.0)),
                        doctest::Contains("gaussian_nll_loss: var has negative entries (the smallest is"), Error);
-  CHECK_THROWS_WITH_AS(poisson_nll_loss(x, y.to(kInt64)),
-                       doctest::Contains("poisson_nll_loss: expected floating-point input and target"), Error);
+  CHECK_THROWS_WITH_AS(poisson_nll_loss(y.to(kInt64), x),
+                       doctest::Contains("poisson_nll_loss: input must be a floating-point tensor, got int64"), Error);
   CHECK_THROWS_WITH_AS(poisson_nll_loss(x, zeros({5}, {.dtype = kFloat64})), doctest::Contains("poisson_nll_loss"),
                        Error);
   AutocastGuard autocast(kBFloat16);
   CHECK(poisson_nll_loss(x.to(kBFloat16), y.to(kBFloat16)).dtype() == kFloat32);
   CHECK(gaussian_nll_loss(x.to(kBFloat16), y.to(kBFloat16), var.to(kBFloat16)).dtype() == kFloat32);
+}
+
+TEST_CASE("poisson_nll_loss and gaussian_nll_loss take integer targets, and a 0-d input with one variance") {
+  // Counts as int64, as PyTorch promotes them.
+  const Tensor x = random_tensor({3, 4}, 14), y = counts({3, 4});
+  CHECK(values_of(poisson_nll_loss(x, y.to(kInt64))) == values_of(poisson_nll_loss(x, y)));
+  // Stirling's term of an int64 target is in float32, as PyTorch's log of an integer tensor.
+  check_close(poisson_nll_loss(x, y.to(kInt64), {.full = true}), values_of(poisson_nll_loss(x, y, {.full = true})),
+              1e-6);
+  const Tensor var = add(abs(random_tensor({3, 4}, 15)), 0.1);
+  CHECK(values_of(gaussian_nll_loss(x, y.to(kInt64), var)) == values_of(gaussian_nll_loss(x, y, var)));
+  // PyTorch's third shape rule for a 0-d input: var [1] has the same (empty) leading dims and a last dim of 1.
+  const Tensor loss = gaussian_nll_loss(scalar_tensor(0.5), scalar_tensor(0.0), from_vector<double>({2.0}),
+                                        {.reduction = Reduction::None});
+  CHECK(loss.sizes() == Dims{1});
+  check_close(loss, {0.5 * (std::log(2.0) + 0.25 / 2.0)}, 1e-15);
 }

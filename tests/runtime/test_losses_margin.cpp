@@ -204,14 +204,67 @@ TEST_CASE("the margin and embedding losses refuse PyTorch's bad arguments, namin
                                          "and [3, 4]"),
                        Error);
   CHECK_THROWS_WITH_AS(multilabel_soft_margin_loss(x, zeros({3, 5}, {.dtype = kFloat64})),
-                       doctest::Contains("multilabel_soft_margin_loss: target must have the input's shape [3, 4], "
-                                         "got [3, 5]"),
+                       doctest::Contains("multilabel_soft_margin_loss: shapes [3, 4] and [3, 5]"), Error);
+  CHECK_THROWS_WITH_AS(multilabel_soft_margin_loss(scalar_tensor(1.0), scalar_tensor(1.0)),
+                       doctest::Contains("multilabel_soft_margin_loss: expected an input with a class dim (its "
+                                         "last), got a 0-d tensor"),
+                       Error);
+  CHECK_THROWS_WITH_AS(soft_margin_loss(x, ones({2, 3, 4})),
+                       doctest::Contains("soft_margin_loss: target of shape [2, 3, 4] must broadcast to the input's "
+                                         "shape [3, 4]"),
                        Error);
   CHECK_THROWS_WITH_AS(soft_margin_loss(ones({2}, {.dtype = kInt64}), ones({2})),
                        doctest::Contains("soft_margin_loss: input must be a floating-point tensor, got int64"), Error);
-  CHECK_THROWS_WITH_AS(hinge_embedding_loss(x, ones({3, 4}, {.dtype = kBool})),
-                       doctest::Contains("hinge_embedding_loss: target must hold 1 or -1 as numbers, got bool"), Error);
+  CHECK_THROWS_WITH_AS(margin_ranking_loss(x, x, ones({3, 4}, {.dtype = kBool})),
+                       doctest::Contains("margin_ranking_loss: target must hold 1 or -1 as numbers, got bool"), Error);
+  CHECK_THROWS_WITH_AS(hinge_embedding_loss(x, Tensor()),
+                       doctest::Contains("hinge_embedding_loss: target is an undefined tensor"), Error);
   CHECK_THROWS_WITH_AS(triplet_margin_loss(x, x, x, {.reduction = static_cast<Reduction>(7)}),
                        doctest::Contains("triplet_margin_loss: reduction must be None (0), Mean (1) or Sum (2), got 7"),
                        Error);
+}
+
+TEST_CASE("the margin losses take PyTorch's other operands: bool targets, wider targets, more dims, 0-d tensors") {
+  const Tensor x = random_tensor({3, 4}, 32);
+  // A bool target is compared or multiplied, as in PyTorch: false is neither 1 nor -1 for hinge.
+  const Tensor flags = from_vector<bool>({true, false, true, false, true, false, true, false, true, false, true, false},
+                                         {3, 4});
+  check_close(hinge_embedding_loss(x, flags, {.reduction = Reduction::None}),
+              values_of(hinge_embedding_loss(x, flags.to(kFloat64), {.reduction = Reduction::None})), 0.0);
+  check_close(soft_margin_loss(x, flags), values_of(soft_margin_loss(x, flags.to(kFloat64))), 1e-15);
+  const Tensor rows = from_vector<bool>({true, false, true});
+  check_close(cosine_embedding_loss(x, x.flip({1}), rows, {.reduction = Reduction::None}),
+              values_of(cosine_embedding_loss(x, x.flip({1}), rows.to(kFloat64), {.reduction = Reduction::None})), 0.0);
+  // soft_margin_loss keeps the input's dtype with a float64 target (PyTorch's in-place result).
+  const Tensor x32 = x.to(kFloat32);
+  const Tensor y = signs({3, 4}, 33);
+  CHECK(soft_margin_loss(x32, y).dtype() == kFloat32);
+  // multilabel_soft_margin_loss over [..., C] with a broadcast target and an integer weight.
+  const Tensor x3 = random_tensor({2, 3, 4}, 34);
+  const Tensor target = from_vector<double>({1.0, 0.0, 1.0, 1.0});
+  const Tensor weight = from_vector<int64_t>({1, 2, 1, 3});
+  const Tensor none = multilabel_soft_margin_loss(x3, target, {.weight = weight, .reduction = Reduction::None});
+  CHECK(none.sizes() == Dims{2, 3});
+  const Tensor full_target = target.expand({2, 3, 4}).contiguous();
+  check_close(none, values_of(multilabel_soft_margin_loss(x3, full_target,
+                                                          {.weight = weight.to(kFloat64), .reduction = Reduction::None})),
+              1e-15);
+  // Two 0-d tensors: the distance is |x1 - x2 + eps|, and a triplet of them runs.
+  auto scalar = [](double value) { return scalar_tensor(value, {.dtype = kFloat64}); };
+  check_close(pairwise_distance(scalar(1.0), scalar(3.0)), {2.0 - 1e-6}, 1e-15);
+  check_close(triplet_margin_loss(scalar(2.0), scalar(2.5), scalar(2.6)), {1.0 + (0.5 - 1e-6) - (0.6 - 1e-6)}, 1e-15);
+}
+
+TEST_CASE("the softplus forms have sigmoid's curvature at a zero logit: 1/4, as PyTorch's") {
+  // A zero-initialised head: a Hessian through these losses at x = 0 must not vanish.
+  const Tensor x = zeros({2}, {.dtype = kFloat64}).requires_grad_();
+  const Tensor y = from_vector<double>({1.0, -1.0}), labels = from_vector<double>({1.0, 0.0});
+  auto curvature = [&](const Tensor& loss) {
+    const Tensor first = autograd::grad({loss}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    return values_of(autograd::grad({first.sum()}, {x})[0]);
+  };
+  CHECK(curvature(soft_margin_loss(x, y, {.reduction = Reduction::Sum})) == std::vector<double>{0.25, 0.25});
+  CHECK(curvature(binary_cross_entropy_with_logits(x, labels, {}, Reduction::Sum)) == std::vector<double>{0.25, 0.25});
+  CHECK(curvature(multilabel_soft_margin_loss(x, labels, {.reduction = Reduction::Sum})) ==
+        std::vector<double>{0.125, 0.125});  // the mean over the 2 classes
 }

@@ -96,6 +96,17 @@ GemmTiles plan_gemm_tiles(int64_t m, int64_t n, int cores) {
   return tiles;
 }
 
+BatchOffsets batch_offsets(const GemmShape& shape, int64_t batch) {
+  BatchOffsets offsets;
+  for (int64_t d = shape.batch_sizes.size() - 1, rest = batch; d >= 0; --d) {
+    const int64_t index = rest % shape.batch_sizes[d];
+    rest /= shape.batch_sizes[d];
+    offsets.a += index * shape.a_batch_strides[d];
+    offsets.b += index * shape.b_batch_strides[d];
+  }
+  return offsets;
+}
+
 bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
   return is_row_major(rows, cols, row_stride, col_stride) || is_col_major(rows, cols, row_stride, col_stride);
 }
@@ -123,13 +134,7 @@ void gemm(const T* a, const T* b, T* c, const GemmShape& shape, const T* bias, A
     const int64_t first_col = (task % tiles) % col_tiles * tile_cols;
     const int64_t rows = std::min(tile_rows, m - first_row);
     const int64_t cols = std::min(tile_cols, n - first_col);
-    int64_t a_offset = 0, b_offset = 0;
-    for (int64_t d = shape.batch_sizes.size() - 1, rest = batch; d >= 0; --d) {
-      const int64_t index = rest % shape.batch_sizes[d];
-      rest /= shape.batch_sizes[d];
-      a_offset += index * shape.a_batch_strides[d];
-      b_offset += index * shape.b_batch_strides[d];
-    }
+    const auto [a_offset, b_offset] = batch_offsets(shape, batch);
     const StridedMatrix<T> tile_a{a + a_offset + first_row * shape.a_row_stride, shape.a_row_stride,
                                   shape.a_col_stride};
     const StridedMatrix<T> tile_b{b + b_offset + first_col * shape.b_col_stride, shape.b_row_stride,

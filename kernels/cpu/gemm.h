@@ -27,6 +27,13 @@ struct GemmShape {
   int64_t b_col_stride = 0;
 };
 
+// Where batch `batch` (a flat index over batch_sizes, row-major) of A and of B starts, in elements.
+struct BatchOffsets {
+  int64_t a = 0;
+  int64_t b = 0;
+};
+BatchOffsets batch_offsets(const GemmShape& shape, int64_t batch);
+
 // Whether a rows x cols matrix with these strides maps onto Eigen without a copy: one of its
 // strides must be 1 (a size-1 dim's stride never matters) and the other must not overlap rows.
 bool gemm_mappable(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);

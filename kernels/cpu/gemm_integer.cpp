@@ -34,17 +34,12 @@ void integer_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Ten
   const int64_t* bias_data = bias.defined() ? bias.data_ptr<int64_t>() : nullptr;
   const int64_t batches = shape.batch_sizes.product();
   for (int64_t batch = 0; batch < batches; ++batch) {
-    int64_t a_offset = 0, b_offset = 0;
-    for (int64_t d = shape.batch_sizes.size() - 1, rest = batch; d >= 0; --d) {
-      const int64_t index = rest % shape.batch_sizes[d];
-      rest /= shape.batch_sizes[d];
-      a_offset += index * shape.a_batch_strides[d];
-      b_offset += index * shape.b_batch_strides[d];
-    }
+    const auto [a_offset, b_offset] = batch_offsets(shape, batch);
     product(a.data_ptr<int64_t>() + a_offset, b.data_ptr<int64_t>() + b_offset, c + batch * shape.m * shape.n,
             shape, bias_data);
   }
-  if (!result.is_same(out)) convert_into(out, result);  // int64 -> int32 keeps the low 32 bits, as PyTorch's int32 product
+  // int64 -> int32 keeps the low 32 bits: the wrap-around of PyTorch's int32 product.
+  if (!result.is_same(out)) convert_into(out, result);
 }
 
 }  // namespace ember::cpu

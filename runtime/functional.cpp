@@ -92,6 +92,41 @@ EMBER_UNARY(sigmoid, "sigmoid")
 EMBER_UNARY(tanh, "tanh")
 EMBER_UNARY(clone, "clone")
 
+// The less common math (runtime/ops/math_ops.cpp).
+EMBER_UNARY(tan, "tan")
+EMBER_UNARY(asin, "asin")
+EMBER_UNARY(acos, "acos")
+EMBER_UNARY(atan, "atan")
+EMBER_UNARY(sinh, "sinh")
+EMBER_UNARY(cosh, "cosh")
+EMBER_UNARY(asinh, "asinh")
+EMBER_UNARY(acosh, "acosh")
+EMBER_UNARY(atanh, "atanh")
+EMBER_UNARY(log2, "log2")
+EMBER_UNARY(log10, "log10")
+EMBER_UNARY(exp2, "exp2")
+EMBER_UNARY(erfc, "erfc")
+EMBER_BINARY(atan2, "atan2")
+EMBER_BINARY(fmod, "fmod")
+EMBER_BINARY(remainder, "remainder")
+
+// A host divisor as a 0-d tensor in the dtype `a op value` has (a 0-d operand does not widen
+// `a`), on a's device: fmod(int32, 3) stays int32, fmod(int32, 2.5) is float32.
+namespace {
+Tensor divisor_tensor(const char* op, const Tensor& a, double value) {
+  const DType dtype = ops::scalar_result_dtype(op, a.dtype(), value);
+  return scalar_tensor(value, {.dtype = dtype, .device = a.device()});
+}
+}  // namespace
+Tensor fmod(const Tensor& a, double b, Where where) {
+  CallSiteScope site(where);
+  return fmod(a, divisor_tensor("fmod", a, b), where);
+}
+Tensor remainder(const Tensor& a, double b, Where where) {
+  CallSiteScope site(where);
+  return remainder(a, divisor_tensor("remainder", a, b), where);
+}
+
 Tensor gelu(const Tensor& a, bool tanh_approximation, Where where) {
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("gelu");

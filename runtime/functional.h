@@ -117,6 +117,31 @@ Tensor softplus(const Tensor& a, double beta = 1.0, double threshold = 20.0, Whe
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max,
              Where where = Where::current());
 
+// ---- the less common math (runtime/ops/math_ops.cpp; integers become float32, like torch's) ----
+Tensor tan(const Tensor& a, Where where = Where::current());
+Tensor asin(const Tensor& a, Where where = Where::current());  // NaN outside [-1, 1]
+Tensor acos(const Tensor& a, Where where = Where::current());  // NaN outside [-1, 1]
+Tensor atan(const Tensor& a, Where where = Where::current());
+Tensor sinh(const Tensor& a, Where where = Where::current());
+Tensor cosh(const Tensor& a, Where where = Where::current());
+Tensor asinh(const Tensor& a, Where where = Where::current());
+Tensor acosh(const Tensor& a, Where where = Where::current());  // NaN below 1
+Tensor atanh(const Tensor& a, Where where = Where::current());  // +-inf at +-1, NaN beyond
+Tensor log2(const Tensor& a, Where where = Where::current());
+Tensor log10(const Tensor& a, Where where = Where::current());
+Tensor exp2(const Tensor& a, Where where = Where::current());
+Tensor erfc(const Tensor& a, Where where = Where::current());  // 1 - erf(x), accurate where erf is near 1
+// atan2(a, b): the angle of the point (b, a) in (-pi, pi], broadcasting; integers give float32.
+Tensor atan2(const Tensor& a, const Tensor& b, Where where = Where::current());
+// fmod: a - trunc(a / b) b, the dividend's sign (C's fmod); remainder: a - floor(a / b) b, the
+// divisor's sign (Python's %). Both broadcast and promote like add and keep integer dtypes; an
+// integer zero divisor is an error (a floating one gives NaN); bool is refused. With a host
+// value, the tensor's dtype is kept as add's is (an integer tensor with 2.5 becomes float32).
+Tensor fmod(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor fmod(const Tensor& a, double b, Where where = Where::current());
+Tensor remainder(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor remainder(const Tensor& a, double b, Where where = Where::current());
+
 // ---- comparisons (bool results) and selection ----
 Tensor eq(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor ne(const Tensor& a, const Tensor& b, Where where = Where::current());

@@ -15,6 +15,11 @@ enum class NumericUnaryOp : uint8_t { Neg, Abs, Sign, Relu, Clamp, PowScalar, Rs
 enum class FloatUnaryOp : uint8_t {
   Exp, Log, Log1p, Sqrt, Rsqrt, Reciprocal, DivScalar, RdivScalar, Expm1, Erf, Sin, Cos
 };
+// The less common math (pointwise_math.cu): floating only, like FloatUnaryOp.
+enum class MathUnaryOp : uint8_t { Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log2, Log10, Exp2, Erfc };
+// Atan2 floating only; Fmod and Remainder any dtype but bool (an integer zero divisor is refused
+// by the op before the launch).
+enum class MathBinaryOp : uint8_t { Atan2, Fmod, Remainder };
 enum class ActivationOp : uint8_t { Sigmoid, Tanh, Silu, GeluErf, GeluTanh, LeakyRelu, Elu, Softplus };
 // (grad, saved) -> grad_input, floating only.
 enum class ActivationBackwardOp : uint8_t {
@@ -45,6 +50,10 @@ struct UnaryAttrs {
 int launch_numeric_unary(NumericUnaryOp op, const UnaryAttrs& attrs, DType dtype, void* out,
                          const StridedOperand& input, const LaunchShape& shape);
 int launch_float_unary(FloatUnaryOp op, double value, DType dtype, void* out, const StridedOperand& input,
+                       const LaunchShape& shape);
+int launch_math_unary(MathUnaryOp op, DType dtype, void* out, const StridedOperand& input, const LaunchShape& shape);
+// out = op(a, b) with a, b and out in `dtype`.
+int launch_math_binary(MathBinaryOp op, DType dtype, void* out, const StridedOperand& a, const StridedOperand& b,
                        const LaunchShape& shape);
 int launch_activation(ActivationOp op, const ActivationAttrs& attrs, DType dtype, void* out,
                       const StridedOperand& input, const LaunchShape& shape);

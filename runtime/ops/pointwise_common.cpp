@@ -138,6 +138,16 @@ Tensor scalar_like(double value, const Tensor& like) {
   return scalar_tensor(stored_value(value, like.dtype()), {.dtype = like.dtype(), .device = like.device()});
 }
 
+void check_integer_divisor(const OpCall& call, DType result) {
+  if (is_floating(result)) return;
+  const Tensor& divisor = call.input(1);
+  const bool has_zero = any(eq(divisor, scalar_like(0.0, divisor))).item<bool>();
+  check(!has_zero,
+        "{}: integer division by zero (the {} divisor of shape {} holds a 0; a floating divisor gives NaN "
+        "instead)",
+        call.op.name, divisor.dtype(), divisor.sizes());
+}
+
 Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad) {
   return sum_to_size(grad, ctx.input_metas[i].sizes);
 }

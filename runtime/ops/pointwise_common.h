@@ -43,6 +43,11 @@ void check_integer_alpha(const OpCall& call, DType result);
 // dtype a finite value must not pass its largest finite value (it would become inf).
 void check_value_fits(std::string_view op, double value, DType dtype);
 
+// fmod and remainder with an integer `result`: a zero divisor (input 1) is an error, as in
+// PyTorch's CPU kernels, instead of C's undefined integer % 0. Reads the divisor: one reduction,
+// and on CUDA one synchronization, for integer results only.
+void check_integer_divisor(const OpCall& call, DType result);
+
 // ---- for backward rules ----
 // A 0-d tensor holding `value` rounded to `like`'s dtype (inf past a floating dtype's range), with its
 // device (broadcasts in where/compare).

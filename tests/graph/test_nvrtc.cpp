@@ -88,9 +88,10 @@ TEST_CASE("nvrtc: functor kernels for float, double, bf16 and fp16 compile to an
                        doctest::Contains("target sm 9"), Error);
 }
 
-TEST_CASE("nvrtc: the activations with attributes, erf, expm1, sin, cos and the rounding ops compile for every type") {
+TEST_CASE("nvrtc: the activations with attributes, the math functors and the rounding ops compile for every type") {
   ScopedCacheDir scoped;
-  // The rounding functors also take integers (they pass them through); the others are floating.
+  // The rounding functors also take integers (they pass them through), as fmod and remainder do;
+  // the others are floating.
   const std::string source = cuda_prelude() + R"(
 template <typename T>
 __device__ T floating(T x, T g) {
@@ -103,10 +104,25 @@ __device__ T rounding(T x) {
   using namespace ember::fn;
   return Floor{}(x) + Ceil{}(x) + Round{}(x) + Trunc{}(x);
 }
-extern "C" __global__ void all_f32(float* out) { out[0] = floating(out[0], out[1]) + rounding(out[1]); }
-extern "C" __global__ void all_f64(double* out) { out[0] = floating(out[0], out[1]) + rounding(out[1]); }
-extern "C" __global__ void all_i64(long* out) { out[0] = rounding(out[1]); }
-extern "C" __global__ void all_i32(int* out) { out[0] = rounding(out[1]); }
+template <typename T>
+__device__ T modulo(T x, T y) {
+  using namespace ember::fn;
+  return Fmod{}(x, y) + Remainder{}(x, y);
+}
+template <typename T>
+__device__ T library_math(T x, T y) {
+  using namespace ember::fn;
+  return Tan{}(x) + Asin{}(x) + Acos{}(x) + Atan{}(x) + Sinh{}(x) + Cosh{}(x) + Asinh{}(x) + Acosh{}(x) +
+         Atanh{}(x) + Log2{}(x) + Log10{}(x) + Exp2{}(x) + Erfc{}(x) + Atan2{}(x, y) + modulo(x, y);
+}
+extern "C" __global__ void all_f32(float* out) {
+  out[0] = floating(out[0], out[1]) + rounding(out[1]) + library_math(out[2], out[3]);
+}
+extern "C" __global__ void all_f64(double* out) {
+  out[0] = floating(out[0], out[1]) + rounding(out[1]) + library_math(out[2], out[3]);
+}
+extern "C" __global__ void all_i64(long* out) { out[0] = rounding(out[1]) + modulo(out[2], out[3]); }
+extern "C" __global__ void all_i32(int* out) { out[0] = rounding(out[1]) + modulo(out[2], out[3]); }
 )";
   const CudaBinary binary = compile_cuda(source);
   for (const char* kernel : {"all_f32", "all_f64", "all_i64", "all_i32"}) {

@@ -133,13 +133,21 @@ TEST_CASE("autocast: fp32-listed ops lift 16-bit inputs to float32 and equal han
       {"reciprocal", [](const Tensor& t, const Tensor&, const Tensor&) { return reciprocal(t); }},
       {"pow", [](const Tensor& t, const Tensor& u, const Tensor&) { return pow(t, u); }},
       {"pow_scalar", [](const Tensor& t, const Tensor&, const Tensor&) { return pow(t, 1.5); }},
+      {"log2", [](const Tensor& t, const Tensor&, const Tensor&) { return log2(t); }},
+      {"log10", [](const Tensor& t, const Tensor&, const Tensor&) { return log10(t); }},
+      {"tan", [](const Tensor& t, const Tensor&, const Tensor&) { return tan(t); }},
+      // * 0.25 (exact in bf16) keeps the arguments of asin and acos inside [-1, 1].
+      {"asin", [](const Tensor& t, const Tensor&, const Tensor&) { return asin(mul(t, 0.25)); }},
+      {"acos", [](const Tensor& t, const Tensor&, const Tensor&) { return acos(mul(t, 0.25)); }},
+      {"sinh", [](const Tensor& t, const Tensor&, const Tensor&) { return sinh(t); }},
+      {"cosh", [](const Tensor& t, const Tensor&, const Tensor&) { return cosh(t); }},
   };
   for (const auto& [name, op] : ops) {
     INFO("op ", name);
-    // log, log1p, rsqrt and pow need positive bases; the others take the signed values.
+    // log, log1p, log2, log10, rsqrt and pow need positive bases; the others take the signed values.
     const std::string op_name = name;
     const bool needs_positive = op_name == "log" || op_name == "log1p" || op_name == "rsqrt" || op_name == "pow" ||
-                                op_name == "pow_scalar";
+                                op_name == "pow_scalar" || op_name == "log2" || op_name == "log10";
     const Tensor input = needs_positive ? positive : x;
     Tensor result;
     {

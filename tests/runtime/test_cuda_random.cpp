@@ -53,7 +53,9 @@ TEST_CASE("cuda pointwise, in-place, factory and random ops have CUDA kernels") 
         "silu", "silu_backward", "tanh", "tanh_backward", "maximum", "minimum", "pow", "pow_scalar", "rdiv_scalar",
         "rsub_scalar", "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "softplus", "softplus_backward",
         "expm1", "erf", "sin", "cos", "floor", "ceil", "round", "trunc", "where", "add_", "mul_", "mul_scalar_",
-        "copy_", "fill_", "zero_", "arange", "linspace", "rand", "randn", "randint", "dropout"}) {
+        "copy_", "fill_", "zero_", "arange", "linspace", "rand", "randn", "randint", "dropout", "tan", "asin",
+        "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "erfc", "atan2", "fmod",
+        "remainder"}) {
     CAPTURE(name);
     CHECK(static_cast<bool>(registry().get(name).kernel_for(kCuda0)));
   }

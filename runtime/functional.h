@@ -193,6 +193,14 @@ std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = fals
 // bf16/fp16 ones are computed in float32 and rounded once, as PyTorch accumulates them.
 Tensor norm(const Tensor& a, double p = 2.0, const Dims& dims = {}, bool keepdim = false,
             Where where = Where::current());
+// normalize: a / max(norm(a, p, dim), eps) along dim (torch.nn.functional.normalize): unit
+// vectors, a zero vector kept 0. cosine_similarity: x1 and x2 broadcast, each divided by its 2-norm
+// along dim clamped to eps (the clamp carries no gradient, as in PyTorch), the products summed
+// over dim; integers are taken in the floating result type, an integer result type refused
+// (runtime/functional_similarity.cpp).
+Tensor normalize(const Tensor& a, double p = 2.0, int64_t dim = 1, double eps = 1e-12, Where where = Where::current());
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8,
+                         Where where = Where::current());
 // any / all: attrs dims (empty = all, else the one dim), keepdim. Bool results for every input
 // dtype; an element counts as true when nonzero (NaN too). Over no elements any is false and all
 // is true.

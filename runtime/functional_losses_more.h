@@ -1,7 +1,8 @@
-// PyTorch's margin, embedding and likelihood losses (torch.nn.functional's), composites of
-// registry ops as the other composite losses are, so autograd, CUDA, autocast (their 16-bit
-// inputs computed in float32, PyTorch's float32 list) and capture come with them. Options structs
-// are shared with the loss modules of the same names (runtime/nn/modules/loss_more.h).
+// PyTorch's margin, multi-class margin, embedding and likelihood losses (torch.nn.functional's),
+// composites of registry ops as the other composite losses are, so autograd, CUDA, autocast
+// (their 16-bit inputs computed in float32, PyTorch's float32 list) and capture come with them.
+// Options structs are shared with the loss modules of the same names
+// (runtime/nn/modules/loss_more.h).
 #pragma once
 
 #include "runtime/functional.h"
@@ -21,6 +22,15 @@ struct SoftMarginLossOptions {
 };
 struct MultilabelSoftMarginLossOptions {
   Tensor weight = {};  // [C] per-class weights, or undefined
+  Reduction reduction = Reduction::Mean;
+};
+struct MultiMarginLossOptions {
+  int64_t p = 1;       // 1 or 2: the power of each margin violation
+  double margin = 1.0;
+  Tensor weight = {};  // [C] weights of the target classes, or undefined
+  Reduction reduction = Reduction::Mean;
+};
+struct MultilabelMarginLossOptions {
   Reduction reduction = Reduction::Mean;
 };
 struct CosineEmbeddingLossOptions {
@@ -61,6 +71,18 @@ Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLos
 // input's last dim of -w (y log sigmoid(x) + (1 - y) log sigmoid(-x)); None gives [...].
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    MultilabelSoftMarginLossOptions options = {}, Where where = Where::current());
+// For input [N, C] (or [C], or 0-d as one class) and class indices target [N] (0-d for one
+// sample): per sample sum over i != y of w[y] max(0, margin - x[y] + x[i])^p / C. None gives the
+// target's shape. An index outside [0, C) is an error (on the CPU outside compile with this
+// function's name; elsewhere gather's check reports it).
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, MultiMarginLossOptions options = {},
+                         Where where = Where::current());
+// For input [N, C] (or [C]) and a target of the same shape listing each sample's classes up to
+// its first negative entry (-1 pads the list): per sample sum over listed j and unlisted i of
+// max(0, 1 - (x[j] - x[i])) / C, a class listed twice counted twice as in PyTorch's kernel. None
+// gives [N] (0-d for a [C] input). Costs O(N C^2) memory, as the kernel's O(N C^2) time.
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, MultilabelMarginLossOptions options = {},
+                              Where where = Where::current());
 // For rows x1, x2 of [N, D] with target [N] (or [D] with a 0-d target): 1 - cos(x1, x2) where
 // y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)).
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,

@@ -6,6 +6,7 @@
 #include "runtime/nn/module.h"
 #include "runtime/nn/modules/activation.h"
 #include "runtime/nn/modules/batch_norm.h"
+#include "runtime/nn/modules/distance.h"
 #include "runtime/nn/modules/dropout.h"
 #include "runtime/nn/modules/embedding.h"
 #include "runtime/nn/modules/flatten.h"

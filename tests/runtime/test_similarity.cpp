@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "error_of.h"
 #include "finite_difference.h"
 
 using namespace ember;
@@ -131,4 +132,22 @@ TEST_CASE("normalize and cosine_similarity name themselves and the caller's valu
                        doctest::Contains("cosine_similarity: expected floating inputs, got int64 and int32"), Error);
   CHECK_THROWS_WITH_AS(cosine_similarity(random_tensor({2, 3}, 1), random_tensor({4, 3}, 2)),
                        doctest::Contains("cosine_similarity"), Error);
+}
+
+TEST_CASE("nn::CosineSimilarity and nn::PairwiseDistance call their functions with their options") {
+  const Tensor a = random_tensor({3, 5}, 41), b = random_tensor({3, 5}, 42);
+  nn::CosineSimilarity cosine({.dim = 0, .eps = 1e-6});
+  CHECK(cosine->str() == "CosineSimilarity()");
+  CHECK(values_of(cosine(a, b)) == values_of(cosine_similarity(a, b, 0, 1e-6)));
+  CHECK(values_of(nn::CosineSimilarity()(a, b)) == values_of(cosine_similarity(a, b)));
+  nn::PairwiseDistance distance({.p = 1.0, .keepdim = true});
+  CHECK(distance->str() == "PairwiseDistance()");
+  CHECK(distance(a, b).sizes() == Dims{3, 1});
+  CHECK(values_of(distance(a, b)) == values_of(pairwise_distance(a, b, 1.0, 1e-6, true)));
+  CHECK(nn::functional::normalize(a).sizes() == a.sizes());
+  // The caller's line, through the two-tensor call.
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { cosine(a, random_tensor({4, 5}, 43)); });
+  CHECK(message.find("cosine_similarity") != std::string::npos);
+  CHECK(message.find("test_similarity.cpp:" + std::to_string(line)) != std::string::npos);
 }

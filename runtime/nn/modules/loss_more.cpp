@@ -26,6 +26,19 @@ Tensor MultiLabelSoftMarginLossImpl::forward(const Tensor& input, const Tensor& 
   return multilabel_soft_margin_loss(input, target, options_, where);
 }
 
+MultiMarginLossImpl::MultiMarginLossImpl(MultiMarginLossOptions options)
+    : LossModule("MultiMarginLoss"), options_(std::move(options)) {
+  weight = options_.weight = register_option_buffer("weight", options_.weight);
+}
+
+Tensor MultiMarginLossImpl::forward(const Tensor& input, const Tensor& target, Where where) {
+  return multi_margin_loss(input, target, options_, where);
+}
+
+Tensor MultiLabelMarginLossImpl::forward(const Tensor& input, const Tensor& target, Where where) {
+  return multilabel_margin_loss(input, target, options_, where);
+}
+
 Tensor CosineEmbeddingLossImpl::forward(const Tensor& input1, const Tensor& input2, const Tensor& target, Where where) {
   return cosine_embedding_loss(input1, input2, target, options_, where);
 }

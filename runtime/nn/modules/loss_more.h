@@ -1,7 +1,8 @@
 // The loss modules of runtime/functional_losses_more.h (torch.nn's MarginRankingLoss,
-// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
-// TripletMarginLoss, PoissonNLLLoss and GaussianNLLLoss), made as those of loss.h: each holds its
-// options and calls the function of the same name; MultiLabelSoftMarginLoss's weight is a buffer.
+// HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+// MultiLabelMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss and
+// GaussianNLLLoss), made as those of loss.h: each holds its options and calls the function of the
+// same name; the weights of MultiLabelSoftMarginLoss and MultiMarginLoss are buffers.
 #pragma once
 
 #include "runtime/functional_losses_more.h"
@@ -50,6 +51,28 @@ class MultiLabelSoftMarginLossImpl : public LossModule {
 
  private:
   MultilabelSoftMarginLossOptions options_;
+};
+
+class MultiMarginLossImpl : public LossModule {
+ public:
+  explicit MultiMarginLossImpl(MultiMarginLossOptions options = {});
+  Tensor forward(const Tensor& input, const Tensor& target, Where where = Where::current());
+  const MultiMarginLossOptions& options() const { return options_; }
+  Tensor weight;  // the buffer "weight", undefined without one
+
+ private:
+  MultiMarginLossOptions options_;
+};
+
+class MultiLabelMarginLossImpl : public LossModule {
+ public:
+  explicit MultiLabelMarginLossImpl(MultilabelMarginLossOptions options = {})
+      : LossModule("MultiLabelMarginLoss"), options_(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target, Where where = Where::current());
+  const MultilabelMarginLossOptions& options() const { return options_; }
+
+ private:
+  MultilabelMarginLossOptions options_;
 };
 
 class CosineEmbeddingLossImpl : public LossModule {
@@ -122,6 +145,20 @@ class MultiLabelSoftMarginLoss : public ModuleHolder<MultiLabelSoftMarginLossImp
   using ModuleHolder::ModuleHolder;
   explicit MultiLabelSoftMarginLoss(MultilabelSoftMarginLossOptions options = {})
       : ModuleHolder(std::make_shared<MultiLabelSoftMarginLossImpl>(std::move(options))) {}
+};
+
+class MultiMarginLoss : public ModuleHolder<MultiMarginLossImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit MultiMarginLoss(MultiMarginLossOptions options = {})
+      : ModuleHolder(std::make_shared<MultiMarginLossImpl>(std::move(options))) {}
+};
+
+class MultiLabelMarginLoss : public ModuleHolder<MultiLabelMarginLossImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit MultiLabelMarginLoss(MultilabelMarginLossOptions options = {})
+      : ModuleHolder(std::make_shared<MultiLabelMarginLossImpl>(options)) {}
 };
 
 class CosineEmbeddingLoss : public ModuleHolder<CosineEmbeddingLossImpl> {

@@ -12,6 +12,7 @@
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/functional.h"
+#include "runtime/functional_attention.h"
 #include "runtime/functional_losses_more.h"
 #include "runtime/memory/memory_stats.h"
 #include "runtime/nn/nn.h"

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "runtime/functional.h"
+#include "runtime/functional_attention.h"
 #include "runtime/functional_losses_more.h"
 
 namespace ember::nn::functional {
@@ -41,6 +42,7 @@ using ember::normalize;
 using ember::pairwise_distance;
 using ember::poisson_nll_loss;
 using ember::Reduction;
+using ember::scaled_dot_product_attention;
 using ember::relu;
 using ember::sigmoid;
 using ember::silu;

@@ -1,0 +1,24 @@
+// scaled_dot_product_attention (torch.nn.functional's): softmax(q k^T scale + mask) v, as
+// PyTorch 2's math path computes it, a composite of registry ops (so autograd, CUDA, autocast and
+// capture come with it; runtime/functional_attention.cpp).
+#pragma once
+
+#include <optional>
+
+#include "runtime/tensor.h"
+
+namespace ember {
+
+// query [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]; the batch dims
+// broadcast as matmul's. attn_mask (undefined: none) broadcasts to [..., L, S]: a bool mask
+// keeps the positions that are true, a floating one is added to the scores. is_causal masks
+// position (i, j) for j > i (top-left aligned, as PyTorch's) and excludes attn_mask. scale
+// defaults to 1 / sqrt(E). dropout_p drops attention weights whenever it is above 0 (the
+// functional form has no training flag, as in PyTorch). A query row whose every key is masked
+// gets zero weights, and so a zero output with zero gradient, as PyTorch's _safe_softmax gives,
+// rather than NaN.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt, Where where = Where::current());
+
+}  // namespace ember

@@ -43,9 +43,9 @@ struct Atan2 {
 };
 
 namespace detail {
-// a % b for integers with C's truncation. The op kernels refuse a zero divisor before this runs,
-// so b == 0 only guards against undefined behaviour (its 0 is never seen); b == -1 guards the
-// overflow of lowest % -1, whose true value 0 it returns.
+// a % b for integers with C's truncation. b == 0 gives 0 instead of undefined behaviour: the op
+// kernels refuse a zero divisor first (CUDA's not inside a capture, where it cannot read it);
+// b == -1 guards the overflow of lowest % -1, whose true value 0 it returns.
 template <typename T> EMBER_FORCE_INLINE EMBER_HOST_DEVICE T truncated_remainder(T a, T b) {
   return (b == T(0) || b == T(-1)) ? T(0) : static_cast<T>(a % b);
 }

@@ -110,12 +110,14 @@ EMBER_BINARY(atan2, "atan2")
 EMBER_BINARY(fmod, "fmod")
 EMBER_BINARY(remainder, "remainder")
 
-// A host divisor as a 0-d tensor in the dtype `a op value` has (a 0-d operand does not widen
-// `a`), on a's device: fmod(int32, 3) stays int32, fmod(int32, 2.5) is float32.
+// A host divisor as a 0-d tensor on a's device, giving the dtype `a op value` has: fmod(int32, 3)
+// stays int32, fmod(int32, 2.5) is float32. For a floating result the 0-d tensor is float64,
+// which does not widen `a` (a 0-d operand of its category never does) and holds the value
+// exactly, so a divisor past float16's range becomes inf in the kernel's cast, as PyTorch's.
 namespace {
 Tensor divisor_tensor(const char* op, const Tensor& a, double value) {
   const DType dtype = ops::scalar_result_dtype(op, a.dtype(), value);
-  return scalar_tensor(value, {.dtype = dtype, .device = a.device()});
+  return scalar_tensor(value, {.dtype = is_floating(a.dtype()) ? kFloat64 : dtype, .device = a.device()});
 }
 }  // namespace
 Tensor fmod(const Tensor& a, double b, Where where) {

@@ -72,15 +72,18 @@ Tensor soft_margin_loss(const Tensor& input, const Tensor& target, SoftMarginLos
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    MultilabelSoftMarginLossOptions options = {}, Where where = Where::current());
 // For input [N, C] (or [C], or 0-d as one class) and class indices target [N] (0-d for one
-// sample): per sample sum over i != y of w[y] max(0, margin - x[y] + x[i])^p / C. None gives the
+// sample): per sample sum over i != y of w[y] max(0, margin - x[y] + x[i])^p / C, a term counted
+// where its violation is above 0 as in PyTorch's kernel (a NaN one adds nothing). None gives the
 // target's shape. An index outside [0, C) is an error (on the CPU outside compile with this
 // function's name; elsewhere gather's check reports it).
 Tensor multi_margin_loss(const Tensor& input, const Tensor& target, MultiMarginLossOptions options = {},
                          Where where = Where::current());
-// For input [N, C] (or [C]) and a target of the same shape listing each sample's classes up to
-// its first negative entry (-1 pads the list): per sample sum over listed j and unlisted i of
-// max(0, 1 - (x[j] - x[i])) / C, a class listed twice counted twice as in PyTorch's kernel. None
-// gives [N] (0-d for a [C] input). Costs O(N C^2) memory, as the kernel's O(N C^2) time.
+// For input [N, C] (or [C], or 0-d) and a target of the same shape (any 0-d or 1-d one of C
+// entries for a 0-d or 1-d input) listing each sample's classes up to its first -1: per sample
+// sum over listed j and unlisted i of max(0, 1 - (x[j] - x[i])) / C, a class listed twice counted
+// twice as in PyTorch's kernel. None gives [N] (0-d for a 0-d or [C] input). Entries outside
+// [-1, C) are errors (checked where multi_margin_loss's are). Costs O(N C^2) memory, as the
+// kernel's O(N C^2) time.
 Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, MultilabelMarginLossOptions options = {},
                               Where where = Where::current());
 // For rows x1, x2 of [N, D] with target [N] (or [D] with a 0-d target): 1 - cos(x1, x2) where

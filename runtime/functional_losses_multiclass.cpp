@@ -1,6 +1,6 @@
 // The multi-class margin losses in PyTorch's formulas (aten/src/ATen/native/LossMultiMargin.cpp,
 // LossMultiLabelMargin.cpp): multi_margin_loss and multilabel_margin_loss. Composites of registry
-// ops; a violation max(0, z) is relu(z), whose gradient at z = 0 is 0 as the kernels' `z > 0`.
+// ops.
 #include "runtime/autocast_composites.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional_losses_more.h"
@@ -35,6 +35,13 @@ bool can_read(const Tensor& target) {
   return target.numel() > 0 && target.device().is_cpu() && !dispatch_mode_active();
 }
 
+// A margin violation as the kernels count it, `if (z > 0) add z`: z where z > 0, else 0. A NaN z
+// adds nothing (relu would pass it), and the gradient at z = 0 is 0.
+Tensor violation(const Tensor& z) {
+  const Tensor zero = scalar_like(0.0, z);
+  return ember::where(gt(z, zero), z, zero);
+}
+
 // The per-sample losses [N] of [N, C] violations, each sample's sum over C divided by C, in the
 // target's shape: 0-d when the target (multi_margin) or the input (multilabel) has one sample only.
 Tensor mean_over_classes(const Tensor& violations, int64_t classes, bool zero_dim) {
@@ -66,7 +73,7 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, MultiMarginL
   const Tensor x = autocast_to_float32(input).reshape({samples, classes});
   const Tensor y = to_dtype(target, kInt64).reshape({samples, 1});
   // margin - x[y] + x[i] for every class i; the target's own term is dropped.
-  Tensor violations = relu(add(sub(x, gather(x, 1, y)), options.margin));
+  Tensor violations = violation(add(sub(x, gather(x, 1, y)), options.margin));
   if (options.p == 2) violations = mul(violations, violations);
   if (options.weight.defined()) {
     const Tensor weight = to_dtype(options.weight, violations.dtype());
@@ -84,16 +91,17 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Multila
   check_reduction(function, options.reduction);
   const auto [samples, classes] = samples_and_classes(function, input);
   check_integer_target(function, target);
-  check(target.sizes() == input.sizes(), "{}: expected a target of the input's shape {}, got shape {}", function,
-        input.sizes(), target.sizes());
+  // PyTorch's shape rule: the input's shape for [N, C], any 0-d or 1-d target of C entries else.
+  const bool shaped =
+      input.dim() == 2 ? target.sizes() == input.sizes() : target.dim() <= 1 && target.numel() == classes;
+  check(shaped, "{}: expected a target of the input's shape {}, got shape {}", function, input.sizes(),
+        target.sizes());
   const Tensor t = to_dtype(target, kInt64).reshape({samples, classes});
+  // PyTorch checks every entry, those after a row's -1 too.
   if (can_read(target)) {
-    const std::vector<int64_t> listed = t.contiguous().to_vector<int64_t>();
-    for (int64_t n = 0; n < samples; ++n) {
-      for (int64_t k = 0; k < classes && listed[n * classes + k] >= 0; ++k)
-        check(listed[n * classes + k] < classes, "{}: target {} (sample {}) is out of range for {} classes",
-              function, listed[n * classes + k], n, classes);
-    }
+    for (const int64_t entry : t.contiguous().to_vector<int64_t>())
+      check(entry >= -1 && entry < classes, "{}: target {} is out of range for {} classes (-1 ends a row's list)",
+            function, entry, classes);
   }
   const Tensor x = autocast_to_float32(input).reshape({samples, classes});
   const Tensor classes_row = arange(static_cast<double>(classes), {.dtype = kInt64, .device = x.device()});
@@ -109,7 +117,7 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, Multila
   const Tensor is_target = gt(counts, scalar_like(0.0, counts));                   // [N, C]
   // 1 - (x[j] - x[i]) for each listed j (dim 1) and each class i (dim 2), kept where i is unlisted.
   const Tensor x_listed = gather(x, 1, listed_class);
-  const Tensor violations = relu(rsub(sub(x_listed.unsqueeze(2), x.unsqueeze(1)), 1.0));
+  const Tensor violations = violation(rsub(sub(x_listed.unsqueeze(2), x.unsqueeze(1)), 1.0));
   const Tensor keep = logical_and(listed.unsqueeze(2), logical_not(is_target).unsqueeze(1));
   const Tensor kept = ember::where(keep, violations, scalar_like(0.0, violations));
   return reduce_loss(mean_over_classes(sum(kept, {1}), classes, input.dim() <= 1), options.reduction);

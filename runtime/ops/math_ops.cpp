@@ -5,6 +5,7 @@
 // differentiate again.
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "kernels/cpu/pointwise_kernels.h"
 #include "kernels/functors.h"
@@ -77,13 +78,26 @@ void atan2_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   if (ctx.needs_input_grad[0]) grads[0] = reduce_grad(ctx, 0, mul(scale, b));
   if (ctx.needs_input_grad[1]) grads[1] = reduce_grad(ctx, 1, neg(mul(scale, a)));
 }
-// a - q b with q = trunc(a / b) (fmod) or floor(a / b) (remainder), q piecewise constant: the
-// dividend's gradient passes, the divisor's is -q times it, as PyTorch's.
-void quotient_backward(const BackwardContext& ctx, std::span<Tensor> grads, bool floor_quotient) {
+// PyTorch's floor quotient of remainder's backward (c10's div_floor_floating): from fmod, so that
+// it agrees with the forward's value where a / b rounds onto or across a whole number
+// (remainder(1, 0.1) is 1 - 9 (0.1), and floor(1 / 0.1) would say 10); a / b where b is 0.
+Tensor floor_quotient(const Tensor& a, const Tensor& b) {
+  const Tensor mod = fmod(a, b);
+  const Tensor quotient = div(sub(a, mod), b);  // a whole number up to rounding
+  const Tensor zero = scalar_like(0.0, mod);
+  const Tensor signs_differ = logical_and(ne(mod, zero), ne(lt(b, zero), lt(mod, zero)));
+  const Tensor floored = round(ember::where(signs_differ, sub(quotient, 1.0), quotient));
+  return ember::where(eq(b, zero), div(a, b), floored);
+}
+
+// a - q b with q = trunc(a / b) (fmod, PyTorch's div_trunc) or the floor quotient (remainder), q
+// piecewise constant: the dividend's gradient passes, the divisor's is -q times it, as PyTorch's.
+void quotient_backward(const BackwardContext& ctx, std::span<Tensor> grads, bool floor_quotient_wanted) {
   if (ctx.needs_input_grad[0]) grads[0] = reduce_grad(ctx, 0, ctx.grad());
   if (ctx.needs_input_grad[1]) {
-    const Tensor ratio = div(ctx.input(0), ctx.input(1));
-    const Tensor quotient = floor_quotient ? floor(ratio) : trunc(ratio);
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor quotient = floor_quotient_wanted ? floor_quotient(a, b) : trunc(div(a, b));
     grads[1] = reduce_grad(ctx, 1, neg(mul(ctx.grad(), quotient)));
   }
 }
@@ -99,10 +113,37 @@ void modulo_shape(const OpCall& call, OutputMetas& outputs) {
         call.input(0).sizes(), call.input(1).sizes());
 }
 
+// Whether an int32 or int64 CPU tensor holds a 0, read through its strides without dispatching an
+// op (inside a capture a dispatched read would be recorded, and its item() a graph break).
+template <typename T>
+bool holds_zero(const Tensor& tensor) {
+  const T* data = static_cast<const T*>(tensor.raw_data_ptr());
+  const Dims& sizes = tensor.sizes();
+  const Dims& strides = tensor.strides();
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t n = 0; n < tensor.numel(); ++n) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
+    if (data[offset] == T(0)) return true;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return false;
+}
+
+// The divisor is checked in the result's dtype, as the loop reads it: an int64 2^32 divisor of
+// an int32 tensor is 0 there.
 template <typename Functor>
 void modulo_kernel(const OpCall& call, TensorList& outputs) {
-  check_integer_divisor(call, outputs[0].dtype());
-  cpu::binary_numeric(outputs[0], call.input(0), call.input(1), Functor{}, call.op.name);
+  const Tensor& out = outputs[0];
+  const Tensor divisor = cpu::as_dtype(call.input(1), out.dtype());
+  const bool zero = out.dtype() == kInt64 ? holds_zero<int64_t>(divisor)
+                    : out.dtype() == kInt32 ? holds_zero<int32_t>(divisor)
+                                            : false;
+  if (zero) fail_integer_division_by_zero(call, out.dtype());
+  cpu::binary_numeric(out, call.input(0), divisor, Functor{}, call.op.name);
 }
 
 struct UnaryMath {

@@ -138,14 +138,18 @@ Tensor scalar_like(double value, const Tensor& like) {
   return scalar_tensor(stored_value(value, like.dtype()), {.dtype = like.dtype(), .device = like.device()});
 }
 
+void fail_integer_division_by_zero(const OpCall& call, DType result) {
+  const Tensor& divisor = call.input(1);
+  fail("{}: integer division by zero (the divisor of shape {}, read as {}, holds a 0; a floating divisor "
+       "gives NaN instead)",
+       call.op.name, divisor.sizes(), result);
+}
+
 void check_integer_divisor(const OpCall& call, DType result) {
   if (is_floating(result)) return;
-  const Tensor& divisor = call.input(1);
-  const bool has_zero = any(eq(divisor, scalar_like(0.0, divisor))).item<bool>();
-  check(!has_zero,
-        "{}: integer division by zero (the {} divisor of shape {} holds a 0; a floating divisor gives NaN "
-        "instead)",
-        call.op.name, divisor.dtype(), divisor.sizes());
+  NoGradGuard no_grad;
+  const Tensor divisor = to_dtype(call.input(1), result);
+  if (any(eq(divisor, scalar_like(0.0, divisor))).item<bool>()) fail_integer_division_by_zero(call, result);
 }
 
 Tensor reduce_grad(const BackwardContext& ctx, int i, const Tensor& grad) {

@@ -43,9 +43,11 @@ void check_integer_alpha(const OpCall& call, DType result);
 // dtype a finite value must not pass its largest finite value (it would become inf).
 void check_value_fits(std::string_view op, double value, DType dtype);
 
-// fmod and remainder with an integer `result`: a zero divisor (input 1) is an error, as in
-// PyTorch's CPU kernels, instead of C's undefined integer % 0. Reads the divisor: one reduction,
-// and on CUDA one synchronization, for integer results only.
+// fmod and remainder with an integer result: a zero divisor (input 1) is an error, as in PyTorch's
+// CPU kernels, instead of C's undefined integer % 0. fail_... raises it; check_... reads the
+// divisor in `result` through dispatched ops (a reduction and, on CUDA, a synchronization), for
+// the CUDA kernels outside a capture only.
+[[noreturn]] void fail_integer_division_by_zero(const OpCall& call, DType result);
 void check_integer_divisor(const OpCall& call, DType result);
 
 // ---- for backward rules ----

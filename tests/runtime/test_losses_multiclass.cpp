@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "composite_loss_checks.h"
 #include "error_of.h"
@@ -88,7 +89,7 @@ TEST_CASE("multilabel_margin_loss matches PyTorch's kernel: lists end at -1, dup
   const Tensor x = random_tensor({4, 5}, 2);
   // Row 0 lists 3 and 0; row 1 lists every class; row 2 lists nothing; row 3 lists 2 twice and
   // ignores what follows its -1.
-  const std::vector<int64_t> listed = {3, 0, -1, 1, 2, 4, 3, 2, 1, 0, -1, 2, 3, 4, 0, 2, 2, -1, 7, -5};
+  const std::vector<int64_t> listed = {3, 0, -1, 1, 2, 4, 3, 2, 1, 0, -1, 2, 3, 4, 0, 2, 2, -1, 4, -1};
   const Tensor y = from_vector<int64_t>(listed, {4, 5});
   const std::vector<double> losses = multilabel_margin_reference(values_of(x), listed, 5);
   for (Reduction reduction : kLossReductions)
@@ -103,6 +104,25 @@ TEST_CASE("multilabel_margin_loss matches PyTorch's kernel: lists end at -1, dup
       multilabel_margin_loss(example.reshape({4}), targets.reshape({4}), {.reduction = Reduction::None});
   CHECK(single.dim() == 0);
   CHECK(single.item() == doctest::Approx(0.85).epsilon(1e-15));
+  // A 0-d input is one class; PyTorch takes a 0-d or [1] target with it.
+  CHECK(multilabel_margin_loss(from_vector<double>({0.5}).reshape({}), from_vector<int64_t>({0})).item() == 0.0);
+}
+
+TEST_CASE("the multi-class margin losses leave NaN violations out, as PyTorch's kernels' z > 0 does") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Class 0's violation is NaN; class 2's is 1 - 0 + 0 = 1: 1/3.
+  CHECK(multi_margin_loss(from_vector<double>({nan, 0.0, 0.0}, {1, 3}), from_vector<int64_t>({1})).item() ==
+        doctest::Approx(1.0 / 3).epsilon(1e-15));
+  // The target's own score NaN: every violation is NaN, none counts.
+  CHECK(multi_margin_loss(from_vector<double>({0.0, nan, 0.0}, {1, 3}), from_vector<int64_t>({1})).item() == 0.0);
+  // Listed 3 and 0 against unlisted 1 (NaN) and 2: the NaN pairs add nothing, class 2 adds
+  // 1 - (0.8 - 0.4) and 1 - (0.1 - 0.4).
+  const Tensor x = from_vector<double>({0.1, nan, 0.4, 0.8}, {1, 4});
+  CHECK(multilabel_margin_loss(x, from_vector<int64_t>({3, 0, -1, 1}, {1, 4})).item() ==
+        doctest::Approx((0.6 + 1.3) / 4).epsilon(1e-14));
+  Tensor leaf = from_vector<double>({nan, 0.0, 0.0}, {1, 3}).requires_grad_();
+  multi_margin_loss(leaf, from_vector<int64_t>({1})).backward();
+  CHECK(values_of(leaf.grad()) == std::vector<double>{0.0, -1.0 / 3, 1.0 / 3});
 }
 
 TEST_CASE("the multi-class margin losses' gradients match finite differences and are 0 at the kink") {
@@ -129,7 +149,7 @@ TEST_CASE("the multi-class margin losses' gradients match finite differences and
   CHECK(values_of(label_kink.grad()) == std::vector<double>{0.0, 0.0});
 }
 
-TEST_CASE("MultiMarginLoss and MultiLabelMarginLoss call their functions; autocast lifts 16-bit inputs") {
+TEST_CASE("MultiMarginLoss and MultiLabelMarginLoss call their functions, and autocast lifts 16-bit inputs") {
   const Tensor x = random_tensor({3, 4}, 6);
   const Tensor y = from_vector<int64_t>({1, 0, 3});
   const Tensor listed = from_vector<int64_t>({2, 0, -1, 3, 1, -1, 2, 0, 3, 3, 2, -1}, {3, 4});
@@ -185,8 +205,11 @@ TEST_CASE("the multi-class margin losses refuse PyTorch's bad arguments, naming 
                        doctest::Contains("multi_margin_loss: input must be a floating-point tensor, got int64"), Error);
   CHECK_THROWS_WITH_AS(
       multilabel_margin_loss(x, from_vector<int64_t>({1, 4, -1, 0, 0, 1, 2, 3, 3, 2, 1, 0}, {3, 4})),
-      doctest::Contains("multilabel_margin_loss: target 4 (sample 0) is out of range for 4 classes"), Error);
-  // An entry after a row's -1 is not read, whatever it holds.
-  CHECK(std::isfinite(
-      multilabel_margin_loss(x, from_vector<int64_t>({1, -1, 9, 9, 0, 1, 2, 3, -1, 2, 1, 0}, {3, 4})).item()));
+      doctest::Contains("multilabel_margin_loss: target 4 is out of range for 4 classes (-1 ends a row's list)"),
+      Error);
+  // PyTorch checks the entries after a row's -1 too, and refuses -2.
+  CHECK_THROWS_WITH_AS(multilabel_margin_loss(x, from_vector<int64_t>({1, -1, 9, 9, 0, 1, 2, 3, -1, 2, 1, 0}, {3, 4})),
+                       doctest::Contains("multilabel_margin_loss: target 9 is out of range"), Error);
+  CHECK_THROWS_WITH_AS(multilabel_margin_loss(x, from_vector<int64_t>({1, -2, 0, 0, 0, 1, 2, 3, -1, 2, 1, 0}, {3, 4})),
+                       doctest::Contains("multilabel_margin_loss: target -2 is out of range"), Error);
 }

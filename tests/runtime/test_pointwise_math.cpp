@@ -55,7 +55,7 @@ TEST_CASE("inverse and hyperbolic trigonometry: NaN outside the domain, infiniti
   CHECK(values_of(ember::acos(from_vector<int32_t>({1})))[0] == 0.0);
 }
 
-TEST_CASE("log2, log10 and exp2 on powers of their base and the domain's ends; erfc keeps erf's lost tail") {
+TEST_CASE("log2, log10 and exp2 on powers of their base and the domain's ends, and erfc keeps erf's lost tail") {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   for (DType dtype : {kFloat64, kFloat32, kBFloat16, kFloat16}) {
     INFO(dtype_name(dtype));
@@ -147,10 +147,21 @@ TEST_CASE("fmod and remainder promote like add and take host divisors in the ten
   CHECK(values_of(grid) == std::vector<double>{1, 0, -1, 0, 1, 0});
 }
 
+TEST_CASE("fmod and remainder take a host divisor past a 16-bit dtype's range as PyTorch: inf in the cast") {
+  const Tensor halves = tensor_from({5.0, -3.0}, {2}, kFloat16);
+  const Tensor by_large = ember::fmod(halves, 1e6);
+  CHECK(by_large.dtype() == kFloat16);
+  CHECK(values_of(by_large) == std::vector<double>{5.0, -3.0});  // fmod(x, inf) is x
+  CHECK(values_of(ember::remainder(halves, 70000.0)) == std::vector<double>{5.0, kInf});
+  // A float32 tensor keeps its dtype with a float64-exact divisor.
+  CHECK(ember::remainder(tensor_from({1.0}, {1}, kFloat32), 0.1).dtype() == kFloat32);
+}
+
 TEST_CASE("fmod and remainder refuse an integer zero divisor and bool tensors, naming the op") {
   const Tensor ints = from_vector<int64_t>({4, 5, 6});
   CHECK_THROWS_WITH_AS(ember::fmod(ints, from_vector<int64_t>({1, 0, 2})),
-                       doctest::Contains("fmod: integer division by zero (the int64 divisor of shape [3] holds a 0"),
+                       doctest::Contains("fmod: integer division by zero (the divisor of shape [3], read as int64, "
+                                         "holds a 0"),
                        Error);
   CHECK_THROWS_WITH_AS(ember::remainder(ints, 0), doctest::Contains("remainder: integer division by zero"), Error);
   // A bool divisor of an integer tensor is an integer divisor: false is 0.
@@ -159,7 +170,15 @@ TEST_CASE("fmod and remainder refuse an integer zero divisor and bool tensors, n
   const Tensor mask = from_vector<bool>({true, false});
   CHECK_THROWS_WITH_AS(ember::remainder(mask, mask), doctest::Contains("remainder: bool tensors are not supported"),
                        Error);
-  // The error is raised before anything is written: an empty divisor has no zero.
+  // The divisor is read in the result's dtype: 2^32 as a 0-d int64 is 0 as the int32 the loop uses.
+  const Tensor small = from_vector<int32_t>({5, 7});
+  const Tensor wraps_to_zero = scalar_tensor(4294967296.0, {.dtype = kInt64});
+  CHECK_THROWS_WITH_AS(ember::fmod(small, wraps_to_zero),
+                       doctest::Contains("fmod: integer division by zero (the divisor of shape [], read as int32"),
+                       Error);
+  CHECK(values_of(ember::remainder(small, scalar_tensor(4294967299.0, {.dtype = kInt64}))) ==
+        std::vector<double>{2, 1});
+  // An empty divisor has no zero.
   CHECK(ember::fmod(from_vector<int64_t>({}), from_vector<int64_t>({})).numel() == 0);
 }
 
@@ -210,6 +229,19 @@ TEST_CASE("the math ops' gradients are their closed forms, fmod's and remainder'
   sum(ember::remainder(a, b)).backward();
   CHECK(values_of(a.grad()) == std::vector<double>{1, 1, 1});
   CHECK(values_of(b.grad()) == std::vector<double>{-3, 4, 4});
+  // remainder's quotient is PyTorch's floor division, which agrees with the forward value where
+  // a / b rounds up to a whole number: remainder(1, 0.1) = 1 - 9 (0.1) (0.1 is a bit above 1/10),
+  // so the divisor's gradient is -9, not -floor(1 / 0.1) = -10; an infinite divisor's is +1.
+  for (DType dtype : {kFloat64, kFloat32}) {
+    INFO(dtype_name(dtype));
+    Tensor one = tensor_from({1.0, -5.0}, {2}, dtype).requires_grad_();
+    Tensor tenth = tensor_from({0.1, kInf}, {2}, dtype).requires_grad_();
+    const Tensor r = ember::remainder(one, tenth);
+    CHECK(values_of(r)[0] == doctest::Approx(0.1).epsilon(1e-6));
+    CHECK(values_of(r)[1] == kInf);
+    sum(r).backward();
+    CHECK(values_of(tenth.grad()) == std::vector<double>{-9.0, 1.0});
+  }
   // atan2: (b, -a) / (a^2 + b^2), summed over a broadcast dim.
   const Tensor y = tensor_from({3.0}, {1}).requires_grad_();
   const Tensor z = tensor_from({4.0, -4.0}, {2}).requires_grad_();

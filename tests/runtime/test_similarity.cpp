@@ -97,7 +97,7 @@ TEST_CASE("cosine_similarity broadcasts, matches a float64 loop and stays within
   CHECK(mixed.item() == doctest::Approx(1.0 / std::sqrt(2.0)).epsilon(1e-6));
 }
 
-TEST_CASE("cosine_similarity's gradient matches finite differences; the eps raise carries none") {
+TEST_CASE("cosine_similarity's gradient matches finite differences, and the eps raise carries none") {
   gradcheck([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 1); },
             {leaf({3, 4}, 21), leaf({3, 4}, 22)});
   gradcheck([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 0); },

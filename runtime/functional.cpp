@@ -110,14 +110,15 @@ EMBER_BINARY(atan2, "atan2")
 EMBER_BINARY(fmod, "fmod")
 EMBER_BINARY(remainder, "remainder")
 
-// A host divisor as a 0-d tensor on a's device, giving the dtype `a op value` has: fmod(int32, 3)
-// stays int32, fmod(int32, 2.5) is float32. For a floating result the 0-d tensor is float64,
-// which does not widen `a` (a 0-d operand of its category never does) and holds the value
-// exactly, so a divisor past float16's range becomes inf in the kernel's cast, as PyTorch's.
+// A host divisor as a 0-d tensor on a's device, in the dtype `a op value` has: fmod(int32, 3)
+// stays int32, fmod(int32, 2.5) is float32. A floating `a` keeps its dtype (a 0-d `a` too), and
+// the value is rounded to it by a conversion, as PyTorch's kernel casts the scalar: a divisor
+// past float16's range is inf there, not an error.
 namespace {
 Tensor divisor_tensor(const char* op, const Tensor& a, double value) {
-  const DType dtype = ops::scalar_result_dtype(op, a.dtype(), value);
-  return scalar_tensor(value, {.dtype = is_floating(a.dtype()) ? kFloat64 : dtype, .device = a.device()});
+  if (is_floating(a.dtype()))
+    return to_dtype(scalar_tensor(value, {.dtype = kFloat64, .device = a.device()}), a.dtype());
+  return scalar_tensor(value, {.dtype = ops::scalar_result_dtype(op, a.dtype(), value), .device = a.device()});
 }
 }  // namespace
 Tensor fmod(const Tensor& a, double b, Where where) {

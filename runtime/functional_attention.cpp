@@ -1,12 +1,14 @@
 // scaled_dot_product_attention in the order of PyTorch's _scaled_dot_product_attention_math:
-// q and k each scaled by sqrt(scale) (which keeps q k^T from overflowing 16-bit types where the
-// product alone would), the mask applied, a softmax that leaves a fully masked row at 0, dropout,
-// and the product with v.
+// 16-bit operands taken in float32, q and k each scaled by sqrt(|scale|), the mask applied, a
+// softmax that leaves a row of nothing but -inf at 0 (masked or not, as PyTorch's
+// _safe_softmax), dropout, the product with v, and the result rounded back once.
 #include "runtime/functional_attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "runtime/autocast.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/functional_shape_ops.h"
@@ -19,6 +21,22 @@ namespace {
 using ops::scalar_like;
 
 constexpr const char* kFunction = "scaled_dot_product_attention";
+
+// Whether the batch dims (all but the last two) of query, key and value broadcast together.
+bool batches_broadcast(const Tensor& query, const Tensor& key, const Tensor& value) {
+  const int rank = std::max({query.dim(), key.dim(), value.dim()});
+  for (int back = 3; back <= rank; ++back) {  // dim -back of each, where it has one
+    int64_t common = 1;
+    for (const Tensor* tensor : {&query, &key, &value}) {
+      if (tensor->dim() < back) continue;
+      const int64_t size = tensor->size(tensor->dim() - back);
+      if (size == 1) continue;
+      if (common != 1 && size != common) return false;
+      common = size;
+    }
+  }
+  return true;
+}
 
 void check_operands(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
                     double dropout_p, bool is_causal) {
@@ -35,14 +53,18 @@ void check_operands(const Tensor& query, const Tensor& key, const Tensor& value,
   check(key.size(-2) == value.size(-2),
         "{}: key and value must have the same length (dim -2), got shapes {} and {}", kFunction, key.sizes(),
         value.sizes());
-  check(dropout_p >= 0.0 && dropout_p < 1.0, "{}: dropout_p must be in [0, 1), got {}", kFunction, dropout_p);
+  check(batches_broadcast(query, key, value),
+        "{}: the batch dims (all but the last two) of query {}, key {} and value {} do not broadcast", kFunction,
+        query.sizes(), key.sizes(), value.sizes());
+  check(dropout_p >= 0.0 && dropout_p <= 1.0, "{}: dropout_p must be in [0, 1], got {}", kFunction, dropout_p);
   check(!(is_causal && attn_mask.defined()),
         "{}: is_causal and attn_mask cannot both be given (attn_mask of shape {})", kFunction,
         attn_mask.defined() ? attn_mask.sizes() : Dims{});
-  // As PyTorch: a floating mask in another dtype than the query's would change the result's dtype.
+  // PyTorch's rule: a float mask is float32 or the query's dtype.
   if (attn_mask.defined())
-    check(attn_mask.dtype() == kBool || attn_mask.dtype() == query.dtype(),
-          "{}: attn_mask must be bool (true = attend) or of the query's dtype {} (added to the scores), got {}",
+    check(attn_mask.dtype() == kBool || attn_mask.dtype() == kFloat32 || attn_mask.dtype() == query.dtype(),
+          "{}: attn_mask must be bool (true = attend), float32 or of the query's dtype {} (added to the scores), "
+          "got {}",
           kFunction, query.dtype(), attn_mask.dtype());
 }
 
@@ -71,27 +93,35 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     std::optional<double> scale, Where where) {
   CallSiteScope site(where);
   check_operands(query, key, value, attn_mask, dropout_p, is_causal);
+  // Under autocast the op is on PyTorch's lower-precision list: float32 operands (a float mask
+  // too) go to the autocast dtype first. Inside, autocast is off, as PyTorch's kernel runs below it.
+  const bool lowered = autocast_enabled() && query.dtype() != kFloat64;
+  const auto lower = [&](const Tensor& t) {
+    return lowered && t.defined() && is_floating(t.dtype()) ? to_dtype(t, autocast_dtype()) : t;
+  };
+  const Tensor q_in = lower(query), k_in = lower(key), v_in = lower(value), mask = lower(attn_mask);
+  AutocastGuard autocast_off(kBFloat16, false);
+  // 16-bit operands are computed in float32 and the result rounded once, as PyTorch's math path.
+  const DType origin = q_in.dtype();
+  const DType compute = origin == kBFloat16 || origin == kFloat16 ? kFloat32 : origin;
+  const Tensor q = to_dtype(q_in, compute), k = to_dtype(k_in, compute), v = to_dtype(v_in, compute);
+  // q and k each take sqrt(|scale|), q with the scale's sign, as PyTorch's math path.
   const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
-  const double root = std::sqrt(factor);
-  Tensor scores = matmul(mul(query, root), transpose(mul(key, root), -2, -1));
+  const double root = std::sqrt(std::abs(factor));
+  Tensor scores = matmul(mul(q, factor < 0.0 ? -root : root), transpose(mul(k, root), -2, -1));
   const double minus_infinity = -std::numeric_limits<double>::infinity();
-  bool masked = false;
   if (is_causal) {
     scores = masked_fill(scores, logical_not(causal_mask(query.size(-2), key.size(-2), query.device())),
                          minus_infinity);
-    masked = true;
-  } else if (attn_mask.defined()) {
-    const Dims shape = broadcast_shapes(attn_mask.sizes(), scores.sizes(), kFunction);
+  } else if (mask.defined()) {
+    const Dims shape = broadcast_shapes(mask.sizes(), scores.sizes(), kFunction);
     check(shape == scores.sizes(), "{}: attn_mask of shape {} does not broadcast to the scores' shape {}", kFunction,
-          attn_mask.sizes(), scores.sizes());
-    scores = attn_mask.dtype() == kBool ? masked_fill(scores, logical_not(attn_mask), minus_infinity)
-                                        : add(scores, attn_mask);
-    masked = true;
+          mask.sizes(), scores.sizes());
+    scores = mask.dtype() == kBool ? masked_fill(scores, logical_not(mask), minus_infinity) : add(scores, mask);
   }
-  // Without a mask no row can be all -inf but by overflow, which PyTorch's softmax also leaves NaN.
-  Tensor weights = masked ? safe_softmax(scores) : softmax(scores, -1);
+  Tensor weights = safe_softmax(scores);
   if (dropout_p > 0.0) weights = dropout(weights, dropout_p, true);
-  return matmul(weights, value);
+  return to_dtype(matmul(weights, v), origin);
 }
 
 }  // namespace ember

@@ -72,15 +72,20 @@ Tensor multi_margin_loss(const Tensor& input, const Tensor& target, MultiMarginL
   }
   const Tensor x = autocast_to_float32(input).reshape({samples, classes});
   const Tensor y = to_dtype(target, kInt64).reshape({samples, 1});
-  // margin - x[y] + x[i] for every class i; the target's own term is dropped.
-  Tensor violations = violation(add(sub(x, gather(x, 1, y)), options.margin));
-  if (options.p == 2) violations = mul(violations, violations);
+  // margin - x[y] + x[i] for every class i but the target's own, counted where above 0 as the
+  // kernel's `if (z > 0)`; the weight too is applied only there (an inf weight of a sample with no
+  // violation adds 0, not 0 * inf), and so is the gradient.
+  const Tensor z = add(sub(x, gather(x, 1, y)), options.margin);
+  const Tensor classes_row = arange(static_cast<double>(classes), {.dtype = kInt64, .device = x.device()});
+  const Tensor zero = scalar_like(0.0, z);
+  const Tensor counted = logical_and(gt(z, zero), ne(classes_row.reshape({1, classes}), y));
+  const Tensor base = ember::where(counted, z, zero);
+  Tensor violations = options.p == 2 ? mul(base, base) : base;
   if (options.weight.defined()) {
     const Tensor weight = to_dtype(options.weight, violations.dtype());
-    violations = mul(violations, index_select(weight, 0, y.reshape({samples})).reshape({samples, 1}));
+    const Tensor target_weight = index_select(weight, 0, y.reshape({samples})).reshape({samples, 1});
+    violations = mul(violations, ember::where(counted, target_weight, scalar_like(0.0, target_weight)));
   }
-  const Tensor classes_row = arange(static_cast<double>(classes), {.dtype = kInt64, .device = x.device()});
-  violations = ember::where(eq(classes_row.reshape({1, classes}), y), scalar_like(0.0, violations), violations);
   return reduce_loss(mean_over_classes(violations, classes, target.dim() == 0), options.reduction);
 }
 

@@ -29,7 +29,8 @@ void math_binary_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(out.device());
   // A read of the divisor waits for the device, and inside a capture would be recorded (a graph
   // break): there a zero integer divisor gives 0, as the functor's guard makes it.
-  if (op != MathBinaryOp::Atan2 && !dispatch_mode_active()) ops::check_integer_divisor(call, out.dtype());
+  if (op != MathBinaryOp::Atan2 && out.numel() > 0 && !dispatch_mode_active())
+    ops::check_integer_divisor(call, out.dtype());
   const Tensor a = as_dtype(call.input(0), out.dtype());
   const Tensor b = as_dtype(call.input(1), out.dtype());
   const LaunchShape shape = shape_of(out);

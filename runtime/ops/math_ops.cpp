@@ -92,13 +92,18 @@ Tensor floor_quotient(const Tensor& a, const Tensor& b) {
 
 // a - q b with q = trunc(a / b) (fmod, PyTorch's div_trunc) or the floor quotient (remainder), q
 // piecewise constant: the dividend's gradient passes, the divisor's is -q times it, as PyTorch's.
+// The quotient of 16-bit operands is computed in float32 and rounded once, as PyTorch's div with a
+// rounding mode computes in float: a bfloat16 a / b rounded before the floor can land on the next
+// whole number (18.5 / 0.0986 is 187.6, and 188 in bfloat16).
 void quotient_backward(const BackwardContext& ctx, std::span<Tensor> grads, bool floor_quotient_wanted) {
   if (ctx.needs_input_grad[0]) grads[0] = reduce_grad(ctx, 0, ctx.grad());
   if (ctx.needs_input_grad[1]) {
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
+    const DType result = ctx.grad().dtype();
+    const DType compute = result == kBFloat16 || result == kFloat16 ? kFloat32 : result;
+    const Tensor a = to_dtype(ctx.input(0), compute);
+    const Tensor b = to_dtype(ctx.input(1), compute);
     const Tensor quotient = floor_quotient_wanted ? floor_quotient(a, b) : trunc(div(a, b));
-    grads[1] = reduce_grad(ctx, 1, neg(mul(ctx.grad(), quotient)));
+    grads[1] = reduce_grad(ctx, 1, neg(mul(ctx.grad(), to_dtype(quotient, result))));
   }
 }
 void fmod_backward(const BackwardContext& ctx, std::span<Tensor> grads) { quotient_backward(ctx, grads, false); }
@@ -139,7 +144,10 @@ template <typename Functor>
 void modulo_kernel(const OpCall& call, TensorList& outputs) {
   const Tensor& out = outputs[0];
   const Tensor divisor = cpu::as_dtype(call.input(1), out.dtype());
-  const bool zero = out.dtype() == kInt64 ? holds_zero<int64_t>(divisor)
+  // An empty result divides nothing, whatever the broadcast divisor holds (PyTorch checks per
+  // element).
+  const bool zero = out.numel() == 0 ? false
+                    : out.dtype() == kInt64 ? holds_zero<int64_t>(divisor)
                     : out.dtype() == kInt32 ? holds_zero<int32_t>(divisor)
                                             : false;
   if (zero) fail_integer_division_by_zero(call, out.dtype());

@@ -10,14 +10,8 @@
 namespace conformance {
 namespace {
 
-struct UnaryMath {
-  const char* op;
-  double (*math)(double);
-  Domain domain;
-};
-
 // Domains stay inside each function's domain and away from its poles (tan at pi/2, atanh at 1).
-const UnaryMath kUnaryMath[] = {
+const UnaryOp kUnaryMath[] = {
     {"tan", [](double x) { return std::tan(x); }, real(-1.2, 1.2)},
     {"asin", [](double x) { return std::asin(x); }, real(-0.9, 0.9)},
     {"acos", [](double x) { return std::acos(x); }, real(-0.9, 0.9)},
@@ -65,7 +59,7 @@ Case math_case(const char* op, const Variant& variant, Reference reference) {
 
 std::vector<Case> math_cases() {
   std::vector<Case> cases;
-  for (const UnaryMath& op : kUnaryMath) {
+  for (const UnaryOp& op : kUnaryMath) {
     for (const Variant& variant : unary_variants(op.domain)) {
       auto math = op.math;
       cases.push_back(math_case(op.op, variant, [math](const std::vector<RefTensor>& in) {

@@ -10,12 +10,6 @@
 namespace conformance {
 namespace {
 
-struct UnaryOp {
-  const char* op;
-  double (*math)(double);
-  Domain domain;
-};
-
 double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
 double gelu_tanh(double x) {
   const double inner = std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x);

@@ -46,4 +46,12 @@ struct Variant {
 std::vector<Variant> unary_variants(const Domain& domain);
 std::vector<Variant> binary_variants(const Domain& a, const Domain& b);
 
+// A row of the pointwise tables of one input (cases_unary.cpp, cases_math.cpp): the op, its
+// float64 math and the domain its inputs are drawn from.
+struct UnaryOp {
+  const char* op;
+  double (*math)(double);
+  Domain domain;
+};
+
 }  // namespace conformance

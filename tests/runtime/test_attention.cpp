@@ -124,6 +124,41 @@ TEST_CASE("scaled_dot_product_attention's dropout is dropout of the weights, dra
   CHECK(values_of(dropped) != values_of(scaled_dot_product_attention(q, k, v)));
 }
 
+TEST_CASE("scaled_dot_product_attention: negative scales, float32 masks, dropout_p 1, -inf rows without a mask") {
+  const int64_t L = 3, S = 4, E = 2, Ev = 2;
+  const Tensor q = random_tensor({L, E}, 40), k = random_tensor({S, E}, 41), v = random_tensor({S, Ev}, 42);
+  // A negative scale flips the scores' sign (PyTorch scales q by -sqrt(|scale|)), not NaN.
+  check_close(scaled_dot_product_attention(q, k, v, {}, 0.0, false, -0.5),
+              attention_reference(values_of(q), values_of(k), values_of(v), {}, 1, L, S, E, Ev, -0.5), 1e-13);
+  // A float32 mask with a float64 query is taken as PyTorch takes it, its values widened.
+  const Tensor mask32 = random_tensor({L, S}, 43, kFloat32);
+  check_close(scaled_dot_product_attention(q, k, v, mask32),
+              values_of(scaled_dot_product_attention(q, k, v, mask32.to(kFloat64))), 1e-15);
+  // dropout_p = 1 drops every weight.
+  check_close(scaled_dot_product_attention(q, k, v, {}, 1.0), std::vector<double>(L * Ev, 0.0), 0.0);
+  // A query row of -inf scores (an infinite query) gives 0 without a mask too, as PyTorch's
+  // _safe_softmax.
+  const Tensor infinite = from_vector<double>({1.0, 0.5, -kMinusInfinity, -kMinusInfinity, 0.25, 1.0}, {L, E});
+  const Tensor positive_keys = from_vector<double>({1.0, 1.0, 2.0, 0.5, 1.0, 3.0, 0.5, 0.5}, {S, E});
+  const std::vector<double> row = values_of(scaled_dot_product_attention(mul(infinite, -1.0), positive_keys, v));
+  CHECK(row[2] == 0.0);
+  CHECK(row[3] == 0.0);
+  CHECK(std::isfinite(row[0]));
+}
+
+TEST_CASE("scaled_dot_product_attention computes bfloat16 and float16 in float32, rounding once") {
+  const Tensor q = random_tensor({2, 5, 8}, 44), k = random_tensor({2, 7, 8}, 45), v = random_tensor({2, 7, 4}, 46);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor low = scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype));
+    CHECK(low.dtype() == dtype);
+    // The float32 computation of the rounded operands, rounded once: the same bits.
+    const Tensor wide = scaled_dot_product_attention(q.to(dtype).to(kFloat32), k.to(dtype).to(kFloat32),
+                                                     v.to(dtype).to(kFloat32));
+    CHECK(values_of(low) == values_of(wide.to(dtype)));
+  }
+}
+
 TEST_CASE("scaled_dot_product_attention under autocast runs its products in bfloat16") {
   const Tensor q = random_tensor({2, 4, 8}, 24, kFloat32), k = random_tensor({2, 6, 8}, 25, kFloat32);
   const Tensor v = random_tensor({2, 6, 8}, 26, kFloat32);
@@ -144,12 +179,17 @@ TEST_CASE("scaled_dot_product_attention names itself, the shapes and the caller'
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v.to(kFloat32)),
                        doctest::Contains("query, key and value must have one dtype, got float64, float64 and float32"),
                        Error);
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, {}, 1.0),
-                       doctest::Contains("dropout_p must be in [0, 1), got 1"), Error);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, {}, 1.5),
+                       doctest::Contains("dropout_p must be in [0, 1], got 1.5"), Error);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, random_tensor({3, 6, 8}, 36), v),
+                       doctest::Contains("scaled_dot_product_attention: the batch dims (all but the last two) of "
+                                         "query [2, 4, 8], key [3, 6, 8] and value [2, 6, 3] do not broadcast"),
+                       Error);
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, random_tensor({4, 6}, 32), 0.0, true),
                        doctest::Contains("is_causal and attn_mask cannot both be given"), Error);
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, random_tensor({4, 6}, 33, kFloat32)),
-                       doctest::Contains("attn_mask must be bool (true = attend) or of the query's dtype float64"),
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, from_vector<int64_t>({0, 1}).reshape({1, 2})),
+                       doctest::Contains("attn_mask must be bool (true = attend), float32 or of the query's dtype "
+                                         "float64 (added to the scores), got int64"),
                        Error);
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, random_tensor({3, 4, 6}, 34)),
                        doctest::Contains("scaled_dot_product_attention"), Error);

@@ -120,6 +120,15 @@ TEST_CASE("the multi-class margin losses leave NaN violations out, as PyTorch's 
   const Tensor x = from_vector<double>({0.1, nan, 0.4, 0.8}, {1, 4});
   CHECK(multilabel_margin_loss(x, from_vector<int64_t>({3, 0, -1, 1}, {1, 4})).item() ==
         doctest::Approx((0.6 + 1.3) / 4).epsilon(1e-14));
+  // An infinite weight counts only where its sample has a violation: a sample with none adds 0
+  // (not 0 * inf = NaN), to the value and to the gradient.
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor scores = from_vector<double>({5.0, 0.0, 0.0, 0.0, 0.5, 0.0}, {2, 3}).requires_grad_();
+  const Tensor weighted = multi_margin_loss(scores, from_vector<int64_t>({0, 1}),
+                                            {.weight = from_vector<double>({inf, 1.0, 1.0})});
+  CHECK(weighted.item() == doctest::Approx((0.5 + 0.5) / 3 / 2).epsilon(1e-15));
+  weighted.backward();
+  for (double g : values_of(scores.grad())) CHECK(std::isfinite(g));
   Tensor leaf = from_vector<double>({nan, 0.0, 0.0}, {1, 3}).requires_grad_();
   multi_margin_loss(leaf, from_vector<int64_t>({1})).backward();
   CHECK(values_of(leaf.grad()) == std::vector<double>{0.0, -1.0 / 3, 1.0 / 3});

@@ -153,8 +153,13 @@ TEST_CASE("fmod and remainder take a host divisor past a 16-bit dtype's range as
   CHECK(by_large.dtype() == kFloat16);
   CHECK(values_of(by_large) == std::vector<double>{5.0, -3.0});  // fmod(x, inf) is x
   CHECK(values_of(ember::remainder(halves, 70000.0)) == std::vector<double>{5.0, kInf});
-  // A float32 tensor keeps its dtype with a float64-exact divisor.
+  // A float32 tensor keeps its dtype, a 0-d one too; the divisor is rounded to the tensor's
+  // dtype first, as PyTorch's kernel casts it: 0.1 in bfloat16 is 0.10009765625, so 1 - 9 of it.
   CHECK(ember::remainder(tensor_from({1.0}, {1}, kFloat32), 0.1).dtype() == kFloat32);
+  CHECK(ember::fmod(tensor_from({1.0}, {1}, kFloat32).reshape({}), 2.5).dtype() == kFloat32);
+  const Tensor zero_d = ember::remainder(tensor_from({1.0}, {1}, kBFloat16).reshape({}), 0.1);
+  CHECK(zero_d.dtype() == kBFloat16);
+  CHECK(zero_d.item() == 1.0 - 9 * 0.10009765625);
 }
 
 TEST_CASE("fmod and remainder refuse an integer zero divisor and bool tensors, naming the op") {
@@ -178,6 +183,8 @@ TEST_CASE("fmod and remainder refuse an integer zero divisor and bool tensors, n
                        Error);
   CHECK(values_of(ember::remainder(small, scalar_tensor(4294967299.0, {.dtype = kInt64}))) ==
         std::vector<double>{2, 1});
+  // An empty result divides nothing: a zero in a divisor broadcast over no rows is no error.
+  CHECK(ember::fmod(from_vector<int64_t>({}, {0, 2}), from_vector<int64_t>({0, 1})).sizes() == Dims{0, 2});
   // An empty divisor has no zero.
   CHECK(ember::fmod(from_vector<int64_t>({}), from_vector<int64_t>({})).numel() == 0);
 }
@@ -242,6 +249,18 @@ TEST_CASE("the math ops' gradients are their closed forms, fmod's and remainder'
     sum(r).backward();
     CHECK(values_of(tenth.grad()) == std::vector<double>{-9.0, 1.0});
   }
+  // In bfloat16 the quotient is computed in float32 and rounded once: 18.5 / 0.0986 rounded to
+  // bfloat16 first would be 188, where the forward took 187 divisors.
+  Tensor dividend = tensor_from({18.5}, {1}, kBFloat16).requires_grad_();
+  Tensor divisor = tensor_from({0.0986}, {1}, kBFloat16).requires_grad_();
+  const double stored_a = values_of(dividend)[0], stored_b = values_of(divisor)[0];
+  const double whole = std::floor(stored_a / stored_b);
+  CHECK(whole == 187.0);
+  sum(ember::remainder(dividend, divisor)).backward();
+  CHECK(values_of(divisor.grad())[0] == -whole);
+  divisor.set_grad({});
+  sum(ember::fmod(dividend, divisor)).backward();
+  CHECK(values_of(divisor.grad())[0] == -whole);
   // atan2: (b, -a) / (a^2 + b^2), summed over a broadcast dim.
   const Tensor y = tensor_from({3.0}, {1}).requires_grad_();
   const Tensor z = tensor_from({4.0, -4.0}, {2}).requires_grad_();

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "error_of.h"
-#include "finite_difference.h"
+#include "numeric_check.h"
 
 using namespace ember;
 using namespace ember::testing;
@@ -24,15 +24,6 @@ std::vector<double> row_norms(const std::vector<double>& values, int64_t columns
   return norms;
 }
 
-void check_values(const Tensor& actual, const std::vector<double>& expected, double tolerance = 1e-14) {
-  const std::vector<double> values = values_of(actual);
-  REQUIRE(values.size() == expected.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    INFO("element ", i);
-    CHECK(values[i] == doctest::Approx(expected[i]).epsilon(tolerance));
-  }
-}
-
 }  // namespace
 
 TEST_CASE("normalize divides each vector along dim by its p-norm, and keeps a zero vector 0") {
@@ -43,21 +34,21 @@ TEST_CASE("normalize divides each vector along dim by its p-norm, and keeps a ze
     const std::vector<double> norms = row_norms(values, 5, p);
     std::vector<double> expected(values.size());
     for (size_t i = 0; i < values.size(); ++i) expected[i] = values[i] / norms[i / 5];
-    check_values(normalize(x, p, 1), expected);
-    check_values(normalize(x, p, -1), expected);
+    check_close(normalize(x, p, 1), expected, 1e-14);
+    check_close(normalize(x, p, -1), expected, 1e-14);
   }
   // dim 0: the columns; the transpose's rows.
-  check_values(normalize(x, 2.0, 0), values_of(normalize(x.t().contiguous(), 2.0, 1).t()));
+  check_close(normalize(x, 2.0, 0), values_of(normalize(x.t().contiguous(), 2.0, 1).t()), 1e-14);
   // A zero vector over eps stays 0 (not NaN); a tiny one is divided by eps.
   const Tensor zero_row = from_vector<double>({0.0, 0.0, 3.0, 4.0}, {2, 2});
-  check_values(normalize(zero_row), {0.0, 0.0, 0.6, 0.8});
-  check_values(normalize(from_vector<double>({1e-13, 0.0}, {1, 2})), {0.1, 0.0});
+  check_close(normalize(zero_row), {0.0, 0.0, 0.6, 0.8}, 1e-14);
+  check_close(normalize(from_vector<double>({1e-13, 0.0}, {1, 2})), {0.1, 0.0}, 1e-14);
   CHECK(normalize(from_vector<float>({3.0f, 4.0f}, {1, 2})).dtype() == kFloat32);
 }
 
 TEST_CASE("normalize's gradient matches finite differences, zero vectors included") {
-  gradcheck([](const std::vector<Tensor>& in) { return normalize(in[0], 2.0, 1); }, {leaf({3, 4}, 7)});
-  gradcheck([](const std::vector<Tensor>& in) { return normalize(in[0], 1.5, 0); }, {leaf({3, 4}, 8)});
+  gradcheck([](const std::vector<Tensor>& in) { return normalize(in[0], 2.0, 1); }, {random_tensor({3, 4}, 7)});
+  gradcheck([](const std::vector<Tensor>& in) { return normalize(in[0], 1.5, 0); }, {random_tensor({3, 4}, 8)});
   Tensor with_zero = from_vector<double>({0.0, 0.0, 1.0, -2.0}, {2, 2}).requires_grad_();
   sum(mul(normalize(with_zero), from_vector<double>({1.0, 2.0, 3.0, 4.0}, {2, 2}))).backward();
   const std::vector<double> grad = values_of(with_zero.grad());
@@ -84,11 +75,11 @@ TEST_CASE("cosine_similarity broadcasts, matches a float64 loop and stays within
       expected.push_back(dot / (std::sqrt(aa) * std::sqrt(bb)));
     }
   }
-  check_values(cosine, expected, 1e-13);
+  check_close(cosine, expected, 1e-13);
   // The default dim is 1; parallel vectors give 1, opposite ones -1, a zero vector 0.
   const Tensor rows = from_vector<double>({1.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1e150, 1e150, 1e150}, {3, 3});
   const Tensor other = from_vector<double>({2.0, 4.0, 4.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0}, {3, 3});
-  check_values(cosine_similarity(rows, other), {1.0, 0.0, -1.0});
+  check_close(cosine_similarity(rows, other), {1.0, 0.0, -1.0}, 1e-14);
   // Integer inputs are taken in the floating result type.
   const Tensor ints = from_vector<int64_t>({1, 0});
   const Tensor floats = from_vector<float>({1.0f, 1.0f});
@@ -99,9 +90,9 @@ TEST_CASE("cosine_similarity broadcasts, matches a float64 loop and stays within
 
 TEST_CASE("cosine_similarity's gradient matches finite differences, and the eps raise carries none") {
   gradcheck([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 1); },
-            {leaf({3, 4}, 21), leaf({3, 4}, 22)});
+            {random_tensor({3, 4}, 21), random_tensor({3, 4}, 22)});
   gradcheck([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 0); },
-            {leaf({4, 1}, 23), leaf({4, 3}, 24)});
+            {random_tensor({4, 1}, 23), random_tensor({4, 3}, 24)});
   // Below eps the length is replaced by eps, but its own gradient passes, as through PyTorch's
   // no_grad clamp_min_: with x1 = (1e-9, 0) and x2 = (1, 0) the value is x1[0] / eps, and
   // d/dx1[0] = 1 / eps - x1[0] (d|x1| / dx1[0]) / eps^2 = 1e8 - 1e7. A clamp that cut the

@@ -125,12 +125,13 @@ bool holds_zero(const Tensor& tensor) {
   const T* data = static_cast<const T*>(tensor.raw_data_ptr());
   const Dims& sizes = tensor.sizes();
   const Dims& strides = tensor.strides();
-  std::vector<int64_t> index(sizes.size(), 0);
+  const int rank = sizes.size();
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
   for (int64_t n = 0; n < tensor.numel(); ++n) {
     int64_t offset = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
+    for (int d = 0; d < rank; ++d) offset += index[d] * strides[d];
     if (data[offset] == T(0)) return true;
-    for (size_t d = sizes.size(); d-- > 0;) {
+    for (int d = rank - 1; d >= 0; --d) {
       if (++index[d] < sizes[d]) break;
       index[d] = 0;
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 
 namespace ember::ops {

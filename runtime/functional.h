@@ -221,6 +221,18 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<DT
 // sum to int64, floating inputs keep their dtype (summed in double on the CPU and CUDA alike);
 // `dtype` converts the input first.
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current());
+// cumprod: running products along dim, dtypes as cumsum's (integers and bool multiply, wrapping,
+// to int64); `dtype` converts the input first. The gradient is exact with zeros in the slice (it
+// never divides by an element).
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current());
+// cummax / cummin: the running maximum (minimum) along dim and, int64, the index where it was
+// reached, as PyTorch's kernel: a tie takes the later index, a NaN is carried from where it
+// appears (each later NaN taking its own index). The gradient goes to the recorded index.
+std::tuple<Tensor, Tensor> cummax(const Tensor& a, int64_t dim, Where where = Where::current());
+std::tuple<Tensor, Tensor> cummin(const Tensor& a, int64_t dim, Where where = Where::current());
+// logcumsumexp: log of the running sum of exp along dim (floating inputs), as a running log-add-exp,
+// so it neither overflows nor loses small terms beside large ones.
+Tensor logcumsumexp(const Tensor& a, int64_t dim, Where where = Where::current());
 // Reduces `a` (broadcast up to a's shape) back to `sizes`: the gradient of broadcasting.
 Tensor sum_to_size(const Tensor& a, const Dims& sizes, Where where = Where::current());
 

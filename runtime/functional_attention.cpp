@@ -38,6 +38,25 @@ bool batches_broadcast(const Tensor& query, const Tensor& key, const Tensor& val
   return true;
 }
 
+// With enable_gqa, key and value of fewer heads (dim -3) than the query, a divisor of its count,
+// repeat each head for that many consecutive query heads (PyTorch's repeat_interleave): a view
+// [..., H, 1, S, E] expanded to [..., H, g, S, E], then merged into [..., H g, S, E].
+Tensor repeat_heads(const Tensor& t, const Tensor& query, const char* name) {
+  check(query.dim() >= 3 && t.dim() >= 3,
+        "{}: enable_gqa needs a heads dim (-3) in query and {}, got shapes {} and {}", kFunction, name,
+        query.sizes(), t.sizes());
+  const int64_t query_heads = query.size(-3), heads = t.size(-3);
+  check(heads > 0 && query_heads % heads == 0,
+        "{}: with enable_gqa the number of heads (dim -3) of {} must divide the query's, got {} and {}", kFunction,
+        name, heads, query_heads);
+  if (heads == query_heads) return t;
+  Dims expanded = t.sizes();
+  expanded.insert(expanded.size() - 2, query_heads / heads);
+  Dims merged = t.sizes();
+  merged[merged.size() - 3] = query_heads;
+  return t.unsqueeze(-3).expand(expanded).reshape(merged);
+}
+
 void check_operands(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
                     double dropout_p, bool is_causal) {
   for (const auto& [name, tensor] : {std::pair{"query", &query}, std::pair{"key", &key}, std::pair{"value", &value}})
@@ -90,8 +109,13 @@ Tensor safe_softmax(const Tensor& scores) {
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale, Where where) {
+                                    std::optional<double> scale, bool enable_gqa, Where where) {
   CallSiteScope site(where);
+  if (enable_gqa) {
+    check(query.defined() && key.defined() && value.defined(), "{}: query, key and value must be defined", kFunction);
+    return scaled_dot_product_attention(query, repeat_heads(key, query, "key"), repeat_heads(value, query, "value"),
+                                        attn_mask, dropout_p, is_causal, scale, false, where);
+  }
   check_operands(query, key, value, attn_mask, dropout_p, is_causal);
   // Under autocast the op is on PyTorch's lower-precision list: float32 operands (a float mask
   // too) go to the autocast dtype first. Inside, autocast is off, as PyTorch's kernel runs below it.

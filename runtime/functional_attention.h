@@ -19,8 +19,12 @@ namespace ember {
 // zero output with zero gradient, as PyTorch's _safe_softmax gives, rather than NaN. bfloat16 and
 // float16 operands are computed in float32 and the result rounded once; under autocast, float32
 // operands are first lowered to the autocast dtype (PyTorch's lower-precision list).
+// enable_gqa (grouped-query attention): key and value may have fewer heads (dim -3) than the
+// query, a divisor of its count; each of their heads then serves that many consecutive query
+// heads (PyTorch's repeat_interleave along dim -3).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt, Where where = Where::current());
+                                    std::optional<double> scale = std::nullopt, bool enable_gqa = false,
+                                    Where where = Where::current());
 
 }  // namespace ember

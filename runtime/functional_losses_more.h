@@ -5,6 +5,9 @@
 // (runtime/nn/modules/loss_more.h).
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "runtime/functional.h"
 
 namespace ember {
@@ -43,6 +46,20 @@ struct TripletMarginLossOptions {
   double eps = 1e-6;    // added to the differences, as pairwise_distance does
   bool swap = false;    // the negative's distance is the smaller of anchor's and positive's
   Reduction reduction = Reduction::Mean;
+};
+struct TripletMarginWithDistanceLossOptions {
+  // d(x1, x2) -> the distances of the rows; empty: pairwise_distance with its defaults (p = 2,
+  // eps = 1e-6), PyTorch's default.
+  std::function<Tensor(const Tensor&, const Tensor&)> distance_function = {};
+  double margin = 1.0;
+  bool swap = false;  // the negative's distance is the smaller of anchor's and positive's
+  Reduction reduction = Reduction::Mean;
+};
+struct CTCLossOptions {
+  int64_t blank = 0;  // the blank class
+  // Mean: each sequence's loss divided by its target length (at least 1), then the batch's mean.
+  Reduction reduction = Reduction::Mean;
+  bool zero_infinity = false;  // an impossible alignment (infinite loss) gives 0 and a zero gradient
 };
 struct PoissonNLLLossOptions {
   bool log_input = true;  // input holds log(rate)
@@ -98,6 +115,21 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, dou
 // tensors have one number of dims.
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                            TripletMarginLossOptions options = {}, Where where = Where::current());
+// max(0, margin + d(anchor, positive) - d(anchor, negative)) for any distance function d; the
+// three tensors have one number of dims.
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         TripletMarginWithDistanceLossOptions options = {},
+                                         Where where = Where::current());
+// Connectionist temporal classification: -log of the total probability of every alignment of
+// the target to the input. log_probs [T, N, C] (log_softmax outputs; [T, C] for one sequence),
+// targets [N, S] padded or 1-D with the N targets concatenated (class indices, not the blank),
+// input_lengths and target_lengths [N] (0-d for one sequence). A loss per sequence with
+// Reduction::None.
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, CTCLossOptions options = {}, Where where = Where::current());
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                const std::vector<int64_t>& target_lengths, CTCLossOptions options = {},
+                Where where = Where::current());
 // exp(x) - y x with log_input, else x - y log(x + eps); with full, Stirling's
 // y log y - y + 0.5 log(2 pi y) where y > 1. The target may be integral (counts).
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, PoissonNLLLossOptions options = {},

@@ -225,6 +225,10 @@ class Tensor {
   Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = {},
               Where where = Where::current()) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current()) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim, Where where = Where::current()) const;
+  Tensor logcumsumexp(int64_t dim, Where where = Where::current()) const;
   Tensor softmax(int64_t dim, Where where = Where::current()) const;
   Tensor log_softmax(int64_t dim, Where where = Where::current()) const;
 

@@ -19,6 +19,7 @@ using ember::binary_cross_entropy_with_logits;
 using ember::cosine_embedding_loss;
 using ember::cosine_similarity;
 using ember::cross_entropy;
+using ember::ctc_loss;
 using ember::CrossEntropyOptions;
 using ember::elu;
 using ember::embedding;
@@ -52,6 +53,7 @@ using ember::softmax;
 using ember::softplus;
 using ember::tanh;
 using ember::triplet_margin_loss;
+using ember::triplet_margin_with_distance_loss;
 
 // torch.embedding_renorm_: under no-grad, every row of `weight` [V, D] that `indices` looks up
 // and whose norm_type-norm exceeds max_norm is scaled in place by max_norm / (norm + 1e-7), the

@@ -22,17 +22,26 @@ concept PairForwardTakesWhere = requires(Impl& impl, const Tensor& input, const 
   impl.forward(input, target, where);
 };
 // Whether Impl's forward takes three tensors and the caller's location: forward(a, b, target, Where)
-// of MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss and GaussianNLLLoss.
+// of MarginRankingLoss, CosineEmbeddingLoss, the triplet losses and GaussianNLLLoss, and
+// MultiheadAttention's forward(query, key, value, Where).
 template <typename Impl>
 concept TripleForwardTakesWhere = requires(Impl& impl, const Tensor& a, const Tensor& b, const Tensor& c, Where where) {
   impl.forward(a, b, c, where);
 };
+// Whether Impl's forward takes four tensors and the caller's location: CTCLoss's
+// forward(log_probs, targets, input_lengths, target_lengths, Where).
+template <typename Impl>
+concept QuadForwardTakesWhere =
+    requires(Impl& impl, const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d, Where where) {
+      impl.forward(a, b, c, d, where);
+    };
 // Whether model(args...) is served by one of the operator() below that add the caller's location.
 template <typename Impl, typename... Args>
 constexpr bool adds_call_site = (std::is_convertible_v<Args, const Tensor&> && ...) &&
                                 ((sizeof...(Args) == 1 && ForwardTakesWhere<Impl>) ||
                                  (sizeof...(Args) == 2 && PairForwardTakesWhere<Impl>) ||
-                                 (sizeof...(Args) == 3 && TripleForwardTakesWhere<Impl>));
+                                 (sizeof...(Args) == 3 && TripleForwardTakesWhere<Impl>) ||
+                                 (sizeof...(Args) == 4 && QuadForwardTakesWhere<Impl>));
 
 template <typename Impl>
 class ModuleHolder {
@@ -70,6 +79,13 @@ class ModuleHolder {
     requires TripleForwardTakesWhere<Impl>
   {
     return get()->forward(a, b, c, where);
+  }
+  // loss(a, b, c, d) likewise, for a forward(a, b, c, d, Where).
+  decltype(auto) operator()(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d,
+                            Where where = Where::current()) const
+    requires QuadForwardTakesWhere<Impl>
+  {
+    return get()->forward(a, b, c, d, where);
   }
   // model(args...): libtorch's call, for any other forward: forward(const Tensor&), forward(Tensor),
   // several inputs, other types. The arguments go through unchanged.

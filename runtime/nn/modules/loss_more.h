@@ -1,9 +1,11 @@
 // The loss modules of runtime/functional_losses_more.h (torch.nn's MarginRankingLoss,
 // HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-// MultiLabelMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss and
-// GaussianNLLLoss), made as those of loss.h: each holds its options and calls the function of the
-// same name; the weights of MultiLabelSoftMarginLoss and MultiMarginLoss are buffers.
+// MultiLabelMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+// CTCLoss, PoissonNLLLoss and GaussianNLLLoss), made as those of loss.h: each holds its options
+// and calls the function of the same name; the weights of MultiLabelSoftMarginLoss and MultiMarginLoss are buffers.
 #pragma once
+
+#include <utility>
 
 #include "runtime/functional_losses_more.h"
 #include "runtime/nn/modules/loss.h"
@@ -97,6 +99,28 @@ class TripletMarginLossImpl : public LossModule {
   TripletMarginLossOptions options_;
 };
 
+class TripletMarginWithDistanceLossImpl : public LossModule {
+ public:
+  explicit TripletMarginWithDistanceLossImpl(TripletMarginWithDistanceLossOptions options = {})
+      : LossModule("TripletMarginWithDistanceLoss"), options_(std::move(options)) {}
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative, Where where = Where::current());
+  const TripletMarginWithDistanceLossOptions& options() const { return options_; }
+
+ private:
+  TripletMarginWithDistanceLossOptions options_;
+};
+
+class CTCLossImpl : public LossModule {
+ public:
+  explicit CTCLossImpl(CTCLossOptions options = {}) : LossModule("CTCLoss"), options_(options) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths, Where where = Where::current());
+  const CTCLossOptions& options() const { return options_; }
+
+ private:
+  CTCLossOptions options_;
+};
+
 class PoissonNLLLossImpl : public LossModule {
  public:
   explicit PoissonNLLLossImpl(PoissonNLLLossOptions options = {}) : LossModule("PoissonNLLLoss"), options_(options) {}
@@ -173,6 +197,19 @@ class TripletMarginLoss : public ModuleHolder<TripletMarginLossImpl> {
   using ModuleHolder::ModuleHolder;
   explicit TripletMarginLoss(TripletMarginLossOptions options = {})
       : ModuleHolder(std::make_shared<TripletMarginLossImpl>(options)) {}
+};
+
+class TripletMarginWithDistanceLoss : public ModuleHolder<TripletMarginWithDistanceLossImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit TripletMarginWithDistanceLoss(TripletMarginWithDistanceLossOptions options = {})
+      : ModuleHolder(std::make_shared<TripletMarginWithDistanceLossImpl>(std::move(options))) {}
+};
+
+class CTCLoss : public ModuleHolder<CTCLossImpl> {
+ public:
+  using ModuleHolder::ModuleHolder;
+  explicit CTCLoss(CTCLossOptions options = {}) : ModuleHolder(std::make_shared<CTCLossImpl>(options)) {}
 };
 
 class PoissonNLLLoss : public ModuleHolder<PoissonNLLLossImpl> {

@@ -113,8 +113,10 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   CallSiteScope site(where);
   if (enable_gqa) {
     check(query.defined() && key.defined() && value.defined(), "{}: query, key and value must be defined", kFunction);
-    return scaled_dot_product_attention(query, repeat_heads(key, query, "key"), repeat_heads(value, query, "value"),
-                                        attn_mask, dropout_p, is_causal, scale, false, where);
+    const Tensor grouped_key = repeat_heads(key, query, "key");  // key first: its error comes first
+    const Tensor grouped_value = repeat_heads(value, query, "value");
+    return scaled_dot_product_attention(query, grouped_key, grouped_value, attn_mask, dropout_p, is_causal, scale,
+                                        false, where);
   }
   check_operands(query, key, value, attn_mask, dropout_p, is_causal);
   // Under autocast the op is on PyTorch's lower-precision list: float32 operands (a float mask

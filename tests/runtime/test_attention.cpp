@@ -199,3 +199,33 @@ TEST_CASE("scaled_dot_product_attention names itself, the shapes and the caller'
   const std::string message = error_of([&] { scaled_dot_product_attention(q, k, v, {}, -0.5); });
   CHECK(message.find("test_attention.cpp:" + std::to_string(line)) != std::string::npos);
 }
+
+TEST_CASE("scaled_dot_product_attention with enable_gqa: each key head serves its group of query heads") {
+  // 4 query heads over 2 key/value heads: query heads 0, 1 use key head 0, heads 2, 3 key head 1.
+  const Tensor q = random_tensor({2, 4, 3, 5}, 71), k = random_tensor({2, 2, 6, 5}, 72);
+  const Tensor v = random_tensor({2, 2, 6, 3}, 73);
+  const Tensor mask = random_tensor({3, 6}, 74);
+  const Tensor grouped = scaled_dot_product_attention(q, k, v, mask, 0.0, false, std::nullopt, true);
+  CHECK(grouped.sizes() == Dims{2, 4, 3, 3});
+  for (int64_t head = 0; head < 4; ++head) {
+    INFO("query head ", head);
+    const Tensor alone = scaled_dot_product_attention(q.select(1, head), k.select(1, head / 2), v.select(1, head / 2),
+                                                      mask);
+    check_close(grouped.select(1, head), values_of(alone), 1e-15);
+  }
+  // Equal head counts change nothing.
+  check_close(scaled_dot_product_attention(q, q, q, {}, 0.0, true, std::nullopt, true),
+              values_of(scaled_dot_product_attention(q, q, q, {}, 0.0, true)), 0.0);
+  gradcheck([](const std::vector<Tensor>& t) {
+    return scaled_dot_product_attention(t[0], t[1], t[2], {}, 0.0, false, std::nullopt, true);
+  }, {random_tensor({1, 4, 2, 3}, 75), random_tensor({1, 2, 3, 3}, 76), random_tensor({1, 2, 3, 2}, 77)});
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, random_tensor({2, 3, 6, 5}, 78), random_tensor({2, 3, 6, 3}, 79),
+                                                    {}, 0.0, false, std::nullopt, true),
+                       doctest::Contains("the number of heads (dim -3) of key must divide the query's, got 3 and 4"),
+                       Error);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q.select(0, 0).select(0, 0), k.select(0, 0).select(0, 0),
+                                                    v.select(0, 0).select(0, 0), {}, 0.0, false, std::nullopt, true),
+                       doctest::Contains("enable_gqa needs a heads dim (-3) in query and key"), Error);
+  // Without enable_gqa the head counts must broadcast, as before.
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v), doctest::Contains("do not broadcast"), Error);
+}

@@ -1,9 +1,10 @@
 // nn::MultiheadAttention (torch.nn's): query, key and value projected into num_heads heads of
 // embed_dim / num_heads features, scaled dot-product attention in each head, the heads joined and
 // projected back. It follows PyTorch's multi_head_attention_forward step by step
-// (runtime/nn/modules/attention.cpp): its parameters, their initialisation, its masks (where a
-// bool mask marks what is NOT attended, the opposite of scaled_dot_product_attention's), its
-// shapes and its two paths (with the attention weights, or through scaled_dot_product_attention).
+// (runtime/nn/modules/attention.cpp, attention_forward.cpp): its parameters, their
+// initialisation, its masks (where a bool mask marks what is NOT attended, the opposite of
+// scaled_dot_product_attention's), its shapes and its two paths (with the attention weights, or
+// through scaled_dot_product_attention).
 #pragma once
 
 #include <optional>

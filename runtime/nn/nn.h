@@ -18,3 +18,4 @@
 #include "runtime/nn/modules/module_dict.h"
 #include "runtime/nn/modules/module_list.h"
 #include "runtime/nn/modules/sequential.h"
+#include "runtime/nn/modules/transformer.h"

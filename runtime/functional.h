@@ -255,6 +255,17 @@ Tensor log_softmax(const Tensor& a, int64_t dim, Where where = Where::current())
 // Outputs of the op: y, mean, rstd (the function returns y).
 Tensor layer_norm(const Tensor& input, const Dims& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5, Where where = Where::current());
+// rms_norm (composite, runtime/functional_norms.cpp): x / sqrt(mean(x^2) + eps) over the trailing
+// normalized_shape dims, times weight (or undefined). 16-bit inputs are computed in float32 (the
+// weight applied there too) and the result rounded once to the input's dtype; eps defaults to the
+// machine epsilon of that computing type (float32's for 16-bit inputs), as PyTorch's.
+Tensor rms_norm(const Tensor& input, const Dims& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt, Where where = Where::current());
+// group_norm (composite): input [N, C, *] normalised over each group of C / num_groups channels
+// and all of *, with the biased variance, then weight and bias [C] (or undefined) per channel.
+// 16-bit inputs are computed in float32 and rounded once.
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, Where where = Where::current());
 // dropout: attrs p, seed, offset. Outputs: y, mask (the function returns y). Identity when !train.
 Tensor dropout(const Tensor& input, double p, bool train, Where where = Where::current());
 

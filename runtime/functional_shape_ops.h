@@ -1,11 +1,12 @@
 // Composite shape and masking functions with PyTorch's semantics: split, chunk, unbind
 // (functional_split.cpp), masked_fill, tril, triu (functional_mask.cpp), flip, repeat, roll
-// (functional_reorder.cpp). None has a registry op of its own: each calls the registry ops
-// (slice, where, index_select, expand, cat, ...), which gives it autograd, CUDA, autocast and
-// capture by the compile stage. Included by runtime/functional.h.
+// (functional_reorder.cpp), pad (functional_pad.cpp). None has a registry op of its own: each
+// calls the registry ops (slice, where, index_select, expand, cat, ...), which gives it autograd,
+// CUDA, autocast and capture by the compile stage. Included by runtime/functional.h.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -59,5 +60,16 @@ Tensor repeat(const Tensor& a, const Dims& repeats, Where where = Where::current
 // Rotates the elements by shifts[i] along dims[i] (those leaving at the end come back at the
 // start; negative shifts go the other way). Without dims: one shift of the flattened tensor.
 Tensor roll(const Tensor& a, const Dims& shifts, const Dims& dims = {}, Where where = Where::current());
+
+// ---- padding (runtime/functional_pad.cpp) ----
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+// torch.nn.functional.pad: `pad` holds (before, after) pairs for the last dim, then the one
+// before it, and so on. Constant mode fills with `value` (0 by default, converted to a's dtype) and
+// takes negative pads (they crop). Reflect (mirror without repeating the edge), replicate (the
+// edge repeated) and circular (wrapping) need pads that are >= 0 and below the dim's size (up to
+// it for circular), and, as PyTorch's, pad only the last 1 to 3 dims of a tensor with one or two
+// more (batch, channel). Any dtype; the gradient sums back into the positions copied.
+Tensor pad(const Tensor& a, const std::vector<int64_t>& pad, PadMode mode = PadMode::Constant,
+           std::optional<double> value = std::nullopt, Where where = Where::current());
 
 }  // namespace ember

@@ -17,5 +17,7 @@
 #include "runtime/nn/modules/loss_more.h"
 #include "runtime/nn/modules/module_dict.h"
 #include "runtime/nn/modules/module_list.h"
+#include "runtime/nn/modules/normalization.h"
+#include "runtime/nn/modules/rnn.h"
 #include "runtime/nn/modules/sequential.h"
 #include "runtime/nn/modules/transformer.h"

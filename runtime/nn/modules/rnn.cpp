@@ -1,0 +1,156 @@
+// nn::RNN, nn::LSTM and nn::GRU: PyTorch's parameters and checks, and the sequence loop: per layer
+// and direction, the input projection of every step in one GEMM, then one recurrent step per time
+// step (the reverse direction walks the sequence backwards), the directions' outputs joined on the
+// feature dim, dropout between layers while training.
+#include "runtime/nn/modules/rnn.h"
+
+#include "runtime/functional.h"
+#include "runtime/nn/modules/rnn_steps.h"
+#include "runtime/nn/python_repr.h"
+#include "runtime/nn/training_guard.h"
+
+namespace ember::nn {
+
+namespace {
+
+int64_t gate_count(RNNKind kind) { return kind == RNNKind::LSTM ? 4 : kind == RNNKind::GRU ? 3 : 1; }
+
+// The user's state [layers * directions, N, H] ([layers * directions, H] unbatched) as
+// [layers * directions, N, H]; zeros when undefined.
+Tensor prepare_state(const char* module, const char* name, const Tensor& state, bool batched, const Dims& expected,
+                     const Tensor& like) {
+  if (!state.defined()) return zeros(expected, {.dtype = like.dtype(), .device = like.device()});
+  check(state.dim() == (batched ? 3 : 2), "{}: for {} input, {} should also be {}-D but got a {}-D tensor of shape {}",
+        module, batched ? "batched 3-D" : "unbatched 2-D", name, batched ? 3 : 2, state.dim(), state.sizes());
+  const Tensor shaped = batched ? state : state.unsqueeze(1);
+  check(shaped.sizes() == expected, "{}: expected {} of size {}, got {}", module, name,
+        batched ? expected : Dims{expected[0], expected[2]}, state.sizes());
+  return shaped;
+}
+
+}  // namespace
+
+RNNBaseImpl::RNNBaseImpl(std::string name, RNNKind kind, int64_t input_size, int64_t hidden_size, RNNOptions options,
+                         Where where)
+    : Module(name), kind_(kind), input_size_(input_size), hidden_size_(hidden_size), options_(options) {
+  CallSiteScope site(where);
+  check(input_size >= 0, "{}: input_size must be non-negative, got {}", name, input_size);
+  check(hidden_size > 0, "{}: hidden_size must be greater than zero, got {}", name, hidden_size);
+  check(options.num_layers > 0, "{}: num_layers must be greater than zero, got {}", name, options.num_layers);
+  check(options.dropout >= 0.0 && options.dropout <= 1.0,
+        "{}: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, "
+        "got {}",
+        name, options.dropout);
+  const int64_t gates = gate_count(kind) * hidden_size;
+  const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
+  for (int64_t layer = 0; layer < options.num_layers; ++layer)
+    for (int64_t direction = 0; direction < num_directions(); ++direction) {
+      const int64_t layer_input = layer == 0 ? input_size : hidden_size * num_directions();
+      const std::string suffix = fmt::format("_l{}{}", layer, direction == 1 ? "_reverse" : "");
+      LayerWeights w;
+      w.weight_ih = register_parameter("weight_ih" + suffix, empty({gates, layer_input}, tensor_options));
+      w.weight_hh = register_parameter("weight_hh" + suffix, empty({gates, hidden_size}, tensor_options));
+      if (options.bias) {
+        w.bias_ih = register_parameter("bias_ih" + suffix, empty({gates}, tensor_options));
+        w.bias_hh = register_parameter("bias_hh" + suffix, empty({gates}, tensor_options));
+      }
+      weights_.push_back(w);
+    }
+  reset_parameters(options.generator);
+  options_.generator = nullptr;  // used while building only: not kept, so it is never read after it is gone
+}
+
+void RNNBaseImpl::reset_parameters(Generator* generator) {
+  detail::draw_recurrent_weights(parameters(), hidden_size_, generator);
+}
+
+std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, std::vector<Tensor> states) const {
+  const std::string& module = name();
+  check(input.defined() && (input.dim() == 2 || input.dim() == 3),
+        "{}: expected input to be 2-D (unbatched) or 3-D, got {}", module,
+        input.defined() ? fmt::format("{}-D of shape {}", input.dim(), input.sizes()) : "an undefined tensor");
+  const bool batched = input.dim() == 3;
+  const Tensor x = !batched ? input.unsqueeze(1) : options_.batch_first ? input.transpose(0, 1) : input;
+  check(x.size(2) == input_size_, "{}: input.size(-1) must be equal to input_size; expected {}, got {}", module,
+        input_size_, x.size(2));
+  const int64_t L = x.size(0), N = x.size(1), D = num_directions();
+  check(L > 0, "{}: expected sequence length to be larger than 0, got input of shape {}", module, input.sizes());
+  const Dims state_shape{options_.num_layers * D, N, hidden_size_};
+  for (size_t s = 0; s < states.size(); ++s)
+    states[s] = prepare_state(module.c_str(), s == 0 ? "hx" : "cx", states[s], batched, state_shape, x);
+
+  std::vector<std::vector<Tensor>> finals(states.size());
+  Tensor layer_input = x;
+  for (int64_t layer = 0; layer < options_.num_layers; ++layer) {
+    std::vector<Tensor> outputs;
+    for (int64_t direction = 0; direction < D; ++direction) {
+      const LayerWeights& w = weights(layer, direction);
+      const Tensor projected = linear(layer_input, w.weight_ih, w.bias_ih);  // [L, N, gates * H]
+      std::vector<Tensor> state;
+      for (const Tensor& initial : states) state.push_back(initial.select(0, layer * D + direction));
+      std::vector<Tensor> steps(static_cast<size_t>(L));
+      for (int64_t i = 0; i < L; ++i) {
+        const int64_t t = direction == 0 ? i : L - 1 - i;
+        state =
+            detail::recurrent_step(kind_, options_.nonlinearity, projected.select(0, t), state, w.weight_hh, w.bias_hh);
+        steps[static_cast<size_t>(t)] = state[0];
+      }
+      outputs.push_back(stack(steps, 0));
+      for (size_t s = 0; s < state.size(); ++s) finals[s].push_back(state[s]);
+    }
+    layer_input = D == 2 ? cat(outputs, 2) : outputs[0];
+    // training_for_forward: a compiled step recompiles when the mode changes, as for nn::Dropout.
+    if (options_.dropout > 0.0 && layer + 1 < options_.num_layers && training_for_forward(*this))
+      layer_input = dropout(layer_input, options_.dropout, true);
+  }
+  Tensor output = !batched ? layer_input.squeeze(1) : options_.batch_first ? layer_input.transpose(0, 1) : layer_input;
+  std::vector<Tensor> final_states;
+  for (const std::vector<Tensor>& per_layer : finals) {
+    const Tensor stacked = stack(per_layer, 0);
+    final_states.push_back(batched ? stacked : stacked.squeeze(1));
+  }
+  return {output, final_states};
+}
+
+std::string RNNBaseImpl::extra_repr() const {
+  std::string text = fmt::format("{}, {}", input_size_, hidden_size_);
+  if (options_.num_layers != 1) text += fmt::format(", num_layers={}", options_.num_layers);
+  if (kind_ == RNNKind::RNN && options_.nonlinearity == RNNNonlinearity::ReLU) text += ", nonlinearity='relu'";
+  if (!options_.bias) text += ", bias=False";
+  if (options_.batch_first) text += ", batch_first=True";
+  if (options_.dropout != 0.0) text += fmt::format(", dropout={}", python_float(options_.dropout));
+  if (options_.bidirectional) text += ", bidirectional=True";
+  return text;
+}
+
+RNNImpl::RNNImpl(int64_t input_size, int64_t hidden_size, RNNOptions options, Where where)
+    : RNNBaseImpl("RNN", RNNKind::RNN, input_size, hidden_size, options, where) {}
+
+std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& hx, Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(input, {hx});
+  return {output, states[0]};
+}
+
+LSTMImpl::LSTMImpl(int64_t input_size, int64_t hidden_size, RNNOptions options, Where where)
+    : RNNBaseImpl("LSTM", RNNKind::LSTM, input_size, hidden_size, options, where) {}
+
+std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& input,
+                                                                 std::optional<std::tuple<Tensor, Tensor>> hx,
+                                                                 Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(
+      input, hx ? std::vector<Tensor>{std::get<0>(*hx), std::get<1>(*hx)} : std::vector<Tensor>{Tensor{}, Tensor{}});
+  return {output, {states[0], states[1]}};
+}
+
+GRUImpl::GRUImpl(int64_t input_size, int64_t hidden_size, RNNOptions options, Where where)
+    : RNNBaseImpl("GRU", RNNKind::GRU, input_size, hidden_size, options, where) {}
+
+std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx, Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(input, {hx});
+  return {output, states[0]};
+}
+
+}  // namespace ember::nn

@@ -1,0 +1,58 @@
+// The recurrent cells' step formulas (PyTorch's aten/src/ATen/native/RNN.cpp cells):
+//   RNN:  h' = act(x_proj + h W_hh^T + b_hh)
+//   LSTM: i, f, g, o = split(x_proj + h W_hh^T + b_hh); c' = sigmoid(f) c + sigmoid(i) tanh(g);
+//         h' = sigmoid(o) tanh(c')
+//   GRU:  r, z, n from the input's and the state's projections kept apart;
+//         n = tanh(n_x + sigmoid(r) * n_h); h' = n + sigmoid(z) (h - n)
+#include "runtime/nn/modules/rnn_steps.h"
+
+#include <cmath>
+
+#include "runtime/functional.h"
+#include "runtime/nn/init.h"
+
+namespace ember::nn::detail {
+
+namespace {
+
+// Gate `index` of `count` equal slices of the last dim.
+Tensor gate(const Tensor& gates, int64_t index, int64_t hidden) {
+  return slice(gates, -1, index * hidden, (index + 1) * hidden);
+}
+
+}  // namespace
+
+std::vector<Tensor> recurrent_step(RNNKind kind, RNNNonlinearity nonlinearity, const Tensor& projected_input,
+                                   const std::vector<Tensor>& states, const Tensor& weight_hh, const Tensor& bias_hh) {
+  const Tensor& h = states[0];
+  const int64_t hidden = h.size(-1);
+  const Tensor projected_state = linear(h, weight_hh, bias_hh);
+  switch (kind) {
+    case RNNKind::RNN: {
+      const Tensor sum = add(projected_input, projected_state);
+      return {nonlinearity == RNNNonlinearity::ReLU ? relu(sum) : tanh(sum)};
+    }
+    case RNNKind::LSTM: {
+      const Tensor gates = add(projected_input, projected_state);
+      const Tensor input_gate = sigmoid(gate(gates, 0, hidden)), forget_gate = sigmoid(gate(gates, 1, hidden));
+      const Tensor cell_gate = tanh(gate(gates, 2, hidden)), output_gate = sigmoid(gate(gates, 3, hidden));
+      const Tensor c = add(mul(forget_gate, states[1]), mul(input_gate, cell_gate));
+      return {mul(output_gate, tanh(c)), c};
+    }
+    case RNNKind::GRU: {
+      const Tensor reset = sigmoid(add(gate(projected_input, 0, hidden), gate(projected_state, 0, hidden)));
+      const Tensor update = sigmoid(add(gate(projected_input, 1, hidden), gate(projected_state, 1, hidden)));
+      const Tensor candidate =
+          tanh(add(gate(projected_input, 2, hidden), mul(reset, gate(projected_state, 2, hidden))));
+      return {add(candidate, mul(update, sub(h, candidate)))};
+    }
+  }
+  return {};
+}
+
+void draw_recurrent_weights(const std::vector<Tensor>& parameters, int64_t hidden_size, Generator* generator) {
+  const double bound = hidden_size > 0 ? 1.0 / std::sqrt(static_cast<double>(hidden_size)) : 0.0;
+  for (const Tensor& parameter : parameters) init::uniform_(parameter, -bound, bound, generator);
+}
+
+}  // namespace ember::nn::detail

@@ -6,6 +6,7 @@
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 #include "runtime/nn/modules/attention_forward.h"
+#include "runtime/nn/training_guard.h"
 
 namespace ember::nn {
 
@@ -45,6 +46,7 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t embed_dim, int64_t num_he
   }
   out_proj = register_module("out_proj", projection);
   reset_parameters(options.generator);
+  options_.generator = nullptr;  // used while building only: not kept, so it is never read after it is gone
 }
 
 void MultiheadAttentionImpl::reset_parameters(Generator* generator) {
@@ -66,22 +68,23 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
                                                            const MultiheadAttentionForwardOptions& options,
                                                            Where where) {
   CallSiteScope site(where);
-  const AttentionLayer layer{.embed_dim = embed_dim_,
-                             .num_heads = num_heads_,
-                             .kdim = *options_.kdim,
-                             .vdim = *options_.vdim,
-                             .in_proj_weight = in_proj_weight,
-                             .q_proj_weight = q_proj_weight,
-                             .k_proj_weight = k_proj_weight,
-                             .v_proj_weight = v_proj_weight,
-                             .in_proj_bias = in_proj_bias,
-                             .bias_k = bias_k,
-                             .bias_v = bias_v,
-                             .out_proj_weight = out_proj->weight,
-                             .out_proj_bias = out_proj->bias,
-                             .add_zero_attn = options_.add_zero_attn,
-                             .dropout_p = is_training() ? options_.dropout : 0.0,
-                             .batch_first = options_.batch_first};
+  const AttentionLayer layer{
+      .embed_dim = embed_dim_,
+      .num_heads = num_heads_,
+      .kdim = *options_.kdim,
+      .vdim = *options_.vdim,
+      .in_proj_weight = in_proj_weight,
+      .q_proj_weight = q_proj_weight,
+      .k_proj_weight = k_proj_weight,
+      .v_proj_weight = v_proj_weight,
+      .in_proj_bias = in_proj_bias,
+      .bias_k = bias_k,
+      .bias_v = bias_v,
+      .out_proj_weight = out_proj->weight,
+      .out_proj_bias = out_proj->bias,
+      .add_zero_attn = options_.add_zero_attn,
+      .dropout_p = options_.dropout > 0.0 && training_for_forward(*this) ? options_.dropout : 0.0,
+      .batch_first = options_.batch_first};
   return multihead_attention(layer, query, key, value, options);
 }
 

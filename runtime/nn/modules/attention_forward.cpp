@@ -48,8 +48,8 @@ bool check_ranks(const Tensor& query, const Tensor& key, const Tensor& value,
 }
 
 // PyTorch's _canonical_mask: a bool mask becomes a float one of the query's dtype with -inf where
-// it is true (not attended), a float one is kept. ember also asks a float mask to have the
-// query's dtype, where PyTorch's later product would fail on the mismatch.
+// it is true (not attended), a float one is kept in its own dtype (scaled_dot_product_attention
+// takes float32 or the query's; the two masks add with promotion).
 Tensor canonical_mask(const Tensor& mask, const char* name, DType query_dtype) {
   if (!mask.defined()) return mask;
   if (mask.dtype() == kBool)
@@ -57,8 +57,6 @@ Tensor canonical_mask(const Tensor& mask, const char* name, DType query_dtype) {
                        -std::numeric_limits<double>::infinity());
   check(is_floating(mask.dtype()), "{}: only bool and floating types of {} are supported, got {}", kModule, name,
         mask.dtype());
-  check(mask.dtype() == query_dtype, "{}: a float {} must have the query's dtype {}, got {}", kModule, name,
-        query_dtype, mask.dtype());
   return mask;
 }
 
@@ -168,7 +166,9 @@ std::tuple<Tensor, Tensor> multihead_attention(const AttentionLayer& layer, cons
   if (options.need_weights) {
     // PyTorch's explicit path: a plain softmax, so a row with every key masked is NaN, as there.
     Tensor scores = matmul(mul(qh, std::sqrt(1.0 / static_cast<double>(D))), transpose(kh, -2, -1));
-    if (mask.defined()) scores = add(mask, scores);  // baddbmm(mask, q, k^T)
+    // baddbmm(mask, q, k^T); a float mask of another dtype is converted (PyTorch's baddbmm would
+    // refuse the mismatch).
+    if (mask.defined()) scores = add(to_dtype(mask, scores.dtype()), scores);
     weights = softmax(scores, -1);
     if (layer.dropout_p > 0.0) weights = dropout(weights, layer.dropout_p, true);
     output = transpose(matmul(weights, vh), 0, 1).reshape({L * N, E});

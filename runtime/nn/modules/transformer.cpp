@@ -7,32 +7,44 @@
 #include "runtime/functional.h"
 #include "runtime/functional_shape_ops.h"
 #include "runtime/nn/init.h"
+#include "runtime/random/generator.h"
 
 namespace ember::nn {
 
 namespace {
 
 // A layer's options with the dtype and device its parameters have now (it may have been moved
-// since it was built). A copy still draws its initial values (from the layer's generator) before
-// the layer's are loaded over them: unlike PyTorch's deepcopy, copying advances that generator.
-TransformerLayerOptions options_now(TransformerLayerOptions options, const Tensor& parameter) {
+// since it was built), and a generator of the copy's own: the initial values a copy draws are
+// overwritten by the layer's, so they come from a local stream, leaving every other generator as
+// it was (PyTorch's deepcopy draws nothing).
+TransformerLayerOptions options_now(TransformerLayerOptions options, const Tensor& parameter, Generator& scratch) {
   options.dtype = parameter.dtype();
   options.device = parameter.device();
+  options.generator = &scratch;
   return options;
 }
 
-// PyTorch's _get_clones: num_layers deep copies of `layer`, so every layer starts from its values.
+// PyTorch's _get_clones: num_layers deep copies of `layer`: its values, each parameter's
+// requires_grad and each submodule's training mode.
 template <typename Layer, typename Impl>
 ModuleList copies_of(const Layer& layer, int64_t num_layers, const char* stack) {
   check(!layer.is_empty(), "{}: the layer to copy is an empty holder", stack);
   check(num_layers >= 0, "{}: num_layers must be non-negative, got {}", stack, num_layers);
   const StateDict values = layer->state_dict();
+  const auto parameters = layer->named_parameters();
+  const auto modules = layer->named_modules();
   ModuleList layers;
   for (int64_t i = 0; i < num_layers; ++i) {
-    auto copy =
-        std::make_shared<Impl>(layer->d_model(), layer->nhead(), options_now(layer->options(), layer->linear1->weight));
+    Generator scratch;
+    auto copy = std::make_shared<Impl>(layer->d_model(), layer->nhead(),
+                                       options_now(layer->options(), layer->linear1->weight, scratch));
     copy->load_state_dict(values);
-    if (!layer->is_training()) copy->eval();
+    auto copied_parameters = copy->named_parameters();
+    for (const auto& [name, parameter] : parameters)
+      copied_parameters.at(name).requires_grad_(parameter.requires_grad());
+    // Pre-order: a module's train() reaches its children, which are set after it.
+    auto copied_modules = copy->named_modules();
+    for (const auto& [name, module] : modules) copied_modules.at(name)->train(module->is_training());
     layers->push_back(copy);
   }
   return layers;

@@ -66,6 +66,7 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(int64_t d_model, int64_
   norm2 = register_module("norm2", make_norm(d_model, options));
   dropout1 = register_module("dropout1", Dropout(options.dropout));
   dropout2 = register_module("dropout2", Dropout(options.dropout));
+  options_.generator = nullptr;  // used while building only: not kept, so it is never read after it is gone
 }
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const TransformerEncoderForwardOptions& options,
@@ -102,6 +103,7 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(int64_t d_model, int64_
   dropout1 = register_module("dropout1", Dropout(options.dropout));
   dropout2 = register_module("dropout2", Dropout(options.dropout));
   dropout3 = register_module("dropout3", Dropout(options.dropout));
+  options_.generator = nullptr;  // used while building only
 }
 
 Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& memory,

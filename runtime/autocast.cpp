@@ -18,7 +18,7 @@ namespace {
 // PyTorch's CUDA autocast lists (aten/src/ATen/autocast_mode.cpp), restricted to the ops ember
 // has. cross_entropy is fused here; PyTorch's CUDA path runs its parts, log_softmax and nll_loss,
 // in fp32. mean and var are not on PyTorch's lists (they run in the input dtype; ember's kernels
-// accumulate 16-bit inputs in fp32 anyway).
+// accumulate 16-bit inputs in fp32 anyway), nor are cummax, cummin and logcumsumexp (logsumexp is).
 struct PolicyEntry {
   const char* op;
   AutocastPolicy policy;
@@ -46,6 +46,7 @@ constexpr PolicyEntry kPolicies[] = {
     {"pow_scalar", AutocastPolicy::Float32},
     {"prod", AutocastPolicy::Float32},
     {"cumsum", AutocastPolicy::Float32},
+    {"cumprod", AutocastPolicy::Float32},
     {"layer_norm", AutocastPolicy::Float32},
     {"nll_loss", AutocastPolicy::Float32},
     {"mse_loss", AutocastPolicy::Float32},

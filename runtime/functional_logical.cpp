@@ -1,6 +1,7 @@
 // The op functions for value tests and logic: isnan, isinf, isfinite, the logical ops, any / all
-// and count_nonzero, and the product and running sum (prod, cumsum). Each records the caller's
-// location and dispatches the registry op of the same name; count_nonzero is a composite.
+// and count_nonzero, the product and the running reductions (prod, cumsum, cumprod, cummax,
+// cummin, logcumsumexp). Each records the caller's location and dispatches the registry op of the
+// same name; count_nonzero is a composite.
 #include "kernels/cpu/reduce_geometry.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -106,6 +107,39 @@ Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype, Where wh
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("cumsum");
   return run_in_dtype(op, a, dtype, {{"dim", dim}, {"reverse", false}});
+}
+
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("cumprod");
+  return run_in_dtype(op, a, dtype, {{"dim", dim}});
+}
+
+namespace {
+
+std::tuple<Tensor, Tensor> running_extremum(const OpDef& op, const Tensor& a, int64_t dim) {
+  const Tensor inputs[] = {a};
+  TensorList outputs = dispatch(OpCall{op, inputs, {{"dim", dim}}});
+  return {std::move(outputs[0]), std::move(outputs[1])};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& a, int64_t dim, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("cummax");
+  return running_extremum(op, a, dim);
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& a, int64_t dim, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("cummin");
+  return running_extremum(op, a, dim);
+}
+
+Tensor logcumsumexp(const Tensor& a, int64_t dim, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("logcumsumexp");
+  return dispatch_one(op, {a}, {{"dim", dim}, {"reverse", false}});
 }
 
 }  // namespace ember

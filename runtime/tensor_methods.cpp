@@ -120,6 +120,12 @@ Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<DType> dtype, Where
 Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype, Where where) const {
   return ember::cumsum(*this, dim, dtype, where);
 }
+Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype, Where where) const {
+  return ember::cumprod(*this, dim, dtype, where);
+}
+std::tuple<Tensor, Tensor> Tensor::cummax(int64_t dim, Where where) const { return ember::cummax(*this, dim, where); }
+std::tuple<Tensor, Tensor> Tensor::cummin(int64_t dim, Where where) const { return ember::cummin(*this, dim, where); }
+Tensor Tensor::logcumsumexp(int64_t dim, Where where) const { return ember::logcumsumexp(*this, dim, where); }
 Tensor Tensor::softmax(int64_t dim, Where where) const { return ember::softmax(*this, dim, where); }
 Tensor Tensor::log_softmax(int64_t dim, Where where) const { return ember::log_softmax(*this, dim, where); }
 

@@ -167,11 +167,11 @@ TEST_CASE("count_nonzero counts NaN and not -0.0, over all dims or some, as int6
         std::string::npos);
 }
 
-TEST_CASE("the value tests, logical ops, any, all, prod and cumsum have CUDA kernels in a CUDA build") {
+TEST_CASE("the value tests, logical ops, any, all, prod and the running reductions have CUDA kernels in a CUDA build") {
 #ifdef EMBER_HAS_CUDA
   const Device cuda0{DeviceType::CUDA, 0};
   for (const char* name : {"isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or", "logical_xor",
-                           "any", "all", "prod", "cumsum"}) {
+                           "any", "all", "prod", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"}) {
     CAPTURE(name);
     CHECK(static_cast<bool>(registry().get(name).kernel_for(cuda0)));
   }

@@ -1,6 +1,7 @@
 // The margin and embedding losses in PyTorch's formulas (aten/src/ATen/native/Loss.cpp and
 // torch.nn.functional): margin_ranking_loss, hinge_embedding_loss, soft_margin_loss,
-// multilabel_soft_margin_loss, cosine_embedding_loss, pairwise_distance and triplet_margin_loss.
+// multilabel_soft_margin_loss, cosine_embedding_loss, pairwise_distance, triplet_margin_loss and
+// triplet_margin_with_distance_loss.
 // Composites of registry ops: their gradients are autograd's, which equal PyTorch's backward.
 #include "runtime/autocast_composites.h"
 #include "runtime/functional_losses_more.h"
@@ -155,6 +156,32 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
   const Tensor to_positive = pairwise_distance(a, pos, options.p, options.eps);
   Tensor to_negative = pairwise_distance(a, negatives, options.p, options.eps);
   if (options.swap) to_negative = minimum(to_negative, pairwise_distance(pos, negatives, options.p, options.eps));
+  const Tensor margins = sub(add(to_positive, options.margin), to_negative);
+  return reduce_loss(clamp(margins, 0.0, std::nullopt), options.reduction);
+}
+
+// PyTorch's Python composite (torch.nn.functional): its checks, then the distance function's
+// results as they are (dtype included: nothing is cast, the function decides; the default's
+// pairwise_distance computes as norm does, in float32 for 16-bit inputs under autocast).
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         TripletMarginWithDistanceLossOptions options, Where where) {
+  CallSiteScope site(where);
+  const char* function = "triplet_margin_with_distance_loss";
+  check_reduction(function, options.reduction);
+  check(options.margin > 0, "{}: expected margin to be greater than 0, got {} instead", function, options.margin);
+  check_defined(function, "anchor", anchor);
+  check_defined(function, "positive", positive);
+  check_defined(function, "negative", negative);
+  check(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
+        "{}: the anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+        "got: anchor {}D, positive {}D, and negative {}D inputs",
+        function, anchor.dim(), positive.dim(), negative.dim());
+  const auto distance = [&](const Tensor& x1, const Tensor& x2) {
+    return options.distance_function ? options.distance_function(x1, x2) : pairwise_distance(x1, x2);
+  };
+  const Tensor to_positive = distance(anchor, positive);
+  Tensor to_negative = distance(anchor, negative);
+  if (options.swap) to_negative = minimum(to_negative, distance(positive, negative));
   const Tensor margins = sub(add(to_positive, options.margin), to_negative);
   return reduce_loss(clamp(margins, 0.0, std::nullopt), options.reduction);
 }

@@ -47,6 +47,16 @@ Tensor TripletMarginLossImpl::forward(const Tensor& anchor, const Tensor& positi
   return triplet_margin_loss(anchor, positive, negative, options_, where);
 }
 
+Tensor TripletMarginWithDistanceLossImpl::forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                                  Where where) {
+  return triplet_margin_with_distance_loss(anchor, positive, negative, options_, where);
+}
+
+Tensor CTCLossImpl::forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                            const Tensor& target_lengths, Where where) {
+  return ctc_loss(log_probs, targets, input_lengths, target_lengths, options_, where);
+}
+
 Tensor PoissonNLLLossImpl::forward(const Tensor& input, const Tensor& target, Where where) {
   return poisson_nll_loss(input, target, options_, where);
 }

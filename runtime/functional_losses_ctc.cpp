@@ -63,11 +63,26 @@ Tensor from_k_states_below(const Tensor& alpha, int64_t k) {
   return cat({unreachable, slice(alpha, 1, 0, states - k)}, 1);
 }
 
+// Host lengths as an int64 tensor made by dispatched factories (one `full` per run of equal
+// values), so that a capture records them as constants: a tensor copied from host memory
+// (from_vector) would be lifted as state bound to a temporary, and recompile every call.
+Tensor lengths_on(const std::vector<int64_t>& lengths, Device device) {
+  std::vector<Tensor> runs;
+  for (size_t start = 0, end = 0; start < lengths.size(); start = end) {
+    while (end < lengths.size() && lengths[end] == lengths[start]) ++end;
+    runs.push_back(full({static_cast<int64_t>(end - start)}, static_cast<double>(lengths[start]),
+                        {.dtype = kInt64, .device = device}));
+  }
+  return runs.size() == 1 ? runs[0] : cat(runs, 0);
+}
+
 bool can_read(const Tensor& tensor) { return tensor.device().is_cpu() && !dispatch_mode_active(); }
 
 void check_integral(const char* what, const Tensor& tensor) {
+  const std::string dtype =
+      tensor.defined() ? std::string(dtype_name(tensor.dtype())) : std::string("an undefined tensor");
   check(tensor.defined() && is_integral(tensor.dtype()) && tensor.dtype() != kBool, "{}: {} must be integral, got {}",
-        kFunction, what, tensor.defined() ? std::string(dtype_name(tensor.dtype())) : std::string("an undefined tensor"));
+        kFunction, what, dtype);
 }
 
 // The shapes' part of PyTorch's checks, which needs no values.
@@ -280,8 +295,8 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const std::vecto
   count("target_lengths", target_lengths);
   const int64_t width = check_length_values(shape, targets, input_lengths, target_lengths, options.blank);
   const int64_t steps = *std::max_element(input_lengths.begin(), input_lengths.end());
-  return ctc_loss_impl(log_probs, targets, from_vector(input_lengths), from_vector(target_lengths), shape, width,
-                       steps, options);
+  return ctc_loss_impl(log_probs, targets, lengths_on(input_lengths, log_probs.device()),
+                       lengths_on(target_lengths, log_probs.device()), shape, width, steps, options);
 }
 
 }  // namespace ember

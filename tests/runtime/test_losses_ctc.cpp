@@ -163,8 +163,9 @@ TEST_CASE("ctc_loss handles empty inputs and targets as PyTorch's kernel does") 
   const double all_blank = ctc_brute_force(sequence_of(log_probs, 2), 3, {}, 0).loss;
   check_exactly(losses, {0.0, kInf, all_blank});
   // Padded targets of no columns: every target empty.
-  const Tensor none = ctc_loss(log_probs, from_vector<int64_t>({}, Dims{3, 0}), std::vector<int64_t>{3, 2, 1}, {0, 0, 0},
-                               {.reduction = Reduction::None});
+  const Tensor no_columns = from_vector<int64_t>({}, Dims{3, 0});
+  const Tensor none =
+      ctc_loss(log_probs, no_columns, std::vector<int64_t>{3, 2, 1}, {0, 0, 0}, {.reduction = Reduction::None});
   std::vector<double> expected;
   for (int64_t n = 0; n < 3; ++n) expected.push_back(ctc_brute_force(sequence_of(log_probs, n), 3 - n, {}, 0).loss);
   check_close(none, expected, 1e-12);
@@ -178,11 +179,13 @@ TEST_CASE("ctc_loss's unbatched form is one sequence with a 0-d loss") {
   const Tensor unbatched = log_probs.reshape({4, 3});
   const Tensor target = from_vector<int64_t>({2, 1});
   const double expected = ctc_brute_force(sequence_of(log_probs, 0), 4, {2, 1}, 0).loss;
-  const Tensor input_length = from_vector<int64_t>({4}).reshape({}), target_length = from_vector<int64_t>({2}).reshape({});
+  const Tensor input_length = from_vector<int64_t>({4}).reshape({});
+  const Tensor target_length = from_vector<int64_t>({2}).reshape({});
   const Tensor none = ctc_loss(unbatched, target, input_length, target_length, {.reduction = Reduction::None});
   CHECK(none.dim() == 0);
   CHECK(none.item() == doctest::Approx(expected).epsilon(1e-12));
-  CHECK(ctc_loss(unbatched, target, input_length, target_length).item() == doctest::Approx(expected / 2).epsilon(1e-12));
+  CHECK(ctc_loss(unbatched, target, input_length, target_length).item() ==
+        doctest::Approx(expected / 2).epsilon(1e-12));
   CHECK(ctc_loss(unbatched, target, std::vector<int64_t>{4}, {2}, {.reduction = Reduction::Sum}).item() ==
         doctest::Approx(expected).epsilon(1e-12));
   // As PyTorch, a 2-D target is padded targets of one row.

@@ -1,0 +1,107 @@
+// ember::compile of a training step through ctc_loss (runtime/functional_losses_ctc.cpp): its
+// lengths are used as tensors, never read on the host under a capture, so the step captures whole
+// (fullgraph) with the lengths as graph inputs; replays with other lengths equal eager step by
+// step. The host-lengths overload captures its lengths as constants, as any host value in fn.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "graph/compile.h"
+#include "fusion_test_util.h"
+#include "runtime/nn/nn.h"
+#include "runtime/optim/sgd.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr int64_t kTime = 6, kBatch = 3, kFeatures = 4, kClasses = 5;
+
+struct Recognizer {
+  nn::Linear head{nullptr};
+  std::unique_ptr<optim::SGD> optimizer;
+
+  Recognizer() {
+    manual_seed(91);
+    head = nn::Linear(kFeatures, kClasses);
+    optimizer = std::make_unique<optim::SGD>(head->parameters(), optim::SGDOptions{.lr = 0.1});
+  }
+
+  Tensor finish(const Tensor& loss) {
+    loss.backward();
+    optimizer->step();
+    return loss.detach();
+  }
+
+  // x [T, N, F]; targets [N, 3] padded, classes in [1, C).
+  Tensor step(const Tensor& x, const Tensor& targets, const Tensor& input_lengths, const Tensor& target_lengths) {
+    optimizer->zero_grad();
+    return finish(ctc_loss(log_softmax(head(x), 2), targets, input_lengths, target_lengths));
+  }
+
+  Tensor step_with_host_lengths(const Tensor& x, const Tensor& targets) {
+    optimizer->zero_grad();
+    return finish(ctc_loss(log_softmax(head(x), 2), targets, std::vector<int64_t>{6, 5, 4}, {3, 2, 1},
+                           {.reduction = Reduction::Sum}));
+  }
+};
+
+struct Inputs {
+  Tensor x, targets, input_lengths, target_lengths;
+};
+
+Inputs inputs_of(int step) {
+  manual_seed(900 + static_cast<uint64_t>(step));
+  return {randn({kTime, kBatch, kFeatures}), randint(1, kClasses, {kBatch, 3}),
+          from_vector<int64_t>({kTime, 5 - step % 2, 4 + step % 3}),
+          from_vector<int64_t>({3, 2 - step % 2, 1 + step % 2})};
+}
+
+void check_same_parameters(Recognizer& compiled, Recognizer& eager) {
+  const std::vector<Tensor> compiled_parameters = compiled.head->parameters();
+  const std::vector<Tensor> eager_parameters = eager.head->parameters();
+  for (size_t i = 0; i < eager_parameters.size(); ++i) {
+    INFO("parameter ", i);
+    CHECK(graph_test::max_relative_error(compiled_parameters[i], eager_parameters[i]) <= 1e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("compile: a training step through ctc_loss captures whole and equals eager as its lengths change") {
+  Recognizer eager, compiled;
+  auto train_step = ember::compile(
+      [&](const Tensor& x, const Tensor& targets, const Tensor& input_lengths, const Tensor& target_lengths) {
+        return compiled.step(x, targets, input_lengths, target_lengths);
+      },
+      {.fullgraph = true});
+  for (int step = 0; step < 8; ++step) {
+    INFO("step ", step);
+    const Inputs in = inputs_of(step);
+    const Tensor compiled_loss = train_step(in.x, in.targets, in.input_lengths, in.target_lengths);
+    const Tensor eager_loss = eager.step(in.x, in.targets, in.input_lengths, in.target_lengths);
+    CHECK(std::isfinite(eager_loss.item()));
+    CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+  }
+  CHECK(train_step.state().replays() == 6);
+  check_same_parameters(compiled, eager);
+}
+
+TEST_CASE("compile: ctc_loss with host lengths captures them as constants and equals eager") {
+  Recognizer eager, compiled;
+  auto train_step = ember::compile(
+      [&](const Tensor& x, const Tensor& targets) { return compiled.step_with_host_lengths(x, targets); },
+      {.fullgraph = true});
+  for (int step = 0; step < 6; ++step) {
+    INFO("step ", step);
+    const Inputs in = inputs_of(step);
+    const Tensor compiled_loss = train_step(in.x, in.targets);
+    const Tensor eager_loss = eager.step_with_host_lengths(in.x, in.targets);
+    CHECK(std::isfinite(eager_loss.item()));
+    CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+  }
+  CHECK(train_step.state().replays() == 4);
+  check_same_parameters(compiled, eager);
+}

@@ -105,3 +105,37 @@ TEST_CASE("compile: ctc_loss with host lengths captures them as constants and eq
   CHECK(train_step.state().replays() == 4);
   check_same_parameters(compiled, eager);
 }
+
+TEST_CASE("compile: ctc_loss with concatenated targets, unread under capture, equals eager in value and gradient") {
+  // Under a capture the lengths are not read, so the concatenated targets are spread over the
+  // widest shape they allow (every target in one sequence) and the recursion runs all T steps.
+  const auto loss_and_gradient = [](const Tensor& logits, const Tensor& targets, const Tensor& input_lengths,
+                                    const Tensor& target_lengths) {
+    Tensor leaf = logits.detach().requires_grad_();
+    const Tensor losses = ctc_loss(log_softmax(leaf, 2), targets, input_lengths, target_lengths,
+                                   {.reduction = Reduction::None});
+    sum(losses).backward();
+    return std::vector<Tensor>{losses.detach(), leaf.grad()};
+  };
+  auto compiled = ember::compile(
+      [&](const Tensor& logits, const Tensor& targets, const Tensor& input_lengths, const Tensor& target_lengths) {
+        const std::vector<Tensor> results = loss_and_gradient(logits, targets, input_lengths, target_lengths);
+        return cat({results[0], results[1].reshape({-1})}, 0);
+      },
+      {.fullgraph = true});
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    manual_seed(950 + static_cast<uint64_t>(call));
+    const Tensor logits = randn({kTime, kBatch, kClasses});
+    // Sequence 1's target is empty on odd calls; the lengths add up to the 4 targets.
+    const Tensor targets = randint(1, kClasses, {4});
+    const Tensor input_lengths = from_vector<int64_t>({kTime, 4, 5 - call % 2});
+    const Tensor target_lengths = call % 2 == 0 ? from_vector<int64_t>({2, 1, 1}) : from_vector<int64_t>({3, 0, 1});
+    const std::vector<Tensor> eager = loss_and_gradient(logits, targets, input_lengths, target_lengths);
+    const Tensor expected = cat({eager[0], eager[1].reshape({-1})}, 0);
+    CHECK(std::isfinite(sum(eager[0]).item()));
+    CHECK(eager[1].abs().sum().item() > 0.0);
+    CHECK(graph_test::max_relative_error(compiled(logits, targets, input_lengths, target_lengths), expected) <= 1e-5);
+  }
+  CHECK(compiled.state().replays() == 2);
+}

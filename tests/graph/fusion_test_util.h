@@ -78,4 +78,15 @@ inline double max_relative_error(const Tensor& actual, const Tensor& expected) {
 
 inline bool bits_equal_or_nan(const Tensor& actual, const Tensor& expected) { return max_relative_error(actual, expected) == 0; }
 
+// Each of `compiled` within `tolerance` (max_relative_error) of the same one of `eager`: a
+// compiled training run's parameters against an eager run's after the same steps.
+inline void check_same_values(const std::vector<Tensor>& compiled, const std::vector<Tensor>& eager,
+                              double tolerance = 1e-5) {
+  REQUIRE(compiled.size() == eager.size());
+  for (size_t i = 0; i < eager.size(); ++i) {
+    INFO("tensor ", i);
+    CHECK(max_relative_error(compiled[i], eager[i]) <= tolerance);
+  }
+}
+
 }  // namespace ember::graph_test

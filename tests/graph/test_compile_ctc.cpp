@@ -60,12 +60,7 @@ Inputs inputs_of(int step) {
 }
 
 void check_same_parameters(Recognizer& compiled, Recognizer& eager) {
-  const std::vector<Tensor> compiled_parameters = compiled.head->parameters();
-  const std::vector<Tensor> eager_parameters = eager.head->parameters();
-  for (size_t i = 0; i < eager_parameters.size(); ++i) {
-    INFO("parameter ", i);
-    CHECK(graph_test::max_relative_error(compiled_parameters[i], eager_parameters[i]) <= 1e-5);
-  }
+  graph_test::check_same_values(compiled.head->parameters(), eager.head->parameters());
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ TEST_CASE("rms_norm matches a float64 loop over the trailing dims, with and with
             {random_tensor({2, 3, 4}, 203), random_tensor({4}, 204)});
 }
 
-TEST_CASE("rms_norm: 16-bit inputs computed in float32 with float32's epsilon, rounded once; autocast keeps float32") {
+TEST_CASE("rms_norm: 16-bit inputs computed in float32 with its epsilon, rounded once, autocast keeping float32") {
   const Tensor x = random_tensor({2, 8}, 205).to(kBFloat16);
   const Tensor weight = random_tensor({8}, 206).to(kBFloat16);
   const Tensor y = rms_norm(x, {8}, weight);

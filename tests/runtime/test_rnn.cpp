@@ -177,7 +177,7 @@ TEST_CASE("recurrent modules and cells: gradients match finite differences") {
             {random_tensor({2, 3}, 426), random_tensor({2, 2}, 427)});
 }
 
-TEST_CASE("RNNCell, LSTMCell and GRUCell are one step of the formulas; unbatched and zero states") {
+TEST_CASE("RNNCell, LSTMCell and GRUCell are one step of the formulas, unbatched and from zero states") {
   const Tensor x = random_tensor({2, 3}, 431), h = random_tensor({2, 4}, 432), c = random_tensor({2, 4}, 433);
   auto cell_weights = [](const nn::RNNCellBaseImpl& cell) {
     return CellWeights{values_of(cell.weight_ih), values_of(cell.weight_hh), values_of(cell.bias_ih),

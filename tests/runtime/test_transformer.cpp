@@ -172,7 +172,7 @@ TEST_CASE("TransformerDecoderLayer matches the float64 loop with a causal target
   }
 }
 
-TEST_CASE("transformer layers: batch_first and unbatched inputs give the sequence-first results; dropout trains") {
+TEST_CASE("transformer layers: batch_first and unbatched inputs give the sequence-first results, and dropout trains") {
   const int64_t L = 3, N = 2, E = 4;
   manual_seed(9);
   const nn::TransformerEncoderLayer layer(E, 2, kFloat64Layer);

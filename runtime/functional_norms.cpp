@@ -76,6 +76,11 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
           role, C, role, parameter->sizes(), input.sizes());
   }
   check(eps >= 0.0, "group_norm: eps must be non-negative, got {}", eps);
+  // F.group_norm's _verify_batch_size: a group of one value (its own mean) is refused.
+  int64_t values_per_group = N * (C / num_groups);
+  for (int i = 2; i < input.dim(); ++i) values_per_group *= input.size(i);
+  check(values_per_group != 1, "group_norm: expected more than 1 value per channel when training, got input size {}",
+        input.sizes());
   const DType origin = input.dtype();
   const Tensor x = detail::autocast_to_float32(input);
   const DType compute = computing_dtype(x.dtype());

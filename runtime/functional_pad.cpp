@@ -28,7 +28,8 @@ const char* mode_name(PadMode mode) {
 // Constant mode along one dim: negative pads crop, positive ones add `value`-filled borders.
 Tensor pad_constant(const Tensor& a, int dim, int64_t before, int64_t after, double value) {
   const int64_t size = a.size(dim);
-  check(size + before + after >= 0,
+  // The crops come first (PyTorch narrows before it pads), so they alone must leave >= 0.
+  check(size + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) >= 0,
         "pad: the input size {}, plus negative padding {} and {}, resulted in a negative output size, which is "
         "invalid; check dimension {} of the input {}",
         size, before, after, dim, a.sizes());
@@ -97,7 +98,8 @@ Tensor pad(const Tensor& a, const std::vector<int64_t>& pad, PadMode mode, std::
         "pad: the padding length should be at most twice the input's number of dims, but got padding length {} and "
         "an input of {} dims (shape {})",
         pad.size(), a.dim(), a.sizes());
-  check(mode == PadMode::Constant || !value.has_value(),
+  // PyTorch lets a value of 0 through with the other modes.
+  check(mode == PadMode::Constant || value.value_or(0.0) == 0.0,
         "pad: a padding value applies to constant mode only, got value {} with {} mode", value.value_or(0.0),
         mode_name(mode));
   if (mode != PadMode::Constant) {
@@ -108,9 +110,11 @@ Tensor pad(const Tensor& a, const std::vector<int64_t>& pad, PadMode mode, std::
           mode_name(mode), padded_dims, a.sizes());
   }
   Tensor result = a;
+  bool copied = false;  // whether a cat or an index_select made a new tensor
   for (int k = 0; k < padded_dims; ++k) {
     const int dim = a.dim() - 1 - k;
     const int64_t before = pad[2 * k], after = pad[2 * k + 1];
+    copied = copied || before > 0 || after > 0;
     if (mode == PadMode::Constant) {
       result = pad_constant(result, dim, before, after, value.value_or(0.0));
       continue;
@@ -119,7 +123,8 @@ Tensor pad(const Tensor& a, const std::vector<int64_t>& pad, PadMode mode, std::
     if (before == 0 && after == 0) continue;
     result = index_select(result, dim, source_index(mode, result.size(dim), before, after, a.device()));
   }
-  return result;
+  // Nothing added: a new tensor all the same (PyTorch's clone), never the input or a view of it.
+  return copied ? result : result.clone();
 }
 
 }  // namespace ember

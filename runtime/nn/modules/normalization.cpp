@@ -31,11 +31,10 @@ void GroupNormImpl::reset_parameters() {
   init::zeros_(bias);
 }
 
+// As PyTorch's forward, group_norm alone checks the input: without affine parameters any channel
+// count divisible by num_groups is taken.
 Tensor GroupNormImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);
-  check(input.defined() && input.dim() >= 2 && input.size(1) == num_channels_,
-        "GroupNorm: expected an input [N, {}, *], got shape {}", num_channels_,
-        input.defined() ? input.sizes() : Dims{});
   return group_norm(input, num_groups_, weight, bias, options_.eps);
 }
 

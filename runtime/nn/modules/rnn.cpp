@@ -112,10 +112,11 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, st
   return {output, final_states};
 }
 
+// PyTorch's RNNBase.extra_repr: the settings that differ from the defaults (never the
+// nonlinearity, which PyTorch's RNN does not print).
 std::string RNNBaseImpl::extra_repr() const {
   std::string text = fmt::format("{}, {}", input_size_, hidden_size_);
   if (options_.num_layers != 1) text += fmt::format(", num_layers={}", options_.num_layers);
-  if (kind_ == RNNKind::RNN && options_.nonlinearity == RNNNonlinearity::ReLU) text += ", nonlinearity='relu'";
   if (!options_.bias) text += ", bias=False";
   if (options_.batch_first) text += ", batch_first=True";
   if (options_.dropout != 0.0) text += fmt::format(", dropout={}", python_float(options_.dropout));

@@ -12,7 +12,7 @@ RNNCellBaseImpl::RNNCellBaseImpl(std::string name, int64_t gates, int64_t input_
     : Module(name), input_size_(input_size), hidden_size_(hidden_size), options_(options) {
   CallSiteScope site(where);
   check(input_size >= 0, "{}: input_size must be non-negative, got {}", name, input_size);
-  check(hidden_size > 0, "{}: hidden_size must be greater than zero, got {}", name, hidden_size);
+  check(hidden_size >= 0, "{}: hidden_size must be non-negative, got {}", name, hidden_size);  // 0 is PyTorch's too
   const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
   weight_ih = register_parameter("weight_ih", empty({gates * hidden_size, input_size}, tensor_options));
   weight_hh = register_parameter("weight_hh", empty({gates * hidden_size, hidden_size}, tensor_options));
@@ -54,7 +54,8 @@ bool RNNCellBaseImpl::batched(const Tensor& input, std::vector<Tensor*> states) 
 std::string RNNCellBaseImpl::extra_repr() const {
   std::string text = fmt::format("{}, {}", input_size_, hidden_size_);
   if (!options_.bias) text += ", bias=False";
-  if (name() == "RNNCell" && options_.nonlinearity == RNNNonlinearity::ReLU) text += ", nonlinearity='relu'";
+  if (name() == "RNNCell" && options_.nonlinearity == RNNNonlinearity::ReLU)
+    text += ", nonlinearity=relu";  // PyTorch's format: unquoted
   return text;
 }
 

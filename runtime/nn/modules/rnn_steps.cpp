@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "runtime/autocast.h"
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 
@@ -23,7 +24,14 @@ Tensor gate(const Tensor& gates, int64_t index, int64_t hidden) {
 }  // namespace
 
 std::vector<Tensor> recurrent_step(RNNKind kind, RNNNonlinearity nonlinearity, const Tensor& projected_input,
-                                   const std::vector<Tensor>& states, const Tensor& weight_hh, const Tensor& bias_hh) {
+                                   const std::vector<Tensor>& given_states, const Tensor& weight_hh,
+                                   const Tensor& bias_hh) {
+  // Under autocast the cells are on PyTorch's lower-precision list (lstm_cell, gru_cell, ...):
+  // float32 states are lowered too, or they would lift each step's 16-bit products back to float32.
+  std::vector<Tensor> states = given_states;
+  if (autocast_enabled())
+    for (Tensor& state : states)
+      if (state.dtype() == kFloat32) state = to_dtype(state, autocast_dtype());
   const Tensor& h = states[0];
   const int64_t hidden = h.size(-1);
   const Tensor projected_state = linear(h, weight_hh, bias_hh);

@@ -57,8 +57,8 @@ Tensor log_sum_exp_of(const std::vector<Tensor>& terms) {
 // alpha moved k states up: state s holds alpha[s - k], the first k states -inf.
 Tensor from_k_states_below(const Tensor& alpha, int64_t k) {
   const int64_t states = alpha.size(1);
-  const Tensor unreachable = full({alpha.size(0), std::min(k, states)}, -kInfinity,
-                                  {.dtype = alpha.dtype(), .device = alpha.device()});
+  const Tensor unreachable =
+      full({alpha.size(0), std::min(k, states)}, -kInfinity, {.dtype = alpha.dtype(), .device = alpha.device()});
   if (states <= k) return unreachable;
   return cat({unreachable, slice(alpha, 1, 0, states - k)}, 1);
 }
@@ -67,6 +67,7 @@ Tensor from_k_states_below(const Tensor& alpha, int64_t k) {
 // values), so that a capture records them as constants: a tensor copied from host memory
 // (from_vector) would be lifted as state bound to a temporary, and recompile every call.
 Tensor lengths_on(const std::vector<int64_t>& lengths, Device device) {
+  if (lengths.empty()) return full({0}, 0.0, {.dtype = kInt64, .device = device});
   std::vector<Tensor> runs;
   for (size_t start = 0, end = 0; start < lengths.size(); start = end) {
     while (end < lengths.size() && lengths[end] == lengths[start]) ++end;
@@ -98,7 +99,6 @@ CtcShape check_shapes(const Tensor& log_probs, const Tensor& targets, int64_t bl
         log_probs.defined() ? fmt::format("shape {}", log_probs.sizes()) : std::string("an undefined tensor"));
   check(is_floating(log_probs.dtype()), "{}: log_probs must be a floating-point tensor, got {}", kFunction,
         log_probs.dtype());
-  check(log_probs.numel() > 0, "{}: log_probs must not be empty, got shape {}", kFunction, log_probs.sizes());
   CtcShape shape;
   shape.batched = log_probs.dim() == 3;
   shape.time = log_probs.size(0);
@@ -201,8 +201,7 @@ Tensor negative_log_likelihoods(const Tensor& log_probs, const Tensor& targets, 
   }
   // Each state's log-probability at each time step [T, N, 2S + 1]; 0 past a sequence's input
   // length, where nothing reads it (so padding holding NaN or inf leaks into no gradient).
-  const Tensor gathered =
-      gather(log_probs, 2, extended.unsqueeze(0).expand({shape.time, batch, states}).contiguous());
+  const Tensor gathered = gather(log_probs, 2, extended.unsqueeze(0).expand({shape.time, batch, states}).contiguous());
   const Tensor time = arange(static_cast<double>(shape.time), index_options).reshape({shape.time, 1, 1});
   const Tensor active = lt(time, input_lengths.reshape({1, batch, 1}));
   const Tensor emitted = ember::where(active, gathered, scalar_like(0.0, gathered));
@@ -212,8 +211,8 @@ Tensor negative_log_likelihoods(const Tensor& log_probs, const Tensor& targets, 
   const Tensor state = arange(static_cast<double>(states), index_options).reshape({1, states});
   const Tensor lengths = target_lengths.reshape({batch, 1});
   const Tensor started = gt(input_lengths.reshape({batch, 1}), scalar_like(0.0, lengths));
-  const Tensor first_states = ember::where(started, clamp(add(mul(lengths, 2.0), 1.0), std::nullopt, 2.0),
-                                           scalar_like(1.0, lengths));
+  const Tensor first_states =
+      ember::where(started, clamp(add(mul(lengths, 2.0), 1.0), std::nullopt, 2.0), scalar_like(1.0, lengths));
   const Tensor unreachable = scalar_like(-kInfinity, emitted);
   Tensor alpha = ember::where(lt(state, first_states), emitted.select(0, 0), unreachable);
   for (int64_t t = 1; t < steps; ++t) {
@@ -225,8 +224,8 @@ Tensor negative_log_likelihoods(const Tensor& log_probs, const Tensor& targets, 
   const Tensor last = mul(lengths, 2.0);
   const Tensor ends_blank = gather(alpha, 1, last);
   const Tensor has_label = gt(lengths, scalar_like(0.0, lengths));
-  const Tensor ends_label = ember::where(
-      has_label, gather(alpha, 1, clamp(sub(last, 1.0), 0.0, std::nullopt)), unreachable);
+  const Tensor ends_label =
+      ember::where(has_label, gather(alpha, 1, clamp(sub(last, 1.0), 0.0, std::nullopt)), unreachable);
   return neg(log_sum_exp_of({ends_blank, ends_label})).reshape({batch});
 }
 
@@ -241,12 +240,18 @@ Tensor ctc_loss_impl(const Tensor& log_probs, const Tensor& targets, const Tenso
   const Tensor batched = shape.batched ? lp : lp.unsqueeze(1);
   const Device device = lp.device();
   // Clamped into range: unchecked lengths (CUDA, capture) address nothing outside the tensors.
-  const Tensor inputs = clamp(to_dtype(input_lengths, kInt64).to(device).reshape({shape.batch}), 0.0,
-                              static_cast<double>(shape.time));
-  const Tensor target_counts = clamp(to_dtype(target_lengths, kInt64).to(device).reshape({shape.batch}), 0.0,
-                                     static_cast<double>(width));
-  Tensor losses = negative_log_likelihoods(batched, targets, inputs, target_counts, shape, width, steps,
-                                           options.blank);
+  const Tensor inputs =
+      clamp(to_dtype(input_lengths, kInt64).to(device).reshape({shape.batch}), 0.0, static_cast<double>(shape.time));
+  const Tensor target_counts =
+      clamp(to_dtype(target_lengths, kInt64).to(device).reshape({shape.batch}), 0.0, static_cast<double>(width));
+  // No time steps or no sequences (PyTorch's kernel skips the recursion): an empty target has
+  // probability 1, any other 0. The 0 * sum(log_probs) keeps the loss on log_probs' graph.
+  Tensor losses =
+      shape.time == 0 || shape.batch == 0
+          ? add(ember::where(eq(target_counts, scalar_like(0.0, target_counts)), scalar_like(0.0, lp),
+                             scalar_like(kInfinity, lp)),
+                mul(sum(batched), 0.0))
+          : negative_log_likelihoods(batched, targets, inputs, target_counts, shape, width, steps, options.blank);
   if (options.zero_infinity) {
     losses = ember::where(eq(losses, scalar_like(kInfinity, losses)), scalar_like(0.0, losses), losses);
   }
@@ -277,7 +282,7 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
     };
     const std::vector<int64_t> inputs = host(input_lengths), target_counts = host(target_lengths);
     width = check_length_values(shape, targets, inputs, target_counts, options.blank);
-    steps = *std::max_element(inputs.begin(), inputs.end());
+    steps = inputs.empty() ? 0 : *std::max_element(inputs.begin(), inputs.end());
   }
   return ctc_loss_impl(log_probs, targets, input_lengths, target_lengths, shape, width, steps, options);
 }
@@ -294,7 +299,7 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const std::vecto
   count("input_lengths", input_lengths);
   count("target_lengths", target_lengths);
   const int64_t width = check_length_values(shape, targets, input_lengths, target_lengths, options.blank);
-  const int64_t steps = *std::max_element(input_lengths.begin(), input_lengths.end());
+  const int64_t steps = input_lengths.empty() ? 0 : *std::max_element(input_lengths.begin(), input_lengths.end());
   return ctc_loss_impl(log_probs, targets, lengths_on(input_lengths, log_probs.device()),
                        lengths_on(target_lengths, log_probs.device()), shape, width, steps, options);
 }

@@ -90,13 +90,20 @@ void cumprod_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
     return dispatch_one(cumprod_op, {factors}, {{"dim", dim}});
   };
   auto finite_or_zero = [&](const Tensor& a) { return where(isfinite(a), a, zero); };
+  // A term g_j y_j holding more than `zeros` of the slice's zeros is 0 times the rest: where the
+  // rest is inf or NaN (an inf after the zeros), it is taken as 0, as PyTorch's masks do, instead
+  // of poisoning the sum; finite terms are kept as they are, so second derivatives stay exact.
+  auto quiet_past = [&](const Tensor& terms, double zeros) {
+    return where(gt(zeros_so_far, scalar_like(zeros, zeros_so_far)), finite_or_zero(terms), terms);
+  };
 
   const Tensor first_zero = sum(where(at_first, x, zero), {dim}, true);  // x_z: 0, or nothing
-  const Tensor before = div(reversed_cumsum(mul(g, ctx.output(0)), dim), where(before_first, x, one));
-  const Tensor skip_first = reversed_cumsum(mul(g, running_product(where(at_first, one, x))), dim);
+  const Tensor before =
+      div(reversed_cumsum(quiet_past(mul(g, ctx.output(0)), 0.0), dim), where(before_first, x, one));
+  const Tensor skip_first = reversed_cumsum(quiet_past(mul(g, running_product(where(at_first, one, x))), 1.0), dim);
   const Tensor after_first = mul(first_zero, finite_or_zero(div(skip_first, where(between, x, one))));
   const Tensor first_two = logical_and(is_zero, logical_not(gt(zeros_so_far, scalar_like(2.0, zeros_so_far))));
-  const Tensor skip_two = reversed_cumsum(mul(g, running_product(where(first_two, one, x))), dim);
+  const Tensor skip_two = reversed_cumsum(quiet_past(mul(g, running_product(where(first_two, one, x))), 2.0), dim);
   const Tensor at_second_value = mul(first_zero, finite_or_zero(skip_two));
   grads[0] = where(before_first, before,
                    where(at_first, skip_first,
@@ -138,11 +145,13 @@ void logcumsumexp_backward(const BackwardContext& ctx, std::span<Tensor> grads) 
   const Attrs reversed = {{"dim", dim_of(ctx)}, {"reverse", !ctx.attrs.get<bool>("reverse")}};
   const Tensor& x = ctx.input(0);
   const Tensor& result = ctx.output(0);
-  const Tensor zero = scalar_like(0.0, g), one = scalar_like(1.0, g);
+  const Tensor zero = scalar_like(0.0, g);
   const Tensor lowest = scalar_like(lowest_finite(g.dtype()), g);
-  // log|g| of a zero g is never selected; log|1| there keeps a create_graph backward from
-  // forming 0 / 0 in the unselected branch (the values are PyTorch's).
-  const Tensor log_magnitude = log(abs(where(eq(g, zero), one, g)));
+  // log|g| of a zero g is never selected, but a create_graph backward still meets log's 1 / 0
+  // there: the derivative w.r.t. such a g_j is NaN, as PyTorch's (the true one is linear in g,
+  // sum_{k <= j} v_k exp(x_k - r_j); a log-domain rule cannot give it at g_j = 0, and a guard
+  // would give a silent 0 instead).
+  const Tensor log_magnitude = log(abs(g));
   auto part = [&](const Tensor& selected) {
     const Tensor log_grad = where(selected, log_magnitude, lowest);
     return exp(add(dispatch_one(op, {sub(log_grad, result)}, reversed), x));

@@ -223,7 +223,7 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<DT
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current());
 // cumprod: running products along dim, dtypes as cumsum's (integers and bool multiply, wrapping,
 // to int64); `dtype` converts the input first. The gradient is exact with zeros in the slice (it
-// never divides by an element).
+// never divides by an element that may be 0).
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = {}, Where where = Where::current());
 // cummax / cummin: the running maximum (minimum) along dim and, int64, the index where it was
 // reached, as PyTorch's kernel: a tie takes the later index, a NaN is carried from where it

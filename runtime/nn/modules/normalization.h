@@ -20,7 +20,8 @@ class GroupNormImpl : public Module {
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels, GroupNormOptions options = {},
                 Where where = Where::current());
-  // input [N, num_channels, *] -> the same shape.
+  // input [N, C, *] -> the same shape; C is num_channels with affine parameters, else any multiple of
+  // num_groups (PyTorch's forward checks nothing more than group_norm).
   Tensor forward(const Tensor& input, Where where = Where::current());
   void reset_parameters();  // weight 1, bias 0
 

@@ -1,8 +1,9 @@
 // torch.nn's recurrent layers: RNN (tanh or relu), LSTM and GRU over whole sequences (stacked
 // layers, bidirectional, dropout between layers, batch_first, unbatched inputs) and their cells
 // RNNCell, LSTMCell and GRUCell. Parameters, gate order, initialisation and shapes are PyTorch's;
-// the steps are ember ops (runtime/nn/modules/rnn.cpp, rnn_cells.cpp), so autograd, CUDA,
-// autocast and capture come with them. The input projections of a layer are one GEMM over the
+// the steps are ember ops (runtime/nn/modules/rnn.cpp, rnn_cells.cpp, rnn_steps.cpp), so autograd,
+// CUDA and capture come with them; under autocast the steps, states included, run in the autocast
+// dtype (PyTorch's lower-precision cells). The input projections of a layer are one GEMM over the
 // whole sequence, the recurrent ones one per step, as PyTorch's CPU path. Packed sequences and
 // LSTM's proj_size are not offered.
 #pragma once

@@ -31,6 +31,14 @@ inline TensorOptions dtype_options(DType dtype) {
   return options;
 }
 
+// A float64 tensor of literal values with `sizes`, or a vector of them.
+inline Tensor doubles(const std::vector<double>& values, const Dims& sizes) {
+  return from_vector<double>(values, sizes, dtype_options(kFloat64));
+}
+inline Tensor doubles(const std::vector<double>& values) {
+  return doubles(values, Dims{static_cast<int64_t>(values.size())});
+}
+
 inline Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
   return from_vector<double>(random_values(sizes.product(), seed), sizes, dtype_options(dtype));
 }

@@ -15,6 +15,7 @@
 #include "skip_case.h"
 
 using namespace ember;
+using ember::testing::doubles;
 using ember::testing::error_of;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
@@ -25,10 +26,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor vector_of(const std::vector<double>& values) {
-  return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64});
-}
 
 // Values and indices of the running maximum (minimum) of one slice, as PyTorch defines them.
 std::pair<std::vector<double>, std::vector<int64_t>> running_extremum(const std::vector<double>& x, bool max) {
@@ -75,7 +72,7 @@ TEST_CASE("cummax and cummin along a dim, with ties, against a float64 reference
   const std::vector<double> values = {1, -2, 1, 3, 3, 0, -1, 2, 2, 2, -3, 0, 0, 1, -1, 3, -2, -2, 0, 1};
   for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16, kInt32, kInt64, kBool}) {
     INFO(dtype);
-    const Tensor x = to_dtype(vector_of(values).reshape({4, 5}), dtype);
+    const Tensor x = to_dtype(doubles(values).reshape({4, 5}), dtype);
     const std::vector<double> rounded = values_of(to_dtype(x, kFloat64));
     for (bool max : {true, false}) {
       for (int64_t dim : {int64_t{1}, int64_t{-2}}) {
@@ -103,21 +100,21 @@ TEST_CASE("cummax and cummin along a dim, with ties, against a float64 reference
 }
 
 TEST_CASE("cummax and cummin carry NaN, each later NaN taking its own index, and a tie takes the later index") {
-  const Tensor x = vector_of({1.0, kNaN, 3.0, kNaN, 0.0});
+  const Tensor x = doubles({1.0, kNaN, 3.0, kNaN, 0.0});
   const auto [maximum, max_index] = cummax(x, 0);
   CHECK(same(values_of(maximum), {1.0, kNaN, kNaN, kNaN, kNaN}));
   CHECK(max_index.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 1, 3, 3});
   const auto [minimum, min_index] = cummin(x, 0);
   CHECK(same(values_of(minimum), {1.0, kNaN, kNaN, kNaN, kNaN}));
   CHECK(min_index.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 1, 3, 3});
-  const auto [tied, tied_index] = cummax(vector_of({2.0, 5.0, 5.0, 1.0, 5.0}), 0);
+  const auto [tied, tied_index] = cummax(doubles({2.0, 5.0, 5.0, 1.0, 5.0}), 0);
   CHECK(values_of(tied) == std::vector<double>{2.0, 5.0, 5.0, 5.0, 5.0});
   CHECK(tied_index.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 2, 4});
   // -0.0 ties with 0.0 (>= holds both ways), so the later zero and its sign are taken.
-  const auto [zero, zero_index] = cummax(vector_of({0.0, -0.0}), 0);
+  const auto [zero, zero_index] = cummax(doubles({0.0, -0.0}), 0);
   CHECK(std::signbit(values_of(zero)[1]));
   CHECK(zero_index.to_vector<int64_t>() == std::vector<int64_t>{0, 1});
-  const auto [infinite, infinite_index] = cummin(vector_of({kInf, 2.0, -kInf, -kInf}), 0);
+  const auto [infinite, infinite_index] = cummin(doubles({kInf, 2.0, -kInf, -kInf}), 0);
   CHECK(values_of(infinite) == std::vector<double>{kInf, 2.0, -kInf, -kInf});
   CHECK(infinite_index.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3});
 }
@@ -146,18 +143,18 @@ TEST_CASE("cummax's and cummin's gradients go to the recorded index, ties includ
   gradcheck([](const std::vector<Tensor>& in) { return std::get<0>(cummin(in[0], -2)); }, {leaf({3, 5}, 73)});
   gradcheck([](const std::vector<Tensor>& in) { return std::get<0>(cummax(in[0].t(), 0)); }, {leaf({3, 5}, 74)});
   // x = (1, 3, 3, 2, 5): the maxima come from elements 0, 1, 2, 2, 4.
-  const Tensor x = vector_of({1.0, 3.0, 3.0, 2.0, 5.0}).requires_grad_();
-  std::get<0>(cummax(x, 0)).backward(vector_of({1.0, 10.0, 100.0, 1000.0, 10000.0}));
+  const Tensor x = doubles({1.0, 3.0, 3.0, 2.0, 5.0}).requires_grad_();
+  std::get<0>(cummax(x, 0)).backward(doubles({1.0, 10.0, 100.0, 1000.0, 10000.0}));
   CHECK(values_of(x.grad()) == std::vector<double>{1.0, 10.0, 1100.0, 0.0, 10000.0});
   // The minima of (2, 1, 1, 3) come from elements 0, 1, 2, 2.
-  const Tensor y = vector_of({2.0, 1.0, 1.0, 3.0}).requires_grad_();
-  std::get<0>(cummin(y, 0)).backward(vector_of({1.0, 10.0, 100.0, 1000.0}));
+  const Tensor y = doubles({2.0, 1.0, 1.0, 3.0}).requires_grad_();
+  std::get<0>(cummin(y, 0)).backward(doubles({1.0, 10.0, 100.0, 1000.0}));
   CHECK(values_of(y.grad()) == std::vector<double>{1.0, 10.0, 1100.0, 0.0});
   // The gradient is linear in the incoming gradient: d/dg of <grad_x, v> is v gathered at the indices.
-  const Tensor z = vector_of({0.5, 2.0, 1.0}).requires_grad_();
-  const Tensor g = vector_of({1.0, 2.0, 3.0}).requires_grad_();
+  const Tensor z = doubles({0.5, 2.0, 1.0}).requires_grad_();
+  const Tensor g = doubles({1.0, 2.0, 3.0}).requires_grad_();
   const std::vector<Tensor> first = autograd::grad({std::get<0>(cummax(z, 0))}, {z}, {g}, std::nullopt, true);
-  const std::vector<Tensor> second = autograd::grad({mul(first[0], vector_of({1.0, 10.0, 100.0})).sum()}, {g});
+  const std::vector<Tensor> second = autograd::grad({mul(first[0], doubles({1.0, 10.0, 100.0})).sum()}, {g});
   CHECK(values_of(second[0]) == std::vector<double>{1.0, 10.0, 10.0});
   const Tensor scalar = scalar_tensor(2.0, {.dtype = kFloat64}).requires_grad_();
   mul(std::get<0>(cummin(scalar, 0)), 3.0).backward();
@@ -182,22 +179,22 @@ TEST_CASE("logcumsumexp against a float64 reference, large and tiny values side 
   }
   CHECK(values_of(logcumsumexp(x64.t(), 1)) == values_of(x64.logcumsumexp(0).t()));
   // exp(1000) overflows double; the running log-add-exp does not.
-  const std::vector<double> large = values_of(logcumsumexp(vector_of({1000.0, 1000.0, 999.0, -1000.0}), 0));
+  const std::vector<double> large = values_of(logcumsumexp(doubles({1000.0, 1000.0, 999.0, -1000.0}), 0));
   const std::vector<double> expected = log_running_sum_exp({1000.0, 1000.0, 999.0, -1000.0});
   for (size_t i = 0; i < 4; ++i) CHECK(large[i] == doctest::Approx(expected[i]).epsilon(1e-15));
   CHECK(large[1] == doctest::Approx(1000.0 + std::log(2.0)).epsilon(1e-15));
   // A small term beside a large one is not lost: log(e^0 + e^-30) = log1p(e^-30).
-  CHECK(values_of(logcumsumexp(vector_of({0.0, -30.0}), 0))[1] == std::log1p(std::exp(-30.0)));
+  CHECK(values_of(logcumsumexp(doubles({0.0, -30.0}), 0))[1] == std::log1p(std::exp(-30.0)));
 }
 
 TEST_CASE("logcumsumexp: -inf is the identity, equal infinities stay, NaN propagates, 0-d and empty") {
-  CHECK(values_of(logcumsumexp(vector_of({-kInf, -kInf, 0.0, -kInf}), 0)) ==
+  CHECK(values_of(logcumsumexp(doubles({-kInf, -kInf, 0.0, -kInf}), 0)) ==
         std::vector<double>{-kInf, -kInf, 0.0, 0.0});
-  CHECK(values_of(logcumsumexp(vector_of({kInf, kInf, 1.0, -kInf}), 0)) ==
+  CHECK(values_of(logcumsumexp(doubles({kInf, kInf, 1.0, -kInf}), 0)) ==
         std::vector<double>{kInf, kInf, kInf, kInf});
-  CHECK(values_of(logcumsumexp(vector_of({1.0, kInf, -kInf}), 0)) == std::vector<double>{1.0, kInf, kInf});
-  CHECK(same(values_of(logcumsumexp(vector_of({1.0, kNaN, 2.0}), 0)), {1.0, kNaN, kNaN}));
-  CHECK(same(values_of(logcumsumexp(vector_of({kInf, kNaN}), 0)), {kInf, kNaN}));
+  CHECK(values_of(logcumsumexp(doubles({1.0, kInf, -kInf}), 0)) == std::vector<double>{1.0, kInf, kInf});
+  CHECK(same(values_of(logcumsumexp(doubles({1.0, kNaN, 2.0}), 0)), {1.0, kNaN, kNaN}));
+  CHECK(same(values_of(logcumsumexp(doubles({kInf, kNaN}), 0)), {kInf, kNaN}));
   CHECK(logcumsumexp(scalar_tensor(-2.0), 0).item() == -2.0);
   CHECK(logcumsumexp(scalar_tensor(-2.0), -1).dim() == 0);
   CHECK(logcumsumexp(zeros({0, 3}), 1).sizes() == Dims{0, 3});
@@ -227,8 +224,8 @@ TEST_CASE("logcumsumexp's gradient matches central differences and the closed fo
                                        std::vector<double>{800.0, 801.0, -kInf, 799.0, 802.0},
                                        std::vector<double>{0.0, -40.0, 3.0, -2.0, 1.0}}) {
     const std::vector<double> g = {1.0, -2.0, 0.0, 3.0, -0.5};
-    const Tensor input = vector_of(x).requires_grad_();
-    logcumsumexp(input, 0).backward(vector_of(g));
+    const Tensor input = doubles(x).requires_grad_();
+    logcumsumexp(input, 0).backward(doubles(g));
     const std::vector<double> actual = values_of(input.grad());
     const std::vector<double> result = log_running_sum_exp(x);
     for (size_t k = 0; k < x.size(); ++k) {
@@ -248,10 +245,10 @@ TEST_CASE("logcumsumexp's second derivative: autograd through its gradient match
   // d/dx of the gradient of sum(w * logcumsumexp(x)) in the direction v, against differences of
   // the gradient itself.
   const std::vector<double> x0 = {0.3, -1.2, 2.0, 0.7};
-  const Tensor w = vector_of({1.0, -0.5, 2.0, 0.25});
-  const Tensor v = vector_of({0.5, 1.0, -1.0, 2.0});
+  const Tensor w = doubles({1.0, -0.5, 2.0, 0.25});
+  const Tensor v = doubles({0.5, 1.0, -1.0, 2.0});
   auto gradient_at = [&](const std::vector<double>& at, bool create_graph, Tensor* leaf_out) {
-    const Tensor x = vector_of(at).requires_grad_();
+    const Tensor x = doubles(at).requires_grad_();
     if (leaf_out != nullptr) *leaf_out = x;
     return autograd::grad({sum(mul(logcumsumexp(x, 0), w))}, {x}, {}, std::nullopt, create_graph)[0];
   };

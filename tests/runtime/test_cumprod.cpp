@@ -13,6 +13,7 @@
 #include "runtime/ember.h"
 
 using namespace ember;
+using ember::testing::doubles;
 using ember::testing::error_of;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
@@ -23,11 +24,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor doubles(const std::vector<double>& values, const Dims& sizes) {
-  return from_vector<double>(values, sizes, {.dtype = kFloat64});
-}
-Tensor vector_of(const std::vector<double>& values) { return doubles(values, {static_cast<int64_t>(values.size())}); }
 
 // prod_{i <= j, i not in skipped} x_i.
 double product_up_to(const std::vector<double>& x, size_t j, std::initializer_list<size_t> skipped) {
@@ -91,13 +87,13 @@ TEST_CASE("cumprod along a dim, negative dims and strided inputs, against float6
 }
 
 TEST_CASE("cumprod: zeros stay, NaN and infinities propagate, integers and bool become int64, empty and 0-d") {
-  CHECK(values_of(cumprod(vector_of({2.0, 0.0, 3.0, -1.0}), 0)) == std::vector<double>{2.0, 0.0, 0.0, -0.0});
-  CHECK(std::signbit(values_of(cumprod(vector_of({2.0, 0.0, 3.0, -1.0}), 0))[3]));  // 0 * -1 is -0.0
-  const std::vector<double> with_nan = values_of(cumprod(vector_of({2.0, kNaN, 0.0}), 0));
+  CHECK(values_of(cumprod(doubles({2.0, 0.0, 3.0, -1.0}), 0)) == std::vector<double>{2.0, 0.0, 0.0, -0.0});
+  CHECK(std::signbit(values_of(cumprod(doubles({2.0, 0.0, 3.0, -1.0}), 0))[3]));  // 0 * -1 is -0.0
+  const std::vector<double> with_nan = values_of(cumprod(doubles({2.0, kNaN, 0.0}), 0));
   CHECK(with_nan[0] == 2.0);
   CHECK(std::isnan(with_nan[1]));
   CHECK(std::isnan(with_nan[2]));
-  const std::vector<double> infinite = values_of(cumprod(vector_of({kInf, -2.0, 0.0}), 0));
+  const std::vector<double> infinite = values_of(cumprod(doubles({kInf, -2.0, 0.0}), 0));
   CHECK(infinite[0] == kInf);
   CHECK(infinite[1] == -kInf);
   CHECK(std::isnan(infinite[2]));  // inf * 0
@@ -156,8 +152,8 @@ TEST_CASE("cumprod's gradient with zeros equals the closed form exactly, never 0
                                        std::vector<double>{0.0, 2.0, 0.0, 3.0}, std::vector<double>{5.0, 0.0, 0.0, 0.0},
                                        std::vector<double>{-0.0, 3.0, 2.0, -1.0}}) {
     const std::vector<double> g = {1.0, 10.0, 100.0, 1000.0};
-    const Tensor leaf_x = vector_of(x).requires_grad_();
-    cumprod(leaf_x, 0).backward(vector_of(g));
+    const Tensor leaf_x = doubles(x).requires_grad_();
+    cumprod(leaf_x, 0).backward(doubles(g));
     const std::vector<double> actual = values_of(leaf_x.grad());
     const std::vector<double> expected = closed_form_gradient(x, g);
     for (size_t k = 0; k < x.size(); ++k) {
@@ -166,7 +162,7 @@ TEST_CASE("cumprod's gradient with zeros equals the closed form exactly, never 0
     }
   }
   // By hand: x = (2, 0, 3, 4), g = 1: d/dx1 = x0 + x0 x2 + x0 x2 x3 = 2 + 6 + 24.
-  const Tensor x = vector_of({2.0, 0.0, 3.0, 4.0}).requires_grad_();
+  const Tensor x = doubles({2.0, 0.0, 3.0, 4.0}).requires_grad_();
   cumprod(x, 0).sum().backward();
   CHECK(values_of(x.grad()) == std::vector<double>{1.0, 32.0, 0.0, 0.0});
 }
@@ -178,9 +174,9 @@ TEST_CASE("cumprod's Hessian equals its closed form without zeros and with one, 
         std::vector<double>{0.0, 2.0, -1.0, 3.0, 0.5}, std::vector<double>{1.5, 0.0, 0.5, 0.0, -2.0},
         std::vector<double>{0.0, 0.0, 2.0, 3.0, 0.5}, std::vector<double>{0.0, 1.5, 0.0, 2.0, 0.0},
         std::vector<double>{2.0, 0.5, 1.5, -1.0, 0.0}}) {
-    const Tensor weights = vector_of(w);
+    const Tensor weights = doubles(w);
     const std::vector<double> actual = values_of(autograd::functional::hessian(
-        [&](const Tensor& input) { return sum(mul(cumprod(input, 0), weights)); }, vector_of(x)));
+        [&](const Tensor& input) { return sum(mul(cumprod(input, 0), weights)); }, doubles(x)));
     const std::vector<double> expected = closed_form_hessian(x, w);
     REQUIRE(actual.size() == expected.size());
     for (size_t i = 0; i < expected.size(); ++i) {

@@ -12,6 +12,7 @@
 #include "runtime/ember.h"
 
 using namespace ember;
+using ember::testing::doubles;
 using ember::testing::error_of;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
@@ -22,10 +23,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor doubles(const std::vector<double>& values, const Dims& sizes) {
-  return from_vector<double>(values, sizes, {.dtype = kFloat64});
-}
 
 // The gradient of sum(prod(x, dim) * weights) for a float64 leaf x.
 std::vector<double> prod_gradient(const std::vector<double>& values, const Dims& sizes, std::optional<int64_t> dim) {

@@ -1,0 +1,56 @@
+// Checks shared by the convolutions: their messages follow PyTorch's, with ember's op names.
+#include "runtime/conv_checks.h"
+
+#include "runtime/autocast.h"
+#include "runtime/functional.h"
+
+namespace ember::detail {
+
+Tensor conv_autocast_lowered(const Tensor& tensor) {
+  if (!autocast_enabled() || !tensor.defined()) return tensor;
+  const DType dtype = tensor.dtype();
+  const bool eligible = dtype == kFloat32 || dtype == kBFloat16 || dtype == kFloat16;
+  return eligible && dtype != autocast_dtype() ? to_dtype(tensor, autocast_dtype()) : tensor;
+}
+
+void check_conv_operands(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, int spatial) {
+  check(input.defined() && weight.defined(), "{}: the input and the weight must be defined", op);
+  check(is_floating(input.dtype()), "{}: the input must be floating, got {}", op, input.dtype());
+  check(weight.dtype() == input.dtype(),
+        "{}: the input type ({}) and the weight type ({}) should be the same (outside autocast)", op, input.dtype(),
+        weight.dtype());
+  check(weight.device() == input.device(), "{}: the input is on {} but the weight is on {}", op, input.device(),
+        weight.device());
+  check(weight.dim() == spatial + 2, "{}: expected a {}-D weight [out, in / groups, kernel...], got weight of shape {}",
+        op, spatial + 2, weight.sizes());
+  if (!bias.defined()) return;
+  check(bias.dtype() == input.dtype(), "{}: the input type ({}) and the bias type ({}) should be the same", op,
+        input.dtype(), bias.dtype());
+  check(bias.device() == input.device(), "{}: the input is on {} but the bias is on {}", op, input.device(),
+        bias.device());
+  check(bias.dim() == 1, "{}: expected a 1-D bias, got bias of shape {}", op, bias.sizes());
+}
+
+Tensor conv_batched_input(const char* op, const Tensor& input, int spatial, bool& unbatched) {
+  check(input.dim() == spatial + 1 || input.dim() == spatial + 2,
+        "{}: expected a {}-D (unbatched) or {}-D (batched) input, but got input of shape {}", op, spatial + 1,
+        spatial + 2, input.sizes());
+  unbatched = input.dim() == spatial + 1;
+  return unbatched ? unsqueeze(input, 0) : input;
+}
+
+Dims conv_sizes(const char* op, const char* what, const SpatialDims& values, int spatial, bool positive) {
+  const Dims sizes = values.expand(spatial, op, what);
+  for (const int64_t size : sizes)
+    check(positive ? size > 0 : size >= 0, "{}: {} must be {}, got {}", op, what,
+          positive ? "positive" : "non-negative", sizes);
+  return sizes;
+}
+
+int64_t trailing_product(const Dims& dims, int from) {
+  int64_t product = 1;
+  for (int i = from; i < dims.size(); ++i) product *= dims[i];
+  return product;
+}
+
+}  // namespace ember::detail

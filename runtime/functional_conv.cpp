@@ -1,0 +1,136 @@
+// conv1d/2d/3d: pad, gather the windows (conv_windows.h), one GEMM. With groups == 1 the GEMM is
+// `linear` over rows [N, O..., C * K...] with the bias as its epilogue (under autocast the bias is
+// added before the one rounding, as in PyTorch's kernels); with groups it is a matmul batched over
+// the groups, and the bias is added after.
+#include "runtime/functional_conv.h"
+
+#include <string>
+
+#include "runtime/conv_checks.h"
+#include "runtime/conv_windows.h"
+#include "runtime/functional.h"
+
+namespace ember {
+
+ConvPadding ConvPadding::parse(std::string_view preset) {
+  check(preset == "valid" || preset == "same", "conv: padding must be an amount, \"valid\" or \"same\", got \"{}\"",
+        std::string(preset));
+  ConvPadding padding(0);
+  padding.same_ = preset == "same";
+  return padding;
+}
+
+namespace {
+
+// The (before, after) zeros of each spatial dim: the explicit amounts at both ends, or "same"'s
+// dilation (kernel - 1) split with the odd element after.
+void conv_padding(const char* op, const ConvPadding& padding, const Dims& kernel, const Dims& dilation,
+                  const Dims& stride, Dims& before, Dims& after) {
+  const int spatial = kernel.size();
+  if (!padding.same()) {
+    before = after = detail::conv_sizes(op, "padding", padding.amounts(), spatial, false);
+    return;
+  }
+  for (const int64_t s : stride)
+    check(s == 1, "{}: padding='same' is not supported for strided convolutions, got stride {}", op, stride);
+  before = after = Dims::filled(spatial, 0);
+  for (int d = 0; d < spatial; ++d) {
+    const int64_t total = dilation[d] * (kernel[d] - 1);
+    before[d] = total / 2;
+    after[d] = total - before[d];
+  }
+}
+
+Tensor convolution(const char* op, int spatial, const Tensor& input_given, const Tensor& weight_given,
+                   const Tensor& bias_given, const ConvOptions& options) {
+  const Tensor input = detail::conv_autocast_lowered(input_given);
+  const Tensor weight = detail::conv_autocast_lowered(weight_given);
+  const Tensor bias = detail::conv_autocast_lowered(bias_given);
+  detail::check_conv_operands(op, input, weight, bias, spatial);
+  bool unbatched = false;
+  Tensor x = detail::conv_batched_input(op, input, spatial, unbatched);
+
+  const int64_t groups = options.groups;
+  const int64_t channels = x.size(1), out_channels = weight.size(0);
+  check(groups > 0, "{}: groups must be positive, got {}", op, groups);
+  check(weight.size(1) * groups == channels,
+        "{}: given groups={}, weight of shape {}, expected input of shape {} to have {} channels, but got {} "
+        "channels instead",
+        op, groups, weight.sizes(), input.sizes(), weight.size(1) * groups, channels);
+  check(out_channels % groups == 0, "{}: the weight's {} output channels (shape {}) must be divisible by groups={}", op,
+        out_channels, weight.sizes(), groups);
+  check(!bias.defined() || bias.size(0) == out_channels,
+        "{}: expected a bias of {} elements (the output channels), got shape {}", op, out_channels,
+        bias.defined() ? bias.sizes() : Dims{});
+
+  const Dims kernel(std::span<const int64_t>(weight.sizes().begin() + 2, spatial));
+  const Dims stride = detail::conv_sizes(op, "stride", options.stride, spatial, true);
+  const Dims dilation = detail::conv_sizes(op, "dilation", options.dilation, spatial, true);
+  Dims before, after;
+  conv_padding(op, options.padding, kernel, dilation, stride, before, after);
+
+  std::vector<int64_t> pads;  // pad()'s order: the last dim's pair first
+  bool padded = false;
+  for (int d = spatial - 1; d >= 0; --d) {
+    pads.push_back(before[d]);
+    pads.push_back(after[d]);
+    padded = padded || before[d] > 0 || after[d] > 0;
+  }
+  if (padded) x = pad(x, pads);
+
+  std::vector<detail::WindowDim> windows_of(spatial);
+  Dims counts;
+  bool fits = true;
+  for (int d = 0; d < spatial; ++d) {
+    windows_of[d] = {.kernel = kernel[d], .stride = stride[d], .dilation = dilation[d]};
+    counts.push_back(detail::window_count(x.size(2 + d), windows_of[d]));
+    fits = fits && counts[d] > 0;
+  }
+  check(fits,
+        "{}: the padded input's spatial size {} is smaller than the dilated kernel {} (kernel {}, dilation {}): "
+        "the kernel can't be greater than the actual input size",
+        op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), kernel, kernel, dilation);
+
+  const int64_t batch = x.size(0), positions = detail::trailing_product(counts, 0);
+  const int64_t row = channels * detail::trailing_product(kernel, 0);
+  // windows [N, C, K..., O...] -> rows [N, O..., C, K...]: one GEMM row per output position.
+  Dims order = {0};
+  for (int d = 0; d < spatial; ++d) order.push_back(2 + spatial + d);
+  order.push_back(1);
+  for (int d = 0; d < spatial; ++d) order.push_back(2 + d);
+  const Tensor rows = reshape(permute(detail::extract_windows(x, windows_of), order), {batch, positions, row});
+
+  Tensor result;  // [N, C_out, positions]
+  if (groups == 1) {
+    result = permute(linear(rows, reshape(weight, {out_channels, row}), bias), {0, 2, 1});
+  } else {
+    const int64_t group_row = row / groups, group_out = out_channels / groups;
+    const Tensor grouped_rows = permute(reshape(rows, {batch, positions, groups, group_row}), {0, 2, 1, 3});
+    const Tensor grouped_weight = transpose(reshape(weight, {groups, group_out, group_row}), 1, 2);
+    result = reshape(permute(matmul(grouped_rows, grouped_weight), {0, 1, 3, 2}), {batch, out_channels, positions});
+    if (bias.defined()) result = add(result, reshape(bias, {out_channels, 1}));
+  }
+  Dims shape = {batch, out_channels};
+  for (const int64_t count : counts) shape.push_back(count);
+  result = reshape(result, shape);
+  return unbatched ? squeeze(result, 0) : result;
+}
+
+}  // namespace
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, ConvOptions options, Where where) {
+  CallSiteScope site(where);
+  return convolution("conv1d", 1, input, weight, bias, options);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, ConvOptions options, Where where) {
+  CallSiteScope site(where);
+  return convolution("conv2d", 2, input, weight, bias, options);
+}
+
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, ConvOptions options, Where where) {
+  CallSiteScope site(where);
+  return convolution("conv3d", 3, input, weight, bias, options);
+}
+
+}  // namespace ember

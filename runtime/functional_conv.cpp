@@ -17,6 +17,7 @@ ConvPadding ConvPadding::parse(std::string_view preset) {
         std::string(preset));
   ConvPadding padding(0);
   padding.same_ = preset == "same";
+  padding.valid_ = preset == "valid";
   return padding;
 }
 

@@ -30,6 +30,7 @@ class ConvPadding {
   ConvPadding(const char (&preset)[N]) : ConvPadding(parse(std::string_view(preset, N - 1))) {}  // NOLINT
 
   bool same() const { return same_; }
+  bool valid() const { return valid_; }
   const SpatialDims& amounts() const { return amounts_; }  // 0 for "valid" and for "same"
 
  private:
@@ -37,6 +38,7 @@ class ConvPadding {
 
   SpatialDims amounts_;
   bool same_ = false;
+  bool valid_ = false;  // said "valid" (no padding, as 0 is; module reprs print the word)
 };
 
 struct ConvOptions {

@@ -1,14 +1,14 @@
 // The sliding windows behind convolution, unfold/fold and pooling (functional_conv.cpp,
-// functional_conv_transpose.cpp, functional_pool.cpp), built from registry ops so that autograd,
-// CUDA, autocast and the compile stage's capture come with them.
+// functional_conv_transpose.cpp, functional_unfold.cpp, functional_pool.cpp), built from registry
+// ops so that autograd, CUDA, autocast and the compile stage's capture come with them.
 //
-// A window is separable: along each spatial dim, window o covers positions o * stride + k * dilation
-// for k < kernel. So one index_select per spatial dim gathers every window (the index is built on
-// the device from arange, so a capture records it like any other op), and one index_add per dim
-// sums windows back (its adjoint: fold, the input gradient of a convolution, a transposed
-// convolution). Each gather's backward is that index_add and the reverse, so both are differentiable
-// to any order. Nothing here pads: callers pad first with pad() (zeros, -inf for max pooling, the
-// padding modes of nn::Conv).
+// Window o along a spatial dim covers positions o * stride + k * dilation for k < kernel. Every
+// window element of every window is one position of the flattened spatial dims, so one index_select
+// over them gathers all windows, laid out as the caller's GEMM or reduction reads them, and one
+// index_add sums windows back (fold, a convolution's input gradient, a transposed convolution).
+// The index is built on the device from arange (a capture records it like any other op). Each
+// gather's backward is that index_add and the reverse, so both are differentiable to any order.
+// Nothing here pads: callers pad first with pad() (zeros, -inf for max pooling, nn::Conv's modes).
 #pragma once
 
 #include <cstdint>
@@ -29,13 +29,19 @@ struct WindowDim {
 // + 1, or 0 when not even one fits.
 int64_t window_count(int64_t size, const WindowDim& dim);
 
-// input [N, C, S1..Sd] (d = dims.size()) -> windows [N, C, K1..Kd, O1..Od] (a permuted view of one
-// new tensor), where element (n, c, k.., o..) is input (n, c, o1 s1 + k1 d1, ...). Every O must be >= 1.
+// Channels first, for unfold and pooling: input [N, C, S1..Sd] (d = dims.size()) -> a new tensor
+// [N, C, K1..Kd, O1..Od] whose element (n, c, k.., o..) is input (n, c, o1 s1 + k1 d1, ...). Every O
+// must be >= 1.
 Tensor extract_windows(const Tensor& input, const std::vector<WindowDim>& dims);
-
-// The adjoint of extract_windows: windows [N, C, K1..Kd, O1..Od] summed into a new zero tensor
-// [N, C, sizes...], each element added at the position extract_windows read it from. `sizes` must
-// hold every window.
+// Its adjoint: windows [N, C, K1..Kd, O1..Od] summed into zeros [N, C, sizes...], each element
+// added where extract_windows read it. `sizes` must hold every window.
 Tensor sum_windows(const Tensor& windows, const Dims& sizes, const std::vector<WindowDim>& dims);
+
+// Channels last, for the convolutions' GEMMs: input [N, S1..Sd, C] -> [N, O1..Od, K1..Kd, C], each
+// window's C values one contiguous run (so the gather copies runs, and each output position's
+// window is one GEMM row).
+Tensor extract_windows_channels_last(const Tensor& input, const std::vector<WindowDim>& dims);
+// Its adjoint: windows [N, O1..Od, K1..Kd, C] summed into zeros [N, sizes..., C].
+Tensor sum_windows_channels_last(const Tensor& windows, const Dims& sizes, const std::vector<WindowDim>& dims);
 
 }  // namespace ember::detail

@@ -1,7 +1,8 @@
-// conv1d/2d/3d: pad, gather the windows (conv_windows.h), one GEMM. With groups == 1 the GEMM is
-// `linear` over rows [N, O..., C * K...] with the bias as its epilogue (under autocast the bias is
-// added before the one rounding, as in PyTorch's kernels); with groups it is a matmul batched over
-// the groups, and the bias is added after.
+// conv1d/2d/3d: pad, gather the windows channels last (conv_windows.h), one GEMM. Each output
+// position's window is a row [K..., C] (contiguous runs of C, so the gather copies runs), and with
+// groups == 1 the GEMM is `linear` over all N * positions rows at once, the bias its epilogue (under
+// autocast added before the one rounding, as in PyTorch's kernels), and its weight gradient one GEMM
+// too. With groups it is a matmul batched over the groups, and the bias is added after.
 #include "runtime/functional_conv.h"
 
 #include <string>
@@ -93,22 +94,32 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
         op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), kernel, kernel, dilation);
 
   const int64_t batch = x.size(0), positions = detail::trailing_product(counts, 0);
-  const int64_t row = channels * detail::trailing_product(kernel, 0);
-  // windows [N, C, K..., O...] -> rows [N, O..., C, K...]: one GEMM row per output position.
-  Dims order = {0};
-  for (int d = 0; d < spatial; ++d) order.push_back(2 + spatial + d);
-  order.push_back(1);
-  for (int d = 0; d < spatial; ++d) order.push_back(2 + d);
-  const Tensor rows = reshape(permute(detail::extract_windows(x, windows_of), order), {batch, positions, row});
+  const int64_t taps = detail::trailing_product(kernel, 0), row = taps * channels;
+  // Channels last, the windows are GEMM rows: [N, O..., K..., C] -> [N, positions, K... C].
+  Dims to_channels_last = {0};
+  for (int d = 0; d < spatial; ++d) to_channels_last.push_back(2 + d);
+  to_channels_last.push_back(1);
+  const Tensor windows = detail::extract_windows_channels_last(permute(x, to_channels_last), windows_of);
+  // The weight [C_out, C_in / G, K...] in the rows' order, [C_out, K..., C_in / G] (small: one copy).
+  Dims weight_order = {0};
+  for (int d = 0; d < spatial; ++d) weight_order.push_back(2 + d);
+  weight_order.push_back(1);
+  const Tensor weight_rows = permute(weight, weight_order);
 
   Tensor result;  // [N, C_out, positions]
   if (groups == 1) {
-    result = permute(linear(rows, reshape(weight, {out_channels, row}), bias), {0, 2, 1});
+    const Tensor rows = reshape(windows, {batch, positions, row});
+    result = permute(linear(rows, reshape(weight_rows, {out_channels, row}), bias), {0, 2, 1});
   } else {
-    const int64_t group_row = row / groups, group_out = out_channels / groups;
-    const Tensor grouped_rows = permute(reshape(rows, {batch, positions, groups, group_row}), {0, 2, 1, 3});
-    const Tensor grouped_weight = transpose(reshape(weight, {groups, group_out, group_row}), 1, 2);
-    result = reshape(permute(matmul(grouped_rows, grouped_weight), {0, 1, 3, 2}), {batch, out_channels, positions});
+    // Per group g: rows [N * positions, K * C_in / G] times its weight [K * C_in / G, C_out / G].
+    const int64_t group_in = channels / groups, group_out = out_channels / groups;
+    const Tensor grouped_rows =
+        reshape(permute(reshape(windows, {batch * positions, taps, groups, group_in}), {2, 0, 1, 3}),
+                {groups, batch * positions, taps * group_in});
+    const Tensor grouped_weight =
+        permute(reshape(weight_rows, {groups, group_out, taps * group_in}), {0, 2, 1});  // [G, K C_in/G, C_out/G]
+    const Tensor products = reshape(matmul(grouped_rows, grouped_weight), {groups, batch, positions, group_out});
+    result = reshape(permute(products, {1, 0, 3, 2}), {batch, out_channels, positions});
     if (bias.defined()) result = add(result, reshape(bias, {out_channels, 1}));
   }
   Dims shape = {batch, out_channels};

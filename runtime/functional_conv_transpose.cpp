@@ -1,6 +1,7 @@
 // conv_transpose1d/2d/3d, the adjoint of a convolution: one GEMM turns each input position into a
-// window of the output ([C_in] -> [C_out, K...]), then sum_windows (conv_windows.h) adds the
-// overlapping windows into the full output and the padding is cut from both ends. Under autocast
+// window of the output ([C_in] -> [K..., C_out], channels last), then sum_windows_channels_last
+// (conv_windows.h) adds the overlapping windows into the full output and the padding is cut from
+// both ends. Under autocast
 // the window sums round in the lowered dtype (PyTorch's kernels accumulate them in float32).
 #include "runtime/conv_checks.h"
 #include "runtime/conv_windows.h"
@@ -58,14 +59,35 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
         output_padding);
 
   const int64_t batch = x.size(0), positions = detail::trailing_product(x.sizes(), 2);
-  const int64_t group_in = channels / groups, window = group_out * detail::trailing_product(kernel, 0);
-  // [G, window, C_in / G] @ [N, G, C_in / G, positions] -> [N, G, window, positions]
-  const Tensor grouped_weight = transpose(reshape(weight, {groups, group_in, window}), 1, 2);
-  const Tensor columns = matmul(grouped_weight, reshape(x, {batch, groups, group_in, positions}));
-  Dims windows_shape = {batch, out_channels};
-  for (const int64_t k : kernel) windows_shape.push_back(k);
+  const int64_t group_in = channels / groups, taps = detail::trailing_product(kernel, 0);
+  // Channels last, each input position's C_in values become its output window [K..., C_out]: one
+  // GEMM over all N * positions rows, per group.
+  Dims to_channels_last = {0};
+  for (int d = 0; d < spatial; ++d) to_channels_last.push_back(2 + d);
+  to_channels_last.push_back(1);
+  const Tensor rows = reshape(permute(x, to_channels_last), {batch * positions, groups, group_in});
+  // weight [C_in, C_out / G, K...] -> per group [C_in / G, K... C_out / G] (small: one copy).
+  Dims weight_order = {0};
+  for (int d = 0; d < spatial; ++d) weight_order.push_back(2 + d);
+  weight_order.push_back(1);
+  const Tensor grouped_weight = reshape(permute(weight, weight_order), {groups, group_in, taps * group_out});
+  Tensor columns;  // [N * positions, K..., C_out]
+  if (groups == 1) {
+    columns =
+        matmul(reshape(rows, {batch * positions, channels}), reshape(grouped_weight, {channels, taps * group_out}));
+  } else {
+    const Tensor products = matmul(permute(rows, {1, 0, 2}), grouped_weight);  // [G, N * positions, K C_out/G]
+    columns = permute(reshape(products, {groups, batch * positions, taps, group_out}), {1, 2, 0, 3});
+  }
+  Dims windows_shape = {batch};
   for (int d = 0; d < spatial; ++d) windows_shape.push_back(x.size(2 + d));
-  Tensor result = detail::sum_windows(reshape(columns, windows_shape), full, windows_of);
+  for (const int64_t k : kernel) windows_shape.push_back(k);
+  windows_shape.push_back(out_channels);
+  Tensor result = detail::sum_windows_channels_last(reshape(columns, windows_shape), full, windows_of);
+  // [N, full..., C_out] -> [N, C_out, full...]
+  Dims to_channels_first = {0, spatial + 1};
+  for (int d = 0; d < spatial; ++d) to_channels_first.push_back(1 + d);
+  result = permute(result, to_channels_first);
   for (int d = 0; d < spatial; ++d)
     if (padding[d] > 0) result = slice(result, 2 + d, padding[d], padding[d] + output[d]);
   if (bias.defined()) {

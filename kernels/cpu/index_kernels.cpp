@@ -2,6 +2,7 @@
 #include "kernels/cpu/index_kernels.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/cpu/copy_kernels.h"
@@ -67,8 +68,36 @@ template <typename T> T accumulated(T target, T value) {
   }
 }
 
+// select_slices with rows of one element (inner == 1) of `Word`'s size: a typed loop per o, where
+// a memcpy call per element costs several times the copy (the convolutions' window gathers of a
+// one-channel image, unfold, pooling).
+template <typename Word>
+void select_elements(const Tensor& out, const Tensor& source, const int64_t* indices, int64_t count, Split split) {
+  Word* to = static_cast<Word*>(out.raw_data_ptr());
+  const Word* from = static_cast<const Word*>(source.raw_data_ptr());
+  parallel_for(split.outer, split.outer * count >= kParallelGrain, [&](int64_t o) {
+    const Word* row = from + o * split.size;
+    Word* target = to + o * count;
+    for (int64_t k = 0; k < count; ++k) target[k] = row[indices[k]];
+  });
+}
+
 // out[o, k, :] = source[o, indices[k], :]: whole rows of `inner` elements, any dtype.
 void select_slices(const Tensor& out, const Tensor& source, const int64_t* indices, int64_t count, Split split) {
+  if (split.inner == 1) {
+    switch (source.element_size()) {
+      case 1:
+        return select_elements<uint8_t>(out, source, indices, count, split);
+      case 2:
+        return select_elements<uint16_t>(out, source, indices, count, split);
+      case 4:
+        return select_elements<uint32_t>(out, source, indices, count, split);
+      case 8:
+        return select_elements<uint64_t>(out, source, indices, count, split);
+      default:
+        break;
+    }
+  }
   char* to = static_cast<char*>(out.raw_data_ptr());
   const char* from = static_cast<const char*>(source.raw_data_ptr());
   const size_t row_bytes = static_cast<size_t>(split.inner) * source.element_size();

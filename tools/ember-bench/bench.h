@@ -44,7 +44,7 @@ struct StepTimes {
   double percentile(double fraction) const;
 };
 
-// Trains one of the reference models ("seed", "wide") and returns ember-bench's JSON line.
+// Trains one of the reference models (seed, wide, large, cnn) and returns ember-bench's JSON line.
 nlohmann::json run_model(const RunOptions& options);
 
 // Eager dispatch overhead: a tiny add (4 floats) in a loop, microseconds per op.

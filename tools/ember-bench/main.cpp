@@ -1,5 +1,5 @@
 // ember-bench: the benchmark tool. One JSON line per run with --json, a readable table otherwise.
-//   ember-bench --model seed|wide|large --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
+//   ember-bench --model seed|wide|large|cnn --mode eager|compiled|reduce_overhead|compiled_forward --device cpu --threads 1 --steps 200 --warmup 20 --json
 //   ember-bench --model seed --mode compiled --batch-sizes 32,16,8 --dynamic auto|true|false --json
 //   ember-bench --micro dispatch|gemm|small_gemm|pointwise|many_parameters --threads 1 --json
 //   ember-bench --micro cuda --device cuda --json
@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
   ember::bench::RunOptions options;
   std::string micro;
   CLI::App app{"ember-bench: reference MLP training benchmarks and micro-benchmarks"};
-  app.add_option("--model", options.model, "reference model: seed, wide or large")
-      ->check(CLI::IsMember({"seed", "wide", "large"}));
+  app.add_option("--model", options.model, "reference model: seed, wide, large (MLPs) or cnn (convolutions)")
+      ->check(CLI::IsMember({"seed", "wide", "large", "cnn"}));
   app.add_option("--mode", options.mode,
                  "eager, compiled (ember::compile; JSON adds compile_ms, planned_bytes), reduce_overhead "
                  "(compiled, replayed as CUDA graphs: CUDA only) or compiled_forward (only the forward and loss "

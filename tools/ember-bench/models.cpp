@@ -3,6 +3,8 @@
 //   wide: 784-1024-1024-1024-10 with ReLU, batch 256, Adam lr 1e-3, 20,000 samples
 //   large: 8 Linear layers of width 4096 with GELU, batch 4096, AdamW lr 1e-3, 32,768 samples,
 //          under bf16 autocast (a GPU model: one step is 3.3 TFLOP)
+//   cnn:   three 3x3 convolutions and a Linear on [1, 28, 28] images (cnn_model.h), batch 64,
+//          Adam lr 1e-3, 8,192 samples
 // Data is synthetic (x ~ N(0,1), labels uniform); batches are row slices of one tensor, as in
 // tools/reference/pytorch_mlp.py, so the figures compare the training step alone.
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "graph/segments.h"
 #include "kernels/cpu/gemm_library.h"
 #include "tools/ember-bench/bench.h"
+#include "tools/ember-bench/cnn_model.h"
 #include "tools/ember-bench/model_measure.h"
 
 namespace ember::bench {
@@ -27,18 +30,21 @@ struct ModelSpec {
   bool gelu = false;       // GELU between layers instead of ReLU
   bool adamw = false;      // AdamW instead of Adam
   bool autocast = false;   // forward under bf16 autocast
+  bool cnn = false;        // the convolutional model of cnn_model.h (widths: its input, its classes)
 };
 
 ModelSpec spec_for(const std::string& name) {
   if (name == "seed") return {{100, 256, 10}, 32, 10000};
   if (name == "wide") return {{784, 1024, 1024, 1024, 10}, 256, 20000};
   if (name == "large") return {std::vector<int64_t>(9, 4096), 4096, 4096 * 8, true, true, true};
+  if (name == "cnn") return {.widths = {kCnnImage.product(), kCnnClasses}, .batch = 64, .samples = 8192, .cnn = true};
   fail("unknown model '{}'", name);
 }
 
 // FLOPs of one training step: forward GEMMs 2*B*in*out per layer; backward computes the weight
 // gradient for every layer and the input gradient for all but the first (the data needs none).
 double step_flops(const ModelSpec& spec) {
+  if (spec.cnn) return cnn_step_flops(spec.batch);
   double flops = 0.0;
   for (size_t i = 0; i + 1 < spec.widths.size(); ++i) {
     const double gemm = 2.0 * static_cast<double>(spec.batch * spec.widths[i] * spec.widths[i + 1]);
@@ -55,6 +61,7 @@ Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, boo
 }
 
 nn::Sequential build_model(const ModelSpec& spec, Device device) {
+  if (spec.cnn) return build_cnn(device);
   nn::Sequential model;
   for (size_t i = 0; i + 1 < spec.widths.size(); ++i) {
     model->push_back(nn::Linear(spec.widths[i], spec.widths[i + 1], {.device = device}));
@@ -84,7 +91,9 @@ Training set_up(const RunOptions& options) {
   const ModelSpec& spec = training.spec;
   // Made on the run's device, never on the default one: --device cpu must work where EMBER_DEVICE
   // names a CUDA device this machine lacks, and gives the same data with or without a GPU.
-  training.x_all = randn({spec.samples, spec.widths.front()}, {.device = training.device});
+  Dims sample_shape = {spec.samples, spec.widths.front()};
+  if (spec.cnn) sample_shape = {spec.samples, kCnnImage[0], kCnnImage[1], kCnnImage[2]};
+  training.x_all = randn(sample_shape, {.device = training.device});
   training.y_all = randint(0, spec.widths.back(), {spec.samples}, {.device = training.device});
   training.model = build_model(spec, training.device);
   if (spec.adamw)

@@ -1,5 +1,6 @@
 // Pooling's gradients (finite differences; max pools' one chosen element on ties and NaN), its
-// errors and call sites, and the nn pooling layers (runtime/nn/modules/pooling.h).
+// errors and call sites, the nn pooling layers (runtime/nn/modules/pooling.h), and CUDA against
+// the CPU (skipped, never passed, without a GPU).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "pool_reference.h"
 #include "runtime/ember.h"
 #include "runtime/functional_pool.h"
@@ -15,13 +17,12 @@
 
 using namespace ember;
 using ember::testing::gradcheck;
+using ember::testing::leaf;
 using ember::testing::PoolGeometry;
 using ember::testing::random_tensor;
 using ember::testing::values_of;
 
 namespace {
-
-Tensor leaf(const Dims& sizes, uint32_t seed) { return random_tensor(sizes, seed).requires_grad_(); }
 
 // The gradient of sum(pooled * upstream) with respect to `input`, upstream fixed random values.
 std::vector<double> gradient_of(const Tensor& input, const std::function<Tensor(const Tensor&)>& pool,
@@ -223,4 +224,41 @@ TEST_CASE("nn pooling layers: forward equals the functional form, extra_repr as 
   nn::AvgPool2d later{nullptr};
   later = nn::AvgPool2d(2);
   CHECK(later->str() == "AvgPool2d(kernel_size=2, stride=2, padding=0)");
+}
+
+TEST_CASE("pools on CUDA equal the CPU: values, indices and gradients") {
+  if (!ember::testing::cuda_or_skip()) return;
+  using Pool = std::function<std::tuple<Tensor, Tensor>(const Tensor&)>;
+  const std::vector<std::pair<Dims, Pool>> pools = {
+      {{2, 3, 9, 8}, [](const Tensor& x) {
+         return max_pool2d_with_indices(x, 3, {.stride = 2, .padding = 1, .dilation = {2, 1}, .ceil_mode = true});
+       }},
+      {{2, 3, 11}, [](const Tensor& x) { return max_pool1d_with_indices(x, 4, {.stride = 3, .padding = 2}); }},
+      {{1, 2, 5, 6, 4}, [](const Tensor& x) { return max_pool3d_with_indices(x, 2, {.padding = 1}); }},
+      {{2, 3, 7, 5}, [](const Tensor& x) { return adaptive_max_pool2d_with_indices(x, {3, 4}); }},
+      {{2, 3, 9, 8}, [](const Tensor& x) {
+         return std::tuple{avg_pool2d(x, 3, {.stride = 2, .padding = 1, .ceil_mode = true,
+                                             .count_include_pad = false}), Tensor()};
+       }},
+      {{1, 2, 5, 6, 4}, [](const Tensor& x) {
+         return std::tuple{avg_pool3d(x, {2, 3, 2}, {.padding = 1, .divisor_override = 5}), Tensor()};
+       }},
+      {{2, 3, 10}, [](const Tensor& x) { return std::tuple{adaptive_avg_pool1d(x, 4), Tensor()}; }},
+  };
+  uint32_t seed = 60;
+  for (const auto& [sizes, pool] : pools) {
+    INFO(fmt::format("input {}", sizes));
+    const Tensor host = random_tensor(sizes, seed++, kFloat32).to(kCPU);
+    const Tensor on_cpu = host.detach().clone().requires_grad_();
+    const Tensor on_cuda = host.to(cuda_test::kCuda0).detach().requires_grad_();
+    const auto [cpu_values, cpu_indices] = pool(on_cpu);
+    const auto [cuda_values, cuda_indices] = pool(on_cuda);
+    CHECK(cuda_values.device() == cuda_test::kCuda0);
+    ember::testing::check_values_close(cuda_values.to(kCPU), values_of(cpu_values), 1e-6);
+    if (cpu_indices.defined()) CHECK(values_of(cuda_indices.to(kCPU)) == values_of(cpu_indices));
+    const Tensor upstream = random_tensor(cpu_values.sizes(), 7, kFloat32).to(kCPU);
+    mul(cpu_values, upstream).sum().backward();
+    mul(cuda_values, upstream.to(cuda_test::kCuda0)).sum().backward();
+    ember::testing::check_values_close(on_cuda.grad().to(kCPU), values_of(on_cpu.grad()), 1e-5);
+  }
 }

@@ -24,7 +24,9 @@ namespace ember {
 // would start past the input and its left padding (windows may run past the right padding then).
 struct MaxPoolOptions {
   SpatialDims stride = Dims{};  // empty (PyTorch's None): kernel_size
-  SpatialDims padding = 0;      // implicit -inf (an integer dtype's lowest value) at both ends, <= kernel / 2
+  // Implicit -inf (an integer dtype's lowest value) at both ends: at most half the kernel (half the
+  // dilated kernel in 2-D), as PyTorch checks.
+  SpatialDims padding = 0;
   SpatialDims dilation = 1;     // the step between a window's elements
   bool ceil_mode = false;
 };
@@ -51,7 +53,7 @@ std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, SpatialD
 
 struct AvgPoolOptions {
   SpatialDims stride = Dims{};  // empty (PyTorch's None): kernel_size
-  SpatialDims padding = 0;      // implicit zeros at both ends, <= kernel / 2
+  SpatialDims padding = 0;      // implicit zeros at both ends, at most half the kernel
   bool ceil_mode = false;
   // Whether the padding counts in the divisor. With ceil_mode a window running past the right
   // padding counts only up to the padding's end, as PyTorch's AvgPool kernels.

@@ -2,7 +2,11 @@
 // dim at a time, the input padded (pad()) and its windows gathered along that dim and reduced.
 #include "runtime/functional_pool.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/functional.h"

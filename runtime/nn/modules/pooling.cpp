@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <utility>
 
 #include "runtime/nn/python_repr.h"
 

@@ -1,6 +1,7 @@
-// The sliding windows behind convolution, unfold/fold and pooling (functional_conv.cpp,
-// functional_conv_transpose.cpp, functional_unfold.cpp, functional_pool.cpp), built from registry
-// ops so that autograd, CUDA, autocast and the compile stage's capture come with them.
+// The sliding windows behind convolution and unfold/fold (functional_conv.cpp,
+// functional_conv_transpose.cpp, functional_unfold.cpp), built from registry ops so that autograd,
+// CUDA, autocast and the compile stage's capture come with them. (Pooling reduces one dim at a
+// time instead: runtime/pool_windows.h.)
 //
 // Window o along a spatial dim covers positions o * stride + k * dilation for k < kernel. Every
 // window element of every window is one position of the flattened spatial dims, so one index_select
@@ -8,7 +9,7 @@
 // index_add sums windows back (fold, a convolution's input gradient, a transposed convolution).
 // The index is built on the device from arange (a capture records it like any other op). Each
 // gather's backward is that index_add and the reverse, so both are differentiable to any order.
-// Nothing here pads: callers pad first with pad() (zeros, -inf for max pooling, nn::Conv's modes).
+// Nothing here pads: callers pad first with pad() (zeros, or nn::Conv's padding modes).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ struct WindowDim {
 // + 1, or 0 when not even one fits.
 int64_t window_count(int64_t size, const WindowDim& dim);
 
-// Channels first, for unfold and pooling: input [N, C, S1..Sd] (d = dims.size()) -> a new tensor
+// Channels first, for unfold and fold: input [N, C, S1..Sd] (d = dims.size()) -> a new tensor
 // [N, C, K1..Kd, O1..Od] whose element (n, c, k.., o..) is input (n, c, o1 s1 + k1 d1, ...). Every O
 // must be >= 1.
 Tensor extract_windows(const Tensor& input, const std::vector<WindowDim>& dims);

@@ -140,7 +140,7 @@ TEST_CASE("max_pool2d: a window holding only padding gives -inf and index -1") {
   CHECK(indices_of(indices) == std::vector<int64_t>(3, -1));
 }
 
-TEST_CASE("max_pool: integer inputs pad with their lowest value; bf16 picks exactly") {
+TEST_CASE("max_pool: integer inputs pad with their lowest value, bf16 picks exactly") {
   const Tensor input = from_vector<int64_t>({-7, 3, 9, -2, 4, 4, 0, -9, 8, 1, -5, 6}, {1, 2, 6}, {.dtype = kInt64});
   const PoolGeometry geometry{.kernel = {3}, .stride = {2}, .padding = {1}, .dilation = {1}, .ceil_mode = true};
   const auto expected = ember::testing::reference_max_pool(input, 1, geometry);
@@ -197,7 +197,7 @@ TEST_CASE("avg_pool1d/2d/3d: PyTorch's divisors with padding, ceil_mode, count_i
     }
 }
 
-TEST_CASE("avg_pool: bf16 is summed in float32 and rounded once; float32 stays float32") {
+TEST_CASE("avg_pool: bf16 is summed in float32 and rounded once, float32 stays float32") {
   const Tensor input = random_tensor({2, 3, 7, 6}, 77, kBFloat16);
   const PoolGeometry geometry{.kernel = {3}, .stride = {2}, .padding = {1}, .ceil_mode = true};
   const Tensor result = avg_pool2d(input, 3, {.stride = 2, .padding = 1, .ceil_mode = true});

@@ -266,6 +266,16 @@ Tensor rms_norm(const Tensor& input, const Dims& normalized_shape, const Tensor&
 // 16-bit inputs are computed in float32 and rounded once.
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5, Where where = Where::current());
+// batch_norm (composite, runtime/functional_batch_norm.cpp; torch.nn.functional.batch_norm):
+// input [N, C, *] normalised per channel with the batch's mean and biased variance over every dim
+// but C (training, or when no running estimates are given) or with running_mean / running_var [C];
+// then weight and bias [C] (or undefined). Training with estimates updates them in place, without
+// recording gradients: running = momentum * batch + (1 - momentum) * running, the variance
+// unbiased (n / (n - 1)). A 16-bit input with float32 estimates or parameters is computed in
+// float32 and rounded once (PyTorch's mixed batch norm).
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false, double momentum = 0.1,
+                  double eps = 1e-5, Where where = Where::current());
 // dropout: attrs p, seed, offset. Outputs: y, mask (the function returns y). Identity when !train.
 Tensor dropout(const Tensor& input, double p, bool train, Where where = Where::current());
 

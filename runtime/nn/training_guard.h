@@ -1,4 +1,4 @@
-// The training flag a module's forward branches on (Dropout, BatchNorm1d), read so that a compiled
+// The training flag a module's forward branches on (Dropout, BatchNorm), read so that a compiled
 // step captured in one mode never replays in the other.
 #pragma once
 

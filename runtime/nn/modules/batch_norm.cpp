@@ -1,5 +1,8 @@
-// nn::BatchNorm1d: the checks, the normalisation and the update of the running estimates.
+// nn::BatchNorm1d/2d/3d: the checks, the normalisation and the update of the running estimates.
 #include "runtime/nn/modules/batch_norm.h"
+
+#include <algorithm>
+#include <string>
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -13,23 +16,35 @@ namespace {
 
 bool is_16_bit_float(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
 
-// A [C] tensor shaped to broadcast along dim 1 of an input of `input_dim` dims: [C] or [C, 1].
+// A [C] tensor shaped to broadcast along dim 1 of an input of `input_dim` dims: [C, 1, ...].
 Tensor per_channel(const Tensor& values, int64_t input_dim) {
-  return input_dim == 2 ? values : values.unsqueeze(1);
+  Dims shape = Dims::filled(static_cast<int>(input_dim) - 1, 1);
+  shape[0] = values.size(0);
+  return values.reshape(shape);
 }
 
-// How many values each channel's statistics are taken over: N, or N * L.
+// How many values each channel's statistics are taken over: the product of every dim but C.
 int64_t values_per_channel(const Tensor& input) {
-  return input.sizes()[0] * (input.dim() == 3 ? input.sizes()[2] : 1);
+  int64_t count = 1;
+  for (int d = 0; d < input.dim(); ++d)
+    if (d != 1) count *= input.sizes()[d];
+  return count;
+}
+
+// "2D or 3D", "4D": PyTorch's words for the ranks a layer takes.
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) text += fmt::format("{}{}D", i == 0 ? "" : " or ", ranks[i]);
+  return text;
 }
 
 }  // namespace
 
-BatchNorm1dImpl::BatchNorm1dImpl(BatchNorm1dOptions options, Where where)
-    : Module("BatchNorm1d"), options_(options) {
+BatchNormImpl::BatchNormImpl(const char* name, std::initializer_list<int> ranks, BatchNormOptions options, Where where)
+    : Module(name), options_(options), ranks_(ranks) {
   CallSiteScope site(where);
-  check(options.num_features >= 0, "BatchNorm1d: num_features must be non-negative, got {}", options.num_features);
-  check(is_floating(options.dtype), "BatchNorm1d: dtype must be a floating-point type, got {}", options.dtype);
+  check(options.num_features >= 0, "{}: num_features must be non-negative, got {}", name, options.num_features);
+  check(is_floating(options.dtype), "{}: dtype must be a floating-point type, got {}", name, options.dtype);
   const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
   const Dims channels{options.num_features};
   if (options.affine) {
@@ -45,7 +60,7 @@ BatchNorm1dImpl::BatchNorm1dImpl(BatchNorm1dOptions options, Where where)
   reset_parameters();
 }
 
-void BatchNorm1dImpl::reset_running_stats() {
+void BatchNormImpl::reset_running_stats() {
   if (!options_.track_running_stats) return;
   NoGradGuard no_grad;
   running_mean.zero_();
@@ -53,39 +68,39 @@ void BatchNorm1dImpl::reset_running_stats() {
   num_batches_tracked.zero_();
 }
 
-void BatchNorm1dImpl::reset_parameters() {
+void BatchNormImpl::reset_parameters() {
   reset_running_stats();
   if (!weight.defined()) return;
   init::ones_(weight);
   init::zeros_(bias);
 }
 
-void BatchNorm1dImpl::check_input(const Tensor& input, bool batch_statistics) const {
-  check(input.defined(), "BatchNorm1d: the input is an undefined tensor");
-  check(input.dim() == 2 || input.dim() == 3, "BatchNorm1d: expected 2D or 3D input (got {}D input of shape {})",
-        input.dim(), input.sizes());
+void BatchNormImpl::check_input(const Tensor& input, bool batch_statistics) const {
+  check(input.defined(), "{}: the input is an undefined tensor", name());
+  check(std::find(ranks_.begin(), ranks_.end(), input.dim()) != ranks_.end(),
+        "{}: expected {} input (got {}D input of shape {})", name(), ranks_text(ranks_), input.dim(), input.sizes());
   // PyTorch says "running_mean should contain 4 elements not 3"; this names the input's dim instead.
   check(input.sizes()[1] == options_.num_features,
-        "BatchNorm1d: expected input with {} channels (num_features) in dim 1, got {} (input shape {})",
+        "{}: expected input with {} channels (num_features) in dim 1, got {} (input shape {})", name(),
         options_.num_features, input.sizes()[1], input.sizes());
-  check(input.is_floating_point(), "BatchNorm1d: expected a floating-point input, got dtype {}", input.dtype());
+  check(input.is_floating_point(), "{}: expected a floating-point input, got dtype {}", name(), input.dtype());
   const Tensor& own = weight.defined() ? weight : running_mean;
   if (own.defined()) {
     // Checked here, before a training forward counts the batch: the update would throw midway.
     check(input.device() == own.device(),
-          "BatchNorm1d: input on {} but the module's parameters and buffers are on {} (move one with to())",
+          "{}: input on {} but the module's parameters and buffers are on {} (move one with to())", name(),
           input.device(), own.device());
     check(input.dtype() == own.dtype() || (is_16_bit_float(input.dtype()) && own.dtype() == kFloat32),
-          "BatchNorm1d: input of dtype {} does not match the module's dtype {} (only a float16 or bfloat16 input "
+          "{}: input of dtype {} does not match the module's dtype {} (only a float16 or bfloat16 input "
           "may meet float32 parameters; convert one with to())",
-          input.dtype(), own.dtype());
+          name(), input.dtype(), own.dtype());
   }
   // One value per channel has no variance to normalise by (PyTorch's _verify_batch_size).
   check(!batch_statistics || values_per_channel(input) != 1,
-        "BatchNorm1d: Expected more than 1 value per channel when training, got input size {}", input.sizes());
+        "{}: Expected more than 1 value per channel when training, got input size {}", name(), input.sizes());
 }
 
-Tensor BatchNorm1dImpl::forward(const Tensor& input, Where where) {
+Tensor BatchNormImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);
   // The flag chooses the statistics only when there are running ones; only then is it guarded.
   const bool training = options_.track_running_stats ? training_for_forward(*this) : is_training();
@@ -98,17 +113,19 @@ Tensor BatchNorm1dImpl::forward(const Tensor& input, Where where) {
   Tensor channel_mean = running_mean;
   Tensor channel_var = running_var;
   if (batch_statistics) {
-    const Dims over = dim == 2 ? Dims{0} : Dims{0, 2};
+    Dims over = {0};
+    for (int d = 2; d < dim; ++d) over.push_back(d);
     channel_mean = mean(x, over);
     channel_var = var(x, over, /*correction=*/0);
-    if (training && options_.track_running_stats) update_running_stats(channel_mean, channel_var, values_per_channel(x));
+    if (training && options_.track_running_stats)
+      update_running_stats(channel_mean, channel_var, values_per_channel(x));
   }
   Tensor y = (x - per_channel(channel_mean, dim)) * per_channel(rsqrt(channel_var + options_.eps), dim);
   if (weight.defined()) y = y * per_channel(weight, dim) + per_channel(bias, dim);
   return upcast ? y.to(input.dtype()) : y;
 }
 
-void BatchNorm1dImpl::update_running_stats(const Tensor& batch_mean, const Tensor& batch_var, int64_t count) {
+void BatchNormImpl::update_running_stats(const Tensor& batch_mean, const Tensor& batch_var, int64_t count) {
   NoGradGuard no_grad;
   num_batches_tracked.copy_(add(num_batches_tracked, 1.0));
   // An empty batch leaves the estimates as they are, as PyTorch's batch_norm returns before its
@@ -132,7 +149,7 @@ void BatchNorm1dImpl::update_running_stats(const Tensor& batch_mean, const Tenso
   blend(running_var, unbiased_var, factor);
 }
 
-std::string BatchNorm1dImpl::extra_repr() const {
+std::string BatchNormImpl::extra_repr() const {
   return fmt::format("{}, eps={}, momentum={}, affine={}, track_running_stats={}", options_.num_features,
                      python_float(options_.eps), options_.momentum ? python_float(*options_.momentum) : "None",
                      python_bool(options_.affine), python_bool(options_.track_running_stats));

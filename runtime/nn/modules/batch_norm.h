@@ -1,6 +1,7 @@
-// nn::BatchNorm1d: torch.nn.BatchNorm1d over inputs [N, C] or [N, C, L]. Each channel c is
-// normalised, y = (x - mean_c) / sqrt(var_c + eps) * weight_c + bias_c, with the batch's mean and
-// biased variance (over N, or N and L) while training, and the running estimates in eval mode.
+// nn::BatchNorm1d, BatchNorm2d and BatchNorm3d: torch.nn's, over inputs [N, C] or [N, C, L]
+// (1d), [N, C, H, W] (2d) and [N, C, D, H, W] (3d). Each channel c is normalised,
+// y = (x - mean_c) / sqrt(var_c + eps) * weight_c + bias_c, with the batch's mean and biased
+// variance (over every dim but C) while training, and the running estimates in eval mode.
 // Training also updates the estimates (under no-grad), as PyTorch does:
 //   running_mean = m * mean + (1 - m) * running_mean
 //   running_var  = m * unbiased_var + (1 - m) * running_var      (unbiased: var * n / (n - 1))
@@ -10,14 +11,16 @@
 #pragma once
 
 #include <concepts>
+#include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "runtime/nn/holder.h"
 
 namespace ember::nn {
 
 // libtorch's BatchNormOptions, with PyTorch's defaults.
-struct BatchNorm1dOptions {
+struct BatchNormOptions {
   int64_t num_features = 0;  // C
   double eps = 1e-5;
   std::optional<double> momentum = 0.1;  // nullopt: the cumulative moving average (PyTorch's None)
@@ -27,12 +30,13 @@ struct BatchNorm1dOptions {
   DType dtype = DType::Float32;
   std::optional<Device> device = std::nullopt;  // empty: the default device
 };
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
-class BatchNorm1dImpl : public Module {
+// The layer behind BatchNorm1d, 2d and 3d, which differ only in the input ranks they take.
+class BatchNormImpl : public Module {
  public:
-  explicit BatchNorm1dImpl(BatchNorm1dOptions options, Where where = Where::current());
-  explicit BatchNorm1dImpl(int64_t num_features, Where where = Where::current())
-      : BatchNorm1dImpl(BatchNorm1dOptions{.num_features = num_features}, where) {}
   // A float16 or bfloat16 input with float32 parameters is normalised in float32 and returned in
   // its own dtype (PyTorch's mixed batch norm); other dtypes must match the module's.
   Tensor forward(const Tensor& input, Where where = Where::current());
@@ -41,15 +45,17 @@ class BatchNorm1dImpl : public Module {
   // reset_running_stats(), and weight to 1, bias to 0.
   void reset_parameters();
 
-  const BatchNorm1dOptions& options() const { return options_; }
+  const BatchNormOptions& options() const { return options_; }
 
   Tensor weight;  // [C] parameters, undefined without affine
   Tensor bias;
-  Tensor running_mean;         // [C] buffers, undefined without track_running_stats
+  Tensor running_mean;  // [C] buffers, undefined without track_running_stats
   Tensor running_var;
   Tensor num_batches_tracked;  // 0-d int64 buffer: training forwards so far
 
  protected:
+  // `ranks`: the input ranks the layer takes (1d: 2 or 3; 2d: 4; 3d: 5).
+  BatchNormImpl(const char* name, std::initializer_list<int> ranks, BatchNormOptions options, Where where);
   std::string extra_repr() const override;
 
  private:
@@ -57,18 +63,45 @@ class BatchNorm1dImpl : public Module {
   // Blends the batch's statistics into the running ones, in place and under no-grad.
   void update_running_stats(const Tensor& batch_mean, const Tensor& batch_var, int64_t count);
 
-  BatchNorm1dOptions options_;
+  BatchNormOptions options_;
+  std::vector<int> ranks_;
 };
 
-class BatchNorm1d : public ModuleHolder<BatchNorm1dImpl> {
+class BatchNorm1dImpl : public BatchNormImpl {
  public:
-  using ModuleHolder::ModuleHolder;
+  explicit BatchNorm1dImpl(BatchNormOptions options, Where where = Where::current())
+      : BatchNormImpl("BatchNorm1d", {2, 3}, options, where) {}
+  explicit BatchNorm1dImpl(int64_t num_features, Where where = Where::current())
+      : BatchNorm1dImpl(BatchNormOptions{.num_features = num_features}, where) {}
+};
+class BatchNorm2dImpl : public BatchNormImpl {
+ public:
+  explicit BatchNorm2dImpl(BatchNormOptions options, Where where = Where::current())
+      : BatchNormImpl("BatchNorm2d", {4}, options, where) {}
+  explicit BatchNorm2dImpl(int64_t num_features, Where where = Where::current())
+      : BatchNorm2dImpl(BatchNormOptions{.num_features = num_features}, where) {}
+};
+class BatchNorm3dImpl : public BatchNormImpl {
+ public:
+  explicit BatchNorm3dImpl(BatchNormOptions options, Where where = Where::current())
+      : BatchNormImpl("BatchNorm3d", {5}, options, where) {}
+  explicit BatchNorm3dImpl(int64_t num_features, Where where = Where::current())
+      : BatchNorm3dImpl(BatchNormOptions{.num_features = num_features}, where) {}
+};
+
+template <typename Impl>
+class BatchNormHolder : public ModuleHolder<Impl> {
+ public:
+  using ModuleHolder<Impl>::ModuleHolder;
   // A template, so that BatchNorm1d(0) is 0 features rather than an ambiguous null holder.
   template <std::integral Count>
-  explicit BatchNorm1d(Count num_features, Where where = Where::current())
-      : ModuleHolder(std::make_shared<BatchNorm1dImpl>(static_cast<int64_t>(num_features), where)) {}
-  explicit BatchNorm1d(BatchNorm1dOptions options, Where where = Where::current())
-      : ModuleHolder(std::make_shared<BatchNorm1dImpl>(options, where)) {}
+  explicit BatchNormHolder(Count num_features, Where where = Where::current())
+      : ModuleHolder<Impl>(std::make_shared<Impl>(static_cast<int64_t>(num_features), where)) {}
+  explicit BatchNormHolder(BatchNormOptions options, Where where = Where::current())
+      : ModuleHolder<Impl>(std::make_shared<Impl>(options, where)) {}
 };
+using BatchNorm1d = BatchNormHolder<BatchNorm1dImpl>;
+using BatchNorm2d = BatchNormHolder<BatchNorm2dImpl>;
+using BatchNorm3d = BatchNormHolder<BatchNorm3dImpl>;
 
 }  // namespace ember::nn

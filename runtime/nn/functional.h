@@ -1,6 +1,7 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
-// These are the ops of runtime/functional.h and functional_losses_more.h, losses included;
+// These are the ops of runtime/functional.h, functional_losses_more.h, functional_conv.h and
+// functional_pool.h, losses, convolutions and pooling included;
 // dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
 // (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
 // (functional_embedding.cpp).
@@ -10,12 +11,37 @@
 
 #include "runtime/functional.h"
 #include "runtime/functional_attention.h"
+#include "runtime/functional_conv.h"
 #include "runtime/functional_losses_more.h"
+#include "runtime/functional_pool.h"
 
 namespace ember::nn::functional {
 
+using ember::adaptive_avg_pool1d;
+using ember::adaptive_avg_pool2d;
+using ember::adaptive_avg_pool3d;
+using ember::adaptive_max_pool1d;
+using ember::adaptive_max_pool1d_with_indices;
+using ember::adaptive_max_pool2d;
+using ember::adaptive_max_pool2d_with_indices;
+using ember::adaptive_max_pool3d;
+using ember::adaptive_max_pool3d_with_indices;
+using ember::avg_pool1d;
+using ember::avg_pool2d;
+using ember::avg_pool3d;
+using ember::AvgPoolOptions;
+using ember::batch_norm;
 using ember::binary_cross_entropy;
 using ember::binary_cross_entropy_with_logits;
+using ember::conv1d;
+using ember::conv2d;
+using ember::conv3d;
+using ember::conv_transpose1d;
+using ember::conv_transpose2d;
+using ember::conv_transpose3d;
+using ember::ConvOptions;
+using ember::ConvPadding;
+using ember::ConvTransposeOptions;
 using ember::cosine_embedding_loss;
 using ember::cosine_similarity;
 using ember::cross_entropy;
@@ -23,6 +49,7 @@ using ember::ctc_loss;
 using ember::CrossEntropyOptions;
 using ember::elu;
 using ember::embedding;
+using ember::fold;
 using ember::gaussian_nll_loss;
 using ember::gelu;
 using ember::group_norm;
@@ -35,6 +62,13 @@ using ember::leaky_relu;
 using ember::linear;
 using ember::log_softmax;
 using ember::margin_ranking_loss;
+using ember::max_pool1d;
+using ember::max_pool1d_with_indices;
+using ember::max_pool2d;
+using ember::max_pool2d_with_indices;
+using ember::max_pool3d;
+using ember::max_pool3d_with_indices;
+using ember::MaxPoolOptions;
 using ember::mse_loss;
 using ember::multi_margin_loss;
 using ember::multilabel_margin_loss;
@@ -55,9 +89,14 @@ using ember::smooth_l1_loss;
 using ember::soft_margin_loss;
 using ember::softmax;
 using ember::softplus;
+using ember::SpatialDims;
 using ember::tanh;
 using ember::triplet_margin_loss;
 using ember::triplet_margin_with_distance_loss;
+using ember::unfold;
+using ember::UnfoldOptions;
+using ember::unfold;
+using ember::UnfoldOptions;
 
 // torch.embedding_renorm_: under no-grad, every row of `weight` [V, D] that `indices` looks up
 // and whose norm_type-norm exceeds max_norm is scaled in place by max_norm / (norm + 1e-7), the

@@ -31,6 +31,21 @@ void check_conv_operands(const char* op, const Tensor& input, const Tensor& weig
   check(bias.dim() == 1, "{}: expected a 1-D bias, got bias of shape {}", op, bias.sizes());
 }
 
+void check_conv_groups(const char* op, const Tensor& weight, int64_t groups) {
+  check(groups > 0, "{}: groups must be positive, got {}", op, groups);
+  check(weight.size(0) >= groups,
+        "{}: given groups={}, expected the weight to have at least {} row{} at dimension 0, but got weight of shape {}",
+        op, groups, groups, groups == 1 ? "" : "s", weight.sizes());
+}
+
+void check_conv_not_degenerate(const char* op, const Tensor& batched, const Tensor& weight) {
+  for (int d = 2; d < weight.dim(); ++d)
+    check(weight.size(d) > 0, "{}: the kernel size must be greater than zero, got weight of shape {}", op,
+          weight.sizes());
+  check(batched.numel() > 0 || batched.size(0) == 0 || batched.size(1) == 0,
+        "{}: only zero batch or zero channel inputs are supported, but got input of shape {}", op, batched.sizes());
+}
+
 Tensor conv_batched_input(const char* op, const Tensor& input, int spatial, bool& unbatched) {
   check(input.dim() == spatial + 1 || input.dim() == spatial + 2,
         "{}: expected a {}-D (unbatched) or {}-D (batched) input, but got input of shape {}", op, spatial + 1,

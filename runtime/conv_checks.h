@@ -18,6 +18,15 @@ Tensor conv_autocast_lowered(const Tensor& tensor);
 // dims; bias is 1-D.
 void check_conv_operands(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, int spatial);
 
+// groups > 0 and, as PyTorch's check_shape_forward, at least `groups` rows in the weight's dim 0
+// (conv's output channels, conv_transpose's input channels): a weight with none is an error.
+void check_conv_groups(const char* op, const Tensor& weight, int64_t groups);
+
+// What PyTorch's convolution kernels refuse although the shapes agree: a kernel dim of size 0, and
+// an input `batched` [N, C, S...] with no elements unless N or C is the 0 (an empty batch gives an
+// empty result; a spatial dim of 0 is "only zero batch or zero channel inputs are supported").
+void check_conv_not_degenerate(const char* op, const Tensor& batched, const Tensor& weight);
+
 // input [N, C, S...] as it is, or unbatched [C, S...] with a batch dim of 1 added (`unbatched` set).
 Tensor conv_batched_input(const char* op, const Tensor& input, int spatial, bool& unbatched);
 

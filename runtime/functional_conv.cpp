@@ -50,11 +50,12 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
   const Tensor bias = detail::conv_autocast_lowered(bias_given);
   detail::check_conv_operands(op, input, weight, bias, spatial);
   bool unbatched = false;
-  Tensor x = detail::conv_batched_input(op, input, spatial, unbatched);
+  const Tensor batched = detail::conv_batched_input(op, input, spatial, unbatched);
+  Tensor x = batched;  // padded below
 
   const int64_t groups = options.groups;
   const int64_t channels = x.size(1), out_channels = weight.size(0);
-  check(groups > 0, "{}: groups must be positive, got {}", op, groups);
+  detail::check_conv_groups(op, weight, groups);
   check(weight.size(1) * groups == channels,
         "{}: given groups={}, weight of shape {}, expected input of shape {} to have {} channels, but got {} "
         "channels instead",
@@ -92,6 +93,7 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
         "{}: the padded input's spatial size {} is smaller than the dilated kernel {} (kernel {}, dilation {}): "
         "the kernel can't be greater than the actual input size",
         op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), kernel, kernel, dilation);
+  detail::check_conv_not_degenerate(op, batched, weight);  // after the size check, as PyTorch's
 
   const int64_t batch = x.size(0), positions = detail::trailing_product(counts, 0);
   const int64_t taps = detail::trailing_product(kernel, 0), row = taps * channels;

@@ -23,7 +23,7 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
 
   const int64_t groups = options.groups;
   const int64_t channels = x.size(1);
-  check(groups > 0, "{}: groups must be positive, got {}", op, groups);
+  detail::check_conv_groups(op, weight, groups);
   check(weight.size(0) == channels && channels % groups == 0,
         "{}: given transposed=1, groups={}, weight of shape {}, expected input of shape {} to have {} channels "
         "(divisible by groups), but got {} channels instead",
@@ -32,6 +32,8 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
   check(!bias.defined() || bias.size(0) == out_channels,
         "{}: expected a bias of {} elements (the output channels), got shape {}", op, out_channels,
         bias.defined() ? bias.sizes() : Dims{});
+
+  detail::check_conv_not_degenerate(op, x, weight);
 
   const Dims kernel(std::span<const int64_t>(weight.sizes().begin() + 2, spatial));
   const Dims stride = detail::conv_sizes(op, "stride", options.stride, spatial, true);

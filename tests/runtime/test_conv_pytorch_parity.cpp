@@ -1,0 +1,69 @@
+// The convolutions, unfold/fold and the Conv modules where a review against PyTorch's source found
+// them different. Each case says what PyTorch does and where that is written (aten/src/ATen/native/
+// Convolution.cpp's check_shape_forward and _select_conv_backend, im2col_shape_check.h,
+// torch/nn/modules/conv.py); expected values come from conv_reference.h's float64 loops.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "conv_reference.h"
+#include "error_of.h"
+#include "numeric_check.h"
+#include "runtime/nn/modules/conv.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+Tensor zeros64(const Dims& sizes) { return zeros(sizes, {.dtype = kFloat64}); }
+
+}  // namespace
+
+TEST_CASE("conv parity: an empty batch gives an empty result, but other empty inputs are errors, as PyTorch's") {
+  // _select_conv_backend: a zero batch (or zero channels) takes the Empty backend, anything else
+  // with no elements is "Only zero batch or zero channel inputs are supported".
+  const Tensor weight = random_tensor({4, 3, 3, 3}, 1), bias = random_tensor({4}, 2);
+  CHECK(conv2d(zeros64({0, 3, 5, 5}), weight, bias, {.padding = 1}).sizes() == Dims{0, 4, 5, 5});
+  CHECK(conv_transpose2d(zeros64({0, 4, 3, 3}), random_tensor({4, 2, 3, 3}, 3), {}, {.stride = 2}).sizes() ==
+        Dims{0, 2, 7, 7});
+  // A spatial dim of 0 that the padding would otherwise fill: no result of pure padding.
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { conv1d(zeros64({1, 2, 0}), random_tensor({3, 2, 1}, 4), {}, {.padding = 1}); });
+  CHECK(message.find("conv1d: only zero batch or zero channel inputs are supported, but got input of shape [1, 2, 0]") !=
+        std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK_THROWS_WITH_AS(conv2d(zeros64({2, 3, 4, 0}), weight, bias, {.padding = 2}),
+                       doctest::Contains("only zero batch or zero channel inputs are supported"), Error);
+  CHECK_THROWS_WITH_AS(conv_transpose1d(zeros64({1, 2, 0}), random_tensor({2, 2, 3}, 5)),
+                       doctest::Contains("conv_transpose1d: only zero batch or zero channel inputs are supported"),
+                       Error);
+}
+
+TEST_CASE("conv parity: a weight with fewer rows than groups (none at all) is an error, as PyTorch's") {
+  // check_shape_forward: "Given groups=g, expected weight to be at least g at dimension 0". For
+  // conv that dim is the output channels, for conv_transpose the input channels.
+  const Tensor input = random_tensor({1, 3, 5, 5}, 6);
+  CHECK_THROWS_WITH_AS(conv2d(input, zeros64({0, 3, 3, 3})),
+                       doctest::Contains("conv2d: given groups=1, expected the weight to have at least 1 row at "
+                                         "dimension 0, but got weight of shape [0, 3, 3, 3]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(conv_transpose1d(zeros64({1, 0, 3}), zeros64({0, 2, 1})),
+                       doctest::Contains("conv_transpose1d: given groups=1, expected the weight to have at least 1 "
+                                         "row at dimension 0"),
+                       Error);
+  CHECK_THROWS_WITH_AS(conv_transpose1d(zeros64({1, 0, 3}), zeros64({0, 2, 1}), {}, {.groups = 2}),
+                       doctest::Contains("at least 2 rows at dimension 0"), Error);
+}
+
+TEST_CASE("conv parity: a kernel with a size of 0 is an error, as in PyTorch's kernels") {
+  // slow_conv2d / slow_conv3d / slow_conv_transpose shape checks: "kernel size should be greater
+  // than zero". Without it the "window" of no elements fits one more time than the input's size.
+  CHECK_THROWS_WITH_AS(conv1d(zeros64({1, 2, 3}), zeros64({2, 2, 0})),
+                       doctest::Contains("conv1d: the kernel size must be greater than zero, got weight of shape "
+                                         "[2, 2, 0]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(zeros64({1, 2, 3, 3}), zeros64({2, 2, 2, 0})),
+                       doctest::Contains("conv_transpose2d: the kernel size must be greater than zero"), Error);
+}

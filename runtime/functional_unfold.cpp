@@ -37,7 +37,10 @@ Tensor unfold(const Tensor& input, SpatialDims kernel_size, UnfoldOptions option
   const WindowGeometry g = geometry("unfold", kernel_size, options);
   const bool unbatched = input.dim() == 3;
   Tensor x = unbatched ? unsqueeze(input, 0) : input;
-  check(x.size(1) > 0 || x.size(0) == 0, "unfold: expected an input with non-zero channels, got shape {}",
+  // As PyTorch's im2col_shape_check: before padding, every dim but the batch holds something.
+  check(x.size(1) > 0 && x.size(2) > 0 && x.size(3) > 0,
+        "unfold: expected a 3-D or 4-D (batched) input with non-zero channel and spatial dims (only the batch may be "
+        "0), but got input of shape {}",
         input.sizes());
   if (g.padding[0] > 0 || g.padding[1] > 0) x = pad(x, {g.padding[1], g.padding[1], g.padding[0], g.padding[0]});
   const std::vector<detail::WindowDim> dims = g.dims();

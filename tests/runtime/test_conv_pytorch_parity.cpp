@@ -67,3 +67,18 @@ TEST_CASE("conv parity: a kernel with a size of 0 is an error, as in PyTorch's k
   CHECK_THROWS_WITH_AS(conv_transpose2d(zeros64({1, 2, 3, 3}), zeros64({2, 2, 2, 0})),
                        doctest::Contains("conv_transpose2d: the kernel size must be greater than zero"), Error);
 }
+
+TEST_CASE("unfold parity: only the batch dim may be 0, also where the padding would fill a 0-size dim") {
+  // im2col_shape_check: "Expected 3D or 4D (batch mode) tensor input with possible 0 batch size and
+  // non-zero dimensions for input"; the padding is not counted.
+  CHECK(unfold(zeros64({0, 3, 5, 5}), 3).sizes() == Dims{0, 27, 9});
+  CHECK(fold(zeros64({0, 12, 9}), 4, 2).sizes() == Dims{0, 3, 4, 4});
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { unfold(zeros64({1, 1, 0, 3}), 1, {.padding = 1}); });
+  CHECK(message.find("unfold: expected a 3-D or 4-D (batched) input with non-zero channel and spatial dims (only the "
+                     "batch may be 0), but got input of shape [1, 1, 0, 3]") != std::string::npos);
+  CHECK(names_line(message, line));
+  CHECK_THROWS_WITH_AS(unfold(zeros64({0, 0, 3, 3}), 1), doctest::Contains("non-zero channel and spatial dims"), Error);
+  CHECK_THROWS_WITH_AS(unfold(zeros64({2, 0, 3}), 1, {.padding = 1}),
+                       doctest::Contains("non-zero channel and spatial dims"), Error);
+}

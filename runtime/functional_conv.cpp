@@ -14,12 +14,16 @@
 namespace ember {
 
 ConvPadding ConvPadding::parse(std::string_view preset) {
-  check(preset == "valid" || preset == "same", "conv: padding must be an amount, \"valid\" or \"same\", got \"{}\"",
-        std::string(preset));
   ConvPadding padding(0);
   padding.same_ = preset == "same";
   padding.valid_ = preset == "valid";
+  if (!padding.same_ && !padding.valid_) padding.unknown_preset_ = preset;
   return padding;
+}
+
+void ConvPadding::check_preset(const char* op) const {
+  check(unknown_preset_.empty(), "{}: padding must be an amount, \"valid\" or \"same\", got \"{}\"", op,
+        unknown_preset_);
 }
 
 namespace {
@@ -29,6 +33,7 @@ namespace {
 void conv_padding(const char* op, const ConvPadding& padding, const Dims& kernel, const Dims& dilation,
                   const Dims& stride, Dims& before, Dims& after) {
   const int spatial = kernel.size();
+  padding.check_preset(op);
   if (!padding.same()) {
     before = after = detail::conv_sizes(op, "padding", padding.amounts(), spatial, false);
     return;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "runtime/spatial_dims.h"
@@ -25,20 +26,25 @@ class ConvPadding {
   ConvPadding(int64_t amount = 0) : amounts_(amount) {}                       // NOLINT
   ConvPadding(std::initializer_list<int64_t> amounts) : amounts_(amounts) {}  // NOLINT
   ConvPadding(const Dims& amounts) : amounts_(amounts) {}                     // NOLINT
-  // "valid" or "same"; anything else is an error. A string literal only, so that 0 is an amount.
+  // "valid" or "same". A string literal only, so that 0 is an amount. Any other string is kept and
+  // refused by the convolution (or module) that receives it, whose error can name the op and the
+  // user's line (no call site is known while the options are being built).
   template <size_t N>
   ConvPadding(const char (&preset)[N]) : ConvPadding(parse(std::string_view(preset, N - 1))) {}  // NOLINT
 
   bool same() const { return same_; }
   bool valid() const { return valid_; }
   const SpatialDims& amounts() const { return amounts_; }  // 0 for "valid" and for "same"
+  // An error naming `op` when the padding was a string other than "valid" and "same".
+  void check_preset(const char* op) const;
 
  private:
   static ConvPadding parse(std::string_view preset);
 
   SpatialDims amounts_;
   bool same_ = false;
-  bool valid_ = false;  // said "valid" (no padding, as 0 is; module reprs print the word)
+  bool valid_ = false;          // said "valid" (no padding, as 0 is; module reprs print the word)
+  std::string unknown_preset_;  // a string that is neither, for check_preset
 };
 
 struct ConvOptions {

@@ -82,3 +82,17 @@ TEST_CASE("unfold parity: only the batch dim may be 0, also where the padding wo
   CHECK_THROWS_WITH_AS(unfold(zeros64({2, 0, 3}), 1, {.padding = 1}),
                        doctest::Contains("non-zero channel and spatial dims"), Error);
 }
+
+TEST_CASE("conv parity: an unknown padding string is an error naming the op and the user's line") {
+  // PyTorch raises it from F.conv2d / nn.Conv2d (a traceback at the call); ember's message named a
+  // generic "conv" and no line, as the string was parsed before any call site was known.
+  const Tensor input = random_tensor({1, 4, 6, 6}, 7), weight = random_tensor({2, 4, 3, 3}, 8);
+  int line = __LINE__ + 1;
+  std::string message = error_of([&] { conv2d(input, weight, {}, {.padding = "full"}); });
+  CHECK(message.find("conv2d: padding must be an amount, \"valid\" or \"same\", got \"full\"") != std::string::npos);
+  CHECK(names_line(message, line));
+  line = __LINE__ + 1;
+  message = error_of([&] { nn::Conv1d(4, 2, 3, {.padding = "Same"}); });
+  CHECK(message.find("Conv1d: padding must be an amount, \"valid\" or \"same\", got \"Same\"") != std::string::npos);
+  CHECK(names_line(message, line));
+}

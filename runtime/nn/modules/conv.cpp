@@ -76,6 +76,7 @@ ConvImpl::ConvImpl(const char* name, int spatial, int64_t in_channels, int64_t o
       padding_mode_(options.padding_mode) {
   CallSiteScope site(where);
   check_conv_layer(name, in_channels, out_channels, options.groups);
+  padding_.check_preset(name);
   kernel_size_ = kernel_size.expand(spatial, name, "kernel_size");
   stride_ = options.stride.expand(spatial, name, "stride");
   dilation_ = options.dilation.expand(spatial, name, "dilation");

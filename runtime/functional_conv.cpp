@@ -87,17 +87,18 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
   if (padded) x = pad(x, pads);
 
   std::vector<detail::WindowDim> windows_of(spatial);
-  Dims counts;
+  Dims counts, spans;  // spans: the dilated kernel, dilation (kernel - 1) + 1, which must fit
   bool fits = true;
   for (int d = 0; d < spatial; ++d) {
     windows_of[d] = {.kernel = kernel[d], .stride = stride[d], .dilation = dilation[d]};
     counts.push_back(detail::window_count(x.size(2 + d), windows_of[d]));
+    spans.push_back(dilation[d] * (kernel[d] - 1) + 1);
     fits = fits && counts[d] > 0;
   }
   check(fits,
         "{}: the padded input's spatial size {} is smaller than the dilated kernel {} (kernel {}, dilation {}): "
         "the kernel can't be greater than the actual input size",
-        op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), kernel, kernel, dilation);
+        op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), spans, kernel, dilation);
   detail::check_conv_not_degenerate(op, batched, weight);  // after the size check, as PyTorch's
 
   const int64_t batch = x.size(0), positions = detail::trailing_product(counts, 0);

@@ -96,3 +96,16 @@ TEST_CASE("conv parity: an unknown padding string is an error naming the op and 
   CHECK(message.find("Conv1d: padding must be an amount, \"valid\" or \"same\", got \"Same\"") != std::string::npos);
   CHECK(names_line(message, line));
 }
+
+TEST_CASE("conv parity: a kernel larger than the padded input names the dilated kernel's size") {
+  // check_shape_forward prints "Kernel size: (5)" for a 3-tap kernel with dilation 2, the span
+  // dilation (k - 1) + 1 that must fit; ember printed the undilated 3 as "the dilated kernel".
+  CHECK_THROWS_WITH_AS(conv1d(random_tensor({1, 1, 4}, 9), random_tensor({1, 1, 3}, 10), {}, {.dilation = 2}),
+                       doctest::Contains("conv1d: the padded input's spatial size [4] is smaller than the dilated "
+                                         "kernel [5] (kernel [3], dilation [2])"),
+                       Error);
+  CHECK_THROWS_WITH_AS(
+      conv2d(random_tensor({1, 1, 6, 2}, 11), random_tensor({1, 1, 2, 3}, 12), {}, {.padding = {0, 1}, .dilation = {3, 2}}),
+      doctest::Contains("spatial size [6, 4] is smaller than the dilated kernel [4, 5] (kernel [2, 3], dilation [3, 2])"),
+      Error);
+}

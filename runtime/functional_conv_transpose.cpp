@@ -24,9 +24,14 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
   const int64_t groups = options.groups;
   const int64_t channels = x.size(1);
   detail::check_conv_groups(op, weight, groups);
-  check(weight.size(0) == channels && channels % groups == 0,
-        "{}: given transposed=1, groups={}, weight of shape {}, expected input of shape {} to have {} channels "
-        "(divisible by groups), but got {} channels instead",
+  // PyTorch's order (check_shape_forward): the weight's divisibility first, then the input's channels.
+  check(weight.size(0) % groups == 0,
+        "{}: given groups={}, expected the weight's dimension 0 (the {} input channels) to be divisible by groups, "
+        "but got weight of shape {}",
+        op, groups, weight.size(0), weight.sizes());
+  check(weight.size(0) == channels,
+        "{}: given transposed=1, groups={}, weight of shape {}, expected input of shape {} to have {} channels, but "
+        "got {} channels instead",
         op, groups, weight.sizes(), input.sizes(), weight.size(0), channels);
   const int64_t group_out = weight.size(1), out_channels = group_out * groups;
   check(!bias.defined() || bias.size(0) == out_channels,

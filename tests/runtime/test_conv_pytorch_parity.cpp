@@ -109,3 +109,18 @@ TEST_CASE("conv parity: a kernel larger than the padded input names the dilated 
       doctest::Contains("spatial size [6, 4] is smaller than the dilated kernel [4, 5] (kernel [2, 3], dilation [3, 2])"),
       Error);
 }
+
+TEST_CASE("conv_transpose parity: input channels not divisible by groups are named as such") {
+  // check_shape_forward: "Given groups=3, expected weight to be divisible by 3 at dimension 0".
+  // ember said "expected input ... to have 4 channels (divisible by groups), but got 4 channels".
+  const Tensor input = random_tensor({1, 4, 5, 5}, 13), weight = random_tensor({4, 2, 3, 3}, 14);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(input, weight, {}, {.groups = 3}),
+                       doctest::Contains("conv_transpose2d: given groups=3, expected the weight's dimension 0 (the 4 "
+                                         "input channels) to be divisible by groups, but got weight of shape "
+                                         "[4, 2, 3, 3]"),
+                       Error);
+  // A channel count that differs from the weight's still says so.
+  CHECK_THROWS_WITH_AS(conv_transpose2d(random_tensor({1, 3, 5, 5}, 15), weight),
+                       doctest::Contains("expected input of shape [1, 3, 5, 5] to have 4 channels, but got 3 channels"),
+                       Error);
+}

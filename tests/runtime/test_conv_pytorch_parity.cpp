@@ -4,12 +4,15 @@
 // torch/nn/modules/conv.py); expected values come from conv_reference.h's float64 loops.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "conv_reference.h"
 #include "error_of.h"
 #include "numeric_check.h"
+#include "runtime/autograd/grad.h"
 #include "runtime/nn/modules/conv.h"
 
 using namespace ember;
@@ -18,6 +21,31 @@ using namespace ember::testing;
 namespace {
 
 Tensor zeros64(const Dims& sizes) { return zeros(sizes, {.dtype = kFloat64}); }
+
+// d/d(wrt) sum(f(...)^2 * projection): a gradient that depends on every input, so gradcheck of it
+// checks the second derivatives (gradcheck's differences run without gradients, hence the leaf).
+Tensor squared_gradient(const Tensor& out, const Tensor& wrt, uint32_t seed) {
+  const Tensor projection = random_tensor(out.sizes(), seed);
+  return autograd::grad({mul(mul(out, out), projection).sum()}, {wrt}, {}, true, true)[0];
+}
+
+Tensor leaf(const Tensor& tensor) { return tensor.requires_grad() ? tensor : tensor.detach().requires_grad_(); }
+
+// Where a pad of `before` elements puts padded position p of a dim of `size`, for PyTorch's modes
+// as F.pad documents them: reflect mirrors without repeating the edge, replicate repeats the edge,
+// circular wraps.
+int64_t padded_source(int64_t p, int64_t size, nn::ConvPaddingMode mode) {
+  switch (mode) {
+    case nn::ConvPaddingMode::Reflect: {
+      const int64_t q = p < 0 ? -p : p;
+      return q >= size ? 2 * (size - 1) - q : q;
+    }
+    case nn::ConvPaddingMode::Replicate:
+      return std::min<int64_t>(std::max<int64_t>(p, 0), size - 1);
+    default:
+      return ((p % size) + size) % size;
+  }
+}
 
 }  // namespace
 
@@ -29,10 +57,12 @@ TEST_CASE("conv parity: an empty batch gives an empty result, but other empty in
   CHECK(conv_transpose2d(zeros64({0, 4, 3, 3}), random_tensor({4, 2, 3, 3}, 3), {}, {.stride = 2}).sizes() ==
         Dims{0, 2, 7, 7});
   // A spatial dim of 0 that the padding would otherwise fill: no result of pure padding.
+  const Tensor weight1d = random_tensor({3, 2, 1}, 4);
   const int line = __LINE__ + 1;
-  const std::string message = error_of([&] { conv1d(zeros64({1, 2, 0}), random_tensor({3, 2, 1}, 4), {}, {.padding = 1}); });
-  CHECK(message.find("conv1d: only zero batch or zero channel inputs are supported, but got input of shape [1, 2, 0]") !=
-        std::string::npos);
+  const std::string message = error_of([&] { conv1d(zeros64({1, 2, 0}), weight1d, {}, {.padding = 1}); });
+  CHECK(
+      message.find("conv1d: only zero batch or zero channel inputs are supported, but got input of shape [1, 2, 0]") !=
+      std::string::npos);
   CHECK(names_line(message, line));
   CHECK_THROWS_WITH_AS(conv2d(zeros64({2, 3, 4, 0}), weight, bias, {.padding = 2}),
                        doctest::Contains("only zero batch or zero channel inputs are supported"), Error);
@@ -105,8 +135,10 @@ TEST_CASE("conv parity: a kernel larger than the padded input names the dilated 
                                          "kernel [5] (kernel [3], dilation [2])"),
                        Error);
   CHECK_THROWS_WITH_AS(
-      conv2d(random_tensor({1, 1, 6, 2}, 11), random_tensor({1, 1, 2, 3}, 12), {}, {.padding = {0, 1}, .dilation = {3, 2}}),
-      doctest::Contains("spatial size [6, 4] is smaller than the dilated kernel [4, 5] (kernel [2, 3], dilation [3, 2])"),
+      conv2d(random_tensor({1, 1, 6, 2}, 11), random_tensor({1, 1, 2, 3}, 12), {},
+             {.padding = {0, 1}, .dilation = {3, 2}}),
+      doctest::Contains(
+          "spatial size [6, 4] is smaller than the dilated kernel [4, 5] (kernel [2, 3], dilation [3, 2])"),
       Error);
 }
 
@@ -123,4 +155,68 @@ TEST_CASE("conv_transpose parity: input channels not divisible by groups are nam
   CHECK_THROWS_WITH_AS(conv_transpose2d(random_tensor({1, 3, 5, 5}, 15), weight),
                        doctest::Contains("expected input of shape [1, 3, 5, 5] to have 4 channels, but got 3 channels"),
                        Error);
+}
+
+TEST_CASE(
+    "conv parity (checked, no difference found): second derivatives w.r.t. the weight, of conv_transpose and fold") {
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enabled(true);
+        const Tensor w = leaf(in[1]);
+        return squared_gradient(conv2d(in[0], w, {}, {.stride = {1, 2}, .padding = 1, .dilation = {2, 1}}), w, 20);
+      },
+      {random_tensor({1, 2, 6, 6}, 21), random_tensor({2, 2, 2, 2}, 22)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enabled(true);
+        const Tensor x = leaf(in[0]), w = leaf(in[1]);
+        const Tensor out = conv_transpose2d(x, w, {}, {.stride = 2, .padding = 1, .output_padding = 1, .groups = 2});
+        return add(squared_gradient(out, w, 23).sum(), squared_gradient(out, x, 24).sum());
+      },
+      {random_tensor({1, 4, 3, 3}, 25), random_tensor({4, 1, 3, 3}, 26)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AutoGradMode enabled(true);
+        const Tensor x = leaf(in[0]);
+        return squared_gradient(fold(x, {4, 5}, 2, {.dilation = {1, 2}, .padding = {1, 0}}), x, 27);
+      },
+      {random_tensor({1, 8, 15}, 28)});
+}
+
+TEST_CASE(
+    "Conv parity (checked, no difference found): Conv3d's padding modes, 'same' with even kernels, equal F.pad's "
+    "rules") {
+  // _conv_forward pads by _reversed_padding_repeated_twice (for 'same': dilation (k - 1), the odd
+  // element after) in the mode, then convolves without padding; the padded input is built here
+  // position by position from F.pad's documented rules and convolved by conv_reference.
+  const Tensor x = random_tensor({2, 2, 4, 5, 6}, 29);
+  for (const nn::ConvPaddingMode mode :
+       {nn::ConvPaddingMode::Reflect, nn::ConvPaddingMode::Replicate, nn::ConvPaddingMode::Circular}) {
+    for (const bool same : {false, true}) {
+      INFO("mode ", static_cast<int>(mode), " same ", same);
+      nn::Conv3d conv(2, 3, {2, 3, 4},
+                      {.padding = same ? ConvPadding("same") : ConvPadding({1, 2, 1}),
+                       .dilation = {1, 1, 2},
+                       .padding_mode = mode,
+                       .dtype = kFloat64});
+      const Dims before = same ? Dims{0, 1, 3} : Dims{1, 2, 1}, after = same ? Dims{1, 1, 3} : Dims{1, 2, 1};
+      std::vector<int64_t> padded = {2, 2};
+      for (int d = 0; d < 3; ++d) padded.push_back(x.size(2 + d) + before[d] + after[d]);
+      const std::vector<double> values = values_of(x);
+      std::vector<double> padded_values;
+      for_each_index(padded, [&](const std::vector<int64_t>& at) {
+        std::vector<int64_t> source = {at[0], at[1]};
+        for (int d = 0; d < 3; ++d) source.push_back(padded_source(at[2 + d] - before[d], x.size(2 + d), mode));
+        padded_values.push_back(values[flat_index(source, {2, 2, 4, 5, 6})]);
+      });
+      std::vector<int64_t> shape;
+      const std::vector<double> expected =
+          conv_reference(from_vector<double>(padded_values, Dims(padded), {.dtype = kFloat64}), conv->weight,
+                         conv->bias, {{1, 1, 1}, {0, 0, 0}, {1, 1, 2}}, shape);
+      const Tensor result = conv(x);
+      CHECK(result.sizes() == Dims(shape));
+      check_close(result, expected, 1e-12);
+      check_close(conv(x.select(0, 1)), values_of(result.select(0, 1)), 1e-12);  // unbatched
+    }
+  }
 }

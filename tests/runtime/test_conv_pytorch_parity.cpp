@@ -220,3 +220,17 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("ConvTranspose parity: an output_size out of range is reported by its spatial sizes") {
+  // _ConvTransposeNd._output_padding drops the batch and channel entries before it compares and
+  // reports, so the sizes it names line up with the valid ranges; ember printed the list as given.
+  nn::ConvTranspose2d up(4, 2, 3, {.stride = 2, .padding = 1, .dtype = kFloat64});
+  const Tensor input = random_tensor({1, 4, 5, 6}, 30);
+  CHECK_THROWS_WITH_AS(up->forward(input, Dims{1, 2, 11, 11}),
+                       doctest::Contains("requested an output size of [11, 11], but valid sizes range from [9, 11] to "
+                                         "[10, 12] (for an input of [5, 6])"),
+                       Error);
+  CHECK_THROWS_WITH_AS(up->forward(input.select(0, 0), Dims{2, 8, 11}),
+                       doctest::Contains("requested an output size of [8, 11], but valid sizes range from [9, 11]"),
+                       Error);
+}

@@ -72,18 +72,19 @@ Tensor ConvTransposeImpl::forward(const Tensor& input, const Dims& output_size, 
   check(output_size.size() == spatial_ || output_size.size() == spatial_ + leading,
         "{}: for {}-D input, output_size must have {} or {} elements (got {})", name(), input.dim(), spatial_,
         spatial_ + leading, output_size);
-  const int skip = output_size.size() - spatial_;
+  // The spatial sizes alone (the batch and channel entries are not checked, as PyTorch's).
+  const Dims requested(std::span<const int64_t>(output_size.begin() + (output_size.size() - spatial_), spatial_));
   Dims low, high, output_padding;
   bool inside = true;
   for (int d = 0; d < spatial_; ++d) {
     low.push_back((input.size(leading + d) - 1) * stride_[d] - 2 * padding_[d] + dilation_[d] * (kernel_size_[d] - 1) +
                   1);
     high.push_back(low[d] + stride_[d] - 1);
-    inside = inside && output_size[skip + d] >= low[d] && output_size[skip + d] <= high[d];
-    output_padding.push_back(output_size[skip + d] - low[d]);
+    inside = inside && requested[d] >= low[d] && requested[d] <= high[d];
+    output_padding.push_back(requested[d] - low[d]);
   }
   check(inside, "{}: requested an output size of {}, but valid sizes range from {} to {} (for an input of {})", name(),
-        output_size, low, high, Dims(std::span<const int64_t>(input.sizes().begin() + leading, spatial_)));
+        requested, low, high, Dims(std::span<const int64_t>(input.sizes().begin() + leading, spatial_)));
   return transposed(spatial_, input, weight, bias,
                     {.stride = stride_,
                      .padding = padding_,

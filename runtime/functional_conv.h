@@ -58,6 +58,9 @@ struct ConvOptions {
 // [C_out] or undefined. Result [N, C_out, O...] (unbatched without N), O = floor((S + 2 padding -
 // dilation (K - 1) - 1) / stride) + 1. input, weight and bias share a floating dtype (under
 // autocast they are lowered to its dtype first, as PyTorch's conv is on its lower-precision list).
+// An empty batch gives an empty result and no input channels the bias alone (an empty sum); an
+// input with a spatial dim of 0, a kernel dim of 0 or fewer weight rows than groups is an error,
+// as in PyTorch.
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, ConvOptions options = {},
               Where where = Where::current());
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, ConvOptions options = {},
@@ -75,7 +78,8 @@ struct ConvTransposeOptions {
 
 // The adjoint of conv (its input gradient): input [N, C_in, S...] or unbatched; weight [C_in,
 // C_out / groups, K...]; bias [C_out]. Result [N, C_out, O...], O = (S - 1) stride - 2 padding +
-// dilation (K - 1) + output_padding + 1.
+// dilation (K - 1) + output_padding + 1. An empty batch gives an empty result; no input channels (a
+// weight without rows), a spatial dim of 0 or a kernel dim of 0 is an error, as in PyTorch.
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
                         ConvTransposeOptions options = {}, Where where = Where::current());
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
@@ -91,7 +95,7 @@ struct UnfoldOptions {
 
 // torch.nn.functional.unfold (im2col), two spatial dims as PyTorch's: input [N, C, H, W] (or
 // [C, H, W]) -> [N, C * kh * kw, L], column l holding window l (row-major over the output
-// positions), rows ordered (c, i, j).
+// positions), rows ordered (c, i, j). Only the batch may be 0 (PyTorch's im2col check).
 Tensor unfold(const Tensor& input, SpatialDims kernel_size, UnfoldOptions options = {}, Where where = Where::current());
 // torch.nn.functional.fold (col2im), unfold's adjoint: input [N, C * kh * kw, L] (or unbatched)
 // -> [N, C, output_size], overlapping window elements summed. L must be the number of windows

@@ -2,7 +2,9 @@
 // position's window is a row [K..., C] (contiguous runs of C, so the gather copies runs), and with
 // groups == 1 the GEMM is `linear` over all N * positions rows at once, the bias its epilogue (under
 // autocast added before the one rounding, as in PyTorch's kernels), and its weight gradient one GEMM
-// too. With groups it is a matmul batched over the groups, and the bias is added after.
+// too. With groups it is a matmul batched over the groups, and the bias is added after. Either way
+// the result is laid out contiguously [N, C_out, O...], as PyTorch's for a contiguous input (one
+// copy of the output; a channels-last view would save it but make view() fail where PyTorch's works).
 #include "runtime/functional_conv.h"
 
 #include <string>
@@ -117,7 +119,9 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
   Tensor result;  // [N, C_out, positions]
   if (groups == 1) {
     const Tensor rows = reshape(windows, {batch, positions, row});
-    result = permute(linear(rows, reshape(weight_rows, {out_channels, row}), bias), {0, 2, 1});
+    // [N, positions, C_out] -> [N, C_out, positions], copied: PyTorch gives a contiguous input a
+    // contiguous output, which CNN heads flatten with view().
+    result = contiguous(permute(linear(rows, reshape(weight_rows, {out_channels, row}), bias), {0, 2, 1}));
   } else {
     // Per group g: rows [N * positions, K * C_in / G] times its weight [K * C_in / G, C_out / G].
     const int64_t group_in = channels / groups, group_out = out_channels / groups;

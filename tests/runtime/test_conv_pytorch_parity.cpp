@@ -234,3 +234,35 @@ TEST_CASE("ConvTranspose parity: an output_size out of range is reported by its 
                        doctest::Contains("requested an output size of [8, 11], but valid sizes range from [9, 11]"),
                        Error);
 }
+
+TEST_CASE("conv parity: the result is contiguous, so conv(x).view({N, -1}) works as in PyTorch") {
+  // PyTorch's convolution gives a contiguous input a contiguous output (its memory format follows
+  // the input's), and CNN heads flatten it with view. ember's groups == 1 path returned the GEMM's
+  // [N, positions, C_out] transposed, a channels-last view that view() must refuse.
+  const Tensor bias = random_tensor({4}, 31);
+  for (const Dims& input_shape : {Dims{2, 3, 7}, Dims{2, 3, 6, 5}, Dims{2, 3, 4, 4, 3}}) {
+    const int spatial = input_shape.size() - 2;
+    INFO("spatial dims ", spatial);
+    Dims weight_shape = {4, 3};
+    for (int d = 0; d < spatial; ++d) weight_shape.push_back(2);
+    const Tensor input = random_tensor(input_shape, 32), weight = random_tensor(weight_shape, 33);
+    const ConvGeometry geometry{std::vector<int64_t>(spatial, 1), std::vector<int64_t>(spatial, 1),
+                                std::vector<int64_t>(spatial, 1)};
+    std::vector<int64_t> shape;
+    const std::vector<double> expected = conv_reference(input, weight, bias, geometry, shape);
+    for (const bool with_bias : {true, false}) {
+      const Tensor b = with_bias ? bias : Tensor();
+      const ConvOptions options{.padding = 1};
+      const Tensor result = spatial == 1   ? conv1d(input, weight, b, options)
+                            : spatial == 2 ? conv2d(input, weight, b, options)
+                                           : conv3d(input, weight, b, options);
+      CHECK(result.is_contiguous());
+      if (with_bias) check_close(result.view({2, -1}), expected, 1e-12);
+    }
+  }
+  nn::Conv2d conv(3, 4, 3, {.padding = 1, .dtype = kFloat64});
+  const Tensor features = conv(random_tensor({2, 3, 5, 5}, 34));
+  CHECK(features.is_contiguous());
+  CHECK(features.view({2, -1}).sizes() == Dims{2, 100});
+  CHECK(conv(random_tensor({3, 5, 5}, 35)).is_contiguous());  // unbatched
+}

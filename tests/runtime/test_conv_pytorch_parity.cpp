@@ -1,7 +1,9 @@
 // The convolutions, unfold/fold and the Conv modules where a review against PyTorch's source found
 // them different. Each case says what PyTorch does and where that is written (aten/src/ATen/native/
 // Convolution.cpp's check_shape_forward and _select_conv_backend, im2col_shape_check.h,
-// torch/nn/modules/conv.py); expected values come from conv_reference.h's float64 loops.
+// torch/nn/modules/conv.py); expected values come from conv_reference.h's float64 loops. Cases named
+// "checked, no difference found" cover what the review compared and found equal, where the other
+// conv tests did not reach (second derivatives of the weight, 3-D padding modes).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,9 +33,9 @@ Tensor squared_gradient(const Tensor& out, const Tensor& wrt, uint32_t seed) {
 
 Tensor leaf(const Tensor& tensor) { return tensor.requires_grad() ? tensor : tensor.detach().requires_grad_(); }
 
-// Where a pad of `before` elements puts padded position p of a dim of `size`, for PyTorch's modes
-// as F.pad documents them: reflect mirrors without repeating the edge, replicate repeats the edge,
-// circular wraps.
+// The input element that padded position p copies (p counted from the input's first element, so
+// negative in the leading border) along a dim of `size`, by F.pad's documented modes: reflect
+// mirrors without repeating the edge, replicate repeats the edge, circular wraps.
 int64_t padded_source(int64_t p, int64_t size, nn::ConvPaddingMode mode) {
   switch (mode) {
     case nn::ConvPaddingMode::Reflect: {

@@ -131,3 +131,15 @@ TEST_CASE("Conv modules: repr is PyTorch's text") {
   CHECK(nn::ConvTranspose1d(4, 4, 2, {.padding = 1, .groups = 4, .bias = false, .dilation = 2})->str() ==
         "ConvTranspose1d(4, 4, kernel_size=(2,), stride=(1,), padding=(1,), dilation=(2,), groups=4, bias=False)");
 }
+
+TEST_CASE("Conv modules: no input channels draw nothing (PyTorch skips the bias draw), the bias is 0") {
+  Generator used(5), fresh(5);
+  nn::Conv2d empty_in(0, 4, 3, {.generator = &used});
+  CHECK(empty_in->weight.sizes() == Dims{4, 0, 3, 3});
+  CHECK(values_of(empty_in->bias) == std::vector<double>(4, 0.0));
+  // The generator's stream did not move: its next draw is a fresh one's first.
+  Tensor next = empty({3}, {.dtype = kFloat64}), first = empty({3}, {.dtype = kFloat64});
+  nn::init::uniform_(next, 0.0, 1.0, &used);
+  nn::init::uniform_(first, 0.0, 1.0, &fresh);
+  CHECK(values_of(next) == values_of(first));
+}

@@ -59,9 +59,14 @@ void reset_conv_parameters(Tensor& weight, Tensor& bias, Generator* generator) {
   const int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
   if (fan_in > 0)
     init::kaiming_uniform_(weight, std::sqrt(5.0), init::FanMode::FanIn, init::Nonlinearity::LeakyReLU, generator);
-  if (bias.defined()) {
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+  if (!bias.defined()) return;
+  // PyTorch draws no bias when fan_in is 0 (it stays uninitialised); ember leaves it 0, and the
+  // generator's stream is not advanced either way.
+  if (fan_in > 0) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
     init::uniform_(bias, -bound, bound, generator);
+  } else {
+    init::zeros_(bias);
   }
 }
 

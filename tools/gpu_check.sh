@@ -28,7 +28,7 @@ build_dir="$root/build-gpu"
 jobs=$(nproc)
 budget=470
 prebuilt=""
-all_groups=tests,micro,seed,ops,sanitize,repeat,large,wide,host_read
+all_groups=tests,micro,seed,ops,sanitize,repeat,large,wide,host_read,cnn
 groups=$all_groups
 usage_error() { echo "gpu_check: $1" >&2; exit 2; }
 # An option's value: there must be one (not the next option), or `set -u` stops the script at $2.
@@ -420,8 +420,8 @@ repeat_threaded() {
 
 # Priority order (steps past the budget are listed as skipped): the tests, then what the issue's
 # targets are stated in (micro benchmarks, seed against PyTorch), the conformance of every op on
-# CUDA, memcheck, the threaded cases repeated, the other models against PyTorch, and the
-# graph-break variant last.
+# CUDA, memcheck, the threaded cases repeated, the other models against PyTorch, the graph-break
+# variant, and the convolutional model last (no target is stated for it).
 wanted seed && bench_model seed
 wanted ops && op_table
 wanted sanitize && sanitize
@@ -429,6 +429,7 @@ wanted repeat && repeat_threaded
 wanted large && bench_model large
 wanted wide && bench_model wide
 wanted host_read && bench_host_read
+wanted cnn && bench_model cnn
 
 echo
 print_steps | tee "$logs/summary.txt"

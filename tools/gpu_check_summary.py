@@ -123,7 +123,7 @@ def issue3_targets(rows):
 
 def issue4_speedups(rows):
     lines = [f"{'issue 4, model':<14} {'compiled':>10} {'reduce_overhead':>16} {'compiled, fused vs --no-fuse':>30}"]
-    for model in ("seed", "wide", "large"):
+    for model in ("seed", "wide", "large", "cnn"):
         eager = step_us(rows, model, "eager")
         if eager is None:
             continue

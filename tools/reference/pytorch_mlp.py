@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The reference MLP benchmarks in PyTorch, printing ember-bench's JSON schema.
+"""The reference benchmarks in PyTorch, printing ember-bench's JSON schema.
 
-Runs the same models, data sizes and optimizers as `ember-bench --model seed|wide|large` so that
-figures can be put side by side (docs/PERFORMANCE.md). Not part of CI.
+Runs the same models, data sizes and optimizers as `ember-bench --model seed|wide|large|cnn` so
+that figures can be put side by side (docs/PERFORMANCE.md). Not part of CI.
 
   python3 tools/reference/pytorch_mlp.py --model seed --mode eager --device cpu --threads 1 --json
   python3 tools/reference/pytorch_mlp.py --model seed --mode compiled ...   # torch.compile if available
@@ -22,11 +22,26 @@ MODELS = {
     "seed": ([100, 256, 10], nn.ReLU, 32, 10_000, "adam", False),
     "wide": ([784, 1024, 1024, 1024, 10], nn.ReLU, 256, 20_000, "adam", False),
     "large": ([4096] * 9, nn.GELU, 4096, 4096 * 8, "adamw", True),
+    # tools/ember-bench/cnn_model.h: three 3x3 convolutions and a Linear on [1, 28, 28] images
+    "cnn": (None, nn.ReLU, 64, 8192, "adam", False),
 }
+
+
+def build_cnn():
+    layers, channels, side = [], 1, 28
+    for out, stride in ((16, 1), (32, 2), (64, 2)):
+        layers += [nn.Conv2d(channels, out, 3, stride=stride, padding=1), nn.ReLU()]
+        channels, side = out, (side + 2 - 3) // stride + 1
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(channels * side * side, 10))
 
 
 def build(name, device):
     widths, activation, batch, samples, optimizer_name, autocast = MODELS[name]
+    if name == "cnn":
+        model = build_cnn().to(device)
+        x = torch.randn(samples, 1, 28, 28, device=device)
+        y = torch.randint(0, 10, (samples,), device=device)
+        return model, torch.optim.Adam(model.parameters(), lr=1e-3), x, y, batch, autocast
     layers = []
     for i in range(len(widths) - 1):
         layers.append(nn.Linear(widths[i], widths[i + 1]))

@@ -147,6 +147,43 @@ struct Lines {
     }
     return offsets;
   }
+
+  // Calls visit(offsets) for the lines [begin, end) in order: start() once, then an odometer over
+  // the coordinates. A gather along a short dim (pooling's windows) has a line per few elements,
+  // where start()'s divisions per line cost more than the copies.
+  template <typename Visit>
+  void for_each(int64_t begin, int64_t end, Visit&& visit) const {
+    if (begin >= end) return;
+    std::array<int64_t, N> offsets = start(begin);
+    Dims coordinate = Dims::filled(sizes.size(), 0);
+    int64_t rest = begin;
+    for (int d = sizes.size() - 1; d >= 0; --d) {
+      coordinate[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    for (int64_t line = begin; line < end; ++line) {
+      visit(offsets);
+      for (int d = sizes.size() - 1; d >= 0; --d) {
+        if (++coordinate[d] < sizes[d]) {
+          for (int k = 0; k < N; ++k) offsets[k] += strides[k][d];
+          break;
+        }
+        coordinate[d] = 0;
+        for (int k = 0; k < N; ++k) offsets[k] -= (sizes[d] - 1) * strides[k][d];
+      }
+    }
+  }
+
+  // Runs for_each over chunks of lines of about kParallelGrain elements (lines of `length`), over
+  // the threads when `parallel` and there are several chunks.
+  template <typename Visit>
+  void for_each_parallel(int64_t length, bool parallel, Visit&& visit) const {
+    const int64_t per_chunk = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(length, 1));
+    const int64_t chunks = (count + per_chunk - 1) / per_chunk;
+    parallel_for(chunks, parallel && chunks > 1, [&](int64_t chunk) {
+      for_each(chunk * per_chunk, std::min(count, (chunk + 1) * per_chunk), visit);
+    });
+  }
 };
 
 template <int N>
@@ -164,15 +201,14 @@ Lines<N> lines_of(const Dims& shape, int dim, const std::array<Dims, N>& strides
 // Checks every value of a strided index tensor (operand 1 of `lines`) against [0, limit).
 void check_line_indices(const OpCall& call, const Lines<3>& lines, const int64_t* index, int64_t length,
                         int64_t step, int64_t limit, int dim) {
-  for (int64_t line = 0; line < lines.count; ++line) {
-    const int64_t first = lines.start(line)[1];
+  lines.for_each(0, lines.count, [&](const std::array<int64_t, 3>& first) {
     for (int64_t j = 0; j < length; ++j) {
-      const int64_t value = index[first + j * step];
+      const int64_t value = index[first[1] + j * step];
       if (value < 0 || value >= limit)
         fail("{}: index {} is out of range for dim {} of size {} (input {}, index {})", call.op.name, value,
              dim, limit, call.input(0).sizes(), call.input(1).sizes());
     }
-  }
+  });
 }
 
 }  // namespace
@@ -252,8 +288,7 @@ void gather_kernel(const OpCall& call, TensorList& outputs) {
     using T = decltype(zero);
     T* to = out.data_ptr<T>();
     const T* from = a.data_ptr<T>();
-    parallel_for(lines.count, out.numel() >= kParallelGrain, [&](int64_t line) {
-      const std::array<int64_t, 3> first = lines.start(line);
+    lines.for_each_parallel(length, out.numel() >= kParallelGrain, [&](const std::array<int64_t, 3>& first) {
       for (int64_t j = 0; j < length; ++j)
         to[first[0] + j * out_step] = from[first[2] + indices[first[1] + j * index_step] * a_step];
     });
@@ -279,8 +314,7 @@ void scatter_add_kernel(const OpCall& call, TensorList& outputs) {
     T* to = out.data_ptr<T>();
     const T* from = source.data_ptr<T>();
     // Lines differ in their non-dim coordinates, so two lines never write one output element.
-    parallel_for(lines.count, index.numel() >= kParallelGrain, [&](int64_t line) {
-      const std::array<int64_t, 3> first = lines.start(line);
+    lines.for_each_parallel(length, index.numel() >= kParallelGrain, [&](const std::array<int64_t, 3>& first) {
       for (int64_t j = 0; j < length; ++j) {
         T& target = to[first[0] + indices[first[1] + j * index_step] * out_step];
         target = accumulated(target, from[first[2] + j * source_step]);

@@ -13,6 +13,7 @@
 #include "runtime/nn/modules/conv.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
+#include "runtime/optim/sgd.h"
 
 using namespace ember;
 
@@ -76,4 +77,55 @@ TEST_CASE("compile: a CNN training step (Conv2d, ConvTranspose2d, Conv1d, unfold
   CHECK(train_step.state().replays() == 4);
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
+}
+
+namespace {
+
+// Conv2d - BatchNorm2d - ReLU - MaxPool2d - Conv2d - ReLU - AdaptiveAvgPool2d - Flatten - Linear,
+// the digits CNN of tests/runtime/test_convergence_cnn.cpp, with SGD and momentum.
+struct NormalizedCnn {
+  nn::Sequential model{nullptr};
+  std::unique_ptr<optim::SGD> optimizer;
+
+  NormalizedCnn() {
+    manual_seed(313);
+    model = nn::Sequential(nn::Conv2d(1, 8, 3, {.padding = 1}), nn::BatchNorm2d(8), nn::ReLU(), nn::MaxPool2d(2),
+                           nn::Conv2d(8, 12, 3, {.padding = 1}), nn::ReLU(), nn::AdaptiveAvgPool2d(1), nn::Flatten(),
+                           nn::Linear(12, 10));
+    optimizer = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.lr = 0.05, .momentum = 0.9});
+  }
+
+  nn::BatchNorm2dImpl& batch_norm() const { return *model->at<nn::BatchNorm2dImpl>(1); }
+
+  Tensor step(const Tensor& x, const Tensor& y) {
+    optimizer->zero_grad();
+    const Tensor loss = cross_entropy(model->forward(x), y);
+    loss.backward();
+    optimizer->step();
+    return loss.detach();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compile: Conv2d, BatchNorm2d, MaxPool2d and AdaptiveAvgPool2d in one step equal eager, estimates too") {
+  NormalizedCnn eager, compiled;
+  auto train_step =
+      ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); }, {.fullgraph = true});
+  for (int step = 0; step < 5; ++step) {
+    INFO("step ", step);
+    manual_seed(3200 + static_cast<uint64_t>(step));
+    const Tensor x = randn({6, 1, 8, 8});
+    const Tensor y = randint(0, 10, {6});
+    const Tensor compiled_loss = train_step(x, y);
+    const Tensor eager_loss = eager.step(x, y);
+    CHECK(std::isfinite(eager_loss.item()));
+    CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+  }
+  CHECK(train_step.state().replays() == 3);
+  CHECK_FALSE(train_step.state().fell_back_to_eager());
+  graph_test::check_same_values(compiled.optimizer->param_groups()[0].params, eager.optimizer->param_groups()[0].params);
+  graph_test::check_same_values({compiled.batch_norm().running_mean, compiled.batch_norm().running_var},
+                                {eager.batch_norm().running_mean, eager.batch_norm().running_var});
+  CHECK(compiled.batch_norm().num_batches_tracked.to_vector<int64_t>() == std::vector<int64_t>{5});
 }

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/pool_windows.h"
 
@@ -50,6 +51,8 @@ struct PoolArguments {
   const SpatialDims& padding;
   const SpatialDims& dilation;
   bool ceil_mode;
+  // Whether padding may reach half the dilated kernel rather than half the kernel (see pool_dims).
+  bool dilated_padding_limit;
 };
 
 // Checks the arguments against the (batched) input as PyTorch's pool shape checks do, and returns
@@ -67,8 +70,7 @@ std::vector<PoolDim> pool_dims(const char* op, const Tensor& input, const PoolAr
     check(stride[d] > 0, "{}: stride must be greater than zero, got {}", op, stride);
     check(dilation[d] > 0, "{}: dilation must be greater than zero, got {}", op, dilation);
     check(padding[d] >= 0, "{}: padding must be non-negative, got {}", op, padding);
-    // PyTorch halves the dilated kernel for 2-D pools, the kernel itself for 1-D and 3-D ones.
-    const bool dilated = spatial == 2;
+    const bool dilated = arguments.dilated_padding_limit;
     const int64_t half = (dilated ? dilation[d] * (kernel[d] - 1) + 1 : kernel[d]) / 2;
     check(padding[d] <= half, "{}: padding should be at most half of the {}kernel size, got padding {} for "
           "kernel_size {}{}", op, dilated ? "dilated " : "", padding, kernel,
@@ -107,13 +109,23 @@ Tensor padded_positions(const PoolDim& geometry, Device device) {
   return add(k, o);
 }
 
+// PyTorch's padding limit for a max pool: half the dilated kernel in 2-D (pool2d_shape_check), half
+// the kernel in 3-D. Its 1-D pool has both: max_pool1d_with_indices, and max_pool1d on CUDA or with
+// an input that records gradients, run max_pool2d_with_indices on [N, C, 1, L] (so the dilated
+// limit); only its CPU max_pool1d without gradients checks half the kernel.
+bool max_pool_dilated_padding_limit(int spatial, const Tensor& input, bool with_indices) {
+  if (spatial != 1) return spatial == 2;
+  return with_indices || !input.device().is_cpu() || (input.requires_grad() && grad_mode_enabled());
+}
+
 // (values, indices); the indices (and their gathers) only `with_indices`.
 std::tuple<Tensor, Tensor> max_pool(const char* op, int spatial, const Tensor& input, const SpatialDims& kernel_size,
                                     const MaxPoolOptions& options, bool with_indices) {
   const BatchedInput batched = detail::batched_pool_input(input, spatial, op);
   check(batched.tensor.dtype() != kBool, "{}: bool inputs are not supported (PyTorch's kernels refuse them too)", op);
-  const std::vector<PoolDim> dims = pool_dims(
-      op, batched.tensor, {kernel_size, options.stride, options.padding, options.dilation, options.ceil_mode});
+  const std::vector<PoolDim> dims =
+      pool_dims(op, batched.tensor, {kernel_size, options.stride, options.padding, options.dilation,
+                                     options.ceil_mode, max_pool_dilated_padding_limit(spatial, input, with_indices)});
   const Device device = input.device();
   const double lowest = detail::lowest_value(input.dtype());
   Dims sizes;
@@ -170,7 +182,8 @@ Tensor avg_pool(const char* op, int spatial, const Tensor& input, const SpatialD
         "only, as in PyTorch", op);
   check(!options.divisor_override || *options.divisor_override != 0, "{}: divisor_override must not be zero", op);
   const std::vector<PoolDim> dims =
-      pool_dims(op, batched.tensor, {kernel_size, options.stride, options.padding, 1, options.ceil_mode});
+      pool_dims(op, batched.tensor, {kernel_size, options.stride, options.padding, 1, options.ceil_mode,
+                                     /*dilated_padding_limit=*/false});  // no dilation: the same limit
   if (spatial == 3) {  // PyTorch's avg_pool3d alone wants the input at least as large as the kernel
     Dims sizes, kernel;
     for (const PoolDim& dim : dims) sizes.push_back(dim.size), kernel.push_back(dim.kernel);

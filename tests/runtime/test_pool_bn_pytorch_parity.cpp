@@ -404,3 +404,35 @@ TEST_CASE("parity: pooling layers print as torch.nn's") {
   CHECK(nn::AdaptiveMaxPool3d({2, 3, 4})->str() == "AdaptiveMaxPool3d(output_size=(2, 3, 4))");
   CHECK(nn::AdaptiveAvgPool2d(1)->str() == "AdaptiveAvgPool2d(output_size=1)");
 }
+
+// ---- batch norm ----
+
+TEST_CASE("parity: batch_norm with a 16-bit input and float32 bias alone returns the input's dtype") {
+  // PyTorch's batch norm is mixed when the first parameter given (weight, bias, running_mean,
+  // running_var) has another dtype than the input; it computes in float32 and its output keeps the
+  // input's dtype (empty_like(input)).
+  const Tensor x = random_tensor({4, 3, 5}, 61);
+  const Tensor bias = random_tensor({3}, 62, kFloat32);
+  for (const DType low : {kFloat16, kBFloat16}) {
+    INFO(low);
+    const Tensor y = batch_norm(x.to(low), {}, {}, {}, bias, /*training=*/true);
+    CHECK(y.dtype() == low);
+    // The reference: the 16-bit values normalised in float64, plus the bias.
+    const std::vector<double> input = values_of(x.to(low)), shift = values_of(bias);
+    std::vector<double> expected(input.size());
+    for (int64_t c = 0; c < 3; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < 4; ++n)
+        for (int64_t l = 0; l < 5; ++l) sum += input[(n * 3 + c) * 5 + l];
+      const double mean = sum / 20;
+      for (int64_t n = 0; n < 4; ++n)
+        for (int64_t l = 0; l < 5; ++l) squares += std::pow(input[(n * 3 + c) * 5 + l] - mean, 2);
+      for (int64_t n = 0; n < 4; ++n)
+        for (int64_t l = 0; l < 5; ++l) {
+          const int64_t i = (n * 3 + c) * 5 + l;
+          expected[i] = (input[i] - mean) / std::sqrt(squares / 20 + 1e-5) + shift[c];
+        }
+    }
+    check_close(y, expected, low == kFloat16 ? 2e-3 : 1.6e-2);
+  }
+}

@@ -32,6 +32,15 @@ void check_channel_tensor(const Tensor& tensor, const char* role, const Tensor& 
         input.dtype());
 }
 
+// 1 / sqrt(var + eps) of the batch's variance as PyTorch's InvStd takes it: 0 where var and eps are
+// both 0, so a constant channel normalises to 0 rather than 0 * inf = NaN. The rsqrt reads 1 there,
+// so its gradient stays finite as well.
+Tensor batch_inverse_std(const Tensor& var, double eps) {
+  if (eps != 0.0) return rsqrt(add(var, eps));
+  const Tensor constant = eq(var, zeros_like(var));
+  return where(constant, zeros_like(var), rsqrt(where(constant, ones_like(var), var)));
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
@@ -65,9 +74,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     lifted = lifted || (other->defined() && other->dtype() != input.dtype());
   const Tensor x = lifted ? to_dtype(input, kFloat32) : input;
   Tensor channel_mean = running_mean, channel_var = running_var;
+  Tensor inverse_std;
   if (training) {
     channel_mean = mean(x, over);
     channel_var = var(x, over, /*correction=*/0);
+    inverse_std = batch_inverse_std(channel_var, eps);
     if (running_mean.defined() && count > 0) {
       NoGradGuard no_grad;
       const Tensor unbiased = mul(channel_var, static_cast<double>(count) / static_cast<double>(count - 1));
@@ -77,7 +88,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
       var_target.copy_(add(mul(unbiased, momentum), mul(running_var, 1.0 - momentum)));
     }
   }
-  Tensor y = mul(sub(x, per_channel(channel_mean, rank)), per_channel(rsqrt(add(channel_var, eps)), rank));
+  // Eval reads 1 / sqrt(running_var + eps) as it is, as PyTorch's (inf for a 0 with eps = 0).
+  if (!training) inverse_std = rsqrt(add(channel_var, eps));
+  Tensor y = mul(sub(x, per_channel(channel_mean, rank)), per_channel(inverse_std, rank));
   if (weight.defined()) y = mul(y, per_channel(weight, rank));
   if (bias.defined()) y = add(y, per_channel(bias, rank));
   return lifted ? to_dtype(y, input.dtype()) : y;

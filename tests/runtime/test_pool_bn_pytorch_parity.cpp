@@ -436,3 +436,30 @@ TEST_CASE("parity: batch_norm with a 16-bit input and float32 bias alone returns
     check_close(y, expected, low == kFloat16 ? 2e-3 : 1.6e-2);
   }
 }
+
+TEST_CASE("parity: batch norm with eps = 0 over a constant channel gives the bias, as PyTorch's inverse std of 0") {
+  // PyTorch's batch statistics take invstd = 0 where var == 0 and eps == 0 (its InvStd), so a
+  // constant channel normalises to 0 (then the bias), not 0 * inf = NaN; its gradient is then 0.
+  Tensor x = random_tensor({3, 2, 2, 2}, 71);
+  {
+    NoGradGuard no_grad;
+    x.select(1, 1).fill_(2.5);  // channel 1 constant
+  }
+  x.requires_grad_();
+  const Tensor weight = from_vector<double>({1.5, 2.0}, {2}, {.dtype = kFloat64});
+  const Tensor bias = from_vector<double>({0.25, -0.75}, {2}, {.dtype = kFloat64});
+  const Tensor y = batch_norm(x, {}, {}, weight, bias, /*training=*/true, 0.1, /*eps=*/0.0);
+  const std::vector<double> got = values_of(y);
+  for (int64_t n = 0; n < 3; ++n)
+    for (int64_t k = 0; k < 4; ++k) CHECK(got[(n * 2 + 1) * 4 + k] == -0.75);
+  y.sum().backward();
+  const std::vector<double> gradient = values_of(x.grad());
+  for (int64_t n = 0; n < 3; ++n)
+    for (int64_t k = 0; k < 4; ++k) CHECK(gradient[(n * 2 + 1) * 4 + k] == 0.0);
+  for (const double g : gradient) CHECK_FALSE(std::isnan(g));
+
+  nn::BatchNorm2d layer({.num_features = 2, .eps = 0.0, .dtype = kFloat64});
+  const std::vector<double> from_module = values_of(layer(x.detach()));
+  for (int64_t n = 0; n < 3; ++n)
+    for (int64_t k = 0; k < 4; ++k) CHECK(from_module[(n * 2 + 1) * 4 + k] == 0.0);
+}

@@ -38,6 +38,15 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return text;
 }
 
+// 1 / sqrt(var + eps) of the batch's variance as PyTorch's InvStd takes it: 0 where var and eps are
+// both 0, so a constant channel normalises to 0 rather than 0 * inf = NaN (the rsqrt reads 1
+// there, so its gradient stays finite too). F.batch_norm (functional_batch_norm.cpp) does the same.
+Tensor batch_inverse_std(const Tensor& var, double eps) {
+  if (eps != 0.0) return rsqrt(var + eps);
+  const Tensor constant = eq(var, zeros_like(var));
+  return where(constant, zeros_like(var), rsqrt(where(constant, ones_like(var), var)));
+}
+
 }  // namespace
 
 BatchNormImpl::BatchNormImpl(const char* name, std::initializer_list<int> ranks, BatchNormOptions options, Where where)
@@ -120,7 +129,10 @@ Tensor BatchNormImpl::forward(const Tensor& input, Where where) {
     if (training && options_.track_running_stats)
       update_running_stats(channel_mean, channel_var, values_per_channel(x));
   }
-  Tensor y = (x - per_channel(channel_mean, dim)) * per_channel(rsqrt(channel_var + options_.eps), dim);
+  // The running variance is read as it is, as PyTorch's eval (inf for a 0 with eps = 0).
+  const Tensor inverse_std =
+      batch_statistics ? batch_inverse_std(channel_var, options_.eps) : rsqrt(channel_var + options_.eps);
+  Tensor y = (x - per_channel(channel_mean, dim)) * per_channel(inverse_std, dim);
   if (weight.defined()) y = y * per_channel(weight, dim) + per_channel(bias, dim);
   return upcast ? y.to(input.dtype()) : y;
 }

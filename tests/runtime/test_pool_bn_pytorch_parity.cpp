@@ -463,3 +463,64 @@ TEST_CASE("parity: batch norm with eps = 0 over a constant channel gives the bia
   for (int64_t n = 0; n < 3; ++n)
     for (int64_t k = 0; k < 4; ++k) CHECK(from_module[(n * 2 + 1) * 4 + k] == 0.0);
 }
+
+TEST_CASE("parity: batch_norm on an empty batch: an empty result and the estimates unchanged") {
+  // PyTorch's _batch_norm_impl_index returns before any update when the input has no elements.
+  Tensor running_mean = from_vector<double>({0.5, -1}, {2}, {.dtype = kFloat64});
+  Tensor running_var = from_vector<double>({2, 3}, {2}, {.dtype = kFloat64});
+  const Tensor y = batch_norm(zeros({0, 2, 3, 3}, {.dtype = kFloat64}), running_mean, running_var, {}, {}, true);
+  CHECK(y.sizes() == Dims{0, 2, 3, 3});
+  CHECK(values_of(running_mean) == std::vector<double>{0.5, -1});
+  CHECK(values_of(running_var) == std::vector<double>{2, 3});
+  nn::BatchNorm3d layer({.num_features = 2, .dtype = kFloat64});
+  CHECK(layer(zeros({0, 2, 1, 2, 2}, {.dtype = kFloat64})).sizes() == Dims{0, 2, 1, 2, 2});
+  CHECK(values_of(layer->running_mean) == std::vector<double>{0, 0});
+  CHECK(values_of(layer->running_var) == std::vector<double>{1, 1});
+}
+
+TEST_CASE("parity: BatchNorm2d's cumulative average, eval without estimates, state_dict keys and repr") {
+  nn::BatchNorm2d layer({.num_features = 2, .momentum = std::nullopt, .dtype = kFloat64});
+  std::vector<std::vector<double>> means(2), unbiased(2);
+  for (uint32_t step = 0; step < 3; ++step) {
+    const Tensor x = random_tensor({2, 2, 3, 2}, 80 + step);
+    layer(x);
+    const std::vector<double> v = values_of(x);
+    for (int64_t c = 0; c < 2; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t k = 0; k < 6; ++k) sum += v[(n * 2 + c) * 6 + k];
+      const double mean = sum / 12;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t k = 0; k < 6; ++k) squares += std::pow(v[(n * 2 + c) * 6 + k] - mean, 2);
+      means[c].push_back(mean);
+      unbiased[c].push_back(squares / 11);
+    }
+  }
+  // Factor 1 / count: the running values are the plain averages (the initial 0 and 1 are
+  // weighted by 0 after the first step).
+  for (int64_t c = 0; c < 2; ++c) {
+    CHECK(values_of(layer->running_mean)[c] ==
+          doctest::Approx((means[c][0] + means[c][1] + means[c][2]) / 3).epsilon(1e-13));
+    CHECK(values_of(layer->running_var)[c] ==
+          doctest::Approx((unbiased[c][0] + unbiased[c][1] + unbiased[c][2]) / 3).epsilon(1e-13));
+  }
+  CHECK(layer->num_batches_tracked.to_vector<int64_t>() == std::vector<int64_t>{3});
+  CHECK(layer->state_dict().keys() ==
+        std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"});
+  CHECK(layer->str() == "BatchNorm2d(2, eps=1e-05, momentum=None, affine=True, track_running_stats=True)");
+  CHECK(nn::BatchNorm3d({.num_features = 5, .eps = 1e-3, .momentum = 0.2})->str() ==
+        "BatchNorm3d(5, eps=0.001, momentum=0.2, affine=True, track_running_stats=True)");
+
+  // track_running_stats = false: no buffers, the batch's statistics in eval mode too, and
+  // PyTorch's one-value-per-channel check then applies in eval mode as well.
+  nn::BatchNorm2d stateless({.num_features = 2, .affine = false, .track_running_stats = false, .dtype = kFloat64});
+  CHECK(stateless->state_dict().keys().empty());
+  stateless->eval();
+  const Tensor x = random_tensor({2, 2, 2, 1}, 90);
+  stateless->train();
+  const std::vector<double> trained = values_of(stateless(x));
+  stateless->eval();
+  CHECK(values_of(stateless(x)) == trained);
+  CHECK_THROWS_WITH_AS(stateless(random_tensor({1, 2, 1, 1}, 91)),
+                       doctest::Contains("Expected more than 1 value per channel when training"), Error);
+}

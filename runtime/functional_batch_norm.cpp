@@ -67,11 +67,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   check(!training || count != 1, "batch_norm: Expected more than 1 value per channel when training, got input size {}",
         input.sizes());
 
-  // A 16-bit input beside float32 tensors (any of them, as PyTorch's is_mixed_type) is computed in
-  // float32 and rounded once.
-  bool lifted = false;
-  for (const Tensor* other : {&running_mean, &running_var, &weight, &bias})
-    lifted = lifted || (other->defined() && other->dtype() != input.dtype());
+  // A 16-bit input is computed in float32 and rounded once, beside 16-bit or float32 tensors alike,
+  // as PyTorch's kernels accumulate and transform in float32 (its mixed batch norm included).
+  const bool lifted = is_16_bit(input.dtype());
   const Tensor x = lifted ? to_dtype(input, kFloat32) : input;
   Tensor channel_mean = running_mean, channel_var = running_var;
   Tensor inverse_std;

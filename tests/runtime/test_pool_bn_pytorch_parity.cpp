@@ -437,6 +437,55 @@ TEST_CASE("parity: batch_norm with a 16-bit input and float32 bias alone returns
   }
 }
 
+TEST_CASE("parity: a 16-bit batch norm with 16-bit parameters rounds once, as PyTorch's float accumulation") {
+  // PyTorch's kernels (CPU and CUDA) keep the statistics and the transform in float32 for 16-bit
+  // inputs whatever the parameters' dtype, rounding only the output; so each value is within half
+  // an ulp of the float64 result on the same 16-bit numbers (plus float32's own error). A mean
+  // rounded to 16 bits first would shift a whole channel by up to its half ulp (at values near 10
+  // that is 2^-8 in fp16, far beyond a result near 0's half ulp).
+  for (const DType low : {kFloat16, kBFloat16}) {
+    INFO(low);
+    const int mantissa = low == kFloat16 ? 10 : 7;
+    const Tensor x = add(mul(random_tensor({8, 3, 6, 5}, 95), 3.0), 10.0).to(low);
+    nn::BatchNorm2d layer({.num_features = 3, .dtype = low});
+    {
+      NoGradGuard no_grad;
+      layer->weight.copy_(random_tensor({3}, 96).to(low));
+      layer->bias.copy_(random_tensor({3}, 97).to(low));
+    }
+    const std::vector<double> v = values_of(x), w = values_of(layer->weight), b = values_of(layer->bias);
+    std::vector<double> expected(v.size());
+    for (int64_t c = 0; c < 3; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < 8; ++n)
+        for (int64_t k = 0; k < 30; ++k) sum += v[(n * 3 + c) * 30 + k];
+      const double mean = sum / 240;
+      for (int64_t n = 0; n < 8; ++n)
+        for (int64_t k = 0; k < 30; ++k) squares += std::pow(v[(n * 3 + c) * 30 + k] - mean, 2);
+      for (int64_t n = 0; n < 8; ++n)
+        for (int64_t k = 0; k < 30; ++k) {
+          const int64_t i = (n * 3 + c) * 30 + k;
+          expected[i] = (v[i] - mean) / std::sqrt(squares / 240 + 1e-5) * w[c] + b[c];
+        }
+    }
+    const auto check_rounded_once = [&](const Tensor& y) {
+      CHECK(y.dtype() == low);
+      const std::vector<double> got = values_of(y);
+      size_t worst = 0;
+      double worst_ratio = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double half_ulp = std::ldexp(1.0, std::ilogb(std::abs(expected[i])) - mantissa - 1);
+        const double ratio = std::abs(got[i] - expected[i]) / (half_ulp + 1e-5);
+        if (ratio > worst_ratio) worst_ratio = ratio, worst = i;
+      }
+      INFO("element " << worst << ": got " << got[worst] << ", expected " << expected[worst]);
+      CHECK(worst_ratio <= 1.0);
+    };
+    check_rounded_once(layer(x));
+    check_rounded_once(batch_norm(x, {}, {}, layer->weight, layer->bias, /*training=*/true));
+  }
+}
+
 TEST_CASE("parity: batch norm with eps = 0 over a constant channel gives the bias, as PyTorch's inverse std of 0") {
   // PyTorch's batch statistics take invstd = 0 where var == 0 and eps == 0 (its InvStd), so a
   // constant channel normalises to 0 (then the bias), not 0 * inf = NaN; its gradient is then 0.

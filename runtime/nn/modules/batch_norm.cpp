@@ -115,9 +115,10 @@ Tensor BatchNormImpl::forward(const Tensor& input, Where where) {
   const bool training = options_.track_running_stats ? training_for_forward(*this) : is_training();
   const bool batch_statistics = training || !options_.track_running_stats;
   check_input(input, batch_statistics);
-  const Tensor& own = weight.defined() ? weight : running_mean;
-  const bool upcast = own.defined() && own.dtype() != input.dtype();
-  const Tensor x = upcast ? input.to(own.dtype()) : input;
+  // A float16 or bfloat16 input is normalised in float32 and rounded once, with float32 or 16-bit
+  // parameters alike, as PyTorch's kernels accumulate and transform in float32.
+  const bool upcast = is_16_bit_float(input.dtype());
+  const Tensor x = upcast ? input.to(DType::Float32) : input;
   const int64_t dim = x.dim();
   Tensor channel_mean = running_mean;
   Tensor channel_var = running_var;

@@ -271,8 +271,9 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight 
 // but C (training, or when no running estimates are given) or with running_mean / running_var [C];
 // then weight and bias [C] (or undefined). Training with estimates updates them in place, without
 // recording gradients: running = momentum * batch + (1 - momentum) * running, the variance
-// unbiased (n / (n - 1)). A 16-bit input with float32 estimates or parameters is computed in
-// float32 and rounded once (PyTorch's mixed batch norm).
+// unbiased (n / (n - 1)). A 16-bit input is computed in float32 and rounded once, with 16-bit or
+// float32 estimates and parameters alike (PyTorch's kernels keep the statistics in float32). With
+// eps = 0, a channel whose batch variance is 0 normalises to 0 (PyTorch's inverse std of 0), not NaN.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = {}, const Tensor& bias = {}, bool training = false, double momentum = 0.1,
                   double eps = 1e-5, Where where = Where::current());

@@ -24,8 +24,9 @@ namespace ember {
 // would start past the input and its left padding (windows may run past the right padding then).
 struct MaxPoolOptions {
   SpatialDims stride = Dims{};  // empty (PyTorch's None): kernel_size
-  // Implicit -inf (an integer dtype's lowest value) at both ends: at most half the kernel (half the
-  // dilated kernel in 2-D), as PyTorch checks.
+  // Implicit -inf (an integer dtype's lowest value) at both ends: at most half the kernel, or half
+  // the dilated kernel in 2-D, and in 1-D with indices or with an input that records gradients
+  // (PyTorch runs those as 2-D pools), as PyTorch checks.
   SpatialDims padding = 0;
   SpatialDims dilation = 1;     // the step between a window's elements
   bool ceil_mode = false;

@@ -37,8 +37,10 @@ using BatchNorm3dOptions = BatchNormOptions;
 // The layer behind BatchNorm1d, 2d and 3d, which differ only in the input ranks they take.
 class BatchNormImpl : public Module {
  public:
-  // A float16 or bfloat16 input with float32 parameters is normalised in float32 and returned in
-  // its own dtype (PyTorch's mixed batch norm); other dtypes must match the module's.
+  // A float16 or bfloat16 input is normalised in float32 and returned in its own dtype, rounded
+  // once, with float32 or 16-bit parameters alike (PyTorch's kernels keep the statistics in
+  // float32); other dtypes must match the module's. With eps = 0, a channel whose batch variance is
+  // 0 normalises to 0, as PyTorch's, not NaN.
   Tensor forward(const Tensor& input, Where where = Where::current());
   // running_mean to 0, running_var to 1, num_batches_tracked to 0.
   void reset_running_stats();

@@ -40,6 +40,31 @@ inline DigitsSplit load_digits(uint64_t permutation_seed) {
           labels.slice(0, kTrainRows, 1797)};
 }
 
+// Trains `model` for `epochs` passes over `loader` (zero_grad, cross_entropy, backward, step) and
+// returns the first and the last pass's mean loss, for the convergence tests' "the loss fell" check.
+struct EpochLosses {
+  double first = 0.0;
+  double last = 0.0;
+};
+inline EpochLosses train_epochs(nn::Sequential& model, optim::Optimizer& optimizer, data::DataLoader& loader,
+                                int epochs) {
+  EpochLosses losses;
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    double total = 0.0;
+    int batches = 0;
+    for (auto& [x, y] : loader) {
+      optimizer.zero_grad();
+      Tensor loss = cross_entropy(model->forward(x), y);
+      loss.backward();
+      optimizer.step();
+      total += loss.item();
+      ++batches;
+    }
+    (epoch == 0 ? losses.first : losses.last) = total / batches;
+  }
+  return losses;
+}
+
 // The share of `model`'s predictions on the held-out images that are right (eval mode, no grad).
 inline double test_accuracy(nn::Sequential& model, const DigitsSplit& digits) {
   NoGradGuard no_grad;

@@ -41,21 +41,8 @@ TEST_CASE("a CNN (Conv2d, BatchNorm2d, MaxPool2d, AdaptiveAvgPool2d) reaches 95%
   optim::Adam optimizer(model->parameters(), {.lr = 1e-2});
   data::DataLoader loader(data::TensorDataset(digits.x_train, digits.y_train),
                           {.batch_size = 32, .shuffle = true, .num_workers = 1, .seed = 5});
-  double first_epoch_loss = 0.0, last_epoch_loss = 0.0;
-  for (int epoch = 0; epoch < 25; ++epoch) {
-    double total = 0.0;
-    int batches = 0;
-    for (auto& [x, y] : loader) {
-      optimizer.zero_grad();
-      Tensor loss = cross_entropy(model->forward(x), y);
-      loss.backward();
-      optimizer.step();
-      total += loss.item();
-      ++batches;
-    }
-    (epoch == 0 ? first_epoch_loss : last_epoch_loss) = total / batches;
-  }
-  CHECK(last_epoch_loss < first_epoch_loss / 5);
+  const testing::EpochLosses losses = testing::train_epochs(model, optimizer, loader, 25);
+  CHECK(losses.last < losses.first / 5);
 
   const double accuracy = testing::test_accuracy(model, digits);  // eval mode: BatchNorm2d's estimates
   MESSAGE("digits test accuracy (CNN): " << accuracy);

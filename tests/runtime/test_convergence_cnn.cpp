@@ -38,7 +38,7 @@ TEST_CASE("a CNN (Conv2d, BatchNorm2d, MaxPool2d, AdaptiveAvgPool2d) reaches 95%
                               nn::MaxPool2d(2),                                   // [N, 16, 4, 4]
                               nn::Conv2d(16, 32, 3, {.padding = 1}), nn::ReLU(),  // [N, 32, 4, 4]
                               nn::AdaptiveAvgPool2d(1), nn::Flatten(), nn::Linear(32, 10));
-  optim::Adam optimizer(model->parameters(), {.lr = 1e-2});
+  optim::Adam optimizer(model->parameters(), {.lr = 3e-3});
   data::DataLoader loader(data::TensorDataset(digits.x_train, digits.y_train),
                           {.batch_size = 32, .shuffle = true, .num_workers = 1, .seed = 5});
   const testing::EpochLosses losses = testing::train_epochs(model, optimizer, loader, 25);

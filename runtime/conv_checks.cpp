@@ -62,6 +62,31 @@ Dims conv_sizes(const char* op, const char* what, const SpatialDims& values, int
   return sizes;
 }
 
+ConvOperands conv_operands(const char* op, int spatial, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  ConvOperands operands{.input = conv_autocast_lowered(input),
+                        .weight = conv_autocast_lowered(weight),
+                        .bias = conv_autocast_lowered(bias)};
+  check_conv_operands(op, operands.input, operands.weight, operands.bias, spatial);
+  operands.batched = conv_batched_input(op, operands.input, spatial, operands.unbatched);
+  return operands;
+}
+
+Dims channels_last_order(int spatial) {
+  Dims order = {0};
+  for (int d = 0; d < spatial; ++d) order.push_back(2 + d);
+  order.push_back(1);
+  return order;
+}
+
+void same_padding(const Dims& kernel, const Dims& dilation, Dims& before, Dims& after) {
+  before = after = Dims::filled(kernel.size(), 0);
+  for (int d = 0; d < kernel.size(); ++d) {
+    const int64_t total = dilation[d] * (kernel[d] - 1);
+    before[d] = total / 2;
+    after[d] = total - before[d];
+  }
+}
+
 int64_t trailing_product(const Dims& dims, int from) {
   int64_t product = 1;
   for (int i = from; i < dims.size(); ++i) product *= dims[i];

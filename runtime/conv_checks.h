@@ -1,5 +1,6 @@
-// The argument checks and autocast lowering shared by the convolutions (functional_conv.cpp) and
-// the transposed convolutions (functional_conv_transpose.cpp). Internal to those files.
+// The argument checks, autocast lowering and layout helpers shared by the convolutions
+// (functional_conv.cpp), the transposed convolutions (functional_conv_transpose.cpp), unfold/fold
+// and the conv layers. Internal to the library.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,22 @@ Tensor conv_batched_input(const char* op, const Tensor& input, int spatial, bool
 
 // `values` expanded to one per spatial dim, each > 0 (positive) or >= 0 (!positive).
 Dims conv_sizes(const char* op, const char* what, const SpatialDims& values, int spatial, bool positive);
+
+// A convolution's operands as its body uses them: each lowered under autocast, all checked
+// (check_conv_operands), and the input with a batch dim (`unbatched` says whether one was added).
+struct ConvOperands {
+  Tensor input, weight, bias;  // lowered; bias may be undefined
+  Tensor batched;              // input as [N, C, S...]
+  bool unbatched = false;
+};
+ConvOperands conv_operands(const char* op, int spatial, const Tensor& input, const Tensor& weight, const Tensor& bias);
+
+// The permutation [N, C, S...] -> [N, S..., C]; it also takes a weight [out, in, K...] to the
+// order of a channels-last window, [out, K..., in].
+Dims channels_last_order(int spatial);
+
+// padding="same": dilation * (kernel - 1) zeros per dim, split with the odd one after (PyTorch's).
+void same_padding(const Dims& kernel, const Dims& dilation, Dims& before, Dims& after);
 
 // The product of dims [from, dims.size()).
 int64_t trailing_product(const Dims& dims, int from);

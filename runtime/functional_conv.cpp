@@ -42,23 +42,14 @@ void conv_padding(const char* op, const ConvPadding& padding, const Dims& kernel
   }
   for (const int64_t s : stride)
     check(s == 1, "{}: padding='same' is not supported for strided convolutions, got stride {}", op, stride);
-  before = after = Dims::filled(spatial, 0);
-  for (int d = 0; d < spatial; ++d) {
-    const int64_t total = dilation[d] * (kernel[d] - 1);
-    before[d] = total / 2;
-    after[d] = total - before[d];
-  }
+  detail::same_padding(kernel, dilation, before, after);
 }
 
 Tensor convolution(const char* op, int spatial, const Tensor& input_given, const Tensor& weight_given,
                    const Tensor& bias_given, const ConvOptions& options) {
-  const Tensor input = detail::conv_autocast_lowered(input_given);
-  const Tensor weight = detail::conv_autocast_lowered(weight_given);
-  const Tensor bias = detail::conv_autocast_lowered(bias_given);
-  detail::check_conv_operands(op, input, weight, bias, spatial);
-  bool unbatched = false;
-  const Tensor batched = detail::conv_batched_input(op, input, spatial, unbatched);
-  Tensor x = batched;  // padded below
+  const detail::ConvOperands operands = detail::conv_operands(op, spatial, input_given, weight_given, bias_given);
+  const Tensor &input = operands.input, &weight = operands.weight, &bias = operands.bias;
+  Tensor x = operands.batched;  // padded below
 
   const int64_t groups = options.groups;
   const int64_t channels = x.size(1), out_channels = weight.size(0);
@@ -101,20 +92,15 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
         "{}: the padded input's spatial size {} is smaller than the dilated kernel {} (kernel {}, dilation {}): "
         "the kernel can't be greater than the actual input size",
         op, Dims(std::span<const int64_t>(x.sizes().begin() + 2, spatial)), spans, kernel, dilation);
-  detail::check_conv_not_degenerate(op, batched, weight);  // after the size check, as PyTorch's
+  detail::check_conv_not_degenerate(op, operands.batched, weight);  // after the size check, as PyTorch's
 
   const int64_t batch = x.size(0), positions = detail::trailing_product(counts, 0);
   const int64_t taps = detail::trailing_product(kernel, 0), row = taps * channels;
   // Channels last, the windows are GEMM rows: [N, O..., K..., C] -> [N, positions, K... C].
-  Dims to_channels_last = {0};
-  for (int d = 0; d < spatial; ++d) to_channels_last.push_back(2 + d);
-  to_channels_last.push_back(1);
-  const Tensor windows = detail::extract_windows_channels_last(permute(x, to_channels_last), windows_of);
+  const Tensor windows =
+      detail::extract_windows_channels_last(permute(x, detail::channels_last_order(spatial)), windows_of);
   // The weight [C_out, C_in / G, K...] in the rows' order, [C_out, K..., C_in / G] (small: one copy).
-  Dims weight_order = {0};
-  for (int d = 0; d < spatial; ++d) weight_order.push_back(2 + d);
-  weight_order.push_back(1);
-  const Tensor weight_rows = permute(weight, weight_order);
+  const Tensor weight_rows = permute(weight, detail::channels_last_order(spatial));
 
   Tensor result;  // [N, C_out, positions]
   if (groups == 1) {
@@ -137,7 +123,7 @@ Tensor convolution(const char* op, int spatial, const Tensor& input_given, const
   Dims shape = {batch, out_channels};
   for (const int64_t count : counts) shape.push_back(count);
   result = reshape(result, shape);
-  return unbatched ? squeeze(result, 0) : result;
+  return operands.unbatched ? squeeze(result, 0) : result;
 }
 
 }  // namespace

@@ -14,12 +14,8 @@ namespace {
 
 Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_given, const Tensor& weight_given,
                               const Tensor& bias_given, const ConvTransposeOptions& options) {
-  const Tensor input = detail::conv_autocast_lowered(input_given);
-  const Tensor weight = detail::conv_autocast_lowered(weight_given);
-  const Tensor bias = detail::conv_autocast_lowered(bias_given);
-  detail::check_conv_operands(op, input, weight, bias, spatial);
-  bool unbatched = false;
-  const Tensor x = detail::conv_batched_input(op, input, spatial, unbatched);
+  const detail::ConvOperands operands = detail::conv_operands(op, spatial, input_given, weight_given, bias_given);
+  const Tensor &input = operands.input, &weight = operands.weight, &bias = operands.bias, &x = operands.batched;
 
   const int64_t groups = options.groups;
   const int64_t channels = x.size(1);
@@ -69,15 +65,10 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
   const int64_t group_in = channels / groups, taps = detail::trailing_product(kernel, 0);
   // Channels last, each input position's C_in values become its output window [K..., C_out]: one
   // GEMM over all N * positions rows, per group.
-  Dims to_channels_last = {0};
-  for (int d = 0; d < spatial; ++d) to_channels_last.push_back(2 + d);
-  to_channels_last.push_back(1);
+  const Dims to_channels_last = detail::channels_last_order(spatial);
   const Tensor rows = reshape(permute(x, to_channels_last), {batch * positions, groups, group_in});
   // weight [C_in, C_out / G, K...] -> per group [C_in / G, K... C_out / G] (small: one copy).
-  Dims weight_order = {0};
-  for (int d = 0; d < spatial; ++d) weight_order.push_back(2 + d);
-  weight_order.push_back(1);
-  const Tensor grouped_weight = reshape(permute(weight, weight_order), {groups, group_in, taps * group_out});
+  const Tensor grouped_weight = reshape(permute(weight, to_channels_last), {groups, group_in, taps * group_out});
   Tensor columns;  // [N * positions, K..., C_out]
   if (groups == 1) {
     columns =
@@ -104,7 +95,7 @@ Tensor transposed_convolution(const char* op, int spatial, const Tensor& input_g
   } else if (!result.is_contiguous()) {
     result = contiguous(result);  // a new tensor of its own, as PyTorch's, not a view of the uncut one
   }
-  return unbatched ? squeeze(result, 0) : result;
+  return operands.unbatched ? squeeze(result, 0) : result;
 }
 
 }  // namespace

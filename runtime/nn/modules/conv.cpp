@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "runtime/conv_checks.h"
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 #include "runtime/nn/modules/conv_parameters.h"
@@ -92,12 +93,7 @@ ConvImpl::ConvImpl(const char* name, int spatial, int64_t in_channels, int64_t o
   if (padding_.same()) {
     for (const int64_t s : stride_)
       check(s == 1, "{}: padding='same' is not supported for strided convolutions, got stride {}", name, stride_);
-    pad_before_ = pad_after_ = Dims::filled(spatial, 0);
-    for (int d = 0; d < spatial; ++d) {
-      const int64_t total = dilation_[d] * (kernel_size_[d] - 1);
-      pad_before_[d] = total / 2;
-      pad_after_[d] = total - pad_before_[d];
-    }
+    detail::same_padding(kernel_size_, dilation_, pad_before_, pad_after_);
   } else {
     pad_before_ = pad_after_ = padding_.amounts().expand(spatial, name, "padding");
     for (const int64_t amount : pad_before_)

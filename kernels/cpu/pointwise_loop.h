@@ -109,30 +109,108 @@ void for_each_run(const LoopGeometry<N>& geometry, const std::array<size_t, N>& 
 
 // Runs `body(element_pointers, count, element_strides_in_bytes)` over the flat output elements
 // [begin, end) in segments that each stay inside one run of the innermost dim, so a parallel
-// chunk may start and end mid-run (one long broadcast run still spreads over the threads).
+// chunk may start and end mid-run (one long broadcast run still spreads over the threads). The
+// first segment's position is found by division; later ones step an odometer over the outer dims,
+// because runs can be a few elements long (a channels-last copy's are C) and a division per dim
+// per run cost more than the run.
 template <int N, typename Body>
 void for_each_segment(const LoopGeometry<N>& geometry, const std::array<size_t, N>& element_sizes,
                       int64_t begin, int64_t end, Body&& body) {
+  if (begin >= end) return;
   const int rank = geometry.sizes.size();
   const int64_t inner = rank == 0 ? 1 : geometry.sizes[rank - 1];
   std::array<int64_t, N> inner_bytes;
-  for (int k = 0; k < N; ++k)
+  std::array<Dims, N> outer_bytes;  // each outer dim's stride in bytes, per operand
+  for (int k = 0; k < N; ++k) {
     inner_bytes[k] = rank == 0 ? 0 : geometry.strides[k][rank - 1] * static_cast<int64_t>(element_sizes[k]);
+    for (int d = 0; d + 1 < rank; ++d)
+      outer_bytes[k].push_back(geometry.strides[k][d] * static_cast<int64_t>(element_sizes[k]));
+  }
+  Dims position = Dims::filled(std::max(rank - 1, 0), 0);  // the run's index in each outer dim
+  std::array<char*, N> run_start = geometry.base;
+  int64_t remaining = begin / inner;
+  for (int d = rank - 2; d >= 0; --d) {
+    position[d] = remaining % geometry.sizes[d];
+    remaining /= geometry.sizes[d];
+    for (int k = 0; k < N; ++k) run_start[k] += position[d] * outer_bytes[k][d];
+  }
+  int64_t offset = begin % inner;
   for (int64_t index = begin; index < end;) {
-    const int64_t run = index / inner;
-    const int64_t offset = index - run * inner;
     const int64_t count = std::min(inner - offset, end - index);
-    std::array<char*, N> pointers = geometry.base;
-    int64_t remaining = run;
-    for (int d = rank - 2; d >= 0; --d) {
-      const int64_t position = remaining % geometry.sizes[d];
-      remaining /= geometry.sizes[d];
-      for (int k = 0; k < N; ++k)
-        pointers[k] += position * geometry.strides[k][d] * static_cast<int64_t>(element_sizes[k]);
-    }
+    std::array<char*, N> pointers = run_start;
     for (int k = 0; k < N; ++k) pointers[k] += offset * inner_bytes[k];
     body(pointers, count, inner_bytes);
     index += count;
+    offset = 0;
+    for (int d = rank - 2; d >= 0; --d) {  // the next run: carry through the outer dims
+      for (int k = 0; k < N; ++k) run_start[k] += outer_bytes[k][d];
+      if (++position[d] < geometry.sizes[d]) break;
+      for (int k = 0; k < N; ++k) run_start[k] -= geometry.sizes[d] * outer_bytes[k][d];
+      position[d] = 0;
+    }
+  }
+}
+
+// A loop in which some operand is transposed in its last two dims (stride 1 on the rows, more on
+// the columns: x.t(), an NCHW -> NHWC copy) walks that operand one cache line per element along
+// each run. Runs of kTile elements over kTile rows keep those lines in L1 between rows; a
+// [1024, 1024] transpose's 4 KiB column stride otherwise sent every element of a run to one L1 set.
+inline constexpr int64_t kTile = 64;
+
+template <int N>
+bool has_transposed_operand(const LoopGeometry<N>& geometry) {
+  const int rank = geometry.sizes.size();
+  if (rank < 2) return false;
+  for (int k = 0; k < N; ++k) {
+    const int64_t column_stride = geometry.strides[k][rank - 1], row_stride = geometry.strides[k][rank - 2];
+    if (row_stride == 1 && column_stride > 1) return true;
+  }
+  return false;
+}
+
+// The tiles of the last two dims, kTile x kTile (fewer at the edges), over every outer index.
+template <int N>
+int64_t tile_count(const LoopGeometry<N>& geometry) {
+  const int rank = geometry.sizes.size();
+  const int64_t rows = geometry.sizes[rank - 2], columns = geometry.sizes[rank - 1];
+  const int64_t planes = geometry.sizes.product() / (rows * columns);
+  return planes * ((rows + kTile - 1) / kTile) * ((columns + kTile - 1) / kTile);
+}
+
+// Runs `body(element_pointers, count, element_strides_in_bytes)` over tiles [first, last): each
+// tile's runs go along its longer side, so a dim of 2 is crossed by runs of kTile, not walked in
+// runs of 2.
+template <int N, typename Body>
+void for_each_tile(const LoopGeometry<N>& geometry, const std::array<size_t, N>& element_sizes, int64_t first,
+                   int64_t last, Body&& body) {
+  const int rank = geometry.sizes.size();
+  const int64_t rows = geometry.sizes[rank - 2], columns = geometry.sizes[rank - 1];
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, column_tiles = (columns + kTile - 1) / kTile;
+  std::array<int64_t, N> row_bytes, column_bytes;
+  for (int k = 0; k < N; ++k) {
+    row_bytes[k] = geometry.strides[k][rank - 2] * static_cast<int64_t>(element_sizes[k]);
+    column_bytes[k] = geometry.strides[k][rank - 1] * static_cast<int64_t>(element_sizes[k]);
+  }
+  for (int64_t tile = first; tile < last; ++tile) {
+    const int64_t row0 = tile / column_tiles % row_tiles * kTile, column0 = tile % column_tiles * kTile;
+    std::array<char*, N> corner = geometry.base;
+    int64_t plane = tile / (column_tiles * row_tiles);
+    for (int d = rank - 3; d >= 0; --d) {
+      const int64_t position = plane % geometry.sizes[d];
+      plane /= geometry.sizes[d];
+      for (int k = 0; k < N; ++k)
+        corner[k] += position * geometry.strides[k][d] * static_cast<int64_t>(element_sizes[k]);
+    }
+    for (int k = 0; k < N; ++k) corner[k] += row0 * row_bytes[k] + column0 * column_bytes[k];
+    const int64_t tile_rows = std::min(kTile, rows - row0), tile_columns = std::min(kTile, columns - column0);
+    const bool along_rows = tile_columns >= tile_rows;  // runs along a row, or down a column
+    const int64_t runs = along_rows ? tile_rows : tile_columns;
+    const std::array<int64_t, N>& across = along_rows ? row_bytes : column_bytes;
+    std::array<char*, N> pointers = corner;
+    for (int64_t run = 0; run < runs; ++run) {
+      body(pointers, along_rows ? tile_columns : tile_rows, along_rows ? column_bytes : row_bytes);
+      for (int k = 0; k < N; ++k) pointers[k] += across[k];
+    }
   }
 }
 
@@ -185,29 +263,41 @@ void pointwise_cpu(const Tensor& out, Functor functor, const Inputs&... inputs) 
   }
 
   const std::array<size_t, N> element_sizes{sizeof(Out), sizeof(In)...};
-  auto staged = [&](int64_t begin, int64_t end) {
-    StagingBuffers<Out, In...> buffers;  // per range, not per run: runs may be a few elements
-    auto segment = [&](const std::array<char*, N>& pointers, int64_t count, const std::array<int64_t, N>& step) {
-      const bool output_in_place = step[0] == static_cast<int64_t>(sizeof(Out));
-      for (int64_t first = 0; first < count; first += kStageChunk) {
-        const int64_t length = std::min(kStageChunk, count - first);
-        Out* destination = output_in_place ? reinterpret_cast<Out*>(pointers[0] + first * step[0])
-                                           : buffers.output.data();
-        [&]<size_t... K>(std::index_sequence<K...>) {
-          const std::tuple<const In*...> sources{stage_input<In>(
-              pointers[K + 1] + first * step[K + 1], step[K + 1], length, std::get<K>(buffers.inputs).data())...};
-          for (int64_t i = 0; i < length; ++i)
-            destination[i] = static_cast<Out>(functor(load_at(std::get<K>(sources), i)...));
-        }(std::index_sequence_for<In...>{});
-        if (!output_in_place) {
-          for (int64_t i = 0; i < length; ++i)
-            *reinterpret_cast<Out*>(pointers[0] + (first + i) * step[0]) = buffers.output[i];
-        }
+  // `count` elements from `pointers`, each operand stepping `step` bytes, staged through `buffers`.
+  auto run = [&](StagingBuffers<Out, In...>& buffers, const std::array<char*, N>& pointers, int64_t count,
+                 const std::array<int64_t, N>& step) {
+    const bool output_in_place = step[0] == static_cast<int64_t>(sizeof(Out));
+    for (int64_t first = 0; first < count; first += kStageChunk) {
+      const int64_t length = std::min(kStageChunk, count - first);
+      Out* destination = output_in_place ? reinterpret_cast<Out*>(pointers[0] + first * step[0])
+                                         : buffers.output.data();
+      [&]<size_t... K>(std::index_sequence<K...>) {
+        const std::tuple<const In*...> sources{stage_input<In>(
+            pointers[K + 1] + first * step[K + 1], step[K + 1], length, std::get<K>(buffers.inputs).data())...};
+        for (int64_t i = 0; i < length; ++i)
+          destination[i] = static_cast<Out>(functor(load_at(std::get<K>(sources), i)...));
+      }(std::index_sequence_for<In...>{});
+      if (!output_in_place) {
+        for (int64_t i = 0; i < length; ++i)
+          *reinterpret_cast<Out*>(pointers[0] + (first + i) * step[0]) = buffers.output[i];
       }
-    };
-    for_each_segment<N>(geometry, element_sizes, begin, end, segment);
+    }
   };
-  parallel_ranges(numel, staged);
+  if (has_transposed_operand(geometry)) {
+    // Tiles, kParallelGrain elements' worth per chunk (as parallel_ranges: independent of the threads).
+    constexpr int64_t kTilesPerChunk = std::max<int64_t>(1, kParallelGrain / (kTile * kTile));
+    const int64_t tiles = tile_count(geometry), chunks = (tiles + kTilesPerChunk - 1) / kTilesPerChunk;
+    parallel_for(chunks, chunks > 1 && get_num_threads() > 1, [&](int64_t chunk) {
+      StagingBuffers<Out, In...> buffers;  // per chunk, not per run: runs may be a few elements
+      const int64_t first = chunk * kTilesPerChunk, last = std::min(tiles, first + kTilesPerChunk);
+      for_each_tile<N>(geometry, element_sizes, first, last, [&](const auto&... args) { run(buffers, args...); });
+    });
+    return;
+  }
+  parallel_ranges(numel, [&](int64_t begin, int64_t end) {
+    StagingBuffers<Out, In...> buffers;  // per range, not per run: runs may be a few elements
+    for_each_segment<N>(geometry, element_sizes, begin, end, [&](const auto&... args) { run(buffers, args...); });
+  });
 }
 
 }  // namespace ember::cpu

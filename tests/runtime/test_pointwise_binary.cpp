@@ -242,3 +242,80 @@ TEST_CASE("strided, broadcast and in-place operands spanning many staging chunks
   filled.t().fill_(2.5);
   check_close(values_of(filled), std::vector<double>(300000, 2.5), {0, 0}, "fill_ through a transposed view");
 }
+
+TEST_CASE("rank-5 strided operands with short runs, split across threads mid-run") {
+  // The strided loop finds a chunk's first run by division and steps an odometer over the outer
+  // dims after that: carries through several dims, and chunks (kParallelGrain = 32768 elements)
+  // starting inside a run of 9. The reference reads x's contiguous values by index arithmetic.
+  const Dims sizes = {12, 10, 9, 7, 13};  // x, contiguous: strides {8190, 819, 91, 13, 1}
+  const Tensor x = random_tensor(sizes, kFloat64, -2, 2, 4245);
+  const Tensor view = permute(x, {4, 0, 3, 1, 2});  // [13, 12, 7, 10, 9], inner stride 91
+  const Tensor bias = random_tensor({13, 1, 7, 1, 1}, kFloat64, -2, 2, 4246);
+  const std::vector<double> x_values = x.to_vector<double>();
+  const std::vector<double> bias_values = bias.to_vector<double>();
+  std::vector<double> expected;
+  for (int64_t a = 0; a < 13; ++a)
+    for (int64_t b = 0; b < 12; ++b)
+      for (int64_t c = 0; c < 7; ++c)
+        for (int64_t d = 0; d < 10; ++d)
+          for (int64_t e = 0; e < 9; ++e)
+            expected.push_back(x_values[b * 8190 + d * 819 + e * 91 + c * 13 + a] + bias_values[a * 7 + c]);
+  const int threads = get_num_threads();
+  for (const int count : {1, 2, 3}) {
+    set_num_threads(count);
+    const Tensor sum = add(view, bias);  // contiguous output, strided and broadcast inputs
+    CHECK(sum.sizes() == Dims{13, 12, 7, 10, 9});
+    check_close(sum.to_vector<double>(), expected, {0, 0}, fmt::format("add on {} threads", count));
+    Tensor target = zeros({9, 10, 7, 12, 13}, {.dtype = kFloat64});  // written through a strided view
+    permute(target, {4, 3, 2, 1, 0}).copy_(sum);
+    const std::vector<double> written = target.to_vector<double>();  // [e][d][c][b][a]
+    std::vector<double> transposed(expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const int64_t flat = static_cast<int64_t>(i);  // (a, b, c, d, e) in [13, 12, 7, 10, 9]
+      const int64_t e = flat % 9, d = flat / 9 % 10, c = flat / 90 % 7, b = flat / 630 % 12, a = flat / 7560;
+      transposed[e * 10920 + d * 1092 + c * 156 + b * 13 + a] = expected[i];
+    }
+    check_close(written, transposed, {0, 0}, fmt::format("copy_ into a strided view on {} threads", count));
+  }
+  set_num_threads(threads);
+}
+
+TEST_CASE("operands transposed in their last two dims go tile by tile: edges, short dims, threads") {
+  // The strided loop walks such operands in 64 x 64 tiles of the last two dims. These shapes leave
+  // partial tiles at both edges, a dim shorter than a tile (runs then go down the columns), several
+  // planes, and chunks of 8 tiles on 1 to 3 threads. References index x's contiguous values.
+  for (const Dims& sizes : {Dims{3, 130, 70}, Dims{5, 2, 300}, Dims{2, 700, 3}, Dims{1, 200, 200}}) {
+    const int64_t planes = sizes[0], rows = sizes[1], columns = sizes[2];
+    const Tensor x = random_tensor(sizes, kFloat64, -2, 2, 4247);
+    const Tensor y = random_tensor({planes, columns, rows}, kFloat64, -2, 2, 4248);
+    const std::vector<double> x_values = x.to_vector<double>(), y_values = y.to_vector<double>();
+    std::vector<double> transposed(x_values.size()), sum(x_values.size());
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t at = (p * columns + c) * rows + r;  // in [planes, columns, rows]
+          transposed[at] = x_values[(p * rows + r) * columns + c];
+          sum[at] = transposed[at] + y_values[at];
+        }
+    std::vector<double> y_written(y_values.size());  // y copied into x's layout through a transpose
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t r = 0; r < rows; ++r)
+          y_written[(p * rows + r) * columns + c] = y_values[(p * columns + c) * rows + r];
+    const int threads = get_num_threads();
+    for (const int count : {1, 2, 3}) {
+      set_num_threads(count);
+      const std::string where = fmt::format("{} on {} threads", sizes, count);
+      const Tensor view = x.transpose(1, 2);
+      check_close(add(view, y).to_vector<double>(), sum, {0, 0}, "add " + where);
+      check_close(view.contiguous().to_vector<double>(), transposed, {0, 0}, "contiguous " + where);
+      std::vector<double> rounded = transposed;  // float64 -> float32 conversion through the transpose
+      for (double& value : rounded) value = static_cast<float>(value);
+      check_close(view.to(kFloat32).to(kFloat64).to_vector<double>(), rounded, {0, 0}, "to float32 " + where);
+      Tensor target = zeros(sizes, {.dtype = kFloat64});
+      target.transpose(1, 2).copy_(y);  // a transposed output
+      check_close(target.to_vector<double>(), y_written, {0, 0}, "copy_ into a transpose " + where);
+    }
+    set_num_threads(threads);
+  }
+}

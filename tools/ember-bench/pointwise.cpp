@@ -38,6 +38,8 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
   const Tensor zero = scalar_tensor(0.0, {.device = kCPU});
   const Tensor matrix = randn({1024, 1024}, {.device = kCPU});
   const Tensor bias = randn({1024}, {.device = kCPU});
+  const Tensor images = randn({64, 16, 32, 32}, {.device = kCPU});
+  const Tensor pairs = randn({256, 2, 64, 32}, {.device = kCPU});
   static const OpDef& gelu_backward_op = lookup_op("gelu_backward");
   const std::vector<PointwiseCase> cases{
       {"clone", 8, [&] { return clone(x); }},
@@ -62,6 +64,9 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
       {"round", 8, [&] { return ember::round(x); }},
       {"gelu_backward", 12, [&] { return dispatch_one(gelu_backward_op, {y, x}, {{"tanh", false}}); }},
       {"relu of a transpose", 8, [&] { return relu(matrix.t()); }},
+      // Strided copies with short runs, as around channels-last convolutions: a run per C values.
+      {"NCHW->NHWC copy [64,16,32,32]", 8, [&] { return contiguous(permute(images, {0, 2, 3, 1})); }},
+      {"NCHW->NHWC copy [256,2,64,32]", 8, [&] { return contiguous(permute(pairs, {0, 2, 3, 1})); }},
   };
   const int repeats = std::max(5, options.steps / 4);
   nlohmann::json results = nlohmann::json::array();

@@ -11,6 +11,10 @@
 #include "runtime/ember.h"
 
 namespace ember::testing {
+// Its own (inline) namespace: numeric_check.h defines random_values, random_tensor and values_of
+// with the same signatures and other bodies (other value ranges). Both in ember::testing, the
+// linker kept one definition for every test of the executable, an ODR violation.
+inline namespace finite_difference {
 
 // Deterministic values in [-1, -0.1] u [0.1, 1]: never zero, so no check passes by accident.
 inline std::vector<double> random_values(int64_t count, uint32_t seed) {
@@ -97,4 +101,5 @@ inline Tensor leaf_of(const std::vector<double>& values) {
   return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64}).requires_grad_();
 }
 
+}  // namespace finite_difference
 }  // namespace ember::testing

@@ -82,21 +82,53 @@ void select_elements(const Tensor& out, const Tensor& source, const int64_t* ind
   });
 }
 
+// out[o, k, :] = source[o, indices[k], :] for the rows [first, last) of out seen as [outer * count,
+// inner], elements of `Word`'s size copied by a typed loop. Rows are often short (a convolution's
+// window gather copies C channels, 64 bytes for 16 floats), and a memcpy call and two divisions per
+// row had cost ~10% more than the copy.
+template <typename Word>
+void select_rows(Word* to, const Word* from, const int64_t* indices, int64_t count, Split split, int64_t first,
+                 int64_t last) {
+  int64_t o = first / count, k = first % count;  // then stepped, never divided
+  for (int64_t row = first; row < last; ++row) {
+    const Word* source = from + (o * split.size + indices[k]) * split.inner;
+    Word* target = to + row * split.inner;
+    for (int64_t i = 0; i < split.inner; ++i) target[i] = source[i];
+    if (++k == count) {
+      k = 0;
+      ++o;
+    }
+  }
+}
+
+template <typename Word>
+void select_typed(const Tensor& out, const Tensor& source, const int64_t* indices, int64_t count, Split split) {
+  if (split.inner == 1) return select_elements<Word>(out, source, indices, count, split);
+  Word* to = static_cast<Word*>(out.raw_data_ptr());
+  const Word* from = static_cast<const Word*>(source.raw_data_ptr());
+  const int64_t rows = split.outer * count;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kParallelGrain / split.inner);
+  const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  parallel_for(chunks, chunks > 1 && get_num_threads() > 1, [&](int64_t chunk) {
+    const int64_t first = chunk * rows_per_chunk;
+    select_rows<Word>(to, from, indices, count, split, first, std::min(rows, first + rows_per_chunk));
+  });
+}
+
 // out[o, k, :] = source[o, indices[k], :]: whole rows of `inner` elements, any dtype.
 void select_slices(const Tensor& out, const Tensor& source, const int64_t* indices, int64_t count, Split split) {
-  if (split.inner == 1) {
-    switch (source.element_size()) {
-      case 1:
-        return select_elements<uint8_t>(out, source, indices, count, split);
-      case 2:
-        return select_elements<uint16_t>(out, source, indices, count, split);
-      case 4:
-        return select_elements<uint32_t>(out, source, indices, count, split);
-      case 8:
-        return select_elements<uint64_t>(out, source, indices, count, split);
-      default:
-        break;
-    }
+  if (count == 0 || split.outer == 0 || split.inner == 0) return;
+  switch (source.element_size()) {
+    case 1:
+      return select_typed<uint8_t>(out, source, indices, count, split);
+    case 2:
+      return select_typed<uint16_t>(out, source, indices, count, split);
+    case 4:
+      return select_typed<uint32_t>(out, source, indices, count, split);
+    case 8:
+      return select_typed<uint64_t>(out, source, indices, count, split);
+    default:
+      break;
   }
   char* to = static_cast<char*>(out.raw_data_ptr());
   const char* from = static_cast<const char*>(source.raw_data_ptr());

@@ -141,6 +141,39 @@ TEST_CASE("index_select along every dim, strided inputs, 0-d and empty indices")
   CHECK(index_select(a, 2, indices({}, {0})).sizes() == Dims{3, 4, 0});
 }
 
+TEST_CASE("index_select copies rows by element size, rows of 1, 3 and 16, in chunks over 1 to 3 threads") {
+  // Rows go by a typed loop in chunks of kParallelGrain / inner rows; a chunk may start inside a
+  // batch (2,048 rows of 16 is not a multiple of the 1,500 indices). Values are small integers (0
+  // or 1 for bool), so every dtype holds them exactly and a row read from the wrong place shows.
+  std::vector<int64_t> chosen;
+  for (int i = 0; i < 1500; ++i) chosen.push_back((i * 7919) % 97);
+  const Tensor index = indices(chosen);
+  const int threads = get_num_threads();
+  for (const DType dtype : {kBool, kBFloat16, kFloat16, kInt32, kFloat32, kInt64, kFloat64}) {
+    for (const int64_t inner : {1, 3, 16}) {
+      const Dims sizes = {30, 97, inner};
+      std::vector<double> values(static_cast<size_t>(sizes.product()));
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<double>(dtype == kBool ? (i * 31) % 101 % 2 : (i * 31) % 101);
+      const Tensor a = from_vector<double>(values, sizes, dtype_options(dtype));
+      std::vector<double> expected;
+      for (int64_t o = 0; o < 30; ++o)
+        for (const int64_t k : chosen)
+          for (int64_t i = 0; i < inner; ++i) expected.push_back(values[(o * 97 + k) * inner + i]);
+      for (const int count : {1, 2, 3}) {
+        set_num_threads(count);
+        CAPTURE(dtype);
+        CAPTURE(inner);
+        CAPTURE(count);
+        const Tensor out = index_select(a, 1, index);
+        CHECK(out.dtype() == dtype);
+        CHECK(values_of(out) == expected);
+      }
+    }
+  }
+  set_num_threads(threads);
+}
+
 TEST_CASE("index_select and index_add gradients") {
   gradcheck([](const std::vector<Tensor>& in) { return index_select(in[0], 1, indices({2, 0, 2, 2})); },
             {leaf({2, 3, 2}, 7)});

@@ -2,6 +2,7 @@
 // microseconds per call, GB/s of memory traffic and ns per element. Memory-bound ops (relu, add,
 // where) should run near the copy's bandwidth; the activations show whether their loops vectorize.
 #include <chrono>
+#include <vector>
 
 #include "tools/ember-bench/bench.h"
 
@@ -40,6 +41,15 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
   const Tensor bias = randn({1024}, {.device = kCPU});
   const Tensor images = randn({64, 16, 32, 32}, {.device = kCPU});
   const Tensor pairs = randn({256, 2, 64, 32}, {.device = kCPU});
+  const Tensor rows_of_16 = randn({64, 1024, 16}, {.device = kCPU});
+  const Tensor rows_of_1 = randn({64, 16384}, {.device = kCPU});
+  // A fixed scattered order (37 is coprime to both lengths): each index once.
+  const auto scattered = [](int64_t length) {
+    std::vector<int64_t> order(static_cast<size_t>(length));
+    for (int64_t i = 0; i < length; ++i) order[static_cast<size_t>(i)] = i * 37 % length;
+    return from_vector<int64_t>(order, {length}, {.dtype = kInt64});
+  };
+  const Tensor row_order = scattered(1024), element_order = scattered(16384);
   static const OpDef& gelu_backward_op = lookup_op("gelu_backward");
   const std::vector<PointwiseCase> cases{
       {"clone", 8, [&] { return clone(x); }},
@@ -67,6 +77,9 @@ nlohmann::json run_pointwise_throughput(const RunOptions& options) {
       // Strided copies with short runs, as around channels-last convolutions: a run per C values.
       {"NCHW->NHWC copy [64,16,32,32]", 8, [&] { return contiguous(permute(images, {0, 2, 3, 1})); }},
       {"NCHW->NHWC copy [256,2,64,32]", 8, [&] { return contiguous(permute(pairs, {0, 2, 3, 1})); }},
+      // Gathers as a convolution's windows: rows of C = 16 channels, or of one element.
+      {"index_select rows of 16 [64,1024,16]", 8, [&] { return index_select(rows_of_16, 1, row_order); }},
+      {"index_select rows of 1 [64,16384]", 8, [&] { return index_select(rows_of_1, 1, element_order); }},
   };
   const int repeats = std::max(5, options.steps / 4);
   nlohmann::json results = nlohmann::json::array();

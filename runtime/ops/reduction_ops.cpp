@@ -1,6 +1,8 @@
 // Reductions: sum, mean, amax, amin, prod, any, all, var (attrs dims, keepdim[, correction]) and
 // argmax, argmin (attrs dim optional, keepdim), plus extremum_backward, the gradient of amax/amin. Kernels in
 // kernels/cpu/reduce_kernels.h; the combine math in kernels/reduce_functors.h.
+#include <limits>
+
 #include "kernels/cpu/reduce_geometry.h"
 #include "kernels/cpu/reduce_kernels.h"
 #include "runtime/dispatch.h"
@@ -153,13 +155,24 @@ void prod_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   grads[0] = mul(restore_reduced_dims(ctx.grad(), ctx), where(is_zero, at_zeros, beside_zeros));
 }
 
-// d var / d x = 2 (x - mean) / (N - correction).
+// d var / d x = 2 (x - mean) / (N - correction), in PyTorch's two forms (var_backward): with dims,
+// that factor even where N - correction <= 0 (infinite at 0, negative past it); without dims (or
+// for a 0-d input) there, grad * where(x == mean, NaN, +inf), +inf on both sides of the mean.
 void var_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& input = ctx.input(0);
-  const double divisor = static_cast<double>(std::max<int64_t>(0, reduced_count(ctx) - ctx.attrs.get<int64_t>("correction")));
-  const Tensor centered = sub(input, mean(input, ctx.attrs.get<Dims>("dims"), true));
-  const Tensor scaled = mul(ctx.grad(), 2.0 / divisor);
-  grads[0] = mul(centered, restore_reduced_dims(scaled, ctx));
+  const Dims& dims = ctx.attrs.get<Dims>("dims");
+  // In double: N - correction overflows int64 for a correction near its limits.
+  const double freedom =
+      static_cast<double>(reduced_count(ctx)) - static_cast<double>(ctx.attrs.get<int64_t>("correction"));
+  const Tensor group_mean = mean(input, dims, true);
+  if ((dims.empty() || input.dim() == 0) && freedom <= 0.0) {
+    const Tensor unbounded = where(eq(input, group_mean), scalar_like(std::numeric_limits<double>::quiet_NaN(), input),
+                                   scalar_like(std::numeric_limits<double>::infinity(), input));
+    grads[0] = mul(restore_reduced_dims(ctx.grad(), ctx), unbounded);
+    return;
+  }
+  const Tensor scaled = mul(ctx.grad(), 2.0 / freedom);
+  grads[0] = mul(sub(input, group_mean), restore_reduced_dims(scaled, ctx));
 }
 
 OpDef reduction(const char* name, const char* schema, ShapeRule infer, Kernel kernel, BackwardRule backward,

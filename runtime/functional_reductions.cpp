@@ -57,10 +57,20 @@ std::tuple<Tensor, Tensor> extremum_along(const char* function, const Tensor& a,
 // bfloat16 and float16, whose norm and std PyTorch accumulates in float32.
 bool is_16bit(DType dtype) { return dtype == kBFloat16 || dtype == kFloat16; }
 
+// The p = 0 "norm", the count of non-zeros. PyTorch's result has a grad_fn whose gradient is
+// zero (norm_backward returns none for p = 0), so backward through it runs: an input that requires
+// grad gets a term that is 0 with a zero gradient, sum(sign(a)) * 0 (sign is finite for inf and
+// NaN, and its own gradient is zero).
+Tensor count_nonzero_norm(const Tensor& a, const Dims& dims, bool keepdim) {
+  const Tensor count = to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
+  if (!grad_mode_enabled() || !a.requires_grad()) return count;
+  return add(count, mul(sum(sign(a), dims, keepdim), 0.0));
+}
+
 // The p-norm of a checked input, in its own dtype.
 Tensor vector_norm(const Tensor& a, double p, const Dims& dims, bool keepdim) {
   if (std::isinf(p)) return p > 0.0 ? amax(abs(a), dims, keepdim) : amin(abs(a), dims, keepdim);
-  if (p == 0.0) return to_dtype(sum(ne(a, scalar_like(0.0, a)), dims, keepdim), a.dtype());
+  if (p == 0.0) return count_nonzero_norm(a, dims, keepdim);
   if (p == 1.0) return sum(abs(a), dims, keepdim);
   if (p == 2.0) return root_flat_at_zero(sum(mul(a, a), dims, keepdim), [](const Tensor& v) { return sqrt(v); });
   Tensor terms = pow(abs(a), p);
@@ -114,7 +124,7 @@ std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim, Where
 
 // PyTorch's gradients follow: sign(x) for p = 1, split equally among ties for +-inf (amax's
 // rule), x / norm for p = 2 and x |x|^(p-2) / norm^(p-1) otherwise, 0 where the norm is 0. The
-// count of non-zeros (p = 0) carries no gradient (PyTorch's is zero).
+// count of non-zeros (p = 0) has a zero gradient, as PyTorch's.
 Tensor norm(const Tensor& a, double p, const Dims& dims, bool keepdim, Where where) {
   CallSiteScope site(where);
   check_floating("norm", a);

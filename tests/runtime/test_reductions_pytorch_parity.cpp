@@ -82,3 +82,22 @@ TEST_CASE("var backward with a correction of N or more: PyTorch's values, with a
     check_same(values_of(x.grad()), {-kInf, -kInf, kInf});
   }
 }
+
+// PyTorch's norm_backward returns no gradient for p = 0 (an undefined tensor, read as zeros), but
+// the result of linalg.vector_norm(x, 0) on an x that requires grad has a grad_fn: backward runs
+// and gives x no nonzero gradient. Infinite and NaN elements must not make it NaN.
+TEST_CASE("norm with p = 0 of a tensor that requires grad: backward runs, the gradient is zero") {
+  const std::vector<double> values{0.0, -2.0, kInf, std::nan(""), 0.5};
+  const Tensor x = leaf_of(values);
+  const Tensor count = norm(x, 0.0);
+  CHECK(count.requires_grad());
+  CHECK(count.item() == 4.0);  // the nonzeros: -2, inf, NaN (nonzero), 0.5
+  count.backward();
+  if (x.grad().defined()) check_same(values_of(x.grad()), std::vector<double>(values.size(), 0.0));
+  const Tensor rows = from_vector<double>({0.0, 1.0, -3.0, 0.0, 0.0, 0.0}, {2, 3}, {.dtype = kFloat64}).requires_grad_();
+  const Tensor per_row = norm(rows, 0.0, {1}, true);
+  check_same(values_of(per_row), {2.0, 0.0});
+  CHECK(per_row.sizes() == Dims{2, 1});
+  sum(per_row).backward();
+  if (rows.grad().defined()) check_same(values_of(rows.grad()), std::vector<double>(6, 0.0));
+}

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -33,6 +34,18 @@ Tensor partial_norm(const Tensor& grad, double norm_type) {
 
 void check_norm_type(double norm_type, const char* function) {
   check(!std::isnan(norm_type), "{}: norm_type must be a number (any p, or +-infinity), got {}", function, norm_type);
+}
+
+// PyTorch takes vector_norm of every tensor, which refuses an empty one for the norms whose
+// reduction (max for infinity, min for -infinity and p < 0) has no identity: "cannot compute the
+// inf norm on an empty tensor". Skipping it would clip by the other tensors alone. `what` names
+// the tensor ("tensor 3", "the gradient of parameter 3").
+void check_norm_of_empty(const Tensor& tensor, double norm_type, const char* function, const std::string& what) {
+  const bool has_identity = norm_type >= 0.0 && !std::isinf(norm_type);
+  check(has_identity || tensor.numel() != 0,
+        "{}: {} (shape {}) is empty, and the norm of order {} of an empty tensor has no value (its max or min "
+        "has no identity), as in torch.linalg.vector_norm",
+        function, what, tensor.sizes(), norm_type);
 }
 
 // `function`: the one the user called (get_total_norm or clip_grad_norm_), which the error names.
@@ -78,6 +91,8 @@ std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, const ch
 Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite, Where where) {
   CallSiteScope site(where);
   check_norm_type(norm_type, "get_total_norm");
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].defined()) check_norm_of_empty(tensors[i], norm_type, "get_total_norm", fmt::format("tensor {}", i));
   NoGradGuard no_grad;
   const Tensor total = accumulated_powers(tensors, norm_type);
   if (!total.defined()) return zeros({}, {.dtype = kFloat64});
@@ -111,6 +126,10 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   CallSiteScope site(where);
   check_norm_type(norm_type, "clip_grad_norm_");
   check(max_norm >= 0.0, "clip_grad_norm_: max_norm must be non-negative, got {}", max_norm);
+  for (size_t i = 0; i < parameters.size(); ++i)
+    if (parameters[i].defined() && parameters[i].grad().defined())
+      check_norm_of_empty(parameters[i].grad(), norm_type, "clip_grad_norm_",
+                          fmt::format("the gradient of parameter {}", i));
   NoGradGuard no_grad;
   std::vector<Tensor> grads = gradients_of(parameters, "clip_grad_norm_");
   const double norm = get_total_norm(grads, norm_type).item();  // libtorch returns a double too

@@ -1,0 +1,50 @@
+// Optimizer, scheduler and gradient-clipping behaviour checked against PyTorch 2.x where earlier
+// tests left a gap: expected values come from PyTorch's documented algorithms and its source
+// (torch/nn/utils/clip_grad.py, aten's linalg_vector_norm and _foreach_norm), computed here in
+// float64 loops independent of ember.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST_CASE("clip_grad_norm_ refuses an empty gradient for the norms without an identity, as PyTorch") {
+  // PyTorch takes vector_norm (or _foreach_norm) of every gradient. The max behind the infinity
+  // norm and the min behind -infinity and p < 0 have no identity, so an empty gradient raises
+  // "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation does
+  // not have an identity" there; ember used to skip it and clip by the other gradients.
+  for (const double norm_type : {kInfinity, -kInfinity, -1.0}) {
+    CAPTURE(norm_type);
+    Tensor empty = zeros({0, 3}, {.dtype = kFloat64}).requires_grad_();
+    Tensor full = zeros({2}, {.dtype = kFloat64}).requires_grad_();
+    empty.set_grad(zeros({0, 3}, {.dtype = kFloat64}));
+    full.set_grad(from_vector<double>({3.0, -4.0}));
+    CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({full, empty}, 1.0, norm_type),
+                         doctest::Contains("clip_grad_norm_: the gradient of parameter 1 (shape [0, 3]) is empty"), Error);
+    CHECK(full.grad().to_vector<double>() == std::vector<double>{3.0, -4.0});  // nothing scaled
+    CHECK_THROWS_WITH_AS(nn::utils::get_total_norm({full.grad(), empty.grad()}, norm_type),
+                         doctest::Contains("get_total_norm: tensor 1 (shape [0, 3]) is empty"), Error);
+  }
+  // The norms with an identity take an empty gradient as 0 (a zero count for p = 0), as in PyTorch:
+  // the total is vector_norm([vector_norm(g, p) for g in grads], p).
+  for (const double norm_type : {0.0, 0.5, 1.0, 2.0, 3.0}) {
+    CAPTURE(norm_type);
+    Tensor empty = zeros({0}, {.dtype = kFloat64}).requires_grad_();
+    Tensor full = zeros({2}, {.dtype = kFloat64}).requires_grad_();
+    empty.set_grad(zeros({0}, {.dtype = kFloat64}));
+    full.set_grad(from_vector<double>({3.0, -4.0}));
+    const double expected =
+        norm_type == 0.0 ? 1.0 : std::pow(std::pow(3.0, norm_type) + std::pow(4.0, norm_type), 1.0 / norm_type);
+    CHECK(optim::clip_grad_norm_({empty, full}, 1e9, norm_type) == doctest::Approx(expected).epsilon(1e-14));
+  }
+}

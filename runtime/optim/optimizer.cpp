@@ -27,8 +27,11 @@ void check_new_params(const std::string& optimizer, const std::vector<Tensor>& p
     check(param.defined(), "{}: parameter {} is an undefined tensor", optimizer, i);
     check(param.is_floating_point(), "{}: parameter {} has dtype {}; only floating-point tensors can be optimized",
           optimizer, i, param.dtype());
-    check(param.is_leaf(), "{}: parameter {} (shape {}) is not a leaf tensor and cannot be optimized", optimizer, i,
-          param.sizes());
+    // PyTorch's rule: a leaf, or a non-leaf that retain_grad() gives a .grad of its own.
+    check(param.is_leaf() || param.retains_grad(),
+          "{}: parameter {} (shape {}) is not a leaf tensor and cannot be optimized (call retain_grad() on it first "
+          "to optimize it anyway)",
+          optimizer, i, param.sizes());
     check(seen.insert(param.impl()).second,
           "{}: parameter {} (shape {}) appears twice; a parameter may belong to one group only", optimizer, i,
           param.sizes());

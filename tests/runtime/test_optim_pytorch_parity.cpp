@@ -48,3 +48,23 @@ TEST_CASE("clip_grad_norm_ refuses an empty gradient for the norms without an id
     CHECK(optim::clip_grad_norm_({empty, full}, 1e9, norm_type) == doctest::Approx(expected).epsilon(1e-14));
   }
 }
+
+TEST_CASE("an optimizer takes a non-leaf tensor that retains its gradient, as PyTorch does") {
+  // torch.optim.Optimizer.add_param_group refuses a parameter only when it is neither a leaf nor
+  // retains_grad ("can't optimize a non-leaf Tensor"): a retain_grad()ed intermediate is stepped.
+  const std::vector<double> start{0.5, -1.5, 2.0};
+  Tensor leaf = from_vector<double>(start).requires_grad_();
+  Tensor intermediate = leaf * 3.0;
+  CHECK_THROWS_WITH_AS(optim::SGD({intermediate}, {.lr = 0.1}), doctest::Contains("not a leaf"), Error);
+  intermediate.retain_grad();
+  optim::SGD optimizer({intermediate}, {.lr = 0.1, .momentum = 0.9});
+  (intermediate * intermediate).sum().backward();
+  optimizer.step();
+  // d(sum y^2)/dy = 2y; SGD's first momentum step is y - lr * 2y.
+  std::vector<double> expected;
+  for (double value : start) expected.push_back(3.0 * value - 0.1 * 2.0 * 3.0 * value);
+  const std::vector<double> actual = intermediate.to_vector<double>();
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) CHECK(actual[i] == doctest::Approx(expected[i]).epsilon(1e-15));
+  CHECK(leaf.to_vector<double>() == start);  // the leaf below is untouched
+}

@@ -19,7 +19,9 @@ namespace detail {
 
 void check_new_params(const std::string& optimizer, const std::vector<Tensor>& params,
                       const std::vector<Tensor>& existing) {
-  check(!params.empty(), "{}: got an empty parameter list", optimizer);
+  // As in PyTorch, only the constructor's list (the first group: no parameters exist yet) must not
+  // be empty; add_param_group appends an empty group, whose rate schedulers set like any other.
+  check(!params.empty() || !existing.empty(), "{}: got an empty parameter list", optimizer);
   std::unordered_set<const TensorImpl*> seen;
   for (const Tensor& param : existing) seen.insert(param.impl());
   for (size_t i = 0; i < params.size(); ++i) {

@@ -68,3 +68,26 @@ TEST_CASE("an optimizer takes a non-leaf tensor that retains its gradient, as Py
   for (size_t i = 0; i < actual.size(); ++i) CHECK(actual[i] == doctest::Approx(expected[i]).epsilon(1e-15));
   CHECK(leaf.to_vector<double>() == start);  // the leaf below is untouched
 }
+
+TEST_CASE("add_param_group takes an empty group, as PyTorch's does; the constructor still needs parameters") {
+  // torch.optim refuses an empty list in the constructor ("optimizer got an empty parameter
+  // list") but add_param_group appends any group; its rate is then scheduled like the others.
+  Tensor param = from_vector<double>({1.0, -2.0}).requires_grad_();
+  CHECK_THROWS_WITH_AS(optim::Adam(std::vector<Tensor>{}), doctest::Contains("empty parameter list"), Error);
+  optim::Adam optimizer({param}, {.lr = 0.1});
+  optimizer.add_param_group({}, optim::AdamOptions{.lr = 0.5});
+  REQUIRE(optimizer.num_param_groups() == 2);
+  optim::StepLR scheduler(optimizer, 1, 0.5);
+  param.set_grad(from_vector<double>({0.25, 4.0}));
+  optimizer.step();
+  scheduler.step();
+  CHECK(optimizer.get_lr(1) == 0.25);
+  // The first Adam step moves every element by lr against its gradient's sign (up to eps).
+  const std::vector<double> values = param.to_vector<double>();
+  CHECK(values[0] == doctest::Approx(0.9).epsilon(1e-7));
+  CHECK(values[1] == doctest::Approx(-2.1).epsilon(1e-7));
+  const optim::OptimizerState state = optimizer.state_dict();
+  CHECK(state.scalars.at("param_groups.1.num_params") == 0.0);
+  optimizer.load_state_dict(state);
+  CHECK(optimizer.get_lr(1) == 0.25);
+}

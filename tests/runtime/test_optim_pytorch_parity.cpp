@@ -4,6 +4,7 @@
 // float64 loops independent of ember.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -90,4 +91,118 @@ TEST_CASE("add_param_group takes an empty group, as PyTorch's does; the construc
   CHECK(state.scalars.at("param_groups.1.num_params") == 0.0);
   optimizer.load_state_dict(state);
   CHECK(optimizer.get_lr(1) == 0.25);
+}
+
+namespace {
+
+// Three parameters over four steps: a has a gradient every step, b none at step 1 and c none at
+// step 0, so their step counts (Adam's bias corrections) and momentum buffers drift apart, and a
+// foreach step has to batch a and b apart within one group. Gradients change sign and size.
+constexpr int kSteps = 4;
+const std::vector<std::vector<double>> kStart{{0.5, -1.25, 2.0}, {0.2, -0.4}, {0.9, -1.6, 0.3}};
+
+bool has_grad(size_t param, int step) { return !((param == 1 && step == 1) || (param == 2 && step == 0)); }
+
+std::vector<double> grad_at(size_t param, int step) {
+  std::vector<double> values(kStart[param].size());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = std::sin(0.9 * static_cast<double>(i) + 1.7 * step + 0.6 * static_cast<double>(param)) + 0.1;
+  return values;
+}
+
+std::vector<Tensor> make_params() {
+  std::vector<Tensor> params;
+  for (const std::vector<double>& values : kStart) params.push_back(from_vector<double>(values).requires_grad_());
+  return params;
+}
+
+void set_grads(const std::vector<Tensor>& params, int step) {
+  for (size_t p = 0; p < params.size(); ++p)
+    Tensor(params[p]).set_grad(has_grad(p, step) ? from_vector<double>(grad_at(p, step)) : Tensor());
+}
+
+void check_params(const std::vector<Tensor>& params, const std::vector<std::vector<double>>& expected) {
+  for (size_t p = 0; p < params.size(); ++p) {
+    const std::vector<double> actual = params[p].to_vector<double>();
+    for (size_t i = 0; i < actual.size(); ++i) {
+      INFO("parameter ", p, " element ", i);
+      CHECK(actual[i] == doctest::Approx(expected[p][i]).epsilon(1e-13));
+    }
+  }
+}
+
+// torch.optim.Adam / AdamW's _single_tensor_adam for one element, from the documented algorithm.
+struct AdamElement {
+  double param, exp_avg = 0.0, exp_avg_sq = 0.0, max_exp_avg_sq = 0.0;
+  template <typename Options>
+  void step(double grad, const Options& o, int64_t t, bool decoupled) {
+    if (o.maximize) grad = -grad;
+    if (decoupled) param *= 1.0 - o.lr * o.weight_decay;
+    else grad += o.weight_decay * param;
+    exp_avg = o.betas.first * exp_avg + (1.0 - o.betas.first) * grad;
+    exp_avg_sq = o.betas.second * exp_avg_sq + (1.0 - o.betas.second) * grad * grad;
+    max_exp_avg_sq = std::max(max_exp_avg_sq, exp_avg_sq);
+    const double second = o.amsgrad ? max_exp_avg_sq : exp_avg_sq;
+    const double bias1 = 1.0 - std::pow(o.betas.first, static_cast<double>(t));
+    const double bias2 = 1.0 - std::pow(o.betas.second, static_cast<double>(t));
+    param -= o.lr / bias1 * exp_avg / (std::sqrt(second) / std::sqrt(bias2) + o.eps);
+  }
+};
+
+// Runs the reference over the schedule: group 0 holds a and b with `first`, group 1 holds c with `second`.
+template <typename Options>
+std::vector<std::vector<double>> adam_reference(const Options& first, const Options& second, bool decoupled) {
+  std::vector<std::vector<AdamElement>> elements(kStart.size());
+  std::vector<int64_t> counts(kStart.size(), 0);
+  for (size_t p = 0; p < kStart.size(); ++p)
+    for (double value : kStart[p]) elements[p].push_back({.param = value});
+  for (int step = 0; step < kSteps; ++step) {
+    for (size_t p = 0; p < kStart.size(); ++p) {
+      if (!has_grad(p, step)) continue;  // skipped: its state and step count stay
+      ++counts[p];
+      const std::vector<double> grad = grad_at(p, step);
+      for (size_t i = 0; i < grad.size(); ++i) elements[p][i].step(grad[i], p < 2 ? first : second, counts[p], decoupled);
+    }
+  }
+  std::vector<std::vector<double>> out(kStart.size());
+  for (size_t p = 0; p < kStart.size(); ++p)
+    for (const AdamElement& element : elements[p]) out[p].push_back(element.param);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Adam and AdamW with per-group options and skipped gradients follow PyTorch's per-parameter step counts") {
+  for (const bool foreach : {true, false}) {
+    CAPTURE(foreach);
+    {
+      const optim::AdamOptions first{.lr = 0.05, .betas = {0.8, 0.6}, .eps = 1e-3, .weight_decay = 0.1,
+                                     .amsgrad = true, .maximize = true, .foreach = foreach};
+      const optim::AdamOptions second{.lr = 0.02, .betas = {0.5, 0.9}, .foreach = foreach};
+      std::vector<Tensor> params = make_params();
+      optim::Adam optimizer({params[0], params[1]}, first);
+      optimizer.add_param_group({params[2]}, second);
+      for (int step = 0; step < kSteps; ++step) {
+        set_grads(params, step);
+        optimizer.step();
+      }
+      check_params(params, adam_reference(first, second, false));
+      CHECK(optimizer.state(params[0])->step == 4);
+      CHECK(optimizer.state(params[1])->step == 3);
+      CHECK(optimizer.state(params[2])->step == 3);
+    }
+    {
+      const optim::AdamWOptions first{.lr = 0.05, .betas = {0.7, 0.5}, .weight_decay = 0.3, .amsgrad = true,
+                                      .foreach = foreach};
+      const optim::AdamWOptions second{.lr = 0.1, .weight_decay = 0.0, .maximize = true, .foreach = foreach};
+      std::vector<Tensor> params = make_params();
+      optim::AdamW optimizer({params[0], params[1]}, first);
+      optimizer.add_param_group({params[2]}, second);
+      for (int step = 0; step < kSteps; ++step) {
+        set_grads(params, step);
+        optimizer.step();
+      }
+      check_params(params, adam_reference(first, second, true));
+    }
+  }
 }

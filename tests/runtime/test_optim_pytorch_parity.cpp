@@ -206,3 +206,42 @@ TEST_CASE("Adam and AdamW with per-group options and skipped gradients follow Py
     }
   }
 }
+
+TEST_CASE("SGD with per-group options and skipped gradients keeps each momentum buffer as PyTorch does") {
+  // _single_tensor_sgd: g = maximize ? -g : g; g += wd * p; buf = g on a parameter's first step
+  // with a gradient, else momentum * buf + (1 - dampening) * g; g = nesterov ? g + momentum * buf
+  // : buf; p -= lr * g. A parameter without a gradient is left out: its buffer waits.
+  const optim::SGDOptions first{.lr = 0.1, .momentum = 0.9, .dampening = 0.3, .weight_decay = 0.05, .maximize = true};
+  const optim::SGDOptions second{.lr = 0.2, .momentum = 0.5, .weight_decay = 0.01, .nesterov = true};
+  std::vector<std::vector<double>> expected = kStart;
+  std::vector<std::vector<double>> buffers(kStart.size());
+  for (int step = 0; step < kSteps; ++step) {
+    for (size_t p = 0; p < kStart.size(); ++p) {
+      if (!has_grad(p, step)) continue;
+      const optim::SGDOptions& o = p < 2 ? first : second;
+      const std::vector<double> grad = grad_at(p, step);
+      const bool first_step = buffers[p].empty();
+      buffers[p].resize(grad.size());
+      for (size_t i = 0; i < grad.size(); ++i) {
+        double g = o.maximize ? -grad[i] : grad[i];
+        g += o.weight_decay * expected[p][i];
+        buffers[p][i] = first_step ? g : o.momentum * buffers[p][i] + (1.0 - o.dampening) * g;
+        g = o.nesterov ? g + o.momentum * buffers[p][i] : buffers[p][i];
+        expected[p][i] -= o.lr * g;
+      }
+    }
+  }
+  for (const bool foreach : {true, false}) {
+    CAPTURE(foreach);
+    std::vector<Tensor> params = make_params();
+    optim::SGDOptions first_options = first, second_options = second;
+    first_options.foreach = second_options.foreach = foreach;
+    optim::SGD optimizer({params[0], params[1]}, first_options);
+    optimizer.add_param_group({params[2]}, second_options);
+    for (int step = 0; step < kSteps; ++step) {
+      set_grads(params, step);
+      optimizer.step();
+    }
+    check_params(params, expected);
+  }
+}

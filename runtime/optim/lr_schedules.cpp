@@ -122,7 +122,8 @@ LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
   CallSiteScope site(where);
   check(start_factor > 0.0 && start_factor <= 1.0, "LinearLR: start_factor must be in (0, 1], got {}", start_factor);
   check(end_factor >= 0.0 && end_factor <= 1.0, "LinearLR: end_factor must be in [0, 1], got {}", end_factor);
-  check(total_iters > 0, "LinearLR: total_iters must be positive, got {}", total_iters);
+  // 0 is PyTorch's too: every epoch after the first is past total_iters and keeps start_factor.
+  check(total_iters >= 0, "LinearLR: total_iters must be non-negative, got {}", total_iters);
   start();
 }
 

@@ -245,3 +245,18 @@ TEST_CASE("SGD with per-group options and skipped gradients keeps each momentum 
     check_params(params, expected);
   }
 }
+
+TEST_CASE("LinearLR with total_iters 0 keeps start_factor, as PyTorch's does") {
+  // PyTorch checks only the factors. Its get_lr multiplies by start_factor at epoch 0 and returns
+  // the rate unchanged at every epoch past total_iters, so total_iters = 0 holds start_factor * lr.
+  Tensor param = from_vector<double>({1.0}).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 0.2});
+  optim::LinearLR scheduler(optimizer, 0.5, 1.0, 0);
+  CHECK(optimizer.get_lr(0) == 0.2 * 0.5);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    scheduler.step();
+    CHECK(optimizer.get_lr(0) == 0.2 * 0.5);
+  }
+  CHECK_THROWS_WITH_AS(optim::LinearLR(optimizer, 0.5, 1.0, -1),
+                       doctest::Contains("LinearLR: total_iters must be non-negative, got -1"), Error);
+}

@@ -70,7 +70,7 @@ TEST_CASE("an optimizer takes a non-leaf tensor that retains its gradient, as Py
   CHECK(leaf.to_vector<double>() == start);  // the leaf below is untouched
 }
 
-TEST_CASE("add_param_group takes an empty group, as PyTorch's does; the constructor still needs parameters") {
+TEST_CASE("add_param_group takes an empty group, as PyTorch's does, but the constructor needs parameters") {
   // torch.optim refuses an empty list in the constructor ("optimizer got an empty parameter
   // list") but add_param_group appends any group; its rate is then scheduled like the others.
   Tensor param = from_vector<double>({1.0, -2.0}).requires_grad_();

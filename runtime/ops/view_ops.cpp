@@ -25,6 +25,11 @@ Dims infer_view_shape(std::string_view op, const Dims& shape, int64_t numel, con
   // More elements than an int64 counts: no input has that many.
   const int64_t known = given.checked_product().value_or(std::numeric_limits<int64_t>::max());
   if (inferred >= 0) {
+    // As PyTorch's infer_size: with another dim 0 and no elements, every size fits the -1.
+    check(known != 0 || numel != 0,
+          "{}: cannot reshape a tensor of 0 elements (shape {}) into shape {}: the -1 could be any size, so it is "
+          "ambiguous",
+          op, from, shape);
     check(known != 0 && numel % known == 0, "{}: shape {} is invalid for input of shape {} ({} elements)", op,
           shape, from, numel);
     result[inferred] = numel / known;

@@ -93,7 +93,16 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions options, 
   CallSiteScope site(where);
   static const OpDef& op = lookup_op("linspace");
   check(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
-  Attrs attrs{{"start", start}, {"end", end}, {"steps", steps}, {"dtype", options.resolved_dtype()},
+  // PyTorch converts both ends to the dtype before stepping between them, so an integer linspace
+  // runs from trunc(start) to trunc(end): linspace(0.5, 10.7, 4) in int64 is [0, 3, 6, 10], not
+  // the truncated [0.5, 3.9, 7.3, 10.7]. Done here, the CPU and CUDA kernels and a captured graph
+  // all see the converted ends.
+  const DType dtype = options.resolved_dtype();
+  if (!is_floating(dtype) && dtype != kBool) {
+    start = std::trunc(start);
+    end = std::trunc(end);
+  }
+  Attrs attrs{{"start", start}, {"end", end}, {"steps", steps}, {"dtype", dtype},
               {"device", options.resolved_device()}};
   return finish_factory(dispatch_one(op, {}, attrs), options);
 }

@@ -3,6 +3,9 @@
 // ambiguous, whatever the input, rather than as a size mismatch).
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "runtime/ember.h"
 
 using namespace ember;
@@ -31,4 +34,22 @@ TEST_CASE("reshape with -1 beside a 0-sized dim of an empty tensor is refused as
   CHECK(empty.reshape({2, -1, 3}).sizes() == Dims{2, 0, 3});
   CHECK_THROWS_WITH_AS(zeros({6}, kOnCpu).reshape({-1, 0}),
                        doctest::Contains("reshape: shape [-1, 0] is invalid for input of shape [6] (6 elements)"), Error);
+}
+
+TEST_CASE("integer linspace steps between the ends converted to the dtype first") {
+  // PyTorch's linspace kernel converts start and end to the result's dtype (toward zero for an
+  // integer one) before computing the step, in double, between them; the first half counts up
+  // from the start and the second down from the end. Worked by hand:
+  //   linspace(0.5, 10.7, 4, int64): ends 0 and 10, step 10/3: 0, 3.33 -> 3, 10 - 3.33 -> 6, 10.
+  //   linspace(-2.7, 3.9, 5, int64): ends -2 and 3, step 1.25: -2, -0.75 -> 0, 3 - 2.5 -> 0,
+  //   3 - 1.25 -> 1, 3.
+  const TensorOptions int64_cpu{.dtype = kInt64, .device = kCPU};
+  CHECK(linspace(0.5, 10.7, 4, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{0, 3, 6, 10});
+  CHECK(linspace(-2.7, 3.9, 5, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{-2, 0, 0, 1, 3});
+  CHECK(linspace(-2.7, 3.9, 5, {.dtype = kInt32, .device = kCPU}).to_vector<int32_t>() ==
+        std::vector<int32_t>{-2, 0, 0, 1, 3});
+  CHECK(linspace(9.9, 3.2, 1, int64_cpu).to_vector<int64_t>() == std::vector<int64_t>{9});
+  // Floating dtypes keep the ends as given.
+  CHECK(linspace(0.5, 10.5, 3, {.dtype = kFloat64, .device = kCPU}).to_vector<double>() ==
+        std::vector<double>{0.5, 5.5, 10.5});
 }

@@ -98,6 +98,9 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions options, 
   // the truncated [0.5, 3.9, 7.3, 10.7]. Done here, the CPU and CUDA kernels and a captured graph
   // all see the converted ends.
   const DType dtype = options.resolved_dtype();
+  // PyTorch fills a single step with fill_ (any dtype) but has no bool kernel for more.
+  check(dtype != kBool || steps < 2, "linspace: bool tensors are not supported (from {} to {} in {} steps)", start, end,
+        steps);
   if (!is_floating(dtype) && dtype != kBool) {
     start = std::trunc(start);
     end = std::trunc(end);

@@ -53,3 +53,13 @@ TEST_CASE("integer linspace steps between the ends converted to the dtype first"
   CHECK(linspace(0.5, 10.5, 3, {.dtype = kFloat64, .device = kCPU}).to_vector<double>() ==
         std::vector<double>{0.5, 5.5, 10.5});
 }
+
+TEST_CASE("bool linspace of two or more steps is refused, as PyTorch's kernel has no bool version") {
+  // PyTorch fills one step with fill_(start) and dispatches two or more to a kernel compiled for
+  // every dtype but bool ("linspace_cpu" not implemented for 'Bool').
+  const TensorOptions bool_cpu{.dtype = kBool, .device = kCPU};
+  CHECK_THROWS_WITH_AS(linspace(0, 1, 3, bool_cpu),
+                       doctest::Contains("linspace: bool tensors are not supported (from 0 to 1 in 3 steps)"), Error);
+  CHECK(linspace(1, 0, 1, bool_cpu).to_vector<bool>() == std::vector<bool>{true});
+  CHECK(linspace(0, 1, 0, bool_cpu).numel() == 0);
+}

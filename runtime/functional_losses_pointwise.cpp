@@ -121,11 +121,15 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
   check_reduction("huber_loss", reduction);
   check_loss_inputs("huber_loss", input, target);
   check(delta > 0.0, "huber_loss: delta must be positive, got {}", delta);
-  const Tensor distance = abs(sub(autocast_to_float32(input), autocast_to_float32(target)));
+  const Tensor x = autocast_to_float32(input);
+  const Tensor distance = abs(sub(x, autocast_to_float32(target)));
   const Tensor near = distance_below(distance, delta);
   const Tensor quadratic = mul(mul(near, near), 0.5);
   const Tensor linear = mul(sub(distance, 0.5 * delta), delta);
-  return reduce_loss(ember::where(lt(distance, scalar_like(delta, distance)), quadratic, linear), reduction);
+  // PyTorch computes in the common dtype into empty_like(input): the losses take the input's
+  // dtype (float32 with a float64 target), unlike its promoting l1_loss and smooth_l1_loss.
+  const Tensor losses = ember::where(lt(distance, scalar_like(delta, distance)), quadratic, linear);
+  return reduce_loss(to_dtype(losses, x.dtype()), reduction);
 }
 
 // PyTorch's CPU formula: (y - 1) max(log1p(-x), -100) - y max(log x, -100), times the weight (in
@@ -171,7 +175,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
   const Tensor w = autocast_to_float32(weight), positive_w = autocast_to_float32(pos_weight);
   Tensor log_sigmoid = neg(log1p_exp(neg(x)));
-  const DType loss_dtype = promote_types(x.dtype(), y.dtype());  // PyTorch weighs in place
+  // PyTorch computes (1 - target).mul_(input), then subtracts and weighs in place: the losses
+  // take the target's dtype (float32 with a float64 input, float64 with a float32 one).
+  const DType loss_dtype = y.dtype();
   if (positive_w.defined()) log_sigmoid = mul(log_sigmoid, add(mul(sub(positive_w, 1.0), y), 1.0));
   Tensor losses = to_dtype(sub(mul(rsub(y, 1.0), x), log_sigmoid), loss_dtype);
   if (w.defined()) losses = to_dtype(mul(losses, w), loss_dtype);

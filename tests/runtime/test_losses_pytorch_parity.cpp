@@ -1,0 +1,86 @@
+// Where ember's losses once differed from PyTorch's (2.x, CPU) for the same call: result dtypes of
+// mixed float32 / float64 arguments that follow from PyTorch computing into a tensor it made from
+// one argument. Expected values are float64 loops of PyTorch's formulas.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "composite_loss_checks.h"
+#include "numeric_check.h"
+
+using namespace ember;
+using namespace ember::testing;
+
+namespace {
+
+double huber_reference(double difference, double delta) {
+  const double z = std::abs(difference);
+  return z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta);
+}
+
+// log(1 + exp(z)) without overflow.
+double softplus(double z) { return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
+
+// Each value rounded to float32, as PyTorch stores a float64 result into a float32 tensor.
+std::vector<double> rounded_to_float(std::vector<double> values) {
+  for (double& value : values) value = static_cast<double>(static_cast<float>(value));
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("huber_loss of a float32 input and a float64 target is float32, as PyTorch's empty_like(input)") {
+  // PyTorch's huber_loss computes in the inputs' common dtype into loss = empty_like(input): a
+  // float32 input keeps the losses float32 (its l1_loss, smooth_l1_loss and mse_loss promote).
+  const Tensor input = random_tensor({3, 4}, 21, kFloat32), target = random_tensor({3, 4}, 22);
+  const std::vector<double> x = values_of(input), y = values_of(target);
+  std::vector<double> losses;
+  for (size_t i = 0; i < x.size(); ++i) losses.push_back(huber_reference(x[i] - y[i], 0.75));
+  const std::vector<double> stored = rounded_to_float(losses);
+  for (Reduction reduction : kLossReductions) {
+    INFO("reduction " << static_cast<int>(reduction));
+    const Tensor result = huber_loss(input, target, reduction, 0.75);
+    CHECK(result.dtype() == kFloat32);
+    check_close(result, reduced(stored, reduction), 1e-6);
+  }
+  // The other order promotes: the input is float64.
+  CHECK(huber_loss(target, input, Reduction::Mean, 0.75).dtype() == kFloat64);
+  // Gradients come back in each argument's own dtype.
+  const Tensor leaf_input = input.detach().requires_grad_(), leaf_target = target.detach().requires_grad_();
+  huber_loss(leaf_input, leaf_target, Reduction::Sum, 0.75).backward();
+  CHECK(leaf_input.grad().dtype() == kFloat32);
+  CHECK(leaf_target.grad().dtype() == kFloat64);
+  std::vector<double> slope;
+  for (size_t i = 0; i < x.size(); ++i) slope.push_back(std::clamp(x[i] - y[i], -0.75, 0.75));
+  check_close(leaf_input.grad(), slope, 1e-6);
+}
+
+TEST_CASE("binary_cross_entropy_with_logits takes the target's dtype, as PyTorch's (1 - target).mul_(input)") {
+  // PyTorch: loss = (1 - target).mul_(input).sub_(log_sigmoid(input) * (1 + (p - 1) target)), then
+  // loss.mul_(weight): every step in place in a tensor of the target's dtype.
+  const Tensor logits = mul(random_tensor({2, 3}, 23), 3.0);  // float64
+  const Tensor target = from_vector<float>({0.0f, 1.0f, 0.25f, 1.0f, 0.5f, 0.0f}, {2, 3});
+  const Tensor weight = from_vector<double>({0.5, 2.0, 1.5}, {3});
+  const Tensor pos_weight = from_vector<double>({3.0, 0.5, 1.0}, {3});
+  const std::vector<double> x = values_of(logits), y = values_of(target);
+  std::vector<double> losses;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t c = i % 3;
+    const double p = values_of(pos_weight)[c], w = values_of(weight)[c];
+    // -w (p y log sigmoid(x) + (1 - y) log sigmoid(-x)), log sigmoid(x) = -softplus(-x).
+    losses.push_back(w * (p * y[i] * softplus(-x[i]) + (1 - y[i]) * softplus(x[i])));
+  }
+  for (Reduction reduction : kLossReductions) {
+    INFO("reduction " << static_cast<int>(reduction));
+    const Tensor result = binary_cross_entropy_with_logits(logits, target, weight, reduction, pos_weight);
+    CHECK(result.dtype() == kFloat32);
+    check_close(result, reduced(rounded_to_float(losses), reduction), 1e-6);
+  }
+  // A float64 target with a float32 input promotes, as (1 - target) is float64 there.
+  CHECK(binary_cross_entropy_with_logits(logits.to(kFloat32), target.to(kFloat64)).dtype() == kFloat64);
+  const Tensor leaf = logits.detach().requires_grad_();
+  binary_cross_entropy_with_logits(leaf, target, weight, Reduction::Sum, pos_weight).backward();
+  CHECK(leaf.grad().dtype() == kFloat64);
+}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "composite_loss_checks.h"
@@ -83,4 +84,80 @@ TEST_CASE("binary_cross_entropy_with_logits takes the target's dtype, as PyTorch
   const Tensor leaf = logits.detach().requires_grad_();
   binary_cross_entropy_with_logits(leaf, target, weight, Reduction::Sum, pos_weight).backward();
   CHECK(leaf.grad().dtype() == kFloat64);
+}
+
+namespace {
+
+// The gradients of sum(loss(leaves)) w.r.t. each leaf, as doubles.
+std::vector<std::vector<double>> gradients_of(const std::vector<Tensor>& inputs,
+                                              const std::function<Tensor(const std::vector<Tensor>&)>& loss) {
+  std::vector<Tensor> leaves;
+  for (const Tensor& input : inputs) leaves.push_back(input.detach().clone().requires_grad_());
+  sum(loss(leaves)).backward();
+  std::vector<std::vector<double>> grads;
+  for (const Tensor& leaf : leaves) grads.push_back(values_of(leaf.grad()));
+  return grads;
+}
+
+double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
+
+}  // namespace
+
+TEST_CASE("the pointwise and margin losses take PyTorch's subgradients exactly at their kinks") {
+  // Differences exactly at 0 and at +-beta / +-delta (all exact in binary).
+  const Tensor input = from_vector<double>({1.5, 0.5, 1.0, 0.25}), target = from_vector<double>({1.0, 1.0, 1.0, 0.75});
+  const std::vector<double> x = values_of(input), y = values_of(target);
+  const double beta = 0.5, delta = 0.5;
+  std::vector<double> l1, smooth, huber;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = x[i] - y[i];
+    l1.push_back(sign_of(d));  // PyTorch: sgn(x - y), 0 at 0
+    // smooth_l1_backward: -1 below -beta, 1 above beta, d / beta between (bounds included).
+    smooth.push_back(d < -beta ? -1.0 : d > beta ? 1.0 : d / beta);
+    // huber_backward: -delta below -delta, delta above delta, d between.
+    huber.push_back(d < -delta ? -delta : d > delta ? delta : d);
+  }
+  const auto through = [](auto f) {
+    return [f](const std::vector<Tensor>& in) { return f(in[0], in[1]); };
+  };
+  auto grads = gradients_of({input, target}, through([](const Tensor& a, const Tensor& b) {
+                              return l1_loss(a, b, Reduction::Sum);
+                            }));
+  check_close(grads[0], l1, 0.0);
+  grads = gradients_of({input, target}, through([&](const Tensor& a, const Tensor& b) {
+                         return smooth_l1_loss(a, b, Reduction::Sum, beta);
+                       }));
+  check_close(grads[0], smooth, 1e-15);
+  grads = gradients_of({input, target}, through([&](const Tensor& a, const Tensor& b) {
+                         return huber_loss(a, b, Reduction::Sum, delta);
+                       }));
+  check_close(grads[0], huber, 1e-15);
+
+  // hinge_embedding_loss and margin_ranking_loss clamp_min at 0, whose backward passes the
+  // gradient where the argument is >= 0: at the kink too.
+  const Tensor at_margin = from_vector<double>({1.0, 2.0});
+  grads = gradients_of({at_margin}, [](const std::vector<Tensor>& in) {
+    return hinge_embedding_loss(in[0], from_vector<double>({-1.0, -1.0}), {.margin = 1.0, .reduction = Reduction::Sum});
+  });
+  check_close(grads[0], {-1.0, 0.0}, 0.0);  // margin - x = 0 passes, -1 is clamped
+  grads = gradients_of({from_vector<double>({1.0, 0.0}), from_vector<double>({1.0, 0.5})},
+                       [](const std::vector<Tensor>& in) {
+                         return margin_ranking_loss(in[0], in[1], from_vector<double>({1.0, -1.0}),
+                                                    {.margin = 0.0, .reduction = Reduction::Sum});
+                       });
+  // -y (x1 - x2) + margin: 0 for the first pair (passes), -0.5 for the second (clamped).
+  check_close(grads[0], {-1.0, 0.0}, 0.0);
+  check_close(grads[1], {1.0, 0.0}, 0.0);
+
+  // triplet_margin_loss with margin + d(a, p) - d(a, n) exactly 0 (1-norms, eps 0): clamp_min
+  // passes; the 1-norm's gradient at a zero difference is 0.
+  grads = gradients_of({from_vector<double>({0.0, 0.0}, {1, 2}), from_vector<double>({1.0, 0.0}, {1, 2}),
+                        from_vector<double>({2.0, 0.0}, {1, 2})},
+                       [](const std::vector<Tensor>& in) {
+                         return triplet_margin_loss(in[0], in[1], in[2],
+                                                    {.margin = 1.0, .p = 1.0, .eps = 0.0, .reduction = Reduction::Sum});
+                       });
+  check_close(grads[0], {0.0, 0.0}, 0.0);   // -sign(a - n) + sign(a - p) cancel
+  check_close(grads[1], {1.0, 0.0}, 0.0);   // -sign(a - p)
+  check_close(grads[2], {-1.0, 0.0}, 0.0);  // sign(a - n)
 }

@@ -25,6 +25,17 @@ void check_loss_inputs(const char* function, const Tensor& input, const Tensor& 
   broadcast_shapes(input.sizes(), target.sizes(), function);
 }
 
+// l1_loss, smooth_l1_loss and kl_div also take an integer target (counts, labels): PyTorch's
+// (input - target).abs(), promoting binary op and xlogy(target, target) - target * input compute
+// it as floating, gradients included. Its subtraction refuses bool. (huber_loss and mse_loss
+// compute forward but their backward kernels refuse the mix; the binary cross entropies refuse it.)
+void check_input_and_numeric_target(const char* function, const Tensor& input, const Tensor& target) {
+  check(is_floating(input.dtype()) && target.dtype() != kBool,
+        "{}: expected a floating-point input and a floating-point or integer target, got {} and {}", function,
+        input.dtype(), target.dtype());
+  broadcast_shapes(input.sizes(), target.sizes(), function);
+}
+
 // The binary cross entropies take a target of the input's shape, as PyTorch requires.
 void check_same_shape(const char* function, const Tensor& input, const Tensor& target) {
   check(input.sizes() == target.sizes(), "{}: target shape {} must be the same as the input shape {}", function,
@@ -99,14 +110,14 @@ Tensor distance_below(const Tensor& distance, double threshold) {
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, Where where) {
   CallSiteScope site(where);
   check_reduction("l1_loss", reduction);
-  check_loss_inputs("l1_loss", input, target);
+  check_input_and_numeric_target("l1_loss", input, target);
   return reduce_loss(abs(sub(autocast_to_float32(input), autocast_to_float32(target))), reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta, Where where) {
   CallSiteScope site(where);
   check_reduction("smooth_l1_loss", reduction);
-  check_loss_inputs("smooth_l1_loss", input, target);
+  check_input_and_numeric_target("smooth_l1_loss", input, target);
   check(beta >= 0.0, "smooth_l1_loss: beta must be non-negative, got {}", beta);
   const Tensor distance = abs(sub(autocast_to_float32(input), autocast_to_float32(target)));
   if (beta == 0.0) return reduce_loss(distance, reduction);  // PyTorch's l1_loss
@@ -189,7 +200,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target, Where where) {
   CallSiteScope site(where);
   check_reduction("kl_div", reduction, true);
-  check_loss_inputs("kl_div", input, target);
+  check_input_and_numeric_target("kl_div", input, target);
   const Tensor x = autocast_to_float32(input), y = autocast_to_float32(target);
   Tensor losses;
   if (log_target) {

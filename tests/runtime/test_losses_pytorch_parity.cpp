@@ -161,3 +161,46 @@ TEST_CASE("the pointwise and margin losses take PyTorch's subgradients exactly a
   check_close(grads[1], {1.0, 0.0}, 0.0);   // -sign(a - p)
   check_close(grads[2], {-1.0, 0.0}, 0.0);  // sign(a - n)
 }
+
+TEST_CASE("l1_loss, smooth_l1_loss and kl_div take an integer target, as PyTorch's promoting formulas do") {
+  // PyTorch: l1_loss is (input - target).abs(), smooth_l1_loss a promoting binary op (its backward
+  // too), kl_div xlogy(target, target) - target * input: an int64 target computes as floating.
+  const Tensor x32 = random_tensor({2, 3}, 31, kFloat32);
+  const Tensor counts = from_vector<int64_t>({0, 1, 3, 2, 0, 1}, {2, 3});
+  const std::vector<double> x = values_of(x32), y = values_of(counts);
+  std::vector<double> l1, smooth, kl;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::abs(x[i] - y[i]);
+    l1.push_back(d);
+    smooth.push_back(d < 1.0 ? 0.5 * d * d : d - 0.5);
+    kl.push_back((y[i] == 0 ? 0.0 : y[i] * std::log(y[i])) - y[i] * x[i]);
+  }
+  for (Reduction reduction : kLossReductions) {
+    INFO("reduction " << static_cast<int>(reduction));
+    const Tensor a = l1_loss(x32, counts, reduction), b = smooth_l1_loss(x32, counts, reduction);
+    const Tensor c = kl_div(x32, counts, reduction);
+    CHECK(a.dtype() == kFloat32);
+    CHECK(b.dtype() == kFloat32);
+    CHECK(c.dtype() == kFloat32);
+    check_close(a, reduced(l1, reduction), 1e-6);
+    check_close(b, reduced(smooth, reduction), 1e-6);
+    check_close(c, reduced(kl, reduction), 1e-6);
+  }
+  // The input's gradient is the floating target's.
+  const Tensor floating = counts.to(kFloat32);
+  for (const auto& loss : std::vector<std::function<Tensor(const Tensor&, const Tensor&)>>{
+           [](const Tensor& a, const Tensor& b) { return l1_loss(a, b, Reduction::Sum); },
+           [](const Tensor& a, const Tensor& b) { return smooth_l1_loss(a, b, Reduction::Sum); },
+           [](const Tensor& a, const Tensor& b) { return kl_div(a, b, Reduction::Sum); },
+           [](const Tensor& a, const Tensor& b) { return kl_div(a, b, Reduction::Sum, true); }}) {
+    const Tensor with_counts = x32.detach().requires_grad_(), with_floats = x32.detach().requires_grad_();
+    loss(with_counts, counts).backward();
+    loss(with_floats, floating).backward();
+    CHECK(values_of(with_counts.grad()) == values_of(with_floats.grad()));
+  }
+  // A bool target is refused, as PyTorch's subtraction refuses bool.
+  CHECK_THROWS_WITH_AS(l1_loss(x32, gt(x32, zeros_like(x32))), doctest::Contains("l1_loss: expected a floating-point input and "
+                                                                     "a floating-point or integer target, got "
+                                                                     "float32 and bool"),
+                       std::exception);
+}

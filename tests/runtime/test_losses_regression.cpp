@@ -147,7 +147,10 @@ TEST_CASE("the regression losses refuse PyTorch's bad arguments, naming the call
   CHECK(message.find("l1_loss: shapes [3] and [4] cannot be broadcast") != std::string::npos);
   CHECK(names_line(message, file, line));
   message = error_of([&] { l1_loss(x.to(kInt64), x.to(kFloat32)); });
-  CHECK(message.find("l1_loss: expected floating-point input and target, got int64 and float32") !=
+  CHECK(message.find("l1_loss: expected a floating-point input and a floating-point or integer target, got int64 "
+                     "and float32") != std::string::npos);
+  message = error_of([&] { huber_loss(x, x.to(kInt64)); });  // its backward would refuse the mix in PyTorch
+  CHECK(message.find("huber_loss: expected floating-point input and target, got float64 and int64") !=
         std::string::npos);
   message = error_of([&] { huber_loss(x, x, Reduction::BatchMean); });
   CHECK(message.find("huber_loss: reduction BatchMean is kl_div's only; use None, Mean or Sum") !=

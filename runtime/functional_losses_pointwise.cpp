@@ -27,7 +27,8 @@ void check_loss_inputs(const char* function, const Tensor& input, const Tensor& 
 
 // l1_loss, smooth_l1_loss and kl_div also take an integer target (counts, labels): PyTorch's
 // (input - target).abs(), promoting binary op and xlogy(target, target) - target * input compute
-// it as floating, gradients included. Its subtraction refuses bool. (huber_loss and mse_loss
+// it as floating, gradients included. l1_loss's subtraction refuses bool, and so does this for
+// all three (PyTorch's smooth_l1_loss and kl_div would take it as 0 and 1). (huber_loss and mse_loss
 // compute forward but their backward kernels refuse the mix; the binary cross entropies refuse it.)
 void check_input_and_numeric_target(const char* function, const Tensor& input, const Tensor& target) {
   check(is_floating(input.dtype()) && target.dtype() != kBool,

@@ -199,8 +199,9 @@ TEST_CASE("l1_loss, smooth_l1_loss and kl_div take an integer target, as PyTorch
     CHECK(values_of(with_counts.grad()) == values_of(with_floats.grad()));
   }
   // A bool target is refused, as PyTorch's subtraction refuses bool.
-  CHECK_THROWS_WITH_AS(l1_loss(x32, gt(x32, zeros_like(x32))), doctest::Contains("l1_loss: expected a floating-point input and "
-                                                                     "a floating-point or integer target, got "
-                                                                     "float32 and bool"),
+  const Tensor mask = gt(x32, zeros_like(x32));
+  CHECK_THROWS_WITH_AS(l1_loss(x32, mask),
+                       doctest::Contains("l1_loss: expected a floating-point input and a floating-point or integer "
+                                         "target, got float32 and bool"),
                        std::exception);
 }

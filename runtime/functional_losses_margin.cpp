@@ -3,6 +3,8 @@
 // multilabel_soft_margin_loss, cosine_embedding_loss, pairwise_distance, triplet_margin_loss and
 // triplet_margin_with_distance_loss.
 // Composites of registry ops: their gradients are autograd's, which equal PyTorch's backward.
+#include <span>
+
 #include "runtime/autocast_composites.h"
 #include "runtime/functional_losses_more.h"
 #include "runtime/loss_reduction.h"
@@ -50,6 +52,7 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
   check(input1.dim() == input2.dim() && input1.dim() == target.dim(),
         "{}: input1, input2 and target must have one number of dims, got shapes {}, {} and {}", function,
         input1.sizes(), input2.sizes(), target.sizes());
+  broadcast_shapes(broadcast_shapes(input1.sizes(), input2.sizes(), function), target.sizes(), function);
   const Tensor x1 = autocast_to_float32(input1), x2 = autocast_to_float32(input2);
   const Tensor margins = add(neg(mul(target, sub(x1, x2))), options.margin);
   return reduce_loss(clamp(margins, 0.0, std::nullopt), options.reduction);
@@ -62,6 +65,7 @@ Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, HingeEmbe
   check_reduction(function, options.reduction);
   check_floating_input(function, "input", input);
   check_defined(function, "target", target);
+  broadcast_shapes(input.sizes(), target.sizes(), function);
   const Tensor x = autocast_to_float32(input), y = comparable_target(target, x);
   const Tensor below_margin = clamp(rsub(x, options.margin), 0.0, std::nullopt);
   const Tensor zero = scalar_like(0.0, x);
@@ -98,7 +102,10 @@ Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
   // input's last dim of the result. -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) is
   // y log(1 + exp(-x)) + (1 - y) log(1 + exp(x)).
   Tensor losses = add(mul(y, log1p_exp(neg(x))), mul(rsub(y, 1.0), log1p_exp(x)));
-  if (options.weight.defined()) losses = mul(losses, autocast_to_float32(options.weight));
+  if (options.weight.defined()) {
+    broadcast_shapes(losses.sizes(), options.weight.sizes(), function);
+    losses = mul(losses, autocast_to_float32(options.weight));
+  }
   const int64_t class_dim = input.dim() - 1;
   const auto classes = static_cast<double>(input.sizes()[class_dim]);
   return reduce_loss(div(sum(losses, {class_dim}), classes), options.reduction);
@@ -117,6 +124,9 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
   check(input1.dim() == target.dim() + 1 && input2.dim() == target.dim() + 1,
         "{}: a {}-D target expects {}-D inputs, got shapes {} and {}", function, target.dim(), target.dim() + 1,
         input1.sizes(), input2.sizes());
+  // The inputs' rows (their broadcast shape without the last dim) meet the target.
+  const Dims pair = broadcast_shapes(input1.sizes(), input2.sizes(), function);
+  broadcast_shapes(Dims(std::span<const int64_t>(pair.begin(), pair.size() - 1)), target.sizes(), function);
   const Tensor x1 = autocast_to_float32(input1), x2 = autocast_to_float32(input2);
   const Dims along{target.dim()};
   constexpr double kEpsilon = 1e-12;  // PyTorch's, keeping a zero vector's cosine 0, not NaN
@@ -151,6 +161,7 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
   check(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
         "{}: anchor, positive and negative must have one number of dims, got shapes {}, {} and {}", function,
         anchor.sizes(), positive.sizes(), negative.sizes());
+  broadcast_shapes(broadcast_shapes(anchor.sizes(), positive.sizes(), function), negative.sizes(), function);
   const Tensor a = autocast_to_float32(anchor), pos = autocast_to_float32(positive);
   const Tensor negatives = autocast_to_float32(negative);
   const Tensor to_positive = pairwise_distance(a, pos, options.p, options.eps);

@@ -205,3 +205,20 @@ TEST_CASE("l1_loss, smooth_l1_loss and kl_div take an integer target, as PyTorch
                                          "target, got float32 and bool"),
                        std::exception);
 }
+
+TEST_CASE("the margin and embedding losses name themselves when their operands do not broadcast") {
+  // PyTorch reports these from the broadcasting op inside; ember names the loss and the shapes.
+  const Tensor a = random_tensor({2, 3}, 41), b = random_tensor({2, 4}, 42), signs = from_vector<double>({1, -1});
+  const auto refuses = [](const std::function<void()>& call, const std::string& expected) {
+    CHECK_THROWS_WITH_AS(call(), doctest::Contains(expected.c_str()), std::exception);
+  };
+  refuses([&] { cosine_embedding_loss(a, b, signs); }, "cosine_embedding_loss: shapes [2, 3] and [2, 4] cannot be");
+  refuses([&] { cosine_embedding_loss(a, a, from_vector<double>({1, -1, 1})); },
+          "cosine_embedding_loss: shapes [2] and [3] cannot be");
+  refuses([&] { margin_ranking_loss(a, b, a); }, "margin_ranking_loss: shapes [2, 3] and [2, 4] cannot be");
+  refuses([&] { margin_ranking_loss(a, a, b); }, "margin_ranking_loss: shapes [2, 3] and [2, 4] cannot be");
+  refuses([&] { hinge_embedding_loss(a, b); }, "hinge_embedding_loss: shapes [2, 3] and [2, 4] cannot be");
+  refuses([&] { triplet_margin_loss(a, a, b); }, "triplet_margin_loss: shapes [2, 3] and [2, 4] cannot be");
+  refuses([&] { multilabel_soft_margin_loss(a, a, {.weight = from_vector<double>({1, 2})}); },
+          "multilabel_soft_margin_loss: shapes [2, 3] and [2] cannot be");
+}

@@ -26,7 +26,8 @@ void check_input_and_target(const char* function, const Tensor& input, const Ten
 
 // PyTorch's Stirling term, y log y - y + 0.5 log(2 pi y), masked to 0 where y <= 1 (a NaN target
 // keeps its NaN). The masked elements take y = 2 inside, so that log's gradient there is not
-// 0 * inf = NaN.
+// 0 * inf = NaN. Differs from PyTorch at y = 0 exactly: its masked_fill passes 0 into y log y and
+// log(2 pi y), whose backward gives 0 * -inf and 0 / 0, a NaN target gradient; here it is 0.
 Tensor stirling_term(const Tensor& y) {
   const Tensor counted = logical_not(le(y, scalar_like(1.0, y)));
   const Tensor inside = ember::where(counted, y, scalar_like(2.0, y));

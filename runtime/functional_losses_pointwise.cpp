@@ -197,7 +197,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 // PyTorch's formulas: xlogy(y, y) - y x, or exp(y) (y - x) for log-space targets. xlogy(y, y) is
-// 0 where y = 0; those elements take log(1) so that log's backward sees no 0 / 0.
+// 0 where y = 0; those elements take log(1) so that log's backward sees no 0 / 0. Differs from
+// PyTorch there: its xlogy backward gives the target grad * y / y = NaN at y = 0; here the target's
+// gradient at 0 is the -x of the second term only.
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target, Where where) {
   CallSiteScope site(where);
   check_reduction("kl_div", reduction, true);

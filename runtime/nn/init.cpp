@@ -186,13 +186,16 @@ Tensor ones_(Tensor tensor, Where where) {
   return fill_constant(std::move(tensor), 1.0, "ones_");
 }
 
-// The fan-based initialisers return a zero-element tensor untouched before looking at its fans,
-// as PyTorch's do ("Initializing zero-element tensors is a no-op").
+// xavier_* compute the fans first, as PyTorch's do: a 1-D tensor is refused even when empty, and
+// a fan sum of 0 (where PyTorch divides by zero) too; other zero-element tensors are left as they are.
+// Only kaiming_* return a zero-element tensor before the fans ("Initializing zero-element tensors
+// is a no-op").
 Tensor xavier_uniform_(Tensor tensor, double gain, Generator* generator, Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "xavier_uniform_");
-  if (tensor.numel() == 0) return tensor;
   const auto [fan_in, fan_out] = fans(tensor, "xavier_uniform_");
+  check(fan_in + fan_out > 0, "nn::init::xavier_uniform_: fan_in + fan_out is 0 for shape {}", tensor.sizes());
+  if (tensor.numel() == 0) return tensor;
   const double bound = gain * std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
   return fill_uniform(std::move(tensor), -bound, bound, generator, "xavier_uniform_");
 }
@@ -200,8 +203,9 @@ Tensor xavier_uniform_(Tensor tensor, double gain, Generator* generator, Where w
 Tensor xavier_normal_(Tensor tensor, double gain, Generator* generator, Where where) {
   CallSiteScope site(where);
   check_floating(tensor, "xavier_normal_");
-  if (tensor.numel() == 0) return tensor;
   const auto [fan_in, fan_out] = fans(tensor, "xavier_normal_");
+  check(fan_in + fan_out > 0, "nn::init::xavier_normal_: fan_in + fan_out is 0 for shape {}", tensor.sizes());
+  if (tensor.numel() == 0) return tensor;
   const double std = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
   return fill_normal(std::move(tensor), 0.0, std, generator, "xavier_normal_");
 }

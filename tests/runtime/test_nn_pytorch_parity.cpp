@@ -1,0 +1,58 @@
+// Behaviours of the nn module system and initialisers checked against what PyTorch 2.x does for
+// the same calls (torch/nn/init.py, torch/nn/modules/module.py), with independent references.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "runtime/ember.h"
+
+using namespace ember;
+
+TEST_CASE("nn::init xavier computes the fans before it looks at the element count, as torch.nn.init's") {
+  // torch's xavier_uniform_/xavier_normal_ have no zero-element shortcut (kaiming_* have one): a
+  // 1-D tensor has no fans even when empty, and a fan sum of 0 cannot give a bound.
+  CHECK_THROWS_WITH_AS(nn::init::xavier_uniform_(empty({0})),
+                       doctest::Contains("nn::init::xavier_uniform_: fan in and fan out need a tensor with at least 2 "
+                                         "dims, got shape [0]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(nn::init::xavier_normal_(empty({0})),
+                       doctest::Contains("nn::init::xavier_normal_: fan in and fan out need a tensor with at least 2 "
+                                         "dims, got shape [0]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(nn::init::xavier_uniform_(empty({0, 0})),
+                       doctest::Contains("nn::init::xavier_uniform_: fan_in + fan_out is 0 for shape [0, 0]"), Error);
+  CHECK_THROWS_WITH_AS(nn::init::xavier_normal_(empty({0, 0, 3})),
+                       doctest::Contains("nn::init::xavier_normal_: fan_in + fan_out is 0 for shape [0, 0, 3]"), Error);
+  // Fans that exist and do not sum to 0: the fill of no elements is a no-op.
+  for (const Dims& shape : {Dims{0, 4}, Dims{4, 0}, Dims{4, 0, 3}}) {
+    CAPTURE(shape);
+    Tensor tensor = empty(shape);
+    CHECK(nn::init::xavier_uniform_(tensor).is_same(tensor));
+    CHECK(nn::init::xavier_normal_(tensor).is_same(tensor));
+  }
+  // kaiming_* return before the fans: the 1-D empty tensor stays a no-op there.
+  Tensor flat = empty({0});
+  CHECK(nn::init::kaiming_uniform_(flat).is_same(flat));
+  CHECK(nn::init::kaiming_normal_(flat).is_same(flat));
+}
+
+TEST_CASE("state_dict entries are detached aliases of the module's tensors, as torch's state_dict") {
+  // torch: destination[prefix + name] = param.detach() (keep_vars=False): the entry does not
+  // require grad, shares the parameter's memory, and can be written in place.
+  nn::Linear linear(3, 2);
+  const std::vector<float> before = linear->weight.to_vector<float>();
+  nn::StateDict state = linear->state_dict();
+  CHECK(!state["weight"].requires_grad());
+  CHECK(!state["bias"].requires_grad());
+  CHECK(linear->weight.requires_grad());
+  state["weight"].mul_(2.0);
+  const std::vector<float> after = linear->weight.to_vector<float>();
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < before.size(); ++i) CHECK(after[i] == static_cast<float>(2.0 * before[i]));
+  // Loading a module's own state dict into it changes nothing.
+  linear->load_state_dict(linear->state_dict());
+  CHECK(linear->weight.to_vector<float>() == after);
+  CHECK(linear->weight.requires_grad());
+  CHECK(linear->weight.is_leaf());
+}

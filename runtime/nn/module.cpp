@@ -47,6 +47,13 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+// Whether `source` already is `target`'s data: the same elements in the same layout, as an entry
+// of the module's own state_dict (a detached alias) is. Such an entry is not copied.
+bool holds_same_data(const Tensor& source, const Tensor& target) {
+  return source.is_same(target) || (source.device() == target.device() && source.dtype() == target.dtype() &&
+                                    memory_overlap(target, source) == MemoryOverlap::Full);
+}
+
 }  // namespace
 
 // Walks `module` and its descendants (parents first), calling visit(prefix, module).
@@ -238,10 +245,12 @@ StateDict Module::state_dict() const {
   return result;
 }
 
+// Detached aliases, as PyTorch's state_dict (keep_vars=False): an entry shares its tensor's memory
+// but does not require grad, so it can be written in place (and nothing done with it is recorded).
 void Module::collect_state(const std::string& prefix, StateDict& out) const {
-  for (const auto& [name, tensor] : parameters_) out.insert(join_name(prefix, name), tensor);
+  for (const auto& [name, tensor] : parameters_) out.insert(join_name(prefix, name), tensor.detach());
   for (const auto& [name, tensor] : buffers_)
-    if (!non_persistent_buffers_.contains(name)) out.insert(join_name(prefix, name), tensor);
+    if (!non_persistent_buffers_.contains(name)) out.insert(join_name(prefix, name), tensor.detach());
   for (const auto& [name, child] : children_) child->collect_state(join_name(prefix, name), out);
 }
 
@@ -263,7 +272,7 @@ void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
     check(source->sizes() == target.sizes(),
           "{}: load_state_dict: size mismatch for '{}': the state dict has shape {}, the module {}", name_,
           key, source->sizes(), target.sizes());
-    if (source->is_same(target)) continue;  // not copied
+    if (holds_same_data(*source, target)) continue;  // not copied
     // What copy_ refuses, checked here so that nothing is copied before it would refuse. A source
     // on another device arrives as a fresh copy, which shares nothing.
     check(!has_internal_overlap(target),
@@ -276,7 +285,7 @@ void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
   NoGradGuard no_grad;
   for (auto [key, target] : own) {
     const Tensor* source = state.find(key);
-    if (source != nullptr && !source->is_same(target)) target.copy_(source->to(target.device()));
+    if (source != nullptr && !holds_same_data(*source, target)) target.copy_(source->to(target.device()));
   }
 }
 

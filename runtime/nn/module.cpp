@@ -257,21 +257,30 @@ void Module::collect_state(const std::string& prefix, StateDict& out) const {
 void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
   CallSiteScope site(where);
   const StateDict own = state_dict();
+  // PyTorch's RuntimeError: the missing and the unexpected keys (only when strict), then every size
+  // mismatch, one line each. Unlike PyTorch's, which may have copied entries by then, nothing is copied.
+  std::vector<std::string> problems;
   std::vector<std::string> missing;
   std::vector<std::string> unexpected;
   for (const auto& [key, tensor] : own)
-    if (!state.contains(key)) missing.push_back(key);
+    if (!state.contains(key)) missing.push_back(fmt::format("\"{}\"", key));
   for (const auto& [key, tensor] : state)
-    if (!own.contains(key)) unexpected.push_back(key);
-  check(!strict || (missing.empty() && unexpected.empty()),
-        "{}: load_state_dict: missing keys {}, unexpected keys {}", name_, missing, unexpected);
+    if (!own.contains(key)) unexpected.push_back(fmt::format("\"{}\"", key));
+  if (strict && !missing.empty())
+    problems.push_back(fmt::format("Missing key(s) in state_dict: {}. ", fmt::join(missing, ", ")));
+  if (strict && !unexpected.empty())
+    problems.push_back(fmt::format("Unexpected key(s) in state_dict: {}. ", fmt::join(unexpected, ", ")));
+  for (const auto& [key, target] : own) {
+    const Tensor* source = state.find(key);
+    if (source == nullptr || !source->defined() || source->sizes() == target.sizes()) continue;
+    problems.push_back(fmt::format("size mismatch for {}: copying a param with shape {} from checkpoint, the shape in "
+                                   "current model is {}.", key, source->sizes(), target.sizes()));
+  }
+  check(problems.empty(), "Error(s) in loading state_dict for {}:\n\t{}", name_, fmt::join(problems, "\n\t"));
   for (const auto& [key, target] : own) {
     const Tensor* source = state.find(key);
     if (source == nullptr) continue;
     check(source->defined(), "{}: load_state_dict: entry '{}' is an undefined tensor", name_, key);
-    check(source->sizes() == target.sizes(),
-          "{}: load_state_dict: size mismatch for '{}': the state dict has shape {}, the module {}", name_,
-          key, source->sizes(), target.sizes());
     if (holds_same_data(*source, target)) continue;  // not copied
     // What copy_ refuses, checked here so that nothing is copied before it would refuse. A source
     // on another device arrives as a fresh copy, which shares nothing.

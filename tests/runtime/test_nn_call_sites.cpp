@@ -91,7 +91,7 @@ TEST_CASE("Module's to, load_state_dict and registration errors name the caller'
   missing.insert("weight", ones({2, 2}));
   line = __LINE__ + 1;
   message = error_of([&] { linear->load_state_dict(missing); });
-  CHECK(message.find("Linear: load_state_dict: missing keys [\"bias\"]") != std::string::npos);
+  CHECK(message.find("Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: \"bias\". ") != std::string::npos);
   CHECK(names_line(message, line));
 
   // A failure inside the copy (a device that is not there) names the caller's line too.

@@ -56,3 +56,40 @@ TEST_CASE("state_dict entries are detached aliases of the module's tensors, as t
   CHECK(linear->weight.requires_grad());
   CHECK(linear->weight.is_leaf());
 }
+
+TEST_CASE("load_state_dict reports every problem at once, in the form of torch's RuntimeError") {
+  // torch's load_state_dict gathers the missing keys, the unexpected keys (both only when strict)
+  // and every size mismatch, then raises one error listing them, each line after "\n\t".
+  nn::Sequential net(nn::Linear(2, 3), nn::Linear(3, 4));
+  nn::StateDict state;
+  state.insert("0.weight", zeros({3, 2}));
+  state.insert("1.weight", zeros({3, 4}));  // transposed
+  state.insert("1.bias", zeros({5}));
+  state.insert("2.weight", zeros({1}));
+  state.insert("extra", zeros({1}));
+  const std::vector<float> before = net->parameters()[0].to_vector<float>();
+  CHECK_THROWS_WITH_AS(net->load_state_dict(state),
+                       doctest::Contains("Error(s) in loading state_dict for Sequential:\n"
+                                         "\tMissing key(s) in state_dict: \"0.bias\". \n"
+                                         "\tUnexpected key(s) in state_dict: \"2.weight\", \"extra\". \n"
+                                         "\tsize mismatch for 1.weight: copying a param with shape [3, 4] from "
+                                         "checkpoint, the shape in current model is [4, 3].\n"
+                                         "\tsize mismatch for 1.bias: copying a param with shape [5] from checkpoint, "
+                                         "the shape in current model is [4]."),
+                       Error);
+  // Not strict: the keys are not reported, the size mismatches still are (torch raises for them too).
+  CHECK_THROWS_WITH_AS(net->load_state_dict(state, /*strict=*/false),
+                       doctest::Contains("Error(s) in loading state_dict for Sequential:\n"
+                                         "\tsize mismatch for 1.weight: copying a param with shape [3, 4] from "
+                                         "checkpoint, the shape in current model is [4, 3].\n"
+                                         "\tsize mismatch for 1.bias:"),
+                       Error);
+  nn::StateDict only_missing = net->state_dict();
+  only_missing.erase("1.bias");
+  CHECK_THROWS_WITH_AS(net->load_state_dict(only_missing),
+                       doctest::Contains("Error(s) in loading state_dict for Sequential:\n"
+                                         "\tMissing key(s) in state_dict: \"1.bias\". "),
+                       Error);
+  // ember loads nothing when it raises (torch may have copied some entries by then).
+  CHECK(net->parameters()[0].to_vector<float>() == before);
+}

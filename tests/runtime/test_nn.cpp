@@ -186,7 +186,7 @@ TEST_CASE("a module prints like PyTorch") {
         "Sequential(\n"
         "  (0): Linear(in_features=3, out_features=4, bias=True)\n"
         "  (1): GELU(approximate='tanh')\n"
-        "  (2): Dropout(p=0.25)\n"
+        "  (2): Dropout(p=0.25, inplace=False)\n"
         ")");
 }
 
@@ -199,8 +199,8 @@ TEST_CASE("modules print bools, shapes and floats as Python's repr does") {
         "LayerNorm((2, 3), eps=0.5, elementwise_affine=False)");
   CHECK(nn::LayerNorm(Dims{3}, {.eps = 0.0})->str() == "LayerNorm((3,), eps=0.0, elementwise_affine=True)");
   // PyTorch's Dropout also prints ", inplace=False"; ember's has no in-place form (ARCHITECTURE.md).
-  CHECK(nn::Dropout(1.0)->str() == "Dropout(p=1.0)");
-  CHECK(nn::Dropout(0.2)->str() == "Dropout(p=0.2)");
+  CHECK(nn::Dropout(1.0)->str() == "Dropout(p=1.0, inplace=False)");
+  CHECK(nn::Dropout(0.2)->str() == "Dropout(p=0.2, inplace=False)");
   CHECK(nn::Embedding(10, 3)->str() == "Embedding(10, 3)");
 }
 

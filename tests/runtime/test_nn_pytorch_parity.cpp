@@ -93,3 +93,10 @@ TEST_CASE("load_state_dict reports every problem at once, in the form of torch's
   // ember loads nothing when it raises (torch may have copied some entries by then).
   CHECK(net->parameters()[0].to_vector<float>() == before);
 }
+
+TEST_CASE("Dropout prints as torch's default Dropout, inplace=False included") {
+  // torch.nn.Dropout.extra_repr: f"p={self.p}, inplace={self.inplace}", the field always present.
+  // ember's Dropout never works in place, which is torch's inplace=False.
+  CHECK(nn::Dropout()->str() == "Dropout(p=0.5, inplace=False)");
+  CHECK(nn::Dropout(0.0)->str() == "Dropout(p=0.0, inplace=False)");
+}

@@ -16,7 +16,7 @@ Tensor DropoutImpl::forward(const Tensor& input, Where where) {
   return dropout(input, p_, training_for_forward(*this), where);
 }
 
-// PyTorch adds ", inplace=False": ember's Dropout has no in-place form, so it prints no such field.
-std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_); }
+// torch.nn.Dropout's fields; ember's Dropout has no in-place form, which is PyTorch's inplace=False.
+std::string DropoutImpl::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
 
 }  // namespace ember::nn

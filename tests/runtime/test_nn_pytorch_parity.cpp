@@ -100,3 +100,22 @@ TEST_CASE("Dropout prints as torch's default Dropout, inplace=False included") {
   CHECK(nn::Dropout()->str() == "Dropout(p=0.5, inplace=False)");
   CHECK(nn::Dropout(0.0)->str() == "Dropout(p=0.0, inplace=False)");
 }
+
+TEST_CASE("a transformer layer takes dim_feedforward 0, as torch's does, and its feed-forward block adds nothing") {
+  // torch builds Linear(d_model, 0) and Linear(0, d_model): kaiming_uniform_ leaves their empty
+  // weights alone and linear2's bias bound 1/sqrt(fan_in) is 0 for fan_in 0, so the block is zero.
+  nn::TransformerEncoderLayer layer(4, 2, {.dim_feedforward = 0, .dtype = kFloat64});
+  layer->eval();
+  CHECK(layer->linear1->weight.sizes() == Dims{0, 4});
+  CHECK(layer->linear2->weight.sizes() == Dims{4, 0});
+  for (const double b : layer->linear2->bias.to_vector<double>()) CHECK(b == 0.0);
+  const Tensor src = randn({3, 2, 4}, {.dtype = kFloat64});
+  const Tensor attended = std::get<0>(layer->self_attn->forward(src, src, src));
+  const Tensor expected = layer->norm2(layer->norm1(add(src, attended)));
+  const std::vector<double> got = layer(src).to_vector<double>(), want = expected.to_vector<double>();
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12));
+  // A negative size is refused (torch's Linear refuses the negative dimension).
+  CHECK_THROWS_WITH_AS(nn::TransformerDecoderLayer(4, 2, {.dim_feedforward = -1}),
+                       doctest::Contains("TransformerDecoderLayer: dim_feedforward must be non-negative, got -1"), Error);
+}

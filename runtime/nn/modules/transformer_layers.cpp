@@ -12,7 +12,8 @@ namespace {
 void check_layer_arguments(const char* layer, int64_t d_model, int64_t nhead, const TransformerLayerOptions& options) {
   check(d_model > 0 && nhead > 0 && d_model % nhead == 0,
         "{}: d_model must be a positive multiple of nhead, got d_model={} and nhead={}", layer, d_model, nhead);
-  check(options.dim_feedforward > 0, "{}: dim_feedforward must be greater than 0, got {}", layer,
+  // 0 is PyTorch's too: Linear(d_model, 0) and Linear(0, d_model), a feed-forward block of zeros.
+  check(options.dim_feedforward >= 0, "{}: dim_feedforward must be non-negative, got {}", layer,
         options.dim_feedforward);
   check(options.dropout >= 0.0 && options.dropout <= 1.0, "{}: dropout must be a probability in [0, 1], got {}", layer,
         options.dropout);

@@ -33,6 +33,13 @@ Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm
 Tensor embedding(const Tensor& weight, const Tensor& indices, const EmbeddingFuncOptions& options, Where where) {
   CallSiteScope site(where);
   if (options.max_norm) {
+    // As F.embedding, padding_idx is checked before the renorm writes: a refused call changes nothing.
+    if (options.padding_idx) {
+      const int64_t count = weight.dim() > 0 ? weight.size(0) : 0;
+      check(*options.padding_idx >= -count && *options.padding_idx < count,
+            "embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", count, -count,
+            count - 1, *options.padding_idx);
+    }
     Tensor table = weight;  // the same tensor: the renorm writes into the caller's weight
     embedding_renorm_(table, indices, *options.max_norm, options.norm_type);
   }

@@ -119,3 +119,21 @@ TEST_CASE("a transformer layer takes dim_feedforward 0, as torch's does, and its
   CHECK_THROWS_WITH_AS(nn::TransformerDecoderLayer(4, 2, {.dim_feedforward = -1}),
                        doctest::Contains("TransformerDecoderLayer: dim_feedforward must be non-negative, got -1"), Error);
 }
+
+TEST_CASE("F.embedding with max_norm refuses a bad padding_idx before it renorms the weight, as torch's") {
+  // torch.nn.functional.embedding asserts padding_idx against weight.size(0) first, then renorms.
+  Tensor weight = full({3, 2}, 4.0);  // every row's norm is 4 * sqrt(2), above max_norm
+  const Tensor indices = from_vector<int64_t>({0, 2});
+  CHECK_THROWS_WITH_AS(nn::functional::embedding(weight, indices, {.padding_idx = 3, .max_norm = 1.0}),
+                       doctest::Contains("padding_idx must be within num_embeddings 3 (from -3 to 2), got 3"), Error);
+  for (const float value : weight.to_vector<float>()) CHECK(value == 4.0f);
+  // A valid one: the rows looked up are scaled to max_norm / (norm + 1e-7), the other row stays.
+  const Tensor rows = nn::functional::embedding(weight, indices, {.padding_idx = -1, .max_norm = 1.0});
+  const double scale = 1.0 / (4.0 * std::sqrt(2.0) + 1e-7);
+  const std::vector<float> table = weight.to_vector<float>();
+  for (const int row : {0, 2})
+    for (int col = 0; col < 2; ++col) CHECK(table[row * 2 + col] == doctest::Approx(4.0 * scale).epsilon(1e-6));
+  CHECK(table[2] == 4.0f);
+  CHECK(table[3] == 4.0f);
+  CHECK(rows.sizes() == Dims{2, 2});
+}

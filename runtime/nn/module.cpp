@@ -54,6 +54,14 @@ bool holds_same_data(const Tensor& source, const Tensor& target) {
                                     memory_overlap(target, source) == MemoryOverlap::Full);
 }
 
+// What is loaded from `source` into `target`: the entry itself, or for a 0-d target its element 0
+// when the entry is 1-D and not empty (PyTorch's "backward compatibility: loading 1-dim tensor from
+// 0.3.*", which checkpoints of a 0-d buffer such as num_batches_tracked may still rely on).
+Tensor loaded_value(const Tensor& source, const Tensor& target) {
+  if (target.dim() == 0 && source.dim() == 1 && source.size(0) > 0) return source.select(0, 0);
+  return source;
+}
+
 }  // namespace
 
 // Walks `module` and its descendants (parents first), calling visit(prefix, module).
@@ -270,17 +278,22 @@ void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
     problems.push_back(fmt::format("Missing key(s) in state_dict: {}. ", fmt::join(missing, ", ")));
   if (strict && !unexpected.empty())
     problems.push_back(fmt::format("Unexpected key(s) in state_dict: {}. ", fmt::join(unexpected, ", ")));
+  std::vector<Tensor> sources;  // what each of own's entries loads (undefined: none)
   for (const auto& [key, target] : own) {
-    const Tensor* source = state.find(key);
-    if (source == nullptr || !source->defined() || source->sizes() == target.sizes()) continue;
+    const Tensor* entry = state.find(key);
+    sources.push_back(entry != nullptr && entry->defined() ? loaded_value(*entry, target) : Tensor{});
+    const Tensor* source = &sources.back();
+    if (!source->defined() || source->sizes() == target.sizes()) continue;
     problems.push_back(fmt::format("size mismatch for {}: copying a param with shape {} from checkpoint, the shape in "
                                    "current model is {}.", key, source->sizes(), target.sizes()));
   }
   check(problems.empty(), "Error(s) in loading state_dict for {}:\n\t{}", name_, fmt::join(problems, "\n\t"));
-  for (const auto& [key, target] : own) {
-    const Tensor* source = state.find(key);
-    if (source == nullptr) continue;
-    check(source->defined(), "{}: load_state_dict: entry '{}' is an undefined tensor", name_, key);
+  for (size_t i = 0; i < own.size(); ++i) {
+    const auto& [key, target] = own.items()[i];
+    const Tensor* entry = state.find(key);
+    if (entry == nullptr) continue;
+    check(entry->defined(), "{}: load_state_dict: entry '{}' is an undefined tensor", name_, key);
+    const Tensor* source = &sources[i];
     if (holds_same_data(*source, target)) continue;  // not copied
     // What copy_ refuses, checked here so that nothing is copied before it would refuse. A source
     // on another device arrives as a fresh copy, which shares nothing.
@@ -292,9 +305,10 @@ void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
           "clone() it first", name_, key, source->sizes(), source->strides(), target.strides());
   }
   NoGradGuard no_grad;
-  for (auto [key, target] : own) {
-    const Tensor* source = state.find(key);
-    if (source != nullptr && !holds_same_data(*source, target)) target.copy_(source->to(target.device()));
+  for (size_t i = 0; i < own.size(); ++i) {
+    Tensor target = own.items()[i].second;
+    const Tensor& source = sources[i];
+    if (source.defined() && !holds_same_data(source, target)) target.copy_(source.to(target.device()));
   }
 }
 

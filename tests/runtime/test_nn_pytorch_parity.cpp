@@ -137,3 +137,32 @@ TEST_CASE("F.embedding with max_norm refuses a bad padding_idx before it renorms
   CHECK(table[3] == 4.0f);
   CHECK(rows.sizes() == Dims{2, 2});
 }
+
+namespace {
+
+// A module with a 0-d buffer, as BatchNorm's num_batches_tracked.
+struct CounterImpl : nn::Module {
+  Tensor steps;
+  CounterImpl() : Module("Counter") { steps = register_buffer("steps", scalar_tensor(0.0)); }
+};
+
+}  // namespace
+
+TEST_CASE("load_state_dict takes a 1-D entry for a 0-d tensor, its element 0, as torch's does") {
+  // torch's _load_from_state_dict: "Backward compatibility: loading 1-dim tensor from 0.3.*":
+  // when the module's tensor is 0-d and the entry 1-D, the entry's element 0 is loaded.
+  CounterImpl counter;
+  nn::StateDict state;
+  state.insert("steps", from_vector<float>({7.0f, 9.0f}));
+  counter.load_state_dict(state);
+  CHECK(counter.steps.dim() == 0);
+  CHECK(counter.steps.item<float>() == 7.0f);
+  // An empty 1-D entry has no element 0 (torch raises an IndexError): a size mismatch here.
+  nn::StateDict empty_entry;
+  empty_entry.insert("steps", empty({0}));
+  CHECK_THROWS_WITH_AS(counter.load_state_dict(empty_entry),
+                       doctest::Contains("size mismatch for steps: copying a param with shape [0] from checkpoint, the "
+                                         "shape in current model is []."),
+                       Error);
+  CHECK(counter.steps.item<float>() == 7.0f);
+}

@@ -47,11 +47,14 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-// Whether `source` already is `target`'s data: the same elements in the same layout, as an entry
-// of the module's own state_dict (a detached alias) is. Such an entry is not copied.
+// Whether `source` already is `target`'s data: a view of the same storage with the same offset,
+// sizes, strides and dtype, as an entry of the module's own state_dict (a detached alias) is. Such
+// an entry is not copied, as PyTorch's copy_ returns early for it (before refusing an expanded target).
 bool holds_same_data(const Tensor& source, const Tensor& target) {
-  return source.is_same(target) || (source.device() == target.device() && source.dtype() == target.dtype() &&
-                                    memory_overlap(target, source) == MemoryOverlap::Full);
+  const TensorImpl& a = *source.impl();
+  const TensorImpl& b = *target.impl();
+  return a.storage == b.storage && a.offset == b.offset && a.sizes == b.sizes && a.strides == b.strides &&
+         a.dtype == b.dtype;
 }
 
 // What is loaded from `source` into `target`: the entry itself, or for a 0-d target its element 0

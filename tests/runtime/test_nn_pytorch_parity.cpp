@@ -166,3 +166,24 @@ TEST_CASE("load_state_dict takes a 1-D entry for a 0-d tensor, its element 0, as
                        Error);
   CHECK(counter.steps.item<float>() == 7.0f);
 }
+
+namespace {
+
+struct ExpandedImpl : nn::Module {
+  Tensor table;
+  ExpandedImpl() : Module("Expanded") { table = register_buffer("table", from_vector<float>({3.0f}).expand({4})); }
+};
+
+}  // namespace
+
+TEST_CASE("load_state_dict of a module's own state dict writes nothing, an expanded buffer included") {
+  // torch's copy_ returns early when source and target view the same data (same storage, offset,
+  // sizes, strides and dtype), before it would refuse an expanded target.
+  ExpandedImpl module;
+  module.load_state_dict(module.state_dict());
+  CHECK(module.table.to_vector<float>() == std::vector<float>(4, 3.0f));
+  // Another tensor with those values is a real write into the expanded buffer: refused.
+  nn::StateDict other;
+  other.insert("table", full({4}, 3.0));
+  CHECK_THROWS_WITH_AS(module.load_state_dict(other), doctest::Contains("is expanded"), Error);
+}

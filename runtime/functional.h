@@ -307,10 +307,11 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
 // mse_loss: attr reduction.
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
                 Where where = Where::current());
-// Composites, x = input and y = target broadcast together, promoted to a common floating dtype:
-// l1_loss |x - y|; smooth_l1_loss 0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - beta / 2
-// (beta >= 0; 0 is l1_loss); huber_loss 0.5 (x - y)^2 where |x - y| < delta, else
-// delta (|x - y| - delta / 2) (delta > 0).
+// Composites, x = input and y = target broadcast together: l1_loss |x - y|; smooth_l1_loss
+// 0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - beta / 2 (beta >= 0; 0 is l1_loss);
+// huber_loss 0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - delta / 2) (delta > 0).
+// As PyTorch's: l1 and smooth_l1 promote to a common floating dtype and take an integer target;
+// huber keeps the input's dtype (PyTorch computes into empty_like(input)) and needs a floating one.
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
                Where where = Where::current());
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
@@ -325,11 +326,12 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
                             Reduction reduction = Reduction::Mean, Where where = Where::current());
 // binary_cross_entropy_with_logits: -w (p y log sigmoid(x) + (1 - y) log sigmoid(-x)), p =
 // pos_weight (broadcasting over the last dims, e.g. [C]), in the stable form
-// (1 - y) x - (1 + (p - 1) y) log sigmoid(x).
+// (1 - y) x - (1 + (p - 1) y) log sigmoid(x). The result has the target's dtype, as PyTorch's
+// (computed in place in 1 - y).
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                                         Reduction reduction = Reduction::Mean, const Tensor& pos_weight = {},
                                         Where where = Where::current());
-// Composite, broadcasting like l1_loss. kl_div: input holds log-probabilities; y log y - y x
+// Composite, broadcasting like l1_loss (an integer target too). kl_div: input holds log-probabilities; y log y - y x
 // (0 where y = 0), or exp(y) (y - x) with log_target. BatchMean divides the sum by input.size(0)
 // (the sum for a 0-d input).
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,

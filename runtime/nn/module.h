@@ -81,12 +81,14 @@ class Module : public std::enable_shared_from_this<Module> {
   // Clears (set_to_none) or zeroes every parameter's gradient.
   void zero_grad(bool set_to_none = true);
 
-  // Every parameter and buffer by its dotted name; the tensors alias the module's.
+  // Every parameter and buffer by its dotted name, as detached aliases of the module's tensors
+  // (PyTorch's keep_vars=False): they share its memory and do not require grad.
   StateDict state_dict() const;
   // Copies `state` into the module's tensors. strict: a missing or unexpected key is an error.
   // A shape mismatch is always an error, and so is what copy_ refuses: an entry that partly
   // overlaps its target, a target that is expanded. Everything is validated before anything is
-  // copied, so a failed load leaves the module unchanged. Errors name the offending keys.
+  // copied, so a failed load leaves the module unchanged. One error lists, as PyTorch's, the
+  // missing and unexpected keys (when strict) and every size mismatch.
   void load_state_dict(const StateDict& state, bool strict = true, Where where = Where::current());
 
   // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n)"; the

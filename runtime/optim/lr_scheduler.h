@@ -152,7 +152,8 @@ class LambdaLR : public LRScheduler {
 };
 
 // Linear warm-up: the factor on the base rate goes linearly from start_factor (epoch 0) to
-// end_factor (epoch total_iters) and stays there.
+// end_factor (epoch total_iters) and stays there. With total_iters = 0 it stays at start_factor,
+// as PyTorch's (every epoch after 0 is past total_iters, which changes nothing).
 class LinearLR : public LRScheduler {
  public:
   explicit LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3.0, double end_factor = 1.0,

@@ -53,4 +53,15 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::Fa
                        Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr,
                        Where where = Where::current());
 
+// The identity matrix, for a 2-D tensor of any dtype.
+Tensor eye_(Tensor tensor, Where where = Where::current());
+// For a 3-, 4- or 5-D convolution weight: zeros but a 1 at the kernel's centre for output channel
+// g * (out / groups) + d and input channel d (d < min(out / groups, in)), so that a convolution
+// with "same" padding passes its input through.
+Tensor dirac_(Tensor tensor, int64_t groups = 1, Where where = Where::current());
+// A (semi-)orthogonal matrix times gain: the tensor seen as [size(0), numel / size(0)] gets Q of
+// the QR factorisation of N(0, 1) draws (of their transpose when wide), with R's diagonal made
+// positive (PyTorch's unique choice). Needs at least 2 dims.
+Tensor orthogonal_(Tensor tensor, double gain = 1.0, Generator* generator = nullptr, Where where = Where::current());
+
 }  // namespace ember::nn::init

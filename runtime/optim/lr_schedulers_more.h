@@ -87,7 +87,9 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
 // The 1cycle policy: from max_lr / div_factor up to max_lr over the first pct_start of total_steps,
 // then down to max_lr / div_factor / final_div_factor (three_phase: back to the initial rate over
 // as many steps, then down to the minimum). Like PyTorch it overwrites each group's initial_lr with
-// max_lr / div_factor. Stepping past total_steps is an error. PyTorch's cycle_momentum is not
+// max_lr / div_factor. Stepping past total_steps is an error; step total_steps itself extrapolates
+// the last phase, as PyTorch does (linear annealing then goes below zero, which ember's optimizers
+// refuse where PyTorch would set it). PyTorch's cycle_momentum is not
 // offered: ember's Optimizer has no momentum setter (PyTorch's default cycles it).
 struct OneCycleOptions {
   std::optional<int64_t> total_steps;      // or epochs * steps_per_epoch

@@ -70,6 +70,8 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, OneCycl
     const double initial = max_lr[g] / options.div_factor;
     group_rates_.push_back({initial, max_lr[g], initial / options.final_div_factor});
   }
+  // The first rates' own errors (a phase of length zero) before the optimizer changes.
+  compute_lr(0);
   // PyTorch assigns initial_lr (no setdefault): the cycle's start is the base rate, whatever an
   // earlier scheduler recorded. Everything is checked by now, so this is the first change.
   for (size_t g = 0; g < groups; ++g) optimizer.set_initial_lr(g, group_rates_[g][kInitial]);

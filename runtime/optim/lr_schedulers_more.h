@@ -89,14 +89,14 @@ class CosineAnnealingWarmRestarts : public LRScheduler {
 // as many steps, then down to the minimum). Like PyTorch it overwrites each group's initial_lr with
 // max_lr / div_factor. Stepping past total_steps is an error; step total_steps itself extrapolates
 // the last phase, as PyTorch does (linear annealing then goes below zero, which ember's optimizers
-// refuse where PyTorch would set it). PyTorch's cycle_momentum is not
-// offered: ember's Optimizer has no momentum setter (PyTorch's default cycles it).
+// refuse where PyTorch would set it). PyTorch's cycle_momentum is not offered: ember's Optimizer
+// has no momentum setter (PyTorch's default cycles SGD's momentum or Adam's beta1).
 struct OneCycleOptions {
-  std::optional<int64_t> total_steps;      // or epochs * steps_per_epoch
+  std::optional<int64_t> total_steps;  // or epochs * steps_per_epoch
   std::optional<int64_t> epochs;
   std::optional<int64_t> steps_per_epoch;
   double pct_start = 0.3;
-  std::string anneal_strategy = "cos";      // or "linear"
+  std::string anneal_strategy = "cos";  // or "linear"
   double div_factor = 25.0;
   double final_div_factor = 1e4;
   bool three_phase = false;
@@ -105,8 +105,7 @@ struct OneCycleOptions {
 class OneCycleLR : public LRScheduler {
  public:
   // max_lr: one rate for every group, or one per group.
-  OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, OneCycleOptions options,
-             Where where = Where::current());
+  OneCycleLR(Optimizer& optimizer, std::vector<double> max_lr, OneCycleOptions options, Where where = Where::current());
   int64_t total_steps() const { return total_steps_; }
 
  protected:

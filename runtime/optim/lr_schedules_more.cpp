@@ -60,9 +60,8 @@ std::vector<double> PolynomialLR::compute_lr(int64_t epoch) const {
     } else {
       // The ratio of consecutive factors, so the schedule composes with others like PyTorch's.
       const double total = static_cast<double>(total_iters_);
-      const double decay = std::pow((1.0 - static_cast<double>(epoch) / total) /
-                                        (1.0 - static_cast<double>(epoch - 1) / total),
-                                    power_);
+      const double decay =
+          std::pow((1.0 - static_cast<double>(epoch) / total) / (1.0 - static_cast<double>(epoch - 1) / total), power_);
       rates.push_back(lr * decay);
     }
   }

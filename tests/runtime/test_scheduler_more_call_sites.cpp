@@ -17,13 +17,14 @@ using ember::testing::names_line;
 TEST_CASE("constructor errors of the added schedulers name the caller's line") {
   Tensor param = zeros({1}).requires_grad_();
   optim::SGD optimizer({param}, {.lr = 0.1});
-  const int line = __LINE__ + 1;
-  const std::vector<std::string> messages{error_of([&] { optim::ConstantLR(optimizer, 2.0); }),
-                                          error_of([&] { optim::PolynomialLR(optimizer, -1); }),
-                                          error_of([&] { optim::MultiplicativeLR(optimizer, std::vector<optim::MultiplicativeLR::Lambda>{}); }),
-                                          error_of([&] { optim::CosineAnnealingWarmRestarts(optimizer, -3); }),
-                                          error_of([&] { optim::OneCycleLR(optimizer, {1.0}, {}); }),
-                                          error_of([&] { optim::ReduceLROnPlateau(optimizer, {.factor = 2.0}); })};
+  const int line = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { optim::ConstantLR(optimizer, 2.0); }),
+      error_of([&] { optim::PolynomialLR(optimizer, -1); }),
+      error_of([&] { optim::MultiplicativeLR(optimizer, std::vector<optim::MultiplicativeLR::Lambda>{}); }),
+      error_of([&] { optim::CosineAnnealingWarmRestarts(optimizer, -3); }),
+      error_of([&] { optim::OneCycleLR(optimizer, {1.0}, {}); }),
+      error_of([&] { optim::ReduceLROnPlateau(optimizer, {.factor = 2.0}); })};
   const std::vector<std::string> expected{"ConstantLR: factor must be in [0, 1], got 2",
                                           "PolynomialLR: total_iters must be non-negative, got -1",
                                           "MultiplicativeLR: got 0 lambdas for 1 parameter groups",

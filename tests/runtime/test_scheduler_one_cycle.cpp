@@ -78,8 +78,8 @@ TEST_CASE("OneCycleLR reaches max_lr at the peak and the minimum at the last ste
   Tensor param = zeros({1}).requires_grad_();
   optim::SGD optimizer({param}, {.lr = 0.5});
   // 0.5 * 10 - 1 = 4: step 4 is the peak, 9 the end.
-  optim::OneCycleLR scheduler(optimizer, {1.0}, {.total_steps = 10, .pct_start = 0.5, .div_factor = 10.0,
-                                                 .final_div_factor = 100.0});
+  optim::OneCycleLR scheduler(optimizer, {1.0},
+                              {.total_steps = 10, .pct_start = 0.5, .div_factor = 10.0, .final_div_factor = 100.0});
   CHECK(optimizer.get_lr(0) == doctest::Approx(0.1).epsilon(1e-15));
   for (int i = 0; i < 4; ++i) scheduler.step();
   CHECK(optimizer.get_lr(0) == doctest::Approx(1.0).epsilon(1e-15));

@@ -49,7 +49,8 @@ TEST_CASE("ReduceLROnPlateau in max mode with an absolute threshold stops at min
   Tensor param = zeros({1}).requires_grad_();
   optim::SGD optimizer({param}, {.lr = 1.0});
   optim::ReduceLROnPlateau scheduler(
-      optimizer, {.mode = "max", .factor = 0.5, .patience = 0, .threshold = 0.5, .threshold_mode = "abs", .min_lr = {0.3}});
+      optimizer,
+      {.mode = "max", .factor = 0.5, .patience = 0, .threshold = 0.5, .threshold_mode = "abs", .min_lr = {0.3}});
   // 1.0 beats -inf. 1.4 is not above 1.0 + 0.5: bad > patience 0, halve. 1.6 > 1.5: best. 1.6 again:
   // max(0.25, 0.3) = 0.3. NaN is never better: max(0.15, 0.3) = 0.3, no change.
   check_rates(scheduler, optimizer, {1.0, 1.4, 1.6, 1.6, NAN}, {1.0, 0.5, 0.5, 0.3, 0.3});
@@ -92,7 +93,8 @@ TEST_CASE("ReduceLROnPlateau state dict round trip continues the counters") {
   optim::ReduceLROnPlateau scheduler(optimizer, options);
   for (double metric : {3.0, 2.0, 2.5, 2.5}) scheduler.step(metric);
   const OrderedDict<double> state = scheduler.state_dict();
-  CHECK(state.keys() == std::vector<std::string>{"last_epoch", "best", "num_bad_epochs", "cooldown_counter", "last_lr.0"});
+  CHECK(state.keys() ==
+        std::vector<std::string>{"last_epoch", "best", "num_bad_epochs", "cooldown_counter", "last_lr.0"});
   CHECK(state["best"] == 2.0);
   CHECK(state["num_bad_epochs"] == 2.0);
   Tensor other = zeros({1}).requires_grad_();
@@ -133,12 +135,12 @@ TEST_CASE("ReduceLROnPlateau refuses bad settings and a group added later") {
                        doctest::Contains("ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got 'pct'"), Error);
   CHECK_THROWS_WITH_AS(optim::ReduceLROnPlateau(optimizer, {.patience = -1}),
                        doctest::Contains("ReduceLROnPlateau: patience must be non-negative, got -1"), Error);
-  CHECK_THROWS_WITH_AS(optim::ReduceLROnPlateau(optimizer, {.min_lr = {0.1, 0.2}}),
-                       doctest::Contains("ReduceLROnPlateau: expected 1 min_lrs (one per parameter group) or one, got 2"),
-                       Error);
-  CHECK_THROWS_WITH_AS(optim::ReduceLROnPlateau(optimizer, {.min_lr = {-1.0}}),
-                       doctest::Contains("ReduceLROnPlateau: min_lr of parameter group 0 must be finite and non-negative"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      optim::ReduceLROnPlateau(optimizer, {.min_lr = {0.1, 0.2}}),
+      doctest::Contains("ReduceLROnPlateau: expected 1 min_lrs (one per parameter group) or one, got 2"), Error);
+  CHECK_THROWS_WITH_AS(
+      optim::ReduceLROnPlateau(optimizer, {.min_lr = {-1.0}}),
+      doctest::Contains("ReduceLROnPlateau: min_lr of parameter group 0 must be finite and non-negative"), Error);
   optim::ReduceLROnPlateau scheduler(optimizer);
   Tensor second = zeros({1}).requires_grad_();
   optimizer.add_param_group({second});

@@ -49,9 +49,10 @@ TEST_CASE("ConstantLR defaults and its refusals") {
     CHECK(optimizer.get_lr(0) == doctest::Approx(0.9).epsilon(1e-15));
   }
   optimizer.set_lr(0, 0.9);
-  CHECK_THROWS_WITH_AS(optim::ConstantLR(optimizer, 1.5), doctest::Contains("ConstantLR: factor must be in [0, 1], got 1.5"),
+  CHECK_THROWS_WITH_AS(optim::ConstantLR(optimizer, 1.5),
+                       doctest::Contains("ConstantLR: factor must be in [0, 1], got 1.5"), Error);
+  CHECK_THROWS_WITH_AS(optim::ConstantLR(optimizer, -0.1), doctest::Contains("ConstantLR: factor must be in [0, 1]"),
                        Error);
-  CHECK_THROWS_WITH_AS(optim::ConstantLR(optimizer, -0.1), doctest::Contains("ConstantLR: factor must be in [0, 1]"), Error);
   CHECK_THROWS_WITH_AS(optim::ConstantLR(optimizer, 0.5, -1),
                        doctest::Contains("ConstantLR: total_iters must be non-negative, got -1"), Error);
   // A factor 0 is taken, but dividing it back out at total_iters is Python's ZeroDivisionError.
@@ -96,9 +97,11 @@ TEST_CASE("MultiplicativeLR multiplies the current rate by each group's lambda")
   auto first_lambda = [](int64_t epoch) { return 0.9; };
   auto second_lambda = [](int64_t epoch) { return 1.0 / static_cast<double>(epoch + 1); };
   int64_t calls_at_zero = 0;
-  optim::MultiplicativeLR scheduler(
-      optimizer, std::vector<optim::MultiplicativeLR::Lambda>{
-                     first_lambda, [&](int64_t epoch) { calls_at_zero += epoch == 0; return second_lambda(epoch); }});
+  optim::MultiplicativeLR scheduler(optimizer,
+                                    std::vector<optim::MultiplicativeLR::Lambda>{first_lambda, [&](int64_t epoch) {
+                                                                                   calls_at_zero += epoch == 0;
+                                                                                   return second_lambda(epoch);
+                                                                                 }});
   CHECK(calls_at_zero == 0);  // PyTorch does not call the lambdas at construction
   double first_expected = 0.1;
   double second_expected = 2.0;
@@ -112,9 +115,8 @@ TEST_CASE("MultiplicativeLR multiplies the current rate by each group's lambda")
     CHECK(optimizer.get_lr(0) == doctest::Approx(first_expected).epsilon(1e-12));
     CHECK(optimizer.get_lr(1) == doctest::Approx(second_expected).epsilon(1e-12));
   }
-  CHECK_THROWS_WITH_AS(
-      optim::MultiplicativeLR(optimizer, std::vector<optim::MultiplicativeLR::Lambda>{first_lambda}),
-      doctest::Contains("MultiplicativeLR: got 1 lambdas for 2 parameter groups"), Error);
+  CHECK_THROWS_WITH_AS(optim::MultiplicativeLR(optimizer, std::vector<optim::MultiplicativeLR::Lambda>{first_lambda}),
+                       doctest::Contains("MultiplicativeLR: got 1 lambdas for 2 parameter groups"), Error);
   CHECK_THROWS_WITH_AS(optim::MultiplicativeLR(optimizer, optim::MultiplicativeLR::Lambda{}),
                        doctest::Contains("MultiplicativeLR: a lambda is empty"), Error);
 }
@@ -172,5 +174,6 @@ TEST_CASE("CosineAnnealingWarmRestarts refuses bad periods and eta_min") {
   CHECK_THROWS_WITH_AS(optim::CosineAnnealingWarmRestarts(optimizer, 5, 0),
                        doctest::Contains("CosineAnnealingWarmRestarts: T_mult must be an integer >= 1, got 0"), Error);
   CHECK_THROWS_WITH_AS(optim::CosineAnnealingWarmRestarts(optimizer, 5, 1, -0.5),
-                       doctest::Contains("CosineAnnealingWarmRestarts: eta_min must be finite and non-negative"), Error);
+                       doctest::Contains("CosineAnnealingWarmRestarts: eta_min must be finite and non-negative"),
+                       Error);
 }

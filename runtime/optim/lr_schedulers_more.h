@@ -172,4 +172,33 @@ class ReduceLROnPlateau {
   std::vector<double> last_lr_;
 };
 
+// Steps several schedulers of one optimizer together, in the given order, so their effects
+// multiply (PyTorch's ChainedScheduler), e.g. a ConstantLR warm-up with an ExponentialLR decay.
+// The schedulers are not owned and must outlive it. ReduceLROnPlateau, whose step takes a metric,
+// is no LRScheduler and cannot be chained (PyTorch refuses it at run time). Unlike PyTorch, it
+// cannot check that every scheduler drives `optimizer`: LRScheduler does not expose its optimizer.
+// As in PyTorch a step is not atomic: a refusal by the second scheduler leaves the first stepped.
+class ChainedScheduler {
+ public:
+  ChainedScheduler(Optimizer& optimizer, std::vector<LRScheduler*> schedulers, Where where = Where::current());
+  ChainedScheduler(const ChainedScheduler&) = delete;
+  ChainedScheduler& operator=(const ChainedScheduler&) = delete;
+
+  void step(Where where = Where::current());
+  // The optimizer's rates after the last step (or at construction), one per group.
+  const std::vector<double>& get_last_lr() const { return last_lr_; }
+
+  // Each scheduler's state under "<i>.", i its index: "0.last_epoch", "1.base_lrs.0", ...
+  OrderedDict<double> state_dict() const;
+  // Loads every scheduler's part, or none: a part that one refuses undoes the parts loaded before it.
+  void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
+
+ private:
+  void read_rates();
+
+  Optimizer& optimizer_;
+  std::vector<LRScheduler*> schedulers_;
+  std::vector<double> last_lr_;
+};
+
 }  // namespace ember::optim

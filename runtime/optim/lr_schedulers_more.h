@@ -201,4 +201,36 @@ class ChainedScheduler {
   std::vector<double> last_lr_;
 };
 
+// Runs schedulers one after another (PyTorch's SequentialLR): scheduler i + 1 takes over at
+// milestone i, restarting from its epoch 0 on its base rates. Construction, as in PyTorch, sets
+// every group back to its initial_lr, undoes the schedulers' construction steps and redoes the
+// first one's. The schedulers are not owned and must outlive it; they cannot be ChainedSchedulers
+// or SequentialLRs (PyTorch's nest), and, as for ChainedScheduler, that they drive `optimizer` is
+// not checked. The restart differs from PyTorch for MultiplicativeLR and CosineAnnealingWarmRestarts
+// (scheduler_sequences.cpp says how).
+class SequentialLR {
+ public:
+  SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> schedulers, std::vector<int64_t> milestones,
+               Where where = Where::current());
+  SequentialLR(const SequentialLR&) = delete;
+  SequentialLR& operator=(const SequentialLR&) = delete;
+
+  void step(Where where = Where::current());
+  const std::vector<double>& get_last_lr() const { return last_lr_; }
+  int64_t last_epoch() const { return last_epoch_; }
+
+  // "last_epoch", "last_lr.<g>", then each scheduler's state under "<i>.".
+  OrderedDict<double> state_dict() const;
+  void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
+
+ private:
+  void restart(LRScheduler& scheduler, Where where);
+
+  Optimizer& optimizer_;
+  std::vector<LRScheduler*> schedulers_;
+  std::vector<int64_t> milestones_;
+  int64_t last_epoch_ = 0;
+  std::vector<double> last_lr_;
+};
+
 }  // namespace ember::optim

@@ -77,7 +77,7 @@ TEST_CASE("ChainedScheduler refuses an empty or null list") {
   Tensor param = zeros({1}).requires_grad_();
   optim::SGD optimizer({param}, {.lr = 0.5});
   CHECK_THROWS_WITH_AS(optim::ChainedScheduler(optimizer, {}),
-                       doctest::Contains("ChainedScheduler: expects at least one scheduler to chain, got none"), Error);
+                       doctest::Contains("ChainedScheduler: expects at least one scheduler, got none"), Error);
   optim::ExponentialLR exponential(optimizer, 0.9);
   CHECK_THROWS_WITH_AS(optim::ChainedScheduler(optimizer, {&exponential, nullptr}),
                        doctest::Contains("ChainedScheduler: scheduler 1 is null"), Error);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -178,6 +179,8 @@ class ReduceLROnPlateau {
 // is no LRScheduler and cannot be chained (PyTorch refuses it at run time). Unlike PyTorch, it
 // cannot check that every scheduler drives `optimizer`: LRScheduler does not expose its optimizer.
 // As in PyTorch a step is not atomic: a refusal by the second scheduler leaves the first stepped.
+// Inside an ember::compile'd step, ChainedScheduler's and SequentialLR's step() is one host effect
+// that every replay repeats whole (the schedulers' own steps inside it are part of it).
 class ChainedScheduler {
  public:
   ChainedScheduler(Optimizer& optimizer, std::vector<LRScheduler*> schedulers, Where where = Where::current());
@@ -194,11 +197,13 @@ class ChainedScheduler {
   void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
 
  private:
+  void advance();  // step()'s work, which a compiled replay repeats
   void read_rates();
 
   Optimizer& optimizer_;
   std::vector<LRScheduler*> schedulers_;
   std::vector<double> last_lr_;
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see LRScheduler's
 };
 
 // Runs schedulers one after another (PyTorch's SequentialLR): scheduler i + 1 takes over at
@@ -224,13 +229,15 @@ class SequentialLR {
   void load_state_dict(const OrderedDict<double>& state, Where where = Where::current());
 
  private:
-  void restart(LRScheduler& scheduler, Where where);
+  void advance();  // step()'s work, which a compiled replay repeats
+  void restart(LRScheduler& scheduler);
 
   Optimizer& optimizer_;
   std::vector<LRScheduler*> schedulers_;
   std::vector<int64_t> milestones_;
   int64_t last_epoch_ = 0;
   std::vector<double> last_lr_;
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see LRScheduler's
 };
 
 }  // namespace ember::optim

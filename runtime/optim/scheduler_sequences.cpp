@@ -7,11 +7,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "runtime/dispatch.h"
 #include "runtime/error.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
@@ -61,10 +64,21 @@ void load_nested_states(const char* name, const std::vector<LRScheduler*>& sched
 }
 
 // Sets the scheduler's last_epoch through its state dict, the one public way to.
-void set_last_epoch(LRScheduler& scheduler, int64_t epoch, Where where) {
+void set_last_epoch(LRScheduler& scheduler, int64_t epoch, Where where = Where::current()) {
   OrderedDict<double> state = scheduler.state_dict();
   state["last_epoch"] = static_cast<double>(epoch);
   scheduler.load_state_dict(state, where);
+}
+
+// Under a compile capture: a guard that fails once `alive` expires (a replay then recompiles
+// instead of calling a dead object), and `advance` as the host effect replays repeat. The
+// schedulers' own guards are recorded when advance() steps them; their effects are not, being
+// part of this one.
+void report_to_capture(const char* name, const std::shared_ptr<const bool>& alive, std::function<void()> advance) {
+  if (!dispatch_mode_active()) return;
+  notify_host_guard(fmt::format("{} alive", name),
+                    [alive = std::weak_ptr<const bool>(alive)] { return !alive.expired(); });
+  notify_host_effect(fmt::format("{}.step()", name), advance);
 }
 
 }  // namespace
@@ -83,7 +97,13 @@ void ChainedScheduler::read_rates() {
 
 void ChainedScheduler::step(Where where) {
   CallSiteScope site(where);
-  for (LRScheduler* scheduler : schedulers_) scheduler->step(where);
+  report_to_capture("ChainedScheduler", alive_, [this] { advance(); });
+  advance();
+}
+
+void ChainedScheduler::advance() {
+  HostEffectScope effect;  // the schedulers' steps are part of this one
+  for (LRScheduler* scheduler : schedulers_) scheduler->step();
   read_rates();
 }
 
@@ -125,19 +145,25 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> sched
 
 void SequentialLR::step(Where where) {
   CallSiteScope site(where);
+  report_to_capture("SequentialLR", alive_, [this] { advance(); });
+  advance();
+}
+
+void SequentialLR::advance() {
+  HostEffectScope effect;  // the schedulers' steps and the restart's set_lr are part of this one
   const int64_t epoch = last_epoch_ + 1;
   const size_t index = std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
   LRScheduler& scheduler = *schedulers_[index];
   if (index > 0 && milestones_[index - 1] == epoch) {
-    restart(scheduler, where);
+    restart(scheduler);
   } else {
-    scheduler.step(where);
+    scheduler.step();
   }
   last_epoch_ = epoch;  // after the step, so a refused one can be retried (PyTorch counts it anyway)
   last_lr_ = scheduler.get_last_lr();
 }
 
-void SequentialLR::restart(LRScheduler& scheduler, Where where) {
+void SequentialLR::restart(LRScheduler& scheduler) {
   // PyTorch's _update_lr(0): the scheduler's closed form at epoch 0, from its base rates. Its
   // recursive form at epoch 0 on rates reset to those base rates gives the same for every ember
   // schedule but two: MultiplicativeLR (PyTorch multiplies the current rate by lambda(0); here the
@@ -147,11 +173,11 @@ void SequentialLR::restart(LRScheduler& scheduler, Where where) {
   std::vector<double> rates;
   for (size_t g = 0; g < optimizer_.num_param_groups(); ++g) rates.push_back(optimizer_.get_lr(g));
   try {
-    set_last_epoch(scheduler, -1, where);
+    set_last_epoch(scheduler, -1);
     for (size_t g = 0; g < scheduler.base_lrs().size(); ++g) optimizer_.set_lr(g, scheduler.base_lrs()[g]);
-    scheduler.step(where);
+    scheduler.step();
   } catch (...) {
-    scheduler.load_state_dict(before, where);
+    scheduler.load_state_dict(before);
     for (size_t g = 0; g < rates.size(); ++g) optimizer_.set_lr(g, rates[g]);
     throw;
   }

@@ -146,7 +146,8 @@ class ReduceLROnPlateau {
   ReduceLROnPlateau& operator=(const ReduceLROnPlateau&) = delete;
 
   // Records one epoch's metric, lowering the rates where it has plateaued. A NaN metric is never
-  // an improvement (as in PyTorch, where every comparison with it is false).
+  // an improvement (as in PyTorch, where every comparison with it is false). Inside an
+  // ember::compile'd function it breaks the graph: it runs eagerly on every call.
   void step(double metric, Where where = Where::current());
   const std::vector<double>& get_last_lr() const { return last_lr_; }
   int64_t last_epoch() const { return last_epoch_; }

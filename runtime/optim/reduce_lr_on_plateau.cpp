@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "runtime/dispatch.h"
 #include "runtime/error.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
@@ -51,6 +52,9 @@ bool ReduceLROnPlateau::is_better(double metric) const {
 
 void ReduceLROnPlateau::step(double metric, Where where) {
   CallSiteScope site(where);
+  // A replay could only repeat the captured metric: a compile capture breaks the graph here, and
+  // the step runs eagerly on every call.
+  if (dispatch_mode_active()) notify_host_state_change("ReduceLROnPlateau.step(metric)");
   // PyTorch zips over the groups and min_lrs; a group added since construction would be skipped.
   check(optimizer_.num_param_groups() == min_lrs_.size(),
         "ReduceLROnPlateau.step: the optimizer has {} parameter groups, the scheduler was made for {}; make the "

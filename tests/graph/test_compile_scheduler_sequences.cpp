@@ -69,3 +69,18 @@ TEST_CASE("compile: SequentialLR and ChainedScheduler steps replay like eager on
     CHECK(compiled.decay.last_epoch() == eager.decay.last_epoch());
   }
 }
+
+TEST_CASE("compile: ReduceLROnPlateau inside a compiled step breaks the graph and counts every call") {
+  Tensor param = full({2}, 1.0).requires_grad_();
+  optim::SGD optimizer({param}, {.lr = 1.0});
+  optim::ReduceLROnPlateau plateau(optimizer, {.factor = 0.5, .patience = 1});
+  auto train_step = ember::compile([&](const Tensor& x) {
+    Tensor loss = (param * x).sum();
+    plateau.step(3.0);  // never improves after the first call
+    return loss;
+  });
+  for (int call = 0; call < 7; ++call) train_step(full({2}, 1.0));
+  // Calls 1..7: best 3 at the first, bad epochs 1, 2 (halve), 1, 2 (halve), 1, 2 (halve).
+  CHECK(plateau.last_epoch() == 7);
+  CHECK(optimizer.get_lr(0) == 0.125);
+}

@@ -1,7 +1,8 @@
 // More learning-rate schedulers (torch.optim.lr_scheduler, PyTorch 2.x): ConstantLR, PolynomialLR,
 // MultiplicativeLR, CosineAnnealingWarmRestarts and OneCycleLR on the LRScheduler framework of
-// lr_scheduler.h, and ReduceLROnPlateau, which (as in PyTorch) is no chainable schedule: its step
-// takes a metric and lowers the rates only when the metric stops improving.
+// lr_scheduler.h; ReduceLROnPlateau, which (as in PyTorch) is no chainable schedule: its step
+// takes a metric and lowers the rates only when the metric stops improving; and ChainedScheduler
+// and SequentialLR, which step other schedulers together or one after another.
 //
 //   optim::OneCycleLR scheduler(opt, /*max_lr=*/{0.1}, /*total_steps=*/1000);
 //   for (batch ...) { train(); scheduler.step(); }

@@ -5,6 +5,7 @@
 #include "runtime/optim/adam.h"
 #include "runtime/optim/clip_grad.h"
 #include "runtime/optim/lr_scheduler.h"
+#include "runtime/optim/lr_schedulers_more.h"
 #include "runtime/optim/optimizer.h"
 #include "runtime/optim/rmsprop.h"
 #include "runtime/optim/sgd.h"

@@ -13,6 +13,8 @@
 #include <random>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "ckpt/reader.h"
 #include "ckpt/retention.h"
 #include "ckpt/writer.h"
@@ -57,8 +59,8 @@ Outcome run_helper(const fs::path& root, int64_t step, uint64_t crash_at, int ki
 uint64_t count_points(const fs::path& root) {
   // The helper prints its count; capture it through a pipe-less temporary file.
   const fs::path output = root / "points.txt";
-  const std::string command = std::string(EMBER_CKPT_CRASH_HELPER) + " " + (root / "r").string() +
-                              " 1 > " + output.string();
+  const std::string command = fmt::format("{} {} 1 > {}", EMBER_CKPT_CRASH_HELPER, (root / "r").string(),
+                                          output.string());  // not operator+: GCC 12 -O1 warns falsely on it
   REQUIRE(std::system(command.c_str()) == 0);
   std::FILE* file = std::fopen(output.c_str(), "r");
   unsigned long long points = 0;

@@ -4,7 +4,7 @@
 // takes a metric and lowers the rates only when the metric stops improving; and ChainedScheduler
 // and SequentialLR, which step other schedulers together or one after another.
 //
-//   optim::OneCycleLR scheduler(opt, /*max_lr=*/{0.1}, /*total_steps=*/1000);
+//   optim::OneCycleLR scheduler(opt, /*max_lr=*/{0.1}, {.total_steps = 1000});
 //   for (batch ...) { train(); scheduler.step(); }
 //   optim::ReduceLROnPlateau plateau(opt, {.patience = 3});
 //   for (epoch ...) { plateau.step(validation_loss()); }

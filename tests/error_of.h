@@ -9,6 +9,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/error.h"
 
@@ -32,6 +33,19 @@ inline bool names_line(const std::string& message, int line,
   std::string_view file = caller.file_name();
   file.remove_prefix(file.rfind('/') == std::string_view::npos ? 0 : file.rfind('/') + 1);
   return message.find(fmt::format("{}:{}", file, line)) != std::string::npos;
+}
+
+// For a list of error_of calls written one per line from `first_line` on: message i holds
+// expected[i] and names line first_line + i of the calling test file.
+inline void check_messages_name_lines(const std::vector<std::string>& messages,
+                                      const std::vector<std::string>& expected, int first_line,
+                                      std::source_location caller = std::source_location::current()) {
+  REQUIRE(messages.size() == expected.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    INFO(messages[i]);
+    CHECK(messages[i].find(expected[i]) != std::string::npos);
+    CHECK(names_line(messages[i], first_line + static_cast<int>(i), caller));
+  }
 }
 
 }  // namespace ember::testing

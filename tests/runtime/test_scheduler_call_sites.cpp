@@ -8,6 +8,7 @@
 #include "runtime/ember.h"
 
 using namespace ember;
+using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
 using ember::testing::names_line;
 
@@ -29,11 +30,7 @@ TEST_CASE("scheduler constructor errors name the caller's line") {
                                           "LinearLR: start_factor must be in (0, 1], got 0",
                                           "LambdaLR: a lambda is empty",
                                           "LambdaLR: epoch 0 gives parameter group 0 the learning rate -0.1"};
-  for (size_t i = 0; i < messages.size(); ++i) {
-    INFO(messages[i]);
-    CHECK(messages[i].find(expected[i]) != std::string::npos);
-    CHECK(names_line(messages[i], line + static_cast<int>(i)));
-  }
+  check_messages_name_lines(messages, expected, line);
 }
 
 TEST_CASE("scheduler load_state_dict errors name the scheduler and the caller's line") {

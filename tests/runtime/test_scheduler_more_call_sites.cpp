@@ -11,6 +11,7 @@
 #include "runtime/optim/lr_schedulers_more.h"
 
 using namespace ember;
+using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
 using ember::testing::names_line;
 
@@ -31,11 +32,7 @@ TEST_CASE("constructor errors of the added schedulers name the caller's line") {
                                           "CosineAnnealingWarmRestarts: T_0 must be a positive integer, got -3",
                                           "OneCycleLR: give either total_steps or both epochs and steps_per_epoch",
                                           "ReduceLROnPlateau: factor must be in [0, 1), got 2"};
-  for (size_t i = 0; i < messages.size(); ++i) {
-    INFO(messages[i]);
-    CHECK(messages[i].find(expected[i]) != std::string::npos);
-    CHECK(names_line(messages[i], line + static_cast<int>(i)));
-  }
+  check_messages_name_lines(messages, expected, line);
 }
 
 TEST_CASE("step and load_state_dict errors of the added schedulers name the caller's line") {

@@ -2,7 +2,7 @@
 // slice, view, expand, index_select, gather, where, pad, mul, ...), so that autograd, CUDA,
 // autocast and compile capture come with them: movedim, narrow, unflatten, tile, meshgrid
 // (functional_shape_more_views.cpp), diag, diag_embed, diagflat, eye, trace
-// (functional_shape_more_diag.cpp), kron, cross, outer (functional_shape_more_products.cpp).
+// (functional_shape_more_diag.cpp), kron, cross, outer, dot (functional_shape_more_products.cpp).
 // Included by runtime/functional.h.
 #pragma once
 
@@ -81,6 +81,11 @@ Tensor cross(const Tensor& a, const Tensor& b, int64_t dim, Where where = Where:
 // as mul's.
 Tensor outer(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor ger(const Tensor& a, const Tensor& b, Where where = Where::current());
+// torch.dot: the sum of a[i] * b[i] of two 1-D tensors with as many elements and one dtype, a 0-d
+// tensor of that dtype (an integer sum wraps as the dtype does); bool is refused, as PyTorch's.
+// vdot conjugates a first in PyTorch, which for ember's real dtypes is dot.
+Tensor dot(const Tensor& a, const Tensor& b, Where where = Where::current());
+Tensor vdot(const Tensor& a, const Tensor& b, Where where = Where::current());
 
 // Not here: torch.diagonal, which PyTorch returns as a view (stride s0 + s1 over the matrix). The
 // registry has no op that makes such a view of a strided input (a flatten of a transposed or sliced

@@ -1,4 +1,4 @@
-// kron, linalg_cross / cross and outer / ger (runtime/functional_shape_more.h) as broadcasting
+// kron, linalg_cross / cross, outer / ger and dot / vdot (runtime/functional_shape_more.h) as broadcasting
 // products of views or index_selects, so mul and sub give the gradients and the type promotion.
 #include "runtime/functional.h"
 
@@ -37,6 +37,21 @@ Tensor outer_product(const Tensor& a, const Tensor& b, const char* function) {
   check(a.dim() == 1 && b.dim() == 1, "{}: expected two 1-D tensors, got shapes {} and {}", function, a.sizes(),
         b.sizes());
   return mul(unsqueeze(a, 1), unsqueeze(b, 0));
+}
+
+Tensor dot_product(const Tensor& a, const Tensor& b, const char* function) {
+  check(a.dim() == 1 && b.dim() == 1, "{}: 1D tensors expected, but got {}D and {}D tensors (shapes {} and {})",
+        function, a.dim(), b.dim(), a.sizes(), b.sizes());
+  check(a.numel() == b.numel(),
+        "{}: inconsistent tensor size, expected tensors of the same number of elements, got "
+        "{} and {}",
+        function, a.numel(), b.numel());
+  check(a.dtype() == b.dtype(), "{}: expected both vectors to have same dtype, but found {} and {}", function,
+        a.dtype(), b.dtype());
+  check(a.dtype() != kBool, "{}: bool inputs are not supported", function);
+  // sum widens integers to int64; the narrowing back wraps as a sum in the dtype itself would.
+  const Tensor total = sum(mul(a, b));
+  return total.dtype() == a.dtype() ? total : to_dtype(total, a.dtype());
 }
 
 }  // namespace
@@ -91,6 +106,16 @@ Tensor outer(const Tensor& a, const Tensor& b, Where where) {
 Tensor ger(const Tensor& a, const Tensor& b, Where where) {
   CallSiteScope site(where);
   return outer_product(a, b, "ger");
+}
+
+Tensor dot(const Tensor& a, const Tensor& b, Where where) {
+  CallSiteScope site(where);
+  return dot_product(a, b, "dot");
+}
+
+Tensor vdot(const Tensor& a, const Tensor& b, Where where) {
+  CallSiteScope site(where);
+  return dot_product(a, b, "vdot");
 }
 
 }  // namespace ember

@@ -172,6 +172,7 @@ class Tensor {
   Tensor kron(const Tensor& other, Where where = Where::current()) const;
   Tensor cross(const Tensor& other, int64_t dim, Where where = Where::current()) const;
   Tensor outer(const Tensor& other, Where where = Where::current()) const;
+  Tensor dot(const Tensor& other, Where where = Where::current()) const;
   Tensor contiguous(Where where = Where::current()) const;
   Tensor clone(Where where = Where::current()) const;
   Tensor to(DType dtype, Where where = Where::current()) const;

@@ -37,5 +37,6 @@ Tensor Tensor::cross(const Tensor& other, int64_t dim, Where where) const {
   return ember::cross(*this, other, dim, where);
 }
 Tensor Tensor::outer(const Tensor& other, Where where) const { return ember::outer(*this, other, where); }
+Tensor Tensor::dot(const Tensor& other, Where where) const { return ember::dot(*this, other, where); }
 
 }  // namespace ember

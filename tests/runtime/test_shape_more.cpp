@@ -470,6 +470,24 @@ TEST_CASE("outer, ger: every product of two vectors") {
         std::vector<int64_t>{8, 12});
 }
 
+TEST_CASE("dot, vdot: the sum of products of two vectors, in their dtype") {
+  const Tensor a = random_tensor({5}, 29), b = random_tensor({10}, 32).slice(0, 1, 10, 2);
+  const std::vector<double> va = values_of(a), vb = values_of(b);
+  double expected = 0.0;
+  for (size_t i = 0; i < va.size(); ++i) expected += va[i] * vb[i];
+  CHECK(dot(a, b).dim() == 0);
+  CHECK(dot(a, b).item() == doctest::Approx(expected).epsilon(1e-14));
+  CHECK(vdot(a, b).item() == dot(a, b).item());
+  CHECK(a.dot(b).item() == dot(a, b).item());
+  const Tensor float32 = dot(a.to(kFloat32), b.to(kFloat32));
+  CHECK(float32.dtype() == kFloat32);
+  CHECK(float32.item() == doctest::Approx(expected).epsilon(1e-6));
+  const Tensor integers = dot(from_vector<int32_t>({3, -2}, {2}), from_vector<int32_t>({4, 5}, {2}));
+  CHECK(integers.dtype() == kInt32);
+  CHECK(integers.item_int64() == 2);
+  CHECK(dot(zeros({0}), zeros({0})).item() == 0.0);
+}
+
 TEST_CASE("shape_more: gradients by central differences") {
   using Inputs = std::vector<Tensor>;
   gradcheck([](const Inputs& in) { return movedim(in[0], {0, 2}, {2, 0}).exp(); }, {leaf({2, 3, 2}, 1)});
@@ -487,6 +505,7 @@ TEST_CASE("shape_more: gradients by central differences") {
   gradcheck([](const Inputs& in) { return kron(in[0], in[1]); }, {leaf({1, 2, 1, 1, 2}, 14), leaf({2, 1, 2}, 15)});
   gradcheck([](const Inputs& in) { return linalg_cross(in[0], in[1], 0); }, {leaf({3, 2}, 16), leaf({3, 1}, 17)});
   gradcheck([](const Inputs& in) { return outer(in[0], in[1]).exp(); }, {leaf({3}, 18), leaf({2}, 19)});
+  gradcheck([](const Inputs& in) { return dot(in[0], in[1].t().reshape({-1})); }, {leaf({4}, 22), leaf({2, 2}, 23)});
   gradcheck(
       [](const Inputs& in) {
         const std::vector<Tensor> grids = meshgrid({in[0], in[1]}, "xy");
@@ -588,6 +607,14 @@ TEST_CASE("shape_more: errors name the function, the values and the caller's lin
          [&] { linalg_cross(scalar_tensor(1.0), scalar_tensor(1.0)); });
   expect("outer: expected two 1-D tensors, got shapes [3] and [2, 3, 4]", __LINE__, [&] { outer(v, t); });
   expect("ger: expected two 1-D tensors, got shapes [] and [3]", __LINE__, [&] { ger(scalar_tensor(1.0), v); });
+  expect("dot: 1D tensors expected, but got 1D and 3D tensors (shapes [3] and [2, 3, 4])",
+         __LINE__, [&] { dot(v, t); });
+  expect("vdot: inconsistent tensor size, expected tensors of the same number of elements, got 3 and 2",
+         __LINE__, [&] { vdot(v, random_tensor({2}, 33)); });
+  expect("dot: expected both vectors to have same dtype, but found float64 and float32",
+         __LINE__, [&] { v.dot(zeros({3})); });
+  expect("dot: bool inputs are not supported",
+         __LINE__, [&] { dot(zeros({3}, {.dtype = kBool}), zeros({3}, {.dtype = kBool})); });
   // clang-format on
   for (const Expected& c : cases) check_refusal(c.message, c.text, c.line);
 }

@@ -1,5 +1,7 @@
 // kron, linalg_cross / cross, outer / ger and dot / vdot (runtime/functional_shape_more.h) as broadcasting
 // products of views or index_selects, so mul and sub give the gradients and the type promotion.
+#include <algorithm>
+
 #include "runtime/functional.h"
 
 namespace ember {

@@ -65,11 +65,14 @@ Tensor kron(const Tensor& a, const Tensor& b, Where where) {
   Dims padded_a = Dims::filled(rank - a.dim(), 1), padded_b = Dims::filled(rank - b.dim(), 1), result;
   for (const int64_t size : a.sizes()) padded_a.push_back(size);
   for (const int64_t size : b.sizes()) padded_b.push_back(size);
-  for (int d = 0; d < rank; ++d) result.push_back(padded_a[d] * padded_b[d]);
-  check(result.checked_product().has_value(),
-        "kron: the result shape {} (shapes {} and {}) has more elements than "
-        "an int64 counts",
-        result, a.sizes(), b.sizes());
+  bool overflowed = false;
+  for (int d = 0; d < rank; ++d) {
+    int64_t size = 0;
+    overflowed = __builtin_mul_overflow(padded_a[d], padded_b[d], &size) || overflowed;
+    result.push_back(size);
+  }
+  check(!overflowed && result.checked_product().has_value(),
+        "kron: the result (shapes {} and {}) would have more elements than an int64 counts", a.sizes(), b.sizes());
   if (2 * rank <= Dims::kMaxRank) {
     // One broadcast multiply: a as [a_0, 1, a_1, 1, ..] times b as [1, b_0, 1, b_1, ..] holds
     // a[i] b[j] at (i_0, j_0, i_1, j_1, ..), which merges pairwise into the result's dims.

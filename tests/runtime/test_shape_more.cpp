@@ -427,7 +427,7 @@ TEST_CASE("cross, linalg_cross: 3-vectors along a dim, other dims broadcasting")
                         Case{{2, 1, 3}, {1, 4, 3}, 2}, Case{{2, 3, 2}, {2, 3, 2}, 1}, Case{{0, 3}, {1, 3}, 1}}) {
     const Tensor a = random_tensor(c.a, 21), b = random_tensor(c.b, 22);
     Dims out_sizes;
-    for (int d = 0; d < a.dim(); ++d) out_sizes.push_back(std::max(a.size(d), b.size(d)));
+    for (int d = 0; d < a.dim(); ++d) out_sizes.push_back(a.size(d) == 1 ? b.size(d) : a.size(d));  // broadcast
     const int d = c.dim < 0 ? c.dim + a.dim() : c.dim;
     const std::vector<double> va = values_of(a), vb = values_of(b);
     // The component k of the result at i, with broadcast (size-1) dims read at 0.

@@ -378,9 +378,9 @@ TEST_CASE("kron: blocks of b scaled by a's elements, ranks padded with leading 1
   struct Shapes {
     Dims a, b;
   };
-  for (const Shapes& shapes :
-       {Shapes{{2, 3}, {3, 2}}, Shapes{{3}, {2, 2}}, Shapes{{2, 1, 2}, {2}}, Shapes{{}, {3}}, Shapes{{2, 2}, {}},
-        Shapes{{1, 2, 1, 2, 1}, {2, 1, 2, 1, 2}}, Shapes{{0, 2}, {2, 3}}, Shapes{{2, 1, 1, 1, 1}, {1, 3}}}) {
+  for (const Shapes& shapes : {Shapes{{2, 3}, {3, 2}}, Shapes{{3}, {2, 2}}, Shapes{{2, 1, 2}, {2}}, Shapes{{}, {3}},
+                               Shapes{{2, 2}, {}}, Shapes{{1, 2, 1, 2, 1}, {2, 1, 2, 1, 2}}, Shapes{{0, 2}, {2, 3}},
+                               Shapes{{2, 1, 1, 1, 1}, {1, 3}}, Shapes{{2, 1, 1, 1, 3}, {3, 1, 1, 2, 2}}}) {
     for (const bool transposed : {false, true}) {
       Tensor a = random_tensor(shapes.a, 16), b = random_tensor(shapes.b, 17);
       // A non-contiguous a of the same shape: the transpose of a tensor of the reversed shape.

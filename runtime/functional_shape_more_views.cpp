@@ -1,6 +1,7 @@
 // movedim, swapaxes, narrow, unflatten, meshgrid and tile (runtime/functional_shape_more.h): all
 // but tile are views made by permute, transpose, slice, view and expand, so they share the input's
 // storage and take those ops' gradients.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -70,9 +71,20 @@ Tensor moveaxis(const Tensor& a, int64_t source, int64_t destination, Where wher
   return movedim(a, Dims{source}, Dims{destination}, where);
 }
 
-Tensor swapaxes(const Tensor& a, int64_t dim0, int64_t dim1, Where where) { return transpose(a, dim0, dim1, where); }
+Tensor swapaxes(const Tensor& a, int64_t dim0, int64_t dim1, Where where) {
+  CallSiteScope site(where);
+  // Checked here so that a bad dim is reported under the name the user called.
+  wrap_dim(dim0, a.dim(), "swapaxes");
+  wrap_dim(dim1, a.dim(), "swapaxes");
+  return transpose(a, dim0, dim1);
+}
 
-Tensor swapdims(const Tensor& a, int64_t dim0, int64_t dim1, Where where) { return transpose(a, dim0, dim1, where); }
+Tensor swapdims(const Tensor& a, int64_t dim0, int64_t dim1, Where where) {
+  CallSiteScope site(where);
+  wrap_dim(dim0, a.dim(), "swapdims");
+  wrap_dim(dim1, a.dim(), "swapdims");
+  return transpose(a, dim0, dim1);
+}
 
 Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length, Where where) {
   return a.narrow(dim, start, length, where);
@@ -166,9 +178,16 @@ Tensor tile(const Tensor& a, const Dims& reps, Where where) {
   CallSiteScope site(where);
   for (const int64_t times : reps)
     check(times >= 0, "tile: reps must be non-negative, got {} (shape {})", reps, a.sizes());
-  if (reps.size() >= a.dim()) return repeat(a, reps);
-  Dims padded = Dims::filled(a.dim() - reps.size(), 1);
+  Dims padded = Dims::filled(std::max(a.dim() - reps.size(), 0), 1);
   for (const int64_t times : reps) padded.push_back(times);
+  // The result's size is checked here too, so that its error names tile rather than repeat.
+  Dims result = Dims::filled(padded.size() - a.dim(), 1);
+  for (const int64_t size : a.sizes()) result.push_back(size);
+  bool overflowed = false;
+  for (int d = 0; d < padded.size(); ++d)
+    overflowed = __builtin_mul_overflow(result[d], padded[d], &result[d]) || overflowed;
+  check(!overflowed && result.checked_product().has_value(),
+        "tile: the input of shape {} tiled {} times would have more elements than an int64 counts", a.sizes(), reps);
   return repeat(a, padded);
 }
 

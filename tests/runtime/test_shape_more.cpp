@@ -540,7 +540,16 @@ TEST_CASE("shape_more: errors name the function, the values and the caller's lin
   check_refusal(message, "movedim: dim -4 is out of range for a tensor of rank 3", line);
   line = __LINE__ + 1;
   message = error_of([&] { swapaxes(t, 0, 3); });
-  check_refusal(message, "transpose", line);
+  check_refusal(message, "swapaxes: dim 3 is out of range for a tensor of rank 3", line);
+  line = __LINE__ + 1;
+  message = error_of([&] { t.swapdims(-4, 0); });
+  check_refusal(message, "swapdims: dim -4 is out of range for a tensor of rank 3", line);
+  line = __LINE__ + 1;
+  message = error_of([&] { tile(huge, {int64_t{1} << 40, int64_t{1} << 40}); });
+  check_refusal(message,
+                "tile: the input of shape [1, 1] tiled [1099511627776, 1099511627776] times would have more "
+                "elements than an int64 counts",
+                line);
   line = __LINE__ + 1;
   message = error_of([&] { narrow(t, 1, 4, 1); });
   check_refusal(message, "narrow: start 4 and length 1 are out of range for dim 1 of size 3", line);

@@ -367,6 +367,16 @@ TEST_CASE("eye: ones on the main diagonal, any dtype and shape") {
     const std::vector<bool> bools = eye(n, m, {.dtype = kBool}).to_vector<bool>();
     CHECK(std::vector<double>(bools.begin(), bools.end()) == expected);
   }
+  for (const DType dtype : {kBFloat16, kFloat16}) {
+    const Tensor half = eye(2, 3, {.dtype = dtype});
+    CHECK(half.dtype() == dtype);
+    CHECK(values_of(half) == std::vector<double>{1, 0, 0, 0, 1, 0});
+    // 16-bit values pass through diag untouched (0.5, 0.25, 0.125 are exact in both).
+    const Tensor vector = from_vector<double>({0.5, 0.25, 0.125}, {3}, {.dtype = dtype});
+    CHECK(diag(vector).dtype() == dtype);
+    CHECK(values_of(diag(diag(vector), 0)) == std::vector<double>{0.5, 0.25, 0.125});
+    CHECK(values_of(kron(vector, vector)).at(5) == 0.03125);
+  }
   CHECK(eye(3).sizes() == Dims{3, 3});
   CHECK(values_of(eye(2, {.dtype = kInt32})) == std::vector<double>{1, 0, 0, 1});
   const Tensor trainable = eye(2, {.dtype = kFloat64, .requires_grad = true});

@@ -156,6 +156,23 @@ class Tensor {
   Tensor flip(const Dims& dims, Where where = Where::current()) const;
   Tensor repeat(const Dims& repeats, Where where = Where::current()) const;
   Tensor roll(const Dims& shifts, const Dims& dims = {}, Where where = Where::current()) const;
+  // The functions of the same name in runtime/functional_shape_more.h (tensor_methods_shape_more.cpp).
+  Tensor movedim(const Dims& source, const Dims& destination, Where where = Where::current()) const;
+  Tensor movedim(int64_t source, int64_t destination, Where where = Where::current()) const;
+  Tensor moveaxis(const Dims& source, const Dims& destination, Where where = Where::current()) const;
+  Tensor moveaxis(int64_t source, int64_t destination, Where where = Where::current()) const;
+  Tensor swapaxes(int64_t dim0, int64_t dim1, Where where = Where::current()) const;
+  Tensor swapdims(int64_t dim0, int64_t dim1, Where where = Where::current()) const;
+  Tensor unflatten(int64_t dim, const Dims& sizes, Where where = Where::current()) const;
+  Tensor tile(const Dims& reps, Where where = Where::current()) const;
+  Tensor diag(int64_t diagonal = 0, Where where = Where::current()) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1, Where where = Where::current()) const;
+  Tensor diagflat(int64_t offset = 0, Where where = Where::current()) const;
+  Tensor trace(Where where = Where::current()) const;
+  Tensor kron(const Tensor& other, Where where = Where::current()) const;
+  Tensor cross(const Tensor& other, int64_t dim, Where where = Where::current()) const;
+  Tensor outer(const Tensor& other, Where where = Where::current()) const;
+  Tensor dot(const Tensor& other, Where where = Where::current()) const;
   Tensor contiguous(Where where = Where::current()) const;
   Tensor clone(Where where = Where::current()) const;
   Tensor to(DType dtype, Where where = Where::current()) const;

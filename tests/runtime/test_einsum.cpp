@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,7 @@ const std::vector<Form>& forms() {
       {"ij,ij->ij", "ij,ij->ij", {{3, 1}, {1, 4}}},                         // size 1 kept in the output
       {"i,i->i", "i,i->i", {{1}, {4}}},                                     // size 1 elementwise
       {"bij,bjk->bik", "bij,bjk->bik", {{1, 3, 4}, {2, 4, 5}}},             // batch size 1 against 2
+      {"i,i,i->i", "i,i,i->i", {{1}, {1}, {4}}},                            // size 1 through a step
       {"ij,jk->ik", "ij,jk->ik", {{3, 0}, {0, 4}}},                         // size-0 contracted: zeros
       {"ij,jk->ik", "ij,jk->ik", {{0, 2}, {2, 3}}},                         // size-0 output
       {"ii->i", "ii->i", {{0, 0}}},                                         // size-0 diagonal
@@ -160,6 +162,21 @@ class OpNames : public DispatchMode {
 
 int count_of(const std::vector<std::string>& names, const std::string& name) {
   return static_cast<int>(std::count(names.begin(), names.end(), name));
+}
+
+// The message of the error einsum(equation, operands) throws, checked to name the caller's line.
+std::string einsum_error(std::string_view equation, const std::vector<Tensor>& operands,
+                         Where where = Where::current()) {
+  const std::string message = error_of([&] { einsum(equation, operands, where); });
+  CHECK(names_line(message, static_cast<int>(where.line())));
+  return message;
+}
+
+void expect_pieces(const std::string& message, const std::vector<std::string>& pieces) {
+  for (const std::string& piece : pieces) {
+    INFO(message, " lacks ", piece);
+    CHECK(message.find(piece) != std::string::npos);
+  }
 }
 
 }  // namespace
@@ -190,8 +207,9 @@ TEST_CASE("einsum: non-contiguous operands (transposed, strided, expanded)") {
   check_matches(einsum("ij,ij->i", {expanded, random_tensor({3, 4}, 6)}),
                 reference_einsum("ij,ij->i", {expanded, random_tensor({3, 4}, 6)}), 1e-12);
   check_matches(einsum("ii->i", {square}), reference_einsum("ii->i", {square}), 1e-12);
-  check_matches(einsum("bij,jk->bik", {batch, strided}), reference_einsum("bij,jk->bik", {batch, strided}), 1e-12);
-  check_matches(einsum("...j,jk", {batch, strided}), reference_einsum("abj,jk->abk", {batch, strided}), 1e-12);
+  const Tensor columns = random_tensor({4, 6}, 7).slice(1, 0, 6, 2);  // [4, 3]
+  check_matches(einsum("bij,jk->bik", {batch, columns}), reference_einsum("bij,jk->bik", {batch, columns}), 1e-12);
+  check_matches(einsum("...j,jk", {batch, columns}), reference_einsum("abj,jk->abk", {batch, columns}), 1e-12);
 }
 
 TEST_CASE("einsum: a contraction of two operands is one bmm, never a product summed afterwards") {
@@ -242,78 +260,41 @@ TEST_CASE("einsum: every error names einsum, the equation, the operand and the c
   const Tensor matrix = random_tensor({3, 4}, 1);
   const Tensor other = random_tensor({5, 6}, 2);
   const Tensor square = random_tensor({3, 3}, 3);
-  const auto expect = [](const std::string& message, const std::vector<std::string>& pieces, int line) {
-    for (const std::string& piece : pieces) {
-      INFO(message, " lacks ", piece);
-      CHECK(message.find(piece) != std::string::npos);
-    }
-    CHECK(names_line(message, line));
-  };
-  int line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij,jk->ik", {matrix}); }),
-         {"einsum: equation 'ij,jk->ik' has subscripts for 2 operand(s) but 1 were given"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("i", {}); }), {"einsum: equation 'i' has subscripts for 1 operand(s) but 0"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] {
-           einsum("ij,ijk->i", {matrix, matrix});
-         }),
-         {"einsum: operand 1 has 2 dims but 3 subscripts 'ijk'", "shape [3, 4]", "equation 'ij,ijk->i'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("...ijk->i", {matrix}); }),
-         {"einsum: operand 0 has 2 dims, fewer than the 3 subscripts '...ijk'", "equation '...ijk->i'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("i#->i", {matrix}); }),
-         {"einsum: invalid character '#' at position 1 of equation 'i#->i'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij->i,j", {matrix}); }),
-         {"einsum: invalid character ',' at position 5 of equation 'ij->i,j'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij-i", {matrix}); }), {"invalid character '-' at position 2 of equation 'ij-i'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("i.j->i", {matrix}); }),
-         {"einsum: the '.' at position 1 of equation 'i.j->i' is not part of '...'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij->k", {matrix}); }),
-         {"einsum: output subscript 'k' appears in no operand of equation 'ij->k'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij->ii", {matrix}); }),
-         {"einsum: output subscript 'i' appears more than once in the output of equation 'ij->ii'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] {
-           einsum("ij,jk->ik", {matrix, other});
-         }),
-         {"einsum: subscript 'j' has size 4 in operand 0 but 5 in operand 1", "shapes [3, 4] and [5, 6]",
-          "equation 'ij,jk->ik'"},
-         line);
-  line = __LINE__ + 1;
-  expect(error_of([&] {
-           einsum("...i,...i->...", {random_tensor({2, 3}, 4), random_tensor({4, 3}, 5)});
-         }),
-         {"einsum: dim 0 of '...' has size 2 in operand 0 but 4 in operand 1", "equation '...i,...i->...'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ii->i", {matrix}); }),
-         {"einsum: subscript 'i' is repeated in operand 0 over dims 0 and 1 of sizes 3 and 4", "equation 'ii->i'"},
-         line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("......->", {matrix}); }),
-         {"einsum: operand 0 has more than one '...' in equation '......->'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("i...->......", {matrix}); }),
-         {"einsum: the output has more than one '...' in equation 'i...->......'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] { einsum("ij->ij->ij", {matrix}); }),
-         {"einsum: equation 'ij->ij->ij' has '->' more than once (at positions 2 and 6)"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] {
-           einsum("ij,jk->ik", {square, square.to(kFloat32)});
-         }),
-         {"einsum: operand 1 has dtype float32 but operand 0 has float64", "equation 'ij,jk->ik'"}, line);
-  line = __LINE__ + 1;
-  expect(error_of([&] {
-           einsum("ij,jk->ik", {square, Tensor()});
-         }),
-         {"einsum: operand 1 of equation 'ij,jk->ik' is an undefined tensor"}, line);
+  expect_pieces(einsum_error("ij,jk->ik", {matrix}),
+                {"einsum: equation 'ij,jk->ik' has subscripts for 2 operand(s) but 1 were given"});
+  expect_pieces(einsum_error("i", {}), {"einsum: equation 'i' has subscripts for 1 operand(s) but 0"});
+  expect_pieces(einsum_error("ij,ijk->i", {matrix, matrix}),
+                {"einsum: operand 1 has 2 dims but 3 subscripts 'ijk'", "shape [3, 4]", "equation 'ij,ijk->i'"});
+  expect_pieces(einsum_error("...ijk->i", {matrix}),
+                {"einsum: operand 0 has 2 dims, fewer than the 3 subscripts '...ijk'", "equation '...ijk->i'"});
+  expect_pieces(einsum_error("i#->i", {matrix}), {"einsum: invalid character '#' at position 1 of equation 'i#->i'"});
+  expect_pieces(einsum_error("ij->i,j", {matrix}),
+                {"einsum: invalid character ',' at position 5 of equation 'ij->i,j'"});
+  expect_pieces(einsum_error("ij-i", {matrix}), {"invalid character '-' at position 2 of equation 'ij-i'"});
+  expect_pieces(einsum_error("i.j->i", {matrix}),
+                {"einsum: the '.' at position 1 of equation 'i.j->i' is not part of '...'"});
+  expect_pieces(einsum_error("ij->k", {matrix}),
+                {"einsum: output subscript 'k' appears in no operand of equation 'ij->k'"});
+  expect_pieces(einsum_error("ij->ii", {matrix}),
+                {"einsum: output subscript 'i' appears more than once in the output of equation 'ij->ii'"});
+  expect_pieces(einsum_error("ij,jk->ik", {matrix, other}),
+                {"einsum: subscript 'j' has size 4 in operand 0 but 5 in operand 1", "shapes [3, 4] and [5, 6]",
+                 "equation 'ij,jk->ik'"});
+  expect_pieces(einsum_error("...i,...i->...", {random_tensor({2, 3}, 4), random_tensor({4, 3}, 5)}),
+                {"einsum: dim 0 of '...' has size 2 in operand 0 but 4 in operand 1", "equation '...i,...i->...'"});
+  expect_pieces(
+      einsum_error("ii->i", {matrix}),
+      {"einsum: subscript 'i' is repeated in operand 0 over dims 0 and 1 of sizes 3 and 4", "equation 'ii->i'"});
+  expect_pieces(einsum_error("......->", {matrix}),
+                {"einsum: operand 0 has more than one '...' in equation '......->'"});
+  expect_pieces(einsum_error("i...->......", {matrix}),
+                {"einsum: the output has more than one '...' in equation 'i...->......'"});
+  expect_pieces(einsum_error("ij->ij->ij", {matrix}),
+                {"einsum: equation 'ij->ij->ij' has '->' more than once (at positions 2 and 6)"});
+  expect_pieces(einsum_error("ij,jk->ik", {square, square.to(kFloat32)}),
+                {"einsum: operand 1 has dtype float32 but operand 0 has float64", "equation 'ij,jk->ik'"});
+  expect_pieces(einsum_error("ij,jk->ik", {square, Tensor()}),
+                {"einsum: operand 1 of equation 'ij,jk->ik' is an undefined tensor"});
 }
 
 TEST_CASE("tensordot: matches the brute-force sum") {
@@ -341,24 +322,35 @@ TEST_CASE("tensordot: matches the brute-force sum") {
       {leaf({2, 3, 2}, 8), leaf({2, 2, 3}, 9)});
 }
 
-TEST_CASE("tensordot: errors name tensordot, the dims and the shapes") {
+TEST_CASE("tensordot: errors name tensordot, the dims, the shapes and the caller's line") {
   const Tensor a = random_tensor({2, 3}, 1);
   const Tensor b = random_tensor({4, 5}, 2);
-  int line = __LINE__ + 1;
-  std::string message = error_of([&] { tensordot(a, b, 1); });
-  CHECK(message.find("tensordot: contracted dims differ in size: dim 1 of a has 3, dim 0 of b has 4") !=
-        std::string::npos);
-  CHECK(names_line(message, line));
-  message = error_of([&] { tensordot(a, b, -1); });
-  CHECK(message.find("tensordot: expects dims >= 0, got -1") != std::string::npos);
-  message = error_of([&] { tensordot(a, b, 3); });
-  CHECK(message.find("tensordot: cannot contract 3 dims of tensors of shapes [2, 3] and [4, 5]") != std::string::npos);
-  message = error_of([&] { tensordot(a, b, {0, 1}, {0}); });
-  CHECK(message.find("tensordot: dims_a [0, 1] and dims_b [0] must list as many dims") != std::string::npos);
-  message = error_of([&] { tensordot(a, b, {0, -2}, {0, 1}); });
-  CHECK(message.find("tensordot: dim 0 of a appears more than once in dims_a [0, -2]") != std::string::npos);
-  message = error_of([&] { tensordot(a, b, {2}, {0}); });
-  CHECK(message.find("tensordot") != std::string::npos);
-  message = error_of([&] { tensordot(a, b.to(kFloat32), 0); });
-  CHECK(message.find("tensordot: expected operands of one dtype, got float64 and float32") != std::string::npos);
+  const Tensor square = random_tensor({2, 2}, 3);
+  // The message of the error `call` throws, checked to name the line that made the call.
+  const auto error_at = [](const std::function<void(Where)>& call, Where where = Where::current()) {
+    const std::string message = error_of([&] { call(where); });
+    CHECK(names_line(message, static_cast<int>(where.line())));
+    return message;
+  };
+  expect_pieces(
+      error_at([&](Where where) { tensordot(a, b, 1, where); }),
+      {"tensordot: contracted dims differ in size: dim 1 of a has 3, dim 0 of b has 4", "shapes [2, 3] and [4, 5]"});
+  expect_pieces(error_at([&](Where where) { tensordot(a, b, -1, where); }), {"tensordot: expects dims >= 0, got -1"});
+  expect_pieces(error_at([&](Where where) { tensordot(a, b, 3, where); }),
+                {"tensordot: cannot contract 3 dims of tensors of shapes [2, 3] and [4, 5]"});
+  expect_pieces(error_at([&](Where where) {
+                  tensordot(a, b, {0, 1}, {0}, where);
+                }),
+                {"tensordot: dims_a [0, 1] and dims_b [0] must list as many dims"});
+  expect_pieces(error_at([&](Where where) {
+                  tensordot(a, square, {0, -2}, {0, 1}, where);
+                }),
+                {"tensordot: dim 0 of a appears more than once in dims_a [0, -2]"});
+  expect_pieces(error_at([&](Where where) {
+                  tensordot(a, random_tensor({3, 3}, 4), {1, 1}, {0, 1}, where);
+                }),
+                {"tensordot: dim 1 of a appears more than once in dims_a [1, 1]"});
+  expect_pieces(error_at([&](Where where) { tensordot(a, b, {2}, {0}, where); }), {"tensordot", "2"});
+  expect_pieces(error_at([&](Where where) { tensordot(a, b.to(kFloat32), 0, where); }),
+                {"tensordot: expected operands of one dtype, got float64 and float32"});
 }

@@ -24,7 +24,7 @@ bool contains(const std::vector<int>& labels, int label) { return position_of(la
 // Replaces each pair of dims with one label by their diagonal. The pair is moved last and flattened
 // to n * n elements, of which every (n + 1)-th is on the diagonal: a strided slice, a view when the
 // pair was already laid out together, whose gradient scatters back to the diagonal alone. (Masking
-// with an eye and summing would cost n times more and turn an inf off the diagonal into NaN.)
+// with an eye and summing would multiply all n * n elements, and make an inf off the diagonal a NaN.)
 Term take_diagonals(Term term) {
   for (int second = 1; second < static_cast<int>(term.labels.size()); ++second) {
     const int first = position_of(term.labels, term.labels[second]);

@@ -146,6 +146,8 @@ const std::vector<Form>& forms() {
       {",->", ",->", {{}, {}}},                                             // 0-d times 0-d
       {"->", "->", {{}}},                                                   // 0-d alone
       {"Ij,jI->I", "Ij,jI->I", {{3, 4}, {4, 3}}},                           // batch index both sides
+      // Nine indices in all, more than a tensor's 8 dims: each step holds only its operands' indices.
+      {"abcde,efghi->abcdfghi", "abcde,efghi->abcdfghi", {{2, 1, 2, 1, 3}, {3, 2, 1, 2, 2}}},
   };
   return table;
 }

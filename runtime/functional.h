@@ -13,6 +13,7 @@
 
 #include "kernels/gemm_activation.h"
 #include "runtime/functional_einsum.h"
+#include "runtime/functional_math_more.h"
 #include "runtime/functional_shape_more.h"
 #include "runtime/functional_shape_ops.h"
 #include "runtime/functional_sort.h"

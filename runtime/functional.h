@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/gemm_activation.h"
+#include "runtime/functional_select.h"
 #include "runtime/functional_shape_ops.h"
 #include "runtime/functional_sort.h"
 #include "runtime/tensor.h"

@@ -103,6 +103,7 @@ UniqueResult unique_impl(const char* what, const Tensor& a, bool sort, bool retu
                          std::optional<int64_t> dim) {
   NoGradGuard no_grad;  // none of the three has a gradient (PyTorch's unique backward is not implemented)
   if (!dim) return unique_rows(what, a.reshape({-1}), sort, return_inverse, return_counts, a.sizes(), {});
+  check(a.dim() > 0, "{}: dim {} of a 0-d tensor, which has no slices to compare", what, *dim);
   const int wrapped = wrap_dim(*dim, a.dim(), what);
   const Dims& sizes = a.sizes();
   const auto zero_dims = std::count(sizes.begin(), sizes.end(), 0);

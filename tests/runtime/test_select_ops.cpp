@@ -542,7 +542,7 @@ TEST_CASE("each op reads its values through host_values, so the dispatcher's mod
       {"unique", [&] { unique(a); }},
       {"unique_consecutive", [&] { unique_consecutive(a, false, false, 1); }},
       {"bincount", [&] { bincount(counts_input); }},
-      {"histc", [&] { histc(a, 4); }},
+      {"histc", [&] { histc(a, 4, -2.0, 2.0); }},
       {"searchsorted",
        [&] {
          searchsorted(from_vector<float>({0.f, 1.f}), a);

@@ -39,9 +39,10 @@ Tensor masked_select(const Tensor& a, const Tensor& mask, Where where = Where::c
 // ascending (NaN last, and each NaN distinct, as PyTorch's CPU kernel: equal_nan is off);
 // inverse_indices (int64, a's shape) holds each element's position in values, counts (int64) how
 // often each value occurs. With dim: the distinct slices along dim in lexicographic order (of the
-// slices' elements in row-major order); inverse_indices is then 1-D over dim. inverse_indices and
-// counts are empty int64 tensors unless asked for, as libtorch's _unique2. Every dtype. `sorted` is
-// accepted for PyTorch's signature: the CPU kernel sorts regardless, and so does this.
+// slices' elements in row-major order; slices holding NaN come in an unspecified order, as in
+// PyTorch); inverse_indices is then 1-D over dim. inverse_indices and counts are empty int64
+// tensors unless asked for, as libtorch's _unique2. Every dtype. `sorted` is accepted for PyTorch's
+// signature: its CPU kernel sorts regardless, and so does this.
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& a, bool sorted = true, bool return_inverse = false,
                                           bool return_counts = false, std::optional<int64_t> dim = std::nullopt,
                                           Where where = Where::current());
@@ -62,8 +63,10 @@ Tensor bincount(const Tensor& a, const Tensor& weights = {}, int64_t minlength =
 // torch.histc: `bins` equal-width bins over [min, max] of a floating tensor (flattened); the result
 // has a's dtype. min == max takes the data's min and max (0-element input: kept), and if those are
 // equal too, [min - 1, max + 1]. Elements outside the range and NaN are ignored; an element on max
-// lands in the last bin. An element's bin is (x - min) * bins / (max - min), truncated, computed in
-// a's compute type with min and max rounded to a's dtype, as PyTorch's kernel.
+// lands in the last bin. An element's bin is (x - min) * bins / (max - min), truncated, computed as
+// PyTorch's kernel does, in a's dtype: min and max rounded to it, and for 16-bit inputs each step
+// too. Counts are exact, then rounded once to a's dtype (PyTorch adds ones in that dtype, which
+// stalls past 2048 in float16).
 Tensor histc(const Tensor& a, int64_t bins = 100, double min = 0.0, double max = 0.0, Where where = Where::current());
 // torch.searchsorted: for each of `values`, the index where it would be inserted in the innermost
 // dim of `sorted_sequence` to keep it sorted: the first index whose element is >= the value (left),

@@ -15,6 +15,7 @@
 #include "runtime/functional_einsum.h"
 #include "runtime/functional_math_more.h"
 #include "runtime/functional_shape_more.h"
+#include "runtime/functional_select.h"
 #include "runtime/functional_shape_ops.h"
 #include "runtime/functional_sort.h"
 #include "runtime/tensor.h"

@@ -248,6 +248,18 @@ class Tensor {
   Tensor logcumsumexp(int64_t dim, Where where = Where::current()) const;
   Tensor softmax(int64_t dim, Where where = Where::current()) const;
   Tensor log_softmax(int64_t dim, Where where = Where::current()) const;
+  // Shapes that depend on the values: the functions of the same name in runtime/functional_select.h
+  // (they read the values on the host; tensor_methods_select.cpp).
+  Tensor nonzero(Where where = Where::current()) const;
+  Tensor argwhere(Where where = Where::current()) const;
+  Tensor masked_select(const Tensor& mask, Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor, Tensor> unique(bool sorted = true, bool return_inverse = false, bool return_counts = false,
+                                            std::optional<int64_t> dim = std::nullopt,
+                                            Where where = Where::current()) const;
+  std::tuple<Tensor, Tensor, Tensor> unique_consecutive(bool return_inverse = false, bool return_counts = false,
+                                                        std::optional<int64_t> dim = std::nullopt,
+                                                        Where where = Where::current()) const;
+  Tensor bincount(const Tensor& weights = {}, int64_t minlength = 0, Where where = Where::current()) const;
 
   // ---- in place (bump the version counter) ----
   Tensor& add_(const Tensor& other, double alpha = 1.0, Where where = Where::current());

@@ -150,6 +150,18 @@ TEST_CASE("compile: fullgraph errors name the op and the reason") {
   CHECK(lenient.state().segments()->kernel_runs() == 1);
 }
 
+TEST_CASE("compile: nonzero reads values on the host, a graph break as item() is (fullgraph refuses it)") {
+  const auto positions = [](const Tensor& x) { return nonzero(x * 2.0).reshape({-1}); };
+  auto strict = ember::compile(positions, {.fullgraph = true, .warmup_calls = 0});
+  const Tensor x = from_vector<float>({0, 1, 0, 3}, {4});
+  CHECK_THROWS_WITH_AS(strict(x), doctest::Contains("graph break: nonzero() reads the values of"), graph::GraphBreak);
+  auto lenient = ember::compile(positions, {.compile_every_segment = true, .warmup_calls = 0});
+  CHECK(lenient(x).to_vector<int64_t>() == std::vector<int64_t>{1, 3});
+  // A later call must not replay the first call's result: the values differ, so do the indices.
+  CHECK(lenient(from_vector<float>({5, 0, 0, 0}, {4})).to_vector<int64_t>() == std::vector<int64_t>{0});
+  CHECK_FALSE(lenient.state().fell_back_to_eager());
+}
+
 TEST_CASE("compile: a learning rate set inside the compiled function is a graph break, not a frozen lr") {
   // A replay runs the graph, not fn's host code, so an lr changed inside fn would stay at the
   // captured value: silently different training. Between calls it is fine (the first test).

@@ -28,3 +28,33 @@ TEST_CASE("log1p keeps the sign of a zero in every floating dtype") {
   CHECK(std::signbit(ember::fn::math::log1p_float(-0.0f)));
   CHECK_FALSE(std::signbit(ember::fn::math::log1p_float(0.0f)));
 }
+
+// PyTorch's pow_backward_exponent takes log(base) after converting the base to the result type:
+// d(a^b)/db = a^b log(a) is as precise as the result's dtype, whatever the base's dtype.
+TEST_CASE("pow's exponent gradient takes the log of the base in the result's dtype") {
+  const std::vector<double> exponents = {0.7, 1.3, -2.1};
+  SUBCASE("int64 base, float64 exponent") {
+    const std::vector<int64_t> bases = {3, 7, 11};
+    Tensor exponent = tensor_from(exponents, {3}).requires_grad_();
+    ember::pow(from_vector(bases, Dims{3}), exponent).sum().backward();
+    const std::vector<double> gradient = values_of(exponent.grad());
+    for (size_t i = 0; i < bases.size(); ++i) {
+      const double base = static_cast<double>(bases[i]);
+      const double expected = std::pow(base, exponents[i]) * std::log(base);
+      CHECK(gradient[i] == doctest::Approx(expected).epsilon(1e-13));
+    }
+  }
+  SUBCASE("float16 base, float32 exponent") {
+    const Tensor base = tensor_from({3.3, 7.1, 0.45}, {3}, kFloat16);
+    Tensor exponent = tensor_from(exponents, {3}, kFloat32).requires_grad_();
+    ember::pow(base, exponent).sum().backward();
+    CHECK(exponent.grad().dtype() == kFloat32);
+    const std::vector<double> gradient = values_of(exponent.grad());
+    const std::vector<double> base_values = values_of(base);          // the float16 values
+    const std::vector<double> exponent_values = values_of(exponent);  // the float32 values
+    for (size_t i = 0; i < base_values.size(); ++i) {
+      const double expected = std::pow(base_values[i], exponent_values[i]) * std::log(base_values[i]);
+      CHECK(gradient[i] == doctest::Approx(expected).epsilon(2e-6));
+    }
+  }
+}

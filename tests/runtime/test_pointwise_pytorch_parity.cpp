@@ -9,6 +9,12 @@
 
 using namespace pointwise_test;
 
+namespace {
+
+double relative_error(double actual, double expected) { return std::abs(actual - expected) / std::abs(expected); }
+
+}  // namespace
+
 // C's log1p (and so PyTorch's, on the CPU through Sleef and on CUDA through log1pf) keeps the sign
 // of a zero: log1p(-0.0) is -0.0, so 1 / log1p(x) keeps its sign at -0.0. Enough elements to reach
 // the vectorized loop as well as its tail.
@@ -41,7 +47,7 @@ TEST_CASE("pow's exponent gradient takes the log of the base in the result's dty
     for (size_t i = 0; i < bases.size(); ++i) {
       const double base = static_cast<double>(bases[i]);
       const double expected = std::pow(base, exponents[i]) * std::log(base);
-      CHECK(gradient[i] == doctest::Approx(expected).epsilon(1e-13));
+      CHECK(relative_error(gradient[i], expected) < 1e-13);
     }
   }
   SUBCASE("float16 base, float32 exponent") {
@@ -54,7 +60,39 @@ TEST_CASE("pow's exponent gradient takes the log of the base in the result's dty
     const std::vector<double> exponent_values = values_of(exponent);  // the float32 values
     for (size_t i = 0; i < base_values.size(); ++i) {
       const double expected = std::pow(base_values[i], exponent_values[i]) * std::log(base_values[i]);
-      CHECK(gradient[i] == doctest::Approx(expected).epsilon(2e-6));
+      CHECK(relative_error(gradient[i], expected) < 2e-6);
+    }
+  }
+}
+
+// PyTorch's div_tensor_other_backward is -grad * ((a / b) / b). Forming b^2 instead overflows a
+// float16 divisor past 256 (65504 is float16's largest value), so the gradient became -0.
+TEST_CASE("div's divisor gradient does not square the divisor") {
+  SUBCASE("float16, divisor past 256") {
+    // Gradients of float16's normal range (above 6.1e-5), where it keeps 11 significant bits.
+    const std::vector<double> divisors = {300.0, -500.0, 3.0};
+    const Tensor dividend = tensor_from({30.0, 60.0, -0.75}, {3}, kFloat16);
+    Tensor divisor = tensor_from(divisors, {3}, kFloat16).requires_grad_();
+    div(dividend, divisor).sum().backward();
+    const std::vector<double> gradient = values_of(divisor.grad());
+    const std::vector<double> a = values_of(dividend);
+    for (size_t i = 0; i < divisors.size(); ++i) {
+      const double expected = -a[i] / (divisors[i] * divisors[i]);
+      CHECK(relative_error(gradient[i], expected) < 2e-3);  // float16's precision
+    }
+  }
+  SUBCASE("float32 dividend, float16 divisor: computed in float32, rounded once") {
+    const Tensor dividend = tensor_from({1.0, -2.5}, {2}, kFloat32);
+    Tensor divisor = tensor_from({3.3, 0.7}, {2}, kFloat16).requires_grad_();
+    div(dividend, divisor).sum().backward();
+    CHECK(divisor.grad().dtype() == kFloat16);
+    const std::vector<double> gradient = values_of(divisor.grad());
+    const std::vector<double> a = values_of(dividend);
+    const std::vector<double> b = values_of(divisor);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const double expected = -a[i] / (b[i] * b[i]);
+      // float16(float32(x)) is the nearest float16 here: no float32 rounding lands on a float16 midpoint.
+      CHECK(gradient[i] == values_of(tensor_from({expected}, {1}, kFloat16))[0]);
     }
   }
 }

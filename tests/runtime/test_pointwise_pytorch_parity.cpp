@@ -96,3 +96,38 @@ TEST_CASE("div's divisor gradient does not square the divisor") {
     }
   }
 }
+
+// PyTorch's gather_shape_check compares ensure_nonempty_dim and ensure_nonempty_size: a 0-d tensor
+// counts as one element along dim 0, so a 0-d input takes a one-dim index and a one-dim input a
+// 0-d index. Its gather meta skips both the dtype and the shape checks for an empty index.
+TEST_CASE("gather takes a 0-d input or index as one element along dim 0, and any empty index") {
+  SUBCASE("0-d input, one-dim index") {
+    Tensor input = scalar_tensor(5.0, {.dtype = kFloat64}).requires_grad_();
+    const Tensor output = gather(input, 0, from_vector<int64_t>({0, 0, 0}, Dims{3}));
+    CHECK(output.sizes() == Dims{3});
+    CHECK(values_of(output) == std::vector<double>{5.0, 5.0, 5.0});
+    output.sum().backward();
+    CHECK(input.grad().item<double>() == 3.0);
+    CHECK_THROWS_AS(gather(input, 0, from_vector<int64_t>({1}, Dims{1})), Error);  // out of range
+    CHECK_THROWS_AS(gather(input, 0, from_vector<int64_t>({0}, Dims{1, 1})), Error);
+  }
+  SUBCASE("one-dim input, 0-d index") {
+    Tensor input = tensor_from({10.0, 20.0, 30.0}, {3}).requires_grad_();
+    const Tensor output = gather(input, 0, scalar_tensor(2.0, {.dtype = kInt64}));
+    CHECK(output.dim() == 0);
+    CHECK(output.item<double>() == 30.0);
+    output.backward();
+    CHECK(values_of(input.grad()) == std::vector<double>{0.0, 0.0, 1.0});
+  }
+  SUBCASE("empty index of any dtype and size") {
+    Tensor input = tensor_from({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+    for (DType dtype : {kInt64, kInt32}) {
+      const Tensor output = gather(input, 1, zeros({5, 0}, {.dtype = dtype}));
+      CHECK(output.sizes() == Dims{5, 0});
+      CHECK(output.dtype() == kFloat64);
+      output.sum().backward();
+      CHECK(values_of(input.grad()) == std::vector<double>(6, 0.0));
+    }
+    CHECK_THROWS_AS(gather(input, 1, zeros({2, 1}, {.dtype = kInt32})), Error);  // int64 when not empty
+  }
+}

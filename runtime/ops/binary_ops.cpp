@@ -83,7 +83,8 @@ void pow_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   if (ctx.needs_input_grad[1]) {
     const Tensor base_is_zero = mul(eq(base, zero), ge(exponent, zero));  // bool mul is "and"
     const Tensor& result = ctx.output(0);
-    const Tensor local = where(base_is_zero, zero, mul(result, log(to_dtype(base, result.dtype()))));
+    const Tensor promoted_base = base.dtype() == result.dtype() ? base : to_dtype(base, result.dtype());
+    const Tensor local = where(base_is_zero, zero, mul(result, log(promoted_base)));
     grads[1] = reduce_grad(ctx, 1, mul(grad, local));
   }
 }

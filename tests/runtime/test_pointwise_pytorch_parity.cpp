@@ -1,5 +1,6 @@
-// Pointwise math against PyTorch 2.x's rules where ember once differed: signed zeros through the
-// float kernels. Expected values come from C's <cmath> in double (what PyTorch's kernels call).
+// Pointwise math and gather against PyTorch 2.x where ember once differed: log1p's signed zero,
+// pow's and div's gradients in PyTorch's formulas, gather's 0-d and empty indices. Expected values
+// come from C's <cmath> in double.
 #include <cmath>
 #include <string>
 #include <vector>

@@ -92,13 +92,14 @@ EMBER_FORCE_INLINE EMBER_HOST_DEVICE float log_float(float x) {
 }
 
 // log(1 + x) in float: u = 1 + x rounds, and log(u) - ((u - 1) - x) / u removes that rounding to
-// first order (for |x| < 2^-25, u == 1 and the result is x itself).
+// first order (for |x| < 2^-25, u == 1 and the result is x itself, but for -0.0, where the
+// correction's 0 - (-0) is +0: a zero is returned as itself, as C's log1p and CUDA's keep its sign).
 EMBER_FORCE_INLINE EMBER_HOST_DEVICE float log1p_float(float x) {
 #if defined(__CUDA_ARCH__)
   return ::log1pf(x);
 #else
   const float u = 1.0f + x;
-  const float corrected = log_float(u) - ((u - 1.0f) - x) / u;
+  const float corrected = x == 0.0f ? x : log_float(u) - ((u - 1.0f) - x) / u;
   // u == 0 (x == -1) gives -inf and u == inf gives inf: the correction would turn both into NaN.
   return (u == 0.0f || u == std::numeric_limits<float>::infinity()) ? log_float(u) : corrected;
 #endif

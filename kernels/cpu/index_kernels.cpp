@@ -308,6 +308,7 @@ void gather_kernel(const OpCall& call, TensorList& outputs) {
   const Tensor& a = call.input(0);
   const Tensor& index = call.input(1);
   const Tensor& out = outputs[0];
+  if (out.numel() == 0) return;  // an empty index may be of any dtype (gather_shape)
   const int dim = dim_of(call, a.dim());
   const Lines<3> lines = lines_of<3>(index.sizes(), dim, {out.strides(), index.strides(), a.strides()});
   const int64_t length = size_along(index, dim);
@@ -338,9 +339,10 @@ void scatter_add_kernel(const OpCall& call, TensorList& outputs) {
   const int64_t out_step = stride_along(out, dim);
   const int64_t index_step = stride_along(index, dim);
   const int64_t source_step = stride_along(source, dim);
+  convert_into(out, self);
+  if (index.numel() == 0) return;  // adds nothing; an empty index may be of any dtype (scatter_add_shape)
   const int64_t* indices = index.data_ptr<int64_t>();
   check_line_indices(call, lines, indices, length, index_step, size_along(self, dim), dim);
-  convert_into(out, self);
   dispatch_dtype(self.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* to = out.data_ptr<T>();

@@ -110,8 +110,10 @@ void mul_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 void div_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& b = ctx.input(1);
   if (ctx.needs_input_grad[0]) grads[0] = reduce_to_input(ctx, 0, div(ctx.grad(), b));
-  if (ctx.needs_input_grad[1])  // d(a/b)/db = -a / b^2
-    grads[1] = reduce_to_input(ctx, 1, neg(div(mul(ctx.grad(), ctx.input(0)), mul(b, b))));
+  // d(a/b)/db = -a / b^2, computed as PyTorch's -grad * ((a / b) / b): in the result's dtype and
+  // without b^2, which overflows a float16 b past 256 (the gradient became -0) and is rounded in
+  // b's dtype when a is wider.
+  if (ctx.needs_input_grad[1]) grads[1] = reduce_to_input(ctx, 1, neg(mul(ctx.grad(), div(div(ctx.input(0), b), b))));
 }
 void add_scalar_backward(const BackwardContext& ctx, std::span<Tensor> grads) { grads[0] = ctx.grad(); }
 void mul_scalar_backward(const BackwardContext& ctx, std::span<Tensor> grads) {

@@ -68,6 +68,9 @@ void minimum_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 // d(a^b)/da = b a^(b-1), zero where b == 0 (so 0^0 does not give 0 * inf);
 // d(a^b)/db = a^b log(a), zero where a == 0 and b >= 0 (NaN for negative bases, as in PyTorch).
+// log(a) is taken in the result's dtype, as PyTorch's pow_backward_exponent converts the base to
+// result_type first: an int64 base with a float64 exponent would otherwise log in float32, and a
+// float16 base with a float32 exponent in float16 (a 1e-4 relative error in the gradient).
 void pow_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   const Tensor& grad = ctx.grad();
   const Tensor& base = ctx.input(0);
@@ -79,7 +82,9 @@ void pow_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   }
   if (ctx.needs_input_grad[1]) {
     const Tensor base_is_zero = mul(eq(base, zero), ge(exponent, zero));  // bool mul is "and"
-    const Tensor local = where(base_is_zero, zero, mul(ctx.output(0), log(base)));
+    const Tensor& result = ctx.output(0);
+    const Tensor promoted_base = base.dtype() == result.dtype() ? base : to_dtype(base, result.dtype());
+    const Tensor local = where(base_is_zero, zero, mul(result, log(promoted_base)));
     grads[1] = reduce_grad(ctx, 1, mul(grad, local));
   }
 }

@@ -67,19 +67,25 @@ void index_select_backward(const BackwardContext& ctx, std::span<Tensor> grads) 
 }
 
 // ---- gather: a, index (int64, a's rank); dim -> index's shape ----
+// As PyTorch's gather_shape_check, a 0-d tensor counts as one element along dim 0 (a 0-d input
+// takes a one-dim index and the reverse), and an empty index is checked for neither its dtype nor
+// its shape: it gathers nothing.
 void gather_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& a = call.input(0);
   const Tensor& index = call.input(1);
-  check(index.dtype() == kInt64, "gather: index must be int64, got {}", index.dtype());
-  check(index.dim() == a.dim(), "gather: index {} must have as many dims as the input {}", index.sizes(),
-        a.sizes());
   const int dim = wrap_dim(call.attrs.get<int64_t>("dim"), a.dim(), "gather");  // 0-d: dim 0 or -1
-  for (int d = 0; d < a.dim(); ++d)
-    check(d == dim || index.size(d) <= a.size(d),
-          "gather: index {} is larger than the input {} at dim {} (only dim {} may differ)", index.sizes(),
-          a.sizes(), d, dim);
   outputs[0].sizes = index.sizes();
   outputs[0].dtype = a.dtype();
+  if (index.numel() == 0) return;
+  check(index.dtype() == kInt64, "gather: index must be int64, got {}", index.dtype());
+  const int rank = std::max(a.dim(), 1);
+  check(std::max(index.dim(), 1) == rank, "gather: index {} must have as many dims as the input {}",
+        index.sizes(), a.sizes());
+  auto size_or_one = [](const Tensor& tensor, int d) { return tensor.dim() == 0 ? int64_t{1} : tensor.size(d); };
+  for (int d = 0; d < rank; ++d)
+    check(d == dim || size_or_one(index, d) <= size_or_one(a, d),
+          "gather: index {} is larger than the input {} at dim {} (only dim {} may differ)", index.sizes(),
+          a.sizes(), d, dim);
 }
 
 void gather_backward(const BackwardContext& ctx, std::span<Tensor> grads) {

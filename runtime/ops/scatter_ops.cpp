@@ -3,6 +3,8 @@
 //   index_add(self, index, source; dim)  = self with source's slices added at index along dim
 //   scatter_add(self, index, src; dim)   = self with src[p] added at p with p[dim] = index[p]
 // index_add and scatter_add follow torch.index_add / torch.scatter_add (out of place).
+#include <algorithm>
+
 #include "kernels/cpu/index_kernels.h"
 #include "runtime/functional.h"
 
@@ -66,24 +68,30 @@ void index_add_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 }
 
 // ---- scatter_add ----
+// As PyTorch's scatter checks (and gather's, whose gradient this is): a 0-d tensor counts as one
+// element along dim 0, and an empty index adds nothing and is checked for neither dtype nor shape.
 void scatter_add_shape(const OpCall& call, OutputMetas& outputs) {
   const Tensor& self = call.input(0);
   const Tensor& index = call.input(1);
   const Tensor& source = call.input(2);
-  check(index.dtype() == kInt64, "scatter_add: index must be int64, got {}", index.dtype());
   check(source.dtype() == self.dtype(), "scatter_add: src has dtype {} but self has dtype {}", source.dtype(),
         self.dtype());
-  check(index.dim() == self.dim() && source.dim() == self.dim(),
+  const int dim = wrapped_dim(call, self.dim());
+  outputs[0].sizes = self.sizes();
+  outputs[0].dtype = self.dtype();
+  if (index.numel() == 0) return;
+  check(index.dtype() == kInt64, "scatter_add: index must be int64, got {}", index.dtype());
+  const int rank = std::max(self.dim(), 1);
+  check(std::max(index.dim(), 1) == rank && std::max(source.dim(), 1) == rank,
         "scatter_add: self {}, index {} and src {} must have the same number of dims", self.sizes(),
         index.sizes(), source.sizes());
-  const int dim = wrapped_dim(call, self.dim());
-  for (int d = 0; d < self.dim(); ++d) {
-    check(index.size(d) <= source.size(d) && (d == dim || index.size(d) <= self.size(d)),
+  auto size_or_one = [](const Tensor& tensor, int d) { return tensor.dim() == 0 ? int64_t{1} : tensor.size(d); };
+  for (int d = 0; d < rank; ++d) {
+    const int64_t index_size = size_or_one(index, d);
+    check(index_size <= size_or_one(source, d) && (d == dim || index_size <= size_or_one(self, d)),
           "scatter_add: index {} is larger than src {} or self {} at dim {} (only self's dim {} may be smaller)",
           index.sizes(), source.sizes(), self.sizes(), d, dim);
   }
-  outputs[0].sizes = self.sizes();
-  outputs[0].dtype = self.dtype();
 }
 
 // src only contributes where index reaches; the rest of its gradient is zero.

@@ -11,7 +11,8 @@ namespace {
 
 using ops::scalar_like;
 
-void check_quantile_inputs(const char* function, const Tensor& a, const Tensor& q) {
+// q_on_host: q came as a double, already checked on the host (no tensor read, so no graph break).
+void check_quantile_inputs(const char* function, const Tensor& a, const Tensor& q, bool q_on_host) {
   check(a.numel() > 0, "{}: the input tensor must be non-empty (shape {})", function, a.sizes());
   check(q.dim() <= 1, "{}: q must be a scalar or 1-D tensor, got shape {}", function, q.sizes());
   check(a.dtype() == kFloat32 || a.dtype() == kFloat64,
@@ -21,7 +22,7 @@ void check_quantile_inputs(const char* function, const Tensor& a, const Tensor& 
   check(q.device() == a.device(), "{}: the q tensor must be on the input's device {}, got {}", function, a.device(),
         q.device());
   // On the CPU only, as PyTorch: the check reads q on the host, a synchronization elsewhere.
-  if (a.device() == kCPU) {
+  if (a.device() == kCPU && !q_on_host) {
     NoGradGuard no_grad;
     const bool in_range = all(logical_and(ge(q, scalar_like(0.0, q)), le(q, scalar_like(1.0, q)))).item<bool>();
     check(in_range, "{}: q values must be in the range [0, 1] (q of shape {})", function, q.sizes());
@@ -54,8 +55,8 @@ Tensor sorted_rows(const Tensor& a, std::optional<int64_t> dim, bool keepdim, co
 }
 
 Tensor quantile_of(const char* function, const Tensor& a, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
-                   QuantileInterpolation interpolation, bool ignore_nan) {
-  check_quantile_inputs(function, a, q);
+                   QuantileInterpolation interpolation, bool ignore_nan, bool q_on_host) {
+  check_quantile_inputs(function, a, q, q_on_host);
   const Tensor sorted = sorted_rows(a, dim, keepdim, function);
   const int64_t last_index = sorted.sizes()[sorted.dim() - 1] - 1;
   const Tensor q_row = q.reshape({q.numel()}).detach();
@@ -105,25 +106,25 @@ Tensor scalar_q(const char* function, double q, const Tensor& a) {
 Tensor quantile(const Tensor& a, double q, std::optional<int64_t> dim, bool keepdim,
                 QuantileInterpolation interpolation, Where where) {
   CallSiteScope site(where);
-  return quantile_of("quantile", a, scalar_q("quantile", q, a), dim, keepdim, interpolation, false);
+  return quantile_of("quantile", a, scalar_q("quantile", q, a), dim, keepdim, interpolation, false, true);
 }
 
 Tensor quantile(const Tensor& a, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
                 QuantileInterpolation interpolation, Where where) {
   CallSiteScope site(where);
-  return quantile_of("quantile", a, q, dim, keepdim, interpolation, false);
+  return quantile_of("quantile", a, q, dim, keepdim, interpolation, false, false);
 }
 
 Tensor nanquantile(const Tensor& a, double q, std::optional<int64_t> dim, bool keepdim,
                    QuantileInterpolation interpolation, Where where) {
   CallSiteScope site(where);
-  return quantile_of("nanquantile", a, scalar_q("nanquantile", q, a), dim, keepdim, interpolation, true);
+  return quantile_of("nanquantile", a, scalar_q("nanquantile", q, a), dim, keepdim, interpolation, true, true);
 }
 
 Tensor nanquantile(const Tensor& a, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
                    QuantileInterpolation interpolation, Where where) {
   CallSiteScope site(where);
-  return quantile_of("nanquantile", a, q, dim, keepdim, interpolation, true);
+  return quantile_of("nanquantile", a, q, dim, keepdim, interpolation, true, false);
 }
 
 }  // namespace ember

@@ -853,6 +853,34 @@ TEST_CASE("quantile's gradient reaches the two neighbouring ranks, by finite dif
   check_values(a.grad(), {0.0, 0.0, 0.5, 0.5}, 1e-15);
 }
 
+namespace {
+
+// Records the host reads the dispatcher's modes hear of (a compiled step breaks its graph at one).
+class HostReadRecorder : public DispatchMode {
+ public:
+  TensorList handle(const OpCall& call, const DispatchNext& next) override { return next.run(call); }
+  void on_host_read(const char* what, const Tensor&) override { reads.emplace_back(what); }
+  std::vector<std::string> reads;
+};
+
+}  // namespace
+
+TEST_CASE("quantile with a double q checks it on the host and reads no tensor, a tensor q is read on the CPU") {
+  const Tensor a = from_vector<double>({4.0, 1.0, 2.0, 3.0});
+  HostReadRecorder recorder;
+  {
+    DispatchModeGuard guard(recorder);
+    quantile(a, 0.5);
+    nanquantile(a, 0.25);
+  }
+  CHECK(recorder.reads.empty());
+  {
+    DispatchModeGuard guard(recorder);
+    quantile(a, from_vector<double>({0.5}));  // PyTorch's CPU range check reads q
+  }
+  CHECK(recorder.reads.size() == 1);
+}
+
 TEST_CASE("quantile refuses PyTorch's bad arguments") {
   const Tensor input = doubles({1.0, 2.0, 3.0});
   const int line = __LINE__ + 1;

@@ -373,7 +373,8 @@ TEST_CASE("interpolate and pixel_shuffle errors are PyTorch's and name the calle
   const Tensor odd_height = random_tensor({1, 1, 3, 4}, 97);
   const Tensor odd_width = random_tensor({1, 1, 4, 3}, 98);
   using Mode = InterpolateMode;
-  // clang-format off: one call per line, so that each message must name its own line
+  // One call per line, so that each message must name its own line.
+  // clang-format off
   const int line = __LINE__ + 2;
   const std::vector<std::string> messages{
       error_of([&] { F::interpolate(x4, {.scale_factor = 2.0, .mode = Mode::Bilinear, .antialias = true}); }),
@@ -386,16 +387,10 @@ TEST_CASE("interpolate and pixel_shuffle errors are PyTorch's and name the calle
       error_of([&] { F::interpolate(x4, {.size = 3, .scale_factor = 2.0}); }),
       error_of([&] { F::interpolate(x4, {}); }),
       error_of([&] { F::interpolate(x4, {.size = 3, .recompute_scale_factor = true}); }),
-      error_of([&] {
-        F::interpolate(x4, {.size = SpatialDims{3, 4, 5}});
-      }),
-      error_of([&] {
-        F::interpolate(x4, {.scale_factor = F::ScaleFactors{2.0, 2.0, 2.0}});
-      }),
+      error_of([&] { F::interpolate(x4, {.size = SpatialDims{3, 4, 5}}); }),
+      error_of([&] { F::interpolate(x4, {.scale_factor = F::ScaleFactors{2.0, 2.0, 2.0}}); }),
       error_of([&] { F::interpolate(x4, {.scale_factor = 0.1}); }),
-      error_of([&] {
-        F::interpolate(x4, {.size = SpatialDims{3, -1}});
-      }),
+      error_of([&] { F::interpolate(x4, {.size = SpatialDims{3, -1}}); }),
       error_of([&] { F::interpolate(no_channels, {.size = 3}); }),
       error_of([&] { F::interpolate(integers, {.size = 3, .mode = Mode::Linear}); }),
       error_of([&] { F::interpolate(x3, {.scale_factor = std::nan("")}); }),

@@ -52,7 +52,8 @@ struct InterpolateOptions {
 // positions are PyTorch's (aten/src/ATen/native/UpSample.h) along each spatial dim d of size S,
 // output o, with scale s = S / O, or 1 / scale_factor when it is given and not recomputed:
 //   nearest:        i = min(floor(o s), S - 1)
-//   nearest-exact:  i = min(floor((o + 0.5) s), S - 1)
+//   nearest-exact:  i = min(floor(max(s (o + 0.5) - 0.5, 0) + 0.5), S - 1), ATen CPU's form of
+//                   floor((o + 0.5) s) (the same below 2^22)
 //   linear:         x = (S - 1) / (O - 1) o with align_corners (0 when O = 1), else
 //                   max(s (o + 0.5) - 0.5, 0); i0 = min(trunc(x), S - 1), i1 = min(i0 + 1, S - 1),
 //                   w1 = clamp(x - i0, 0, 1), w0 = 1 - w1; O = S copies the dim unchanged.

@@ -223,7 +223,7 @@ TEST_CASE("interpolate: area is adaptive average pooling to the output size") {
   check_call({{1, 2, 3, 5, 4}, InterpolateMode::Area, Dims{2, 5, 3}, {}, {}}, 33);
 }
 
-TEST_CASE("interpolate: nearest computes its source index in float32 for float32 inputs, as PyTorch") {
+TEST_CASE("interpolate: nearest rounds its source index as PyTorch: float32 opmath, float before floorf") {
   // Size 6 -> 74: the scale 6/74 rounds down in float32, so output 37 reads element 2 (37 * 6 / 74
   // = 3 exactly, and float64 gets 3). Values from PyTorch's formula evaluated in Python.
   for (const DType dtype : {kFloat32, kFloat64}) {
@@ -231,6 +231,14 @@ TEST_CASE("interpolate: nearest computes its source index in float32 for float32
     const std::vector<double> picked = values_of(F::interpolate(input, {.size = 74}));
     CHECK(picked[36] == 2.0);
     CHECK(picked[37] == (dtype == kFloat32 ? 2.0 : 3.0));
+  }
+  // Size 2 -> 98, float64: 49 * (2 / 98) = 0.9999999999999999 in float64, which floorf (a float
+  // argument) rounds to 1 first, so output 49 reads element 1 in both dtypes.
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    const std::vector<double> picked =
+        values_of(F::interpolate(arange(2.0, {.dtype = dtype}).reshape({1, 1, 2}), {.size = 98}));
+    CHECK(picked[48] == 0.0);
+    CHECK(picked[49] == 1.0);
   }
   // scale_factor 2.2 on 16 elements: output 33 reads floor(33 * float32(1 / 2.2)) = 15.
   const std::vector<double> picked = values_of(F::interpolate(arange(16.0).reshape({1, 1, 16}), {.scale_factor = 2.2}));

@@ -65,6 +65,10 @@ struct InterpolateOptions {
 // round them, so nearest picks PyTorch's element even where o s lands on an integer. Linear modes
 // and bicubic go one spatial dim at a time (they are separable) and need floating inputs; float16
 // and bfloat16 are computed in float32 and rounded once. Nearest modes take any dtype.
+// Differences: the nearest modes also take int32, int64 and bool (PyTorch: floating and uint8);
+// ember follows ATen's contiguous CPU kernel everywhere, where its channels-last CPU path copies
+// (nearest, output = input) or halves (output = 2 input) the index even with a scale_factor that
+// says otherwise; a channels-last input gives a contiguous result; antialias is refused.
 Tensor interpolate(const Tensor& input, const InterpolateOptions& options, Where where = Where::current());
 
 // torch.nn.functional.pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r] with

@@ -23,3 +23,4 @@
 #include "runtime/nn/modules/rnn.h"
 #include "runtime/nn/modules/sequential.h"
 #include "runtime/nn/modules/transformer.h"
+#include "runtime/nn/modules/upsampling.h"

@@ -343,6 +343,8 @@ TEST_CASE("every error names the op, the values and the call site") {
   const Tensor x = random_tensor({2, 3}, 1);
   const Tensor integers = from_vector<int64_t>({1, 2});
   const Tensor mask = from_vector<bool>({true, false});
+  const Tensor matrix_weight = doubles({0.25}, {1, 1}), two_weights = doubles({0.25, 0.5});
+  const Tensor scalar_input = doubles({1.0}, {});
   const int first_line = __LINE__ + 2;
   const std::vector<std::string> messages = {
       error_of([&] { F::hardtanh(mask); }),
@@ -354,15 +356,9 @@ TEST_CASE("every error names the op, the values and the call site") {
       error_of([&] { F::glu(x); }),
       error_of([&] { F::glu(x, 2); }),
       error_of([&] { F::prelu(x, doubles({0.25}).to(kFloat32)); }),
-      error_of([&] {
-        F::prelu(x, doubles({0.25}, {1, 1}));
-      }),
-      error_of([&] {
-        F::prelu(x, doubles({0.25, 0.5}));
-      }),
-      error_of([&] {
-        F::prelu(doubles({1.0}, {}), doubles({0.25, 0.5}));
-      }),
+      error_of([&] { F::prelu(x, matrix_weight); }),
+      error_of([&] { F::prelu(x, two_weights); }),
+      error_of([&] { F::prelu(scalar_input, two_weights); }),
       error_of([&] { F::prelu(x, Tensor{}); }),
       error_of([&] { F::rrelu(x, 0.5, 0.25); }),
       error_of([&] { nn::Hardtanh(nn::HardtanhOptions{.min_val = 1.0, .max_val = 1.0}); }),

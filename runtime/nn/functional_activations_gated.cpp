@@ -109,7 +109,8 @@ Tensor rrelu(const Tensor& input, double lower, double upper, bool training, Whe
   if (!training) return leaky_relu(input, (lower + upper) / 2.0);
   const Tensor x = to_computing_dtype(input);
   // One slope per element, from rand's Philox stream (so seeded, replayed under capture, and on the
-  // input's device); PyTorch draws one only for elements <= 0, which changes no value.
+  // input's device); PyTorch draws only for elements <= 0, which uses its stream differently but
+  // gives the same distribution.
   const TensorOptions options{.dtype = computing_dtype(input.dtype()), .device = input.device()};
   const Tensor slopes = add(mul(rand(input.sizes(), options), upper - lower), lower);
   return to_dtype(ember::where(gt(x, scalar_of(0.0, x)), x, mul(x, slopes)), input.dtype());

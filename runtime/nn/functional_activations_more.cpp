@@ -37,9 +37,9 @@ Tensor threshold(const Tensor& input, double threshold, double value, Where wher
   const bool integral = !is_floating(input.dtype());
   const double limit = integral ? std::trunc(threshold) : threshold;
   const double replacement = integral ? std::trunc(value) : value;
-  const Tensor x = to_computing_dtype(input);
-  const Tensor replaced = le(x, scalar_of(limit, x));
-  return to_dtype(ember::where(replaced, scalar_of(replacement, x), x), input.dtype());
+  // Compared in the input's own dtype: a bf16 input meets the threshold rounded to bf16.
+  const Tensor replaced = le(input, scalar_of(limit, input));
+  return ember::where(replaced, scalar_of(replacement, input), input);
 }
 
 Tensor hardswish(const Tensor& input, Where where) {
@@ -100,10 +100,10 @@ Tensor softshrink(const Tensor& input, double lambd, Where where) {
 Tensor hardshrink(const Tensor& input, double lambd, Where where) {
   CallSiteScope site(where);
   check_floating_input("hardshrink", input);
-  const Tensor x = to_computing_dtype(input);
-  const Tensor lambda = scalar_of(lambd, x);
-  const Tensor inside = logical_and(ge(x, neg(lambda)), le(x, lambda));
-  return to_dtype(ember::where(inside, scalar_of(0.0, x), x), input.dtype());
+  // PyTorch's kernel converts lambd to the input's dtype (bf16 included) and compares there.
+  const Tensor lambda = scalar_of(lambd, input);
+  const Tensor inside = logical_and(ge(input, neg(lambda)), le(input, lambda));
+  return ember::where(inside, scalar_of(0.0, input), input);
 }
 
 }  // namespace ember::nn::functional

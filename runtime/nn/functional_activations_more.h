@@ -7,7 +7,8 @@
 // PyTorch's, at the kinks too: there a `where` picks the side PyTorch's backward kernel takes
 // (tools/autograd/derivatives.yaml, aten/src/ATen/native/cpu/Activation.cpp), and each side is fed
 // inputs clamped to its own range, so a side that is not taken never turns an infinity into a NaN
-// gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do.
+// gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do (threshold
+// and hardshrink compare in the input's dtype, their numbers rounded to it, as PyTorch's).
 // Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's.
 #pragma once
 

@@ -242,6 +242,14 @@ TEST_CASE("hardtanh and threshold take integer tensors with truncated bounds, as
   CHECK(replaced.to_vector<int64_t>() == std::vector<int64_t>{7, 7, 7, 5});
 }
 
+TEST_CASE("threshold and hardshrink compare bf16 with their numbers rounded to bf16, as PyTorch's kernels") {
+  // 0.3 is 0.30078125 in bf16: the element equals the rounded number, so it is replaced (zeroed).
+  const Tensor x = doubles({0.30078125, 0.3203125}).to(kBFloat16);
+  check_exact(values_of(F::threshold(x, 0.3, -1.0)), {-1.0, 0.3203125}, "threshold bf16");
+  check_exact(values_of(F::hardshrink(x, 0.3)), {0.0, 0.3203125}, "hardshrink bf16");
+  CHECK(F::threshold(x, 0.3, -1.0).dtype() == kBFloat16);
+}
+
 TEST_CASE("rrelu in training draws one Philox slope per element in [lower, upper), which is also its gradient") {
   const Tensor x = leaf_of({-1.0, -2.0, -0.5, -3.0, 2.0, -4.0, -1.5, 0.0});
   manual_seed(17);

@@ -199,6 +199,33 @@ TEST_CASE("gradients away from the kinks match central differences") {
             {leaf({2, 3, 4}, 7), leaf({1}, 8)});
 }
 
+TEST_CASE("second derivatives (create_graph) match central differences of the first") {
+  const std::vector<std::pair<const char*, Unary>> functions = {
+      {"hardswish", [](const Tensor& x) { return F::hardswish(mul(x, 5.0)); }},
+      {"mish", [](const Tensor& x) { return F::mish(mul(x, 4.0)); }},
+      {"celu", [](const Tensor& x) { return F::celu(mul(x, 3.0), 0.7); }},
+      {"logsigmoid", [](const Tensor& x) { return F::logsigmoid(mul(x, 6.0)); }},
+      {"softsign", [](const Tensor& x) { return F::softsign(mul(x, 3.0)); }},
+      {"tanhshrink", [](const Tensor& x) { return F::tanhshrink(x); }},
+      {"softmin", [](const Tensor& x) { return F::softmin(mul(x, 2.0), 1); }},
+      {"glu", [](const Tensor& x) { return F::glu(x); }},
+  };
+  for (const auto& [name, function] : functions) {
+    INFO(name);
+    const Unary& f = function;
+    // gradcheck evaluates the function under no-grad for its differences: the first derivative then
+    // comes from a detached copy, with grad mode on just for it.
+    const auto first_derivative = [&](const std::vector<Tensor>& inputs) {
+      const bool recording = grad_mode_enabled();
+      AutoGradMode enabled(true);
+      const Tensor x = recording ? inputs[0] : inputs[0].detach().requires_grad_();
+      const Tensor y = f(x);
+      return autograd::grad({sum(mul(y, random_tensor(y.sizes(), 21)))}, {x}, {}, std::nullopt, recording)[0];
+    };
+    gradcheck(first_derivative, {leaf({4, 6}, 13)}, 1e-5);
+  }
+}
+
 TEST_CASE("glu, softmin and prelu against references on tensors") {
   const Tensor x = random_tensor({2, 4}, 3);
   const std::vector<double> v = values_of(x);

@@ -258,6 +258,40 @@ TEST_CASE("glu, softmin and prelu against references on tensors") {
   check_exact(values_of(spiky.grad()), {1.0, 0.25, 0.25}, "prelu input'");
 }
 
+TEST_CASE("strided, empty and fp16 inputs, hardtanh with min_val > max_val, and a Sequential of the modules") {
+  // A transposed view goes through the same composites as its contiguous copy.
+  const Tensor base = mul(random_tensor({4, 6}, 15), 4.0);
+  const Tensor strided = transpose(base, 0, 1);
+  const std::vector<std::pair<const char*, Unary>> functions = {
+      {"hardswish", [](const Tensor& x) { return F::hardswish(x); }},
+      {"logsigmoid", [](const Tensor& x) { return F::logsigmoid(x); }},
+      {"softshrink", [](const Tensor& x) { return F::softshrink(x, 1.0); }},
+      {"glu", [](const Tensor& x) { return F::glu(x, 0); }},
+      {"prelu",
+       [](const Tensor& x) {
+         return F::prelu(x, doubles({0.1, 0.2, 0.3, 0.4}));
+       }},
+  };
+  for (const auto& [name, function] : functions) {
+    INFO(name);
+    check_exact(values_of(function(strided)), values_of(function(contiguous(strided))), "strided");
+    const Tensor empty_input = zeros({0, 4}, {.dtype = kFloat64});
+    CHECK(function(empty_input).numel() == 0);
+  }
+  // fp16 is computed in float32 and rounded once.
+  const Tensor half = doubles({-4.0, -1.5, 0.5, 2.0}).to(kFloat16);
+  check_close(values_of(F::hardswish(half)), {0.0, -0.375, 0.5 * 3.5 / 6.0, 2.0 * 5.0 / 6.0}, 1e-3, "hardswish fp16");
+  CHECK(F::mish(half).dtype() == kFloat16);
+  // F.hardtanh has torch.clamp's values for crossed bounds: every element is max_val.
+  check_exact(values_of(F::hardtanh(doubles({-5.0, 0.0, 5.0}), 1.0, -1.0)), {-1.0, -1.0, -1.0}, "crossed bounds");
+  // The modules sit in a Sequential; PReLU's weight is its parameter there.
+  nn::Sequential model(nn::Hardtanh(), nn::PReLU(nn::PReLUOptions{.dtype = kFloat64}), nn::Mish());
+  const Tensor x = doubles({-2.0, 0.5, 3.0});
+  check_close(values_of(model->forward(x)), values_of(F::mish(F::prelu(F::hardtanh(x), doubles({0.25})))), 1e-15,
+              "Sequential");
+  CHECK(model->named_parameters().contains("1.weight"));
+}
+
 TEST_CASE("hardtanh and threshold take integer tensors with truncated bounds, as PyTorch's") {
   const Tensor integers = from_vector<int64_t>({-5, 0, 1, 5});
   const Tensor clamped = F::hardtanh(integers, -1.5, 2.7);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <optional>
 
 #include "runtime/nn/holder.h"
 
@@ -89,8 +90,7 @@ struct RReLUOptions {
   double upper = 1.0 / 3.0;
 };
 
-// An activation module of one option struct: forward calls the function with the options, and
-// extra_repr prints them as torch.nn's module does.
+// The base of the modules below that hold one option struct, readable through options().
 template <typename Options>
 class OptionActivationImpl : public Module {
  public:

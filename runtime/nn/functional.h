@@ -5,7 +5,8 @@
 // pixel_shuffle: functional_interpolate.h);
 // dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
 // (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
-// (functional_embedding.cpp).
+// (functional_embedding.cpp). The activations torch.nn.functional has beyond those (hardtanh, glu,
+// prelu, rrelu, ...) are in nn/functional_activations_more.h.
 #pragma once
 
 #include <optional>
@@ -15,6 +16,7 @@
 #include "runtime/functional_conv.h"
 #include "runtime/functional_losses_more.h"
 #include "runtime/functional_pool.h"
+#include "runtime/nn/functional_activations_more.h"
 #include "runtime/nn/functional_interpolate.h"
 
 namespace ember::nn::functional {

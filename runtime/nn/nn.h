@@ -5,6 +5,7 @@
 #include "runtime/nn/init.h"
 #include "runtime/nn/module.h"
 #include "runtime/nn/modules/activation.h"
+#include "runtime/nn/modules/activation_more.h"
 #include "runtime/nn/modules/attention.h"
 #include "runtime/nn/modules/batch_norm.h"
 #include "runtime/nn/modules/conv.h"

@@ -11,6 +11,7 @@
 #include "fusion_test_util.h"
 #include "graph/capture.h"
 #include "graph/compile.h"
+#include "runtime/autograd/custom_function.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
@@ -293,5 +294,64 @@ TEST_CASE("compile: retain_grad inside a compiled forward is a graph break, and 
     sum(reference->at<nn::LinearImpl>(2)->forward(relu(expected))).backward();
     REQUIRE(compiled_grad.defined());
     CHECK(graph_test::max_relative_error(compiled_grad, expected.grad()) <= 1e-6);
+  }
+}
+
+namespace {
+// 0.5 (x W^T + b) as a custom autograd function whose backward is written with ember ops.
+struct HalfLinear : autograd::Function<HalfLinear> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        double scale) {
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["scale"] = scale;
+    return mul(add(matmul(x, weight.t()), bias), scale);
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx, autograd::tensor_list grad_outputs) {
+    const autograd::tensor_list saved = ctx->get_saved_variables();
+    const Tensor grad = mul(grad_outputs[0], ctx->saved_data["scale"].toDouble());
+    return {matmul(grad, saved[1]), matmul(grad.t(), saved[0]), sum(grad, {0}), Tensor()};
+  }
+};
+}  // namespace
+
+TEST_CASE("compile: a custom autograd function's forward and backward are captured and replay as eager") {
+  // Its forward and backward call registry ops, which the capture records like fn's own: the
+  // backward inside a compiled training step, and the backward of a compiled forward's results.
+  const auto forward = [](nn::Sequential& model, const Tensor& x) {
+    auto& first = *model->at<nn::LinearImpl>(0);
+    return model->at<nn::LinearImpl>(2)->forward(relu(HalfLinear::apply(x, first.weight, first.bias, 0.5)));
+  };
+  for (const bool whole_step : {true, false}) {
+    INFO("whole step ", whole_step);
+    nn::Sequential compiled_model = mlp(), eager_model = mlp();
+    optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    const auto step = [&](nn::Sequential& model, optim::SGD& optimizer, const Tensor& x, const Tensor& target) {
+      optimizer.zero_grad();
+      Tensor loss = mse_loss(forward(model, x), target);
+      loss.backward();
+      optimizer.step();
+      return loss.detach();
+    };
+    auto compiled_step = ember::compile(
+        [&](const Tensor& x, const Tensor& target) { return step(compiled_model, compiled_optimizer, x, target); },
+        {.fullgraph = true});
+    auto compiled_forward =
+        ember::compile([&](const Tensor& x) { return forward(compiled_model, x); }, {.fullgraph = true});
+    auto eager_forward = [&](const Tensor& x) { return forward(eager_model, x); };
+    for (int call = 0; call < 5; ++call) {
+      INFO("call ", call);
+      const Tensor x = batch(call), target = batch(500 + call, {5, 4});
+      const Tensor compiled_loss = whole_step ? compiled_step(x, target)
+                                              : train(compiled_forward, compiled_model, compiled_optimizer, x, target);
+      const Tensor eager_loss = whole_step ? step(eager_model, eager_optimizer, x, target)
+                                           : train(eager_forward, eager_model, eager_optimizer, x, target);
+      CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+      check_grads(compiled_model, eager_model);
+    }
+    const graph::CompiledFunction& state = whole_step ? compiled_step.state() : compiled_forward.state();
+    CHECK(state.captures() == 1);
+    CHECK(state.replays() == 3);
+    CHECK(state.graph_breaks().empty());
   }
 }

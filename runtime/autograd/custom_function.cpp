@@ -18,8 +18,8 @@ const char* SavedValue::kind() const {
 }
 
 void SavedValue::fail_kind(const char* accessor) const {
-  fail("AutogradContext::saved_data: {}() of a value holding {} (the accessors do not convert, as IValue's)",
-       accessor, kind());
+  fail("AutogradContext::saved_data: {}() of a value holding {} (the accessors do not convert, as IValue's)", accessor,
+       kind());
 }
 
 namespace custom_function_detail {
@@ -81,9 +81,10 @@ tensor_list AutogradContext::get_saved_variables() const {
       continue;
     }
     if (saved.tensor.version() != saved.version) {
-      fail("autograd: a tensor needed to compute gradients was modified by an in-place operation: saved tensor {} of "
-           "{} (shape {}) is at version {}, but version {} was saved. Use clone() before modifying it in place",
-           i, call_->function_name(), saved.tensor.sizes(), saved.tensor.version(), saved.version);
+      fail(
+          "autograd: a tensor needed to compute gradients was modified by an in-place operation: saved tensor {} of "
+          "{} (shape {}) is at version {}, but version {} was saved. Use clone() before modifying it in place",
+          i, call_->function_name(), saved.tensor.sizes(), saved.tensor.version(), saved.version);
     }
     const Edge history = saved.is_output && unpack_self_ != nullptr ? Edge{*unpack_self_, saved.output_nr} : saved.edge;
     if (unpack_self_ == nullptr || !history.node) {
@@ -107,7 +108,8 @@ CustomFunctionCall::CustomFunctionCall(std::string function_name, Backward backw
       inputs_(std::move(argument_tensors)) {
   context_.call_ = this;
   bool any_requires_grad = false;
-  for (const Tensor& input : inputs_) any_requires_grad = any_requires_grad || (input.defined() && input.requires_grad());
+  for (const Tensor& input : inputs_)
+    any_requires_grad = any_requires_grad || (input.defined() && input.requires_grad());
   records_ = grad_mode_enabled() && any_requires_grad;
   const size_t count = inputs_.size();
   edges_.assign(count, Edge{});

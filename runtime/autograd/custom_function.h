@@ -58,15 +58,14 @@ using variable_list = std::vector<Tensor>;
 class SavedValue {
  public:
   SavedValue() = default;
-  SavedValue(double value) : value_(value) {}                                    // NOLINT: implicit, as IValue's
-  SavedValue(float value) : value_(static_cast<double>(value)) {}               // NOLINT
-  SavedValue(bool value) : value_(value) {}                                      // NOLINT
-  template <typename Int>
-    requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>)
-  SavedValue(Int value) : value_(static_cast<int64_t>(value)) {}                 // NOLINT
-  SavedValue(std::string value) : value_(std::move(value)) {}                    // NOLINT
-  SavedValue(const char* value) : value_(std::string(value)) {}                  // NOLINT
-  SavedValue(Tensor value) : value_(std::move(value)) {}                         // NOLINT
+  SavedValue(double value) : value_(value) {}                      // NOLINT: implicit, as IValue's
+  SavedValue(float value) : value_(static_cast<double>(value)) {}  // NOLINT
+  SavedValue(bool value) : value_(value) {}                        // NOLINT
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>>>
+  SavedValue(Int value) : value_(static_cast<int64_t>(value)) {}  // NOLINT
+  SavedValue(std::string value) : value_(std::move(value)) {}     // NOLINT
+  SavedValue(const char* value) : value_(std::string(value)) {}   // NOLINT
+  SavedValue(Tensor value) : value_(std::move(value)) {}          // NOLINT
 
   bool isNone() const { return std::holds_alternative<std::monostate>(value_); }
   bool isDouble() const { return std::holds_alternative<double>(value_); }
@@ -227,24 +226,22 @@ std::string function_name() {
     return demangled(typeid(T).name());
 }
 
-// Each argument's tensors, and per argument slot whether it is one.
-inline void collect(const Tensor& tensor, tensor_list& tensors, std::vector<bool>& is_tensor) {
-  tensors.push_back(tensor);
-  is_tensor.push_back(true);
-}
-inline void collect(const std::optional<Tensor>& tensor, tensor_list& tensors, std::vector<bool>& is_tensor) {
-  const bool present = tensor.has_value() && tensor->defined();
-  if (present) tensors.push_back(*tensor);
-  is_tensor.push_back(present);
-}
-inline void collect(const tensor_list& list, tensor_list& tensors, std::vector<bool>& is_tensor) {
-  for (const Tensor& tensor : list) collect(tensor, tensors, is_tensor);
-}
-template <typename Other>
-  requires(!std::is_convertible_v<const Other&, const Tensor&> && !std::is_same_v<Other, tensor_list> &&
-           !std::is_same_v<Other, std::optional<Tensor>>)
-void collect(const Other& /*value*/, tensor_list& /*tensors*/, std::vector<bool>& is_tensor) {
-  is_tensor.push_back(false);
+// Each argument's tensors, and per argument slot whether it is one: a Tensor is one (defined or
+// not), a tensor_list one per element, a std::optional<Tensor> one when it holds a defined tensor.
+template <typename Argument>
+void collect(const Argument& argument, tensor_list& tensors, std::vector<bool>& is_tensor) {
+  if constexpr (std::is_same_v<Argument, Tensor>) {
+    tensors.push_back(argument);
+    is_tensor.push_back(true);
+  } else if constexpr (std::is_same_v<Argument, tensor_list>) {
+    for (const Tensor& tensor : argument) collect(tensor, tensors, is_tensor);
+  } else if constexpr (std::is_same_v<Argument, std::optional<Tensor>>) {
+    const bool present = argument.has_value() && argument->defined();
+    if (present) tensors.push_back(*argument);
+    is_tensor.push_back(present);
+  } else {
+    is_tensor.push_back(false);
+  }
 }
 
 template <class T>
@@ -259,8 +256,9 @@ struct Function {
   // Runs T::forward with grad recording off and, when grad mode is on and a tensor argument
   // requires grad, makes one node running T::backward the history of its outputs.
   template <typename X = T, typename... Args>
-  static auto apply(Args&&... args) -> std::enable_if_t<
-      std::is_same_v<X, T>, decltype(X::forward(static_cast<AutogradContext*>(nullptr), std::declval<Args>()...))> {
+  static auto apply(Args&&... args)
+      -> std::enable_if_t<std::is_same_v<X, T>,
+                          decltype(X::forward(static_cast<AutogradContext*>(nullptr), std::declval<Args>()...))> {
     using Result = decltype(X::forward(static_cast<AutogradContext*>(nullptr), std::declval<Args>()...));
     static_assert(std::is_same_v<Result, Tensor> || std::is_same_v<Result, tensor_list>,
                   "ember::autograd::Function: forward must return a Tensor or a tensor_list");

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,7 +86,8 @@ struct SinCos : autograd::Function<SinCos> {
     const Tensor x = ctx->get_saved_variables()[0];
     Tensor grad;
     if (grad_outputs[0].defined()) grad = mul(grad_outputs[0], cos(x));
-    if (grad_outputs[1].defined()) grad = grad.defined() ? sub(grad, mul(grad_outputs[1], sin(x))) : neg(mul(grad_outputs[1], sin(x)));
+    if (grad_outputs[1].defined())
+      grad = grad.defined() ? sub(grad, mul(grad_outputs[1], sin(x))) : neg(mul(grad_outputs[1], sin(x)));
     return {grad};
   }
 };
@@ -192,8 +195,9 @@ TEST_CASE("custom function: non-tensor arguments and saved_data values") {
   const Tensor y = ScaleBy::apply(1.5, x, int64_t{2}, std::string("scaled"));
   sum(y).backward();
   check_same(x.grad(), full({3}, 3.0, {.dtype = kFloat64}));
-  gradcheck([](const std::vector<Tensor>& in) { return ScaleBy::apply(-0.5, in[0], int64_t{3}, std::string("scaled")); },
-            {leaf({4}, 2)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) { return ScaleBy::apply(-0.5, in[0], int64_t{3}, std::string("scaled")); },
+      {leaf({4}, 2)});
   // The accessors do not convert, as IValue's.
   const autograd::SavedValue count = 3;
   CHECK(count.isInt());
@@ -330,22 +334,33 @@ TEST_CASE("custom function: wrong backward results are errors naming the functio
     Misbehaving::result = std::move(result);
     return error_of([] { sum(Misbehaving::apply(leaf({2, 3}, 1), 2.0)).backward(); });
   };
-  CHECK(backward_error([](const Tensor& grad) { return tensor_list{grad}; })
-            .find("Misbehaving: backward returned 1 gradients, expected 2") != std::string::npos);
-  CHECK(backward_error([](const Tensor& grad) { return tensor_list{grad, Tensor(), grad}; })
-            .find("Misbehaving: backward returned 3 gradients, expected 2") != std::string::npos);
-  CHECK(backward_error([](const Tensor& grad) { return tensor_list{grad, grad}; })
+  CHECK(backward_error([](const Tensor& grad) {
+          return tensor_list{grad};
+        }).find("Misbehaving: backward returned 1 gradients, expected 2") != std::string::npos);
+  CHECK(backward_error([](const Tensor& grad) {
+          return tensor_list{grad, Tensor(), grad};
+        }).find("Misbehaving: backward returned 3 gradients, expected 2") != std::string::npos);
+  CHECK(backward_error([](const Tensor& grad) {
+          return tensor_list{grad, grad};
+        })
             .find("Misbehaving: backward returned a defined gradient (shape [2, 3]) for argument 1, which is not "
                   "a tensor") != std::string::npos);
-  CHECK(backward_error([](const Tensor& grad) { return tensor_list{sum(grad, {1}), Tensor()}; })
-            .find("Misbehaving: backward returned a gradient of shape [2] for argument 0, a tensor of shape [2, 3]") !=
+  CHECK(backward_error([](const Tensor& grad) {
+          return tensor_list{sum(grad, {1}), Tensor()};
+        }).find("Misbehaving: backward returned a gradient of shape [2] for argument 0, a tensor of shape [2, 3]") !=
         std::string::npos);
   // As PyTorch's engine: extra undefined results are dropped, a gradient the input broadcasts to
   // is summed back to its shape, and another dtype is cast to the input's.
   for (const auto& result : std::vector<std::function<tensor_list(const Tensor&)>>{
-           [](const Tensor& grad) { return tensor_list{grad, Tensor(), Tensor()}; },
-           [](const Tensor& grad) { return tensor_list{expand(mul(grad, 0.5), {2, 2, 3}), Tensor()}; },
-           [](const Tensor& grad) { return tensor_list{grad.to(kFloat32), Tensor()}; }}) {
+           [](const Tensor& grad) {
+             return tensor_list{grad, Tensor(), Tensor()};
+           },
+           [](const Tensor& grad) {
+             return tensor_list{expand(mul(grad, 0.5), {2, 2, 3}), Tensor()};
+           },
+           [](const Tensor& grad) {
+             return tensor_list{grad.to(kFloat32), Tensor()};
+           }}) {
     Misbehaving::result = result;
     const Tensor x = leaf({2, 3}, 1);
     sum(Misbehaving::apply(x, 2.0)).backward();
@@ -371,4 +386,37 @@ TEST_CASE("custom function: double backward through a backward of differentiable
     const Tensor expected_second = autograd::grad({sum(mul(expected_first, weights))}, {reference})[0];
     check_same(second, expected_second);
   }
+}
+
+namespace {
+
+// Sums a list of tensors, with an optional offset: each list element and a present optional count
+// as one argument (libtorch's counting), an absent optional as a non-tensor argument.
+struct SumList : autograd::Function<SumList> {
+  static Tensor forward(AutogradContext* ctx, const tensor_list& terms, const std::optional<Tensor>& offset) {
+    Tensor total = terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) total = add(total, terms[i]);
+    ctx->saved_data["count"] = static_cast<int64_t>(terms.size());
+    ctx->saved_data["offset"] = offset.has_value();
+    return offset ? add(total, *offset) : total;
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
+    tensor_list grads(static_cast<size_t>(ctx->saved_data["count"].toInt()), mul(grad_outputs[0], 1.0));
+    grads.push_back(ctx->saved_data["offset"].toBool() ? mul(grad_outputs[0], 2.0) : Tensor());
+    return grads;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("custom function: a tensor_list argument counts one per element, an optional when present") {
+  const Tensor a = leaf({3}, 1), b = leaf({3}, 2), offset = leaf({3}, 3);
+  const Tensor with_offset = SumList::apply(tensor_list{a, b}, std::optional<Tensor>(offset));
+  check_same(with_offset, add(add(a, b), offset).detach());
+  sum(with_offset).backward();
+  check_same(a.grad(), ones({3}, {.dtype = kFloat64}));
+  check_same(offset.grad(), full({3}, 2.0, {.dtype = kFloat64}));
+  const Tensor c = leaf({3}, 4);
+  sum(SumList::apply(tensor_list{c}, std::optional<Tensor>())).backward();
+  check_same(c.grad(), ones({3}, {.dtype = kFloat64}));
 }

@@ -5,6 +5,8 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "runtime/functional.h"
@@ -101,11 +103,12 @@ tensor_list AutogradContext::get_saved_variables() const {
 }
 
 CustomFunctionCall::CustomFunctionCall(std::string function_name, Backward backward, tensor_list argument_tensors,
-                                       std::vector<bool> is_tensor)
+                                       std::vector<bool> is_tensor, bool traceable)
     : function_name_(std::move(function_name)),
       backward_(backward),
       is_tensor_argument_(std::move(is_tensor)),
-      inputs_(std::move(argument_tensors)) {
+      inputs_(std::move(argument_tensors)),
+      traceable_(traceable) {
   context_.call_ = this;
   bool any_requires_grad = false;
   for (const Tensor& input : inputs_)
@@ -124,6 +127,20 @@ CustomFunctionCall::CustomFunctionCall(std::string function_name, Backward backw
       edges_needed_[i] = true;
     }
   }
+}
+
+bool CustomFunctionCall::opaque_to_modes(const char* stage, const tensor_list& tensors) const {
+  if (traceable_ || !dispatch_mode_active()) return false;
+  // One read is enough: a capture breaks at it (fullgraph throws), compiled segments run every
+  // call deferred so far, so the stage finds its tensors filled.
+  const std::string what =
+      fmt::format("{}::{} (a custom autograd function not marked is_traceable)", function_name_, stage);
+  for (const Tensor& tensor : tensors) {
+    if (!tensor.defined()) continue;
+    notify_host_read(what.c_str(), tensor);
+    break;
+  }
+  return true;
 }
 
 void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::shared_ptr<Node>& node) {
@@ -256,6 +273,8 @@ tensor_list CustomFunctionCall::run_backward(tensor_list&& grad_outputs, const s
   }
   tensor_list returned;
   {
+    std::optional<DispatchModesHidden> opaque;
+    if (opaque_to_modes("backward", grad_outputs)) opaque.emplace();
     const UnpackWithHistory restoring(context_.unpack_self_, self);
     CallSiteSuspend users_code;  // errors inside backward name backward's own lines
     returned = backward_(&context_, std::move(grad_outputs));

@@ -147,12 +147,17 @@ class CustomFunctionCall {
   // argument slot (see Function::apply). Takes the tensors' gradient edges when grad mode is on
   // and one of them requires grad.
   CustomFunctionCall(std::string function_name, Backward backward, tensor_list argument_tensors,
-                     std::vector<bool> is_tensor);
+                     std::vector<bool> is_tensor, bool traceable);
   CustomFunctionCall(const CustomFunctionCall&) = delete;
   CustomFunctionCall& operator=(const CustomFunctionCall&) = delete;
 
   AutogradContext& context() { return context_; }
   const std::string& function_name() const { return function_name_; }
+  // For a function not marked is_traceable, while a recording dispatch mode is installed: tells
+  // the modes that `stage` ("forward", "backward") reads its tensors' memory on the host and
+  // returns true (the caller then hides the modes while the stage runs). False otherwise.
+  bool opaque_to_modes(const char* stage, const tensor_list& tensors) const;
+  bool opaque_to_modes(const char* stage) const { return opaque_to_modes(stage, inputs_); }
   size_t num_tensor_inputs() const { return input_metas_.size(); }
   bool needs_grad(size_t tensor_index) const { return edges_needed_[tensor_index]; }
 
@@ -182,6 +187,7 @@ class CustomFunctionCall {
   std::vector<TensorMeta> output_metas_;  // to materialize missing gradients
   std::vector<bool> output_defined_;
   bool records_ = false;
+  bool traceable_ = false;
 };
 
 // The node a recording call makes; its apply() runs the function's backward.
@@ -253,6 +259,13 @@ tensor_list call_backward(AutogradContext* ctx, tensor_list grad_outputs) {
 
 template <class T>
 struct Function {
+  // As libtorch's flag for compiled autograd: T declares `static constexpr bool is_traceable =
+  // true` when its forward and backward compute only through ember ops (no data_ptr() reads or
+  // writes), so ember::compile may capture them. Left false, a recording mode (a capture, compiled
+  // segments) is told of a host read before each of them, which is a graph break under capture
+  // (fullgraph: GraphBreak naming the function) and runs them outside the modes, on filled memory.
+  static constexpr bool is_traceable = false;
+
   // Runs T::forward with grad recording off and, when grad mode is on and a tensor argument
   // requires grad, makes one node running T::backward the history of its outputs.
   template <typename X = T, typename... Args>
@@ -267,10 +280,12 @@ struct Function {
     (custom_function_detail::collect(std::as_const(args), tensors, is_tensor), ...);
     auto call = std::make_unique<CustomFunctionCall>(custom_function_detail::function_name<T>(),
                                                      &custom_function_detail::call_backward<T>, std::move(tensors),
-                                                     std::move(is_tensor));
+                                                     std::move(is_tensor), T::is_traceable);
     Result result;
     {
       NoGradGuard no_grad;
+      std::optional<DispatchModesHidden> opaque;
+      if (call->opaque_to_modes("forward")) opaque.emplace();
       CallSiteSuspend users_code;  // errors inside forward name forward's own lines
       result = T::forward(&call->context(), std::forward<Args>(args)...);
     }

@@ -18,14 +18,17 @@
 // when it holds a defined one, as libtorch counts them. Errors name the function: T::name when T
 // declares `static constexpr const char* name = "..."`, else T's demangled type name.
 //
-// Differences from libtorch, each refused with an ember::Error rather than left silently wrong:
-// mark_dirty on an input that is a view (ember's CopySlices rebases only registry ops); no forward
-// mode (jvp). A view of an input returned by forward (made under its NoGradGuard) gets the node as
-// history but does not follow later in-place updates of that input, which PyTorch refuses.
-// Under ember::compile the forward and backward are recorded like any other code of fn: their
-// registry ops are captured (the backward when the engine runs it, inside the step or in the
-// compiled forward's backward), so a function written with ember ops compiles; raw data_ptr()
-// work inside them is invisible to the capture, as anywhere in fn (docs/ARCHITECTURE.md).
+// Differences from libtorch: mark_dirty on an input that is a view is refused (ember's CopySlices
+// rebases only registry ops); there is no jvp hook; a view of an input that forward returns gets
+// the node as its history, and an in-place update of it or of that input later is neither refused
+// (as PyTorch does) nor followed (not checked: return a clone() from forward instead); apply()
+// takes no call site (it is variadic), so its errors name the function instead.
+// Under ember::compile, a function marked `static constexpr bool is_traceable = true` (libtorch's
+// flag for compiled autograd) is recorded like any other code of fn: its forward's registry ops
+// are captured, and so are its backward's when the engine runs it (inside a compiled step, or the
+// backward of a compiled forward's results). Unmarked, its C++ may read tensor memory through
+// data_ptr(), which no capture sees: it is a graph break naming the function (GraphBreak with
+// fullgraph), and compiled segments run it on filled memory (see Function::is_traceable).
 #pragma once
 
 #include <cstddef>

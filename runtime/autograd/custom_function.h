@@ -107,6 +107,9 @@ struct AutogradContext {
 
   // Tensors backward reads, checked at get_saved_variables: changing one in place before backward
   // is an error naming the function. Call at most once, in forward; undefined entries are kept.
+  // Inputs and outputs come back with their history in a create_graph backward; a tensor forward
+  // computed on the way has none (forward runs without grad mode), so a second derivative through
+  // it is missed, as in PyTorch: save inputs or outputs and recompute from them.
   void save_for_backward(tensor_list to_save) { to_save_ = std::move(to_save); }
   tensor_list get_saved_variables() const;
   // Inputs forward modified in place: they must be returned, and their history becomes this node.

@@ -155,6 +155,18 @@ TEST_CASE("custom function: needs_input_grad follows which inputs require grad")
   sum(CustomLinear::apply(x, weight, bias)).backward();
   CHECK(CustomLinear::needs_seen == std::vector<bool>{false, true, false});
   CHECK(weight.grad().defined());
+  // The index counts tensor arguments only, as libtorch's edges.
+  Misbehaving::result = [](const Tensor& grad) { return tensor_list{grad, Tensor()}; };
+  struct AskTooFar : autograd::Function<AskTooFar> {
+    static Tensor forward(AutogradContext* ctx, const Tensor& x, double c) {
+      ctx->needs_input_grad(1);
+      return mul(x, c);
+    }
+    static tensor_list backward(AutogradContext* /*ctx*/, tensor_list grad_outputs) { return {grad_outputs[0], {}}; }
+  };
+  CHECK(error_of([&] {
+          AskTooFar::apply(weight, 2.0);
+        }).find("needs_input_grad(1), but the function has 1 tensor inputs") != std::string::npos);
   // No input requires grad, or grad mode is off: no node at all.
   CHECK_FALSE(CustomLinear::apply(x, weight.detach(), bias).requires_grad());
   NoGradGuard no_grad;

@@ -11,6 +11,7 @@
 #include "fusion_test_util.h"
 #include "graph/capture.h"
 #include "graph/compile.h"
+#include "runtime/autograd/custom_function.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
@@ -294,4 +295,111 @@ TEST_CASE("compile: retain_grad inside a compiled forward is a graph break, and 
     REQUIRE(compiled_grad.defined());
     CHECK(graph_test::max_relative_error(compiled_grad, expected.grad()) <= 1e-6);
   }
+}
+
+namespace {
+// Multiplies a float32 tensor by `scale`: through an ember op, or (not traceable) a loop over its
+// memory, as a hand-written kernel would, which no dispatch mode sees.
+template <bool Traceable>
+Tensor scaled(const Tensor& tensor, double scale) {
+  if constexpr (Traceable) return mul(tensor, scale);
+  Tensor result = tensor.clone();
+  float* data = result.data_ptr<float>();
+  for (int64_t i = 0; i < result.numel(); ++i) data[i] = static_cast<float>(data[i] * scale);
+  return result;
+}
+
+// scale (x W^T + b) as a custom autograd function, marked is_traceable when it computes only
+// through ember ops.
+template <bool Traceable>
+struct HalfLinear : autograd::Function<HalfLinear<Traceable>> {
+  static constexpr bool is_traceable = Traceable;
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        double scale) {
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["scale"] = scale;
+    return scaled<Traceable>(add(matmul(x, weight.t()), bias), scale);
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx, autograd::tensor_list grad_outputs) {
+    const autograd::tensor_list saved = ctx->get_saved_variables();
+    const Tensor grad = scaled<Traceable>(grad_outputs[0], ctx->saved_data["scale"].toDouble());
+    return {matmul(grad, saved[1]), matmul(grad.t(), saved[0]), sum(grad, {0}), Tensor()};
+  }
+};
+
+template <bool Traceable>
+Tensor half_linear_model(nn::Sequential& model, const Tensor& x) {
+  auto& first = *model->at<nn::LinearImpl>(0);
+  return model->at<nn::LinearImpl>(2)->forward(relu(HalfLinear<Traceable>::apply(x, first.weight, first.bias, 0.5)));
+}
+}  // namespace
+
+TEST_CASE("compile: a custom autograd function's forward and backward are captured and replay as eager") {
+  // Its forward and backward call registry ops, which the capture records like fn's own: the
+  // backward inside a compiled training step, and the backward of a compiled forward's results.
+  const auto forward = [](nn::Sequential& model, const Tensor& x) { return half_linear_model<true>(model, x); };
+  for (const bool whole_step : {true, false}) {
+    INFO("whole step ", whole_step);
+    nn::Sequential compiled_model = mlp(), eager_model = mlp();
+    optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    const auto step = [&](nn::Sequential& model, optim::SGD& optimizer, const Tensor& x, const Tensor& target) {
+      optimizer.zero_grad();
+      Tensor loss = mse_loss(forward(model, x), target);
+      loss.backward();
+      optimizer.step();
+      return loss.detach();
+    };
+    auto compiled_step = ember::compile(
+        [&](const Tensor& x, const Tensor& target) { return step(compiled_model, compiled_optimizer, x, target); },
+        {.fullgraph = true});
+    auto compiled_forward =
+        ember::compile([&](const Tensor& x) { return forward(compiled_model, x); }, {.fullgraph = true});
+    auto eager_forward = [&](const Tensor& x) { return forward(eager_model, x); };
+    for (int call = 0; call < 5; ++call) {
+      INFO("call ", call);
+      const Tensor x = batch(call), target = batch(500 + call, {5, 4});
+      const Tensor compiled_loss = whole_step ? compiled_step(x, target)
+                                              : train(compiled_forward, compiled_model, compiled_optimizer, x, target);
+      const Tensor eager_loss = whole_step ? step(eager_model, eager_optimizer, x, target)
+                                           : train(eager_forward, eager_model, eager_optimizer, x, target);
+      CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-5);
+      check_grads(compiled_model, eager_model);
+    }
+    const graph::CompiledFunction& state = whole_step ? compiled_step.state() : compiled_forward.state();
+    CHECK(state.captures() == 1);
+    CHECK(state.replays() == 3);
+    CHECK(state.graph_breaks().empty());
+  }
+  // Not marked is_traceable, its C++ could read tensor memory directly: the capture breaks there,
+  // naming it, and without fullgraph the step runs as compiled segments, as eager.
+  const auto opaque_step = [](nn::Sequential& model, optim::SGD& optimizer, const Tensor& x, const Tensor& target) {
+    optimizer.zero_grad();
+    Tensor loss = mse_loss(half_linear_model<false>(model, x), target);
+    loss.backward();
+    optimizer.step();
+    return loss.detach();
+  };
+  nn::Sequential strict_model = mlp(), compiled_model = mlp(), eager_model = mlp();
+  optim::SGD strict_optimizer(strict_model->parameters(), {.lr = 0.05});
+  optim::SGD compiled_optimizer(compiled_model->parameters(), {.lr = 0.05});
+  optim::SGD eager_optimizer(eager_model->parameters(), {.lr = 0.05});
+  auto strict = ember::compile(
+      [&](const Tensor& x, const Tensor& target) { return opaque_step(strict_model, strict_optimizer, x, target); },
+      {.fullgraph = true});
+  strict(batch(0), batch(500, {5, 4}));  // the warm-up call runs eagerly
+  CHECK_THROWS_WITH_AS(strict(batch(1), batch(501, {5, 4})),
+                       doctest::Contains("HalfLinear<false>::forward (a custom autograd function not marked is_traceable)"),
+                       graph::GraphBreak);
+  auto segmented = ember::compile(
+      [&](const Tensor& x, const Tensor& target) { return opaque_step(compiled_model, compiled_optimizer, x, target); },
+      {.compile_every_segment = true});
+  for (int call = 0; call < 4; ++call) {
+    INFO("opaque call ", call);
+    const Tensor x = batch(call), target = batch(500 + call, {5, 4});
+    const Tensor compiled_loss = segmented(x, target);
+    CHECK(graph_test::max_relative_error(compiled_loss, opaque_step(eager_model, eager_optimizer, x, target)) <= 1e-5);
+    check_grads(compiled_model, eager_model);
+  }
+  CHECK_FALSE(segmented.state().graph_breaks().empty());
 }

@@ -110,11 +110,11 @@ Tensor lerp(const Tensor& start, const Tensor& end, double weight, Where where) 
   // PyTorch converts the weight to the computing type first and takes 1 - weight there.
   const double w = computing == kFloat32 ? static_cast<float>(weight) : weight;
   const double one_minus_w = computing == kFloat32 ? 1.0f - static_cast<float>(w) : 1.0 - w;
-  const Tensor low = to_dtype(start, computing);
-  const Tensor high = to_dtype(end, computing);
+  const Tensor low = start.to(computing);
+  const Tensor high = end.to(computing);
   const Tensor difference = sub(high, low);
   const Tensor result = std::abs(w) < 0.5 ? add(low, mul(difference, w)) : sub(high, mul(difference, one_minus_w));
-  return to_dtype(result, dtype);
+  return result.to(dtype);
 }
 
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, Where where) {
@@ -125,16 +125,16 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight, Where 
   if (weight.dim() > 0) check_lerp_dtype(start, weight, "weight");
   check_lerp_floating(start);
   const DType dtype = start.dtype();
-  const Tensor low = to_dtype(start, computing_dtype(dtype));
-  const Tensor high = to_dtype(end, computing_dtype(dtype));
-  const Tensor w = to_dtype(weight, computing_dtype(dtype));
+  const Tensor low = start.to(computing_dtype(dtype));
+  const Tensor high = end.to(computing_dtype(dtype));
+  const Tensor w = weight.to(computing_dtype(dtype));
   const Tensor difference = sub(high, low);
   // Both forms are finite wherever the inputs are, so where's zero gradient on the unpicked one
   // never meets an infinity; their gradients agree: (1 - w), w and (end - start).
   const Tensor small_weight = lt(abs(w), scalar_like(0.5, w));
   const Tensor from_start = add(low, mul(w, difference));
   const Tensor from_end = sub(high, mul(difference, rsub(w, 1.0)));
-  return to_dtype(ember::where(small_weight, from_start, from_end), dtype);
+  return ember::where(small_weight, from_start, from_end).to(dtype);
 }
 
 Tensor addcmul(const Tensor& a, const Tensor& t1, const Tensor& t2, double value, Where where) {
@@ -144,8 +144,8 @@ Tensor addcmul(const Tensor& a, const Tensor& t1, const Tensor& t2, double value
         t1.sizes(), t2.sizes());
   check_value_for("addcmul", value, result);
   const DType computing = computing_dtype(result);
-  const Tensor product = mul(mul(to_dtype(t1, computing), value), to_dtype(t2, computing));
-  return to_dtype(add(to_dtype(a, computing), product), result);
+  const Tensor product = mul(mul(t1.to(computing), value), t2.to(computing));
+  return add(a.to(computing), product).to(result);
 }
 
 Tensor addcdiv(const Tensor& a, const Tensor& t1, const Tensor& t2, double value, Where where) {
@@ -158,8 +158,8 @@ Tensor addcdiv(const Tensor& a, const Tensor& t1, const Tensor& t2, double value
   const DType result = result_type_of_three(a, t1, t2);
   check_value_for("addcdiv", value, result);
   const DType computing = computing_dtype(result);
-  const Tensor quotient = div(mul(to_dtype(t1, computing), value), to_dtype(t2, computing));
-  return to_dtype(add(to_dtype(a, computing), quotient), result);
+  const Tensor quotient = div(mul(t1.to(computing), value), t2.to(computing));
+  return add(a.to(computing), quotient).to(result);
 }
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan, Where where) {
@@ -174,8 +174,8 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   if (rtol == 0.0 && atol == 0.0) return close;  // exactly ==, without inf - inf's NaN
   // PyTorch casts a bool a, and a bool or integer b, to its default dtype (float32) before
   // subtracting: an integer difference could wrap; an integer a then promotes with the float b.
-  const Tensor cast_a = a.dtype() == kBool ? to_dtype(a, kFloat32) : a;
-  const Tensor cast_b = is_integral(b.dtype()) ? to_dtype(b, kFloat32) : b;
+  const Tensor cast_a = a.dtype() == kBool ? a.to(kFloat32) : a;
+  const Tensor cast_b = is_integral(b.dtype()) ? b.to(kFloat32) : b;
   const Tensor allowed_error = add(abs(mul(cast_b, rtol)), atol);
   const Tensor actual_error = abs(sub(cast_a, cast_b));
   return logical_or(close, logical_and(isfinite(actual_error), le(actual_error, allowed_error)));
@@ -214,8 +214,8 @@ Tensor logaddexp(const Tensor& a, const Tensor& b, Where where) {
   const DType result = floating_result_of("logaddexp", a, b);
   const DType computing = computing_dtype(result);
   const Tensor sum = log_add(
-      to_dtype(a, computing), to_dtype(b, computing), [](const Tensor& x) { return exp(x); }, 1.0);
-  return to_dtype(sum, result);
+      a.to(computing), b.to(computing), [](const Tensor& x) { return exp(x); }, 1.0);
+  return sum.to(result);
 }
 
 Tensor logaddexp2(const Tensor& a, const Tensor& b, Where where) {
@@ -223,16 +223,16 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b, Where where) {
   const DType result = floating_result_of("logaddexp2", a, b);
   const DType computing = computing_dtype(result);
   const Tensor sum = log_add(
-      to_dtype(a, computing), to_dtype(b, computing), [](const Tensor& x) { return exp2(x); }, 1.0 / std::numbers::ln2);
-  return to_dtype(sum, result);
+      a.to(computing), b.to(computing), [](const Tensor& x) { return exp2(x); }, 1.0 / std::numbers::ln2);
+  return sum.to(result);
 }
 
 Tensor hypot(const Tensor& a, const Tensor& b, Where where) {
   CallSiteScope site(where);
   const DType result = floating_result_of("hypot", a, b);
   const DType computing = computing_dtype(result);
-  const Tensor x = abs(to_dtype(a, computing));
-  const Tensor y = abs(to_dtype(b, computing));
+  const Tensor x = abs(a.to(computing));
+  const Tensor y = abs(b.to(computing));
   // larger sqrt(1 + (smaller / larger)^2): the ratio is at most 1, so nothing overflows or
   // underflows where the result does not. The order is one where() per side (not maximum and
   // minimum), so at |a| = |b| each side gets its own gradient a / hypot, not both to one side.
@@ -245,7 +245,7 @@ Tensor hypot(const Tensor& a, const Tensor& b, Where where) {
   const Tensor zero = eq(larger, scalar_like(0.0, larger));
   const Tensor ratio = div(smaller, ember::where(zero, scalar_like(1.0, larger), larger));
   const Tensor scaled = mul(larger, sqrt(add(mul(ratio, ratio), 1.0)));
-  return to_dtype(ember::where(infinite, scalar_like(INFINITY, scaled), scaled), result);
+  return ember::where(infinite, scalar_like(INFINITY, scaled), scaled).to(result);
 }
 
 }  // namespace ember

@@ -15,7 +15,7 @@ inline void check_floating_input(const char* function, const Tensor& input) {
 
 // bf16 and fp16 are computed in float32 (PyTorch's opmath type) and rounded once at the end.
 inline DType computing_dtype(DType dtype) { return dtype == kBFloat16 || dtype == kFloat16 ? kFloat32 : dtype; }
-inline Tensor to_computing_dtype(const Tensor& input) { return to_dtype(input, computing_dtype(input.dtype())); }
+inline Tensor to_computing_dtype(const Tensor& input) { return input.to(computing_dtype(input.dtype())); }
 
 // A 0-d tensor of `like`'s dtype and device: comparisons and `where` with it keep like's dtype, and
 // the number is rounded to that dtype first, as PyTorch's kernels convert their Scalar arguments.

@@ -18,7 +18,7 @@ Tensor mish(const Tensor& input, Where where) {
   const Tensor x = to_computing_dtype(input);
   // ember's softplus is x past its threshold and never overflows, so mish(x) is x for large x and
   // its gradient stays finite there (PyTorch's log1p(exp(x)) is too, up to exp's overflow).
-  return to_dtype(mul(x, ember::tanh(softplus(x))), input.dtype());
+  return mul(x, ember::tanh(softplus(x))).to(input.dtype());
 }
 
 Tensor softmin(const Tensor& input, int64_t dim, Where where) {
@@ -37,21 +37,21 @@ Tensor logsigmoid(const Tensor& input, Where where) {
   const Tensor x_positive = clamp(x, 0.0, std::nullopt);
   const Tensor negative_side = sub(x_negative, log1p(exp(x_negative)));
   const Tensor positive_side = rsub(log1p(exp(neg(x_positive))), 0.0);
-  return to_dtype(ember::where(lt(x, scalar_of(0.0, x)), negative_side, positive_side), input.dtype());
+  return ember::where(lt(x, scalar_of(0.0, x)), negative_side, positive_side).to(input.dtype());
 }
 
 Tensor softsign(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("softsign", input);
   const Tensor x = to_computing_dtype(input);
-  return to_dtype(div(x, add(ember::abs(x), scalar_of(1.0, x))), input.dtype());
+  return div(x, add(ember::abs(x), scalar_of(1.0, x))).to(input.dtype());
 }
 
 Tensor tanhshrink(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("tanhshrink", input);
   const Tensor x = to_computing_dtype(input);
-  return to_dtype(sub(x, ember::tanh(x)), input.dtype());
+  return sub(x, ember::tanh(x)).to(input.dtype());
 }
 
 Tensor glu(const Tensor& input, int64_t dim, Where where) {
@@ -65,7 +65,7 @@ Tensor glu(const Tensor& input, int64_t dim, Where where) {
   const Tensor x = to_computing_dtype(input);
   const Tensor first = slice(x, wrapped, 0, size / 2);
   const Tensor second = slice(x, wrapped, size / 2, size);
-  return to_dtype(mul(first, sigmoid(second)), input.dtype());
+  return mul(first, sigmoid(second)).to(input.dtype());
 }
 
 Tensor prelu(const Tensor& input, const Tensor& weight, Where where) {
@@ -96,7 +96,7 @@ Tensor prelu(const Tensor& input, const Tensor& weight, Where where) {
   w = to_computing_dtype(w);
   // The negative side reads min(x, 0): at x = +inf it would give the weight an inf * 0 = NaN gradient.
   const Tensor negative = mul(w, clamp(x, std::nullopt, 0.0));
-  return to_dtype(ember::where(gt(x, scalar_of(0.0, x)), x, negative), input.dtype());
+  return ember::where(gt(x, scalar_of(0.0, x)), x, negative).to(input.dtype());
 }
 
 Tensor rrelu(const Tensor& input, double lower, double upper, bool training, Where where) {
@@ -113,7 +113,7 @@ Tensor rrelu(const Tensor& input, double lower, double upper, bool training, Whe
   // gives the same distribution.
   const TensorOptions options{.dtype = computing_dtype(input.dtype()), .device = input.device()};
   const Tensor slopes = add(mul(rand(input.sizes(), options), upper - lower), lower);
-  return to_dtype(ember::where(gt(x, scalar_of(0.0, x)), x, mul(x, slopes)), input.dtype());
+  return ember::where(gt(x, scalar_of(0.0, x)), x, mul(x, slopes)).to(input.dtype());
 }
 
 }  // namespace ember::nn::functional

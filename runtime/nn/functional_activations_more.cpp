@@ -22,7 +22,7 @@ Tensor hardtanh(const Tensor& input, double min_val, double max_val, Where where
   // backward would pass it at the bounds. The bounded values carry no gradient.
   const Tensor at_or_past_bound = logical_or(le(x, scalar_of(min_val, x)), ge(x, scalar_of(max_val, x)));
   const Tensor bounded = clamp(x.detach(), min_val, max_val);
-  return to_dtype(ember::where(at_or_past_bound, bounded, x), input.dtype());
+  return ember::where(at_or_past_bound, bounded, x).to(input.dtype());
 }
 
 Tensor relu6(const Tensor& input, Where where) {
@@ -57,7 +57,7 @@ Tensor hardswish(const Tensor& input, Where where) {
   const Tensor middle = div(mul(x_middle, add(x_middle, three)), six);
   const Tensor above = div(mul(x, six), six);
   const Tensor zero_below = mul(x.detach(), 0.0);  // -0.0 for finite x, NaN at -inf: PyTorch's x 0 / 6
-  return to_dtype(ember::where(below, zero_below, ember::where(middle_or_below, middle, above)), input.dtype());
+  return ember::where(below, zero_below, ember::where(middle_or_below, middle, above)).to(input.dtype());
 }
 
 Tensor hardsigmoid(const Tensor& input, Where where) {
@@ -68,7 +68,7 @@ Tensor hardsigmoid(const Tensor& input, Where where) {
   // clamped value carries no gradient.
   const Tensor inside = logical_and(gt(x, scalar_of(-3.0, x)), lt(x, scalar_of(3.0, x)));
   const Tensor value = div(clamp(add(x, scalar_of(3.0, x)), 0.0, 6.0), scalar_of(6.0, x));
-  return to_dtype(ember::where(inside, value, value.detach()), input.dtype());
+  return ember::where(inside, value, value.detach()).to(input.dtype());
 }
 
 Tensor celu(const Tensor& input, double alpha, Where where) {
@@ -81,7 +81,7 @@ Tensor celu(const Tensor& input, double alpha, Where where) {
   // up to and at 0, as elu_backward (x <= 0).
   const Tensor x_negative = clamp(x, std::nullopt, 0.0);
   const Tensor negative = mul(expm1(mul(x_negative, scalar_of(1.0 / alpha, x))), scalar_of(alpha, x));
-  return to_dtype(ember::where(gt(x, scalar_of(0.0, x)), x, negative), input.dtype());
+  return ember::where(gt(x, scalar_of(0.0, x)), x, negative).to(input.dtype());
 }
 
 Tensor softshrink(const Tensor& input, double lambd, Where where) {
@@ -94,7 +94,7 @@ Tensor softshrink(const Tensor& input, double lambd, Where where) {
   // PyTorch's shrink_backward: gradient 0 where -lambd <= x <= lambd; NaN falls to x + lambd.
   const Tensor inside = logical_and(ge(x, neg(lambda)), le(x, lambda));
   const Tensor shifted = ember::where(gt(x, lambda), sub(x, lambda), add(x, lambda));
-  return to_dtype(ember::where(inside, scalar_of(0.0, x), shifted), input.dtype());
+  return ember::where(inside, scalar_of(0.0, x), shifted).to(input.dtype());
 }
 
 Tensor hardshrink(const Tensor& input, double lambd, Where where) {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -560,6 +561,39 @@ TEST_CASE("init::trunc_normal_ follows the truncated normal: bounds, mean, varia
   Tensor defaults = empty({300, 300});
   nn::init::trunc_normal_(defaults);
   check_truncated_normal(values_of(defaults), 0.0, 1.0, -2.0, 2.0);
+}
+
+// erfinv(y) by bisection on erfc (erfc(x) = 1 - y for y >= 0, odd symmetry below): slow, but an
+// independent method, accurate in the tails where erf rounds to 1.
+double erfinv_by_bisection(double y) {
+  if (y < 0.0) return -erfinv_by_bisection(-y);
+  double low = 0.0, high = 7.0;  // erfc(7) = 4e-23, below any 1 - y of a float64 y < 1
+  for (int step = 0; step < 200 && low < high; ++step) {
+    const double middle = 0.5 * (low + high);
+    if (middle == low || middle == high) break;
+    (std::erfc(middle) > 1.0 - y ? low : high) = middle;
+  }
+  return 0.5 * (low + high);
+}
+
+TEST_CASE("init::trunc_normal_ is PyTorch's inverse CDF of its uniform draws, to float64 accuracy") {
+  // The same generator state draws the same U[2 cdf(a') - 1, 2 cdf(b') - 1); each value must be
+  // mean + std sqrt(2) erfinv(u), clamped, which the moments above cannot resolve finely.
+  for (const auto& [mean, std, a, b] : std::vector<std::array<double, 4>>{
+           {1.0, 2.0, -1.0, 4.0}, {0.0, 1.0, 1.5, std::numeric_limits<double>::infinity()}, {0.0, 0.5, -3.0, 0.2}}) {
+    Generator for_values(314), for_uniforms(314);
+    Tensor values = empty({2000}, {.dtype = kFloat64});
+    nn::init::trunc_normal_(values, mean, std, a, b, &for_values);
+    Tensor uniforms = empty({2000}, {.dtype = kFloat64});
+    nn::init::uniform_(uniforms, 2.0 * normal_cdf((a - mean) / std) - 1.0, 2.0 * normal_cdf((b - mean) / std) - 1.0,
+                       &for_uniforms);
+    const std::vector<double> actual = values_of(values), u = values_of(uniforms);
+    for (size_t i = 0; i < u.size(); ++i) {
+      const double expected = std::clamp(mean + std * std::numbers::sqrt2 * erfinv_by_bisection(u[i]), a, b);
+      INFO("u = ", u[i], ": ", actual[i], " vs ", expected);
+      CHECK(std::abs(actual[i] - expected) <= 1e-11 * (1.0 + std::abs(expected)));
+    }
+  }
 }
 
 TEST_CASE("init::trunc_normal_ is reproducible from a generator and refuses bad arguments") {

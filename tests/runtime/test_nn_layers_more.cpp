@@ -167,6 +167,14 @@ TEST_CASE(
   const Tensor single = random_tensor({3, 2, 3}, 23);
   check_close(values_of(plain->forward(single)), values_of(F::instance_norm(single.unsqueeze(0)).squeeze(0)));
   CHECK(plain->forward(single).sizes() == single.sizes());
+  // momentum = None is PyTorch's 0.0 here: the estimates never move; and instance norm never counts batches.
+  nn::InstanceNorm1d frozen(nn::InstanceNormOptions{
+      .num_features = 2, .momentum = std::nullopt, .track_running_stats = true, .dtype = kFloat64});
+  frozen->forward(input);
+  CHECK(values_of(frozen->running_mean) == std::vector<double>{0.0, 0.0});
+  CHECK(values_of(frozen->running_var) == std::vector<double>{1.0, 1.0});
+  CHECK(frozen->num_batches_tracked.item<int64_t>() == 0);
+  CHECK(tracked->num_batches_tracked.item<int64_t>() == 0);
   // Without affine or estimates num_features is unused (PyTorch only warns).
   check_close(values_of(plain->forward(random_tensor({1, 5, 2, 2}, 24))),
               values_of(F::instance_norm(random_tensor({1, 5, 2, 2}, 24))));

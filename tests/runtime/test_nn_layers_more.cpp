@@ -180,6 +180,17 @@ TEST_CASE(
               values_of(F::instance_norm(random_tensor({1, 5, 2, 2}, 24))));
 }
 
+TEST_CASE("F::instance_norm takes a bfloat16 input beside float32 parameters and returns bfloat16") {
+  const Tensor input = random_tensor({2, 3, 8}, 5);
+  const Tensor weight = random_tensor({3}, 6, kFloat32), bias = random_tensor({3}, 7, kFloat32);
+  const Tensor output = F::instance_norm(input.to(kBFloat16), {}, {}, weight, bias);
+  CHECK(output.dtype() == kBFloat16);
+  const Tensor expected =
+      F::instance_norm(input.to(kBFloat16).to(kFloat64), {}, {}, weight.to(kFloat64), bias.to(kFloat64));
+  // Computed in float32 and rounded once: within bfloat16's half ulp (2^-9 relative) of the float64 result.
+  check_close(values_of(output), values_of(expected), 1.0 / 256.0);
+}
+
 TEST_CASE("instance norm errors name the op, the values and the caller's line") {
   const Tensor input = random_tensor({2, 3, 4}, 31);
   const Tensor one_spatial = random_tensor({2, 3, 1}, 1), one_dim = random_tensor({3}, 1);

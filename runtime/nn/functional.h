@@ -1,8 +1,9 @@
 // nn::functional: the stateless forms of the layers (torch.nn.functional), so model code can say
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
 // These are the ops of runtime/functional.h, functional_losses_more.h, functional_conv.h and
-// functional_pool.h, losses, convolutions and pooling included, and resampling (interpolate,
-// pixel_shuffle: functional_interpolate.h);
+// functional_pool.h, losses, convolutions and pooling included, resampling (interpolate,
+// pixel_shuffle: functional_interpolate.h) and functional_layers_more.h (instance_norm, the channel
+// dropouts, bilinear);
 // dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
 // (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
 // (functional_embedding.cpp). The activations torch.nn.functional has beyond those (hardtanh, glu,
@@ -18,6 +19,7 @@
 #include "runtime/functional_pool.h"
 #include "runtime/nn/functional_activations_more.h"
 #include "runtime/nn/functional_interpolate.h"
+#include "runtime/nn/functional_layers_more.h"
 
 namespace ember::nn::functional {
 

@@ -53,6 +53,13 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0.0, FanMode mode = FanMode::Fa
                        Nonlinearity nonlinearity = Nonlinearity::LeakyReLU, Generator* generator = nullptr,
                        Where where = Where::current());
 
+// N(mean, std^2) truncated to [a, b], by PyTorch's inverse-CDF method: U[2 cdf(a') - 1, 2 cdf(b') - 1)
+// with a' = (a - mean) / std (likewise b'), then erfinv, times std sqrt(2), plus mean, clamped to
+// [a, b]. Computed in float64 and rounded once into the tensor (init_trunc_normal.cpp). The result
+// is only accurate when [a, b] is not far in a tail (PyTorch warns beyond 2 std; ember does not).
+Tensor trunc_normal_(Tensor tensor, double mean = 0.0, double std = 1.0, double a = -2.0, double b = 2.0,
+                     Generator* generator = nullptr, Where where = Where::current());
+
 // The identity matrix, for a 2-D tensor of any dtype.
 Tensor eye_(Tensor tensor, Where where = Where::current());
 // For a 3-, 4- or 5-D convolution weight: zeros but a 1 at the kernel's centre for output channel

@@ -1,0 +1,647 @@
+// InstanceNorm1d/2d/3d and F::instance_norm, the channel and alpha dropouts, the padding layers,
+// Bilinear and F::bilinear, and init::trunc_normal_: float64 references computed here by loops
+// and closed forms, finite-difference gradients, reprs, state_dict keys and every error.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <set>
+#include <vector>
+
+#include "error_of.h"
+#include "finite_difference.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::error_of;
+using ember::testing::gradcheck;
+using ember::testing::leaf;
+using ember::testing::random_tensor;
+using ember::testing::values_of;
+namespace F = ember::nn::functional;
+
+namespace {
+
+void check_close(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance = 1e-12) {
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO("element ", i, ": ", actual[i], " vs ", expected[i]);
+    CHECK(std::abs(actual[i] - expected[i]) <= tolerance * (1.0 + std::abs(expected[i])));
+  }
+}
+
+std::vector<std::string> keys_of(const nn::Module& module) { return module.state_dict().keys(); }
+
+// ---- instance norm: per-instance loops over x viewed as [N, C, S] ----
+struct InstanceStats {
+  std::vector<double> mean, biased_var;  // [N * C]
+};
+
+InstanceStats instance_stats(const std::vector<double>& x, int64_t instances, int64_t spatial) {
+  InstanceStats stats{std::vector<double>(instances), std::vector<double>(instances)};
+  for (int64_t i = 0; i < instances; ++i) {
+    double sum = 0.0;
+    for (int64_t s = 0; s < spatial; ++s) sum += x[i * spatial + s];
+    const double mean = sum / static_cast<double>(spatial);
+    double squares = 0.0;
+    for (int64_t s = 0; s < spatial; ++s) squares += (x[i * spatial + s] - mean) * (x[i * spatial + s] - mean);
+    stats.mean[i] = mean;
+    stats.biased_var[i] = squares / static_cast<double>(spatial);
+  }
+  return stats;
+}
+
+// y[n, c, s] = (x - mean_nc) / sqrt(var_nc + eps) * weight_c + bias_c; mean and var per instance or per channel.
+std::vector<double> normalise(const std::vector<double>& x, int64_t batch, int64_t channels, int64_t spatial,
+                              const std::function<double(int64_t, int64_t)>& mean_of,
+                              const std::function<double(int64_t, int64_t)>& var_of, const std::vector<double>& weight,
+                              const std::vector<double>& bias, double eps) {
+  std::vector<double> y(x.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t s = 0; s < spatial; ++s) {
+        const int64_t at = (n * channels + c) * spatial + s;
+        double value = (x[at] - mean_of(n, c)) / std::sqrt(var_of(n, c) + eps);
+        if (!weight.empty()) value = value * weight[c] + bias[c];
+        y[at] = value;
+      }
+  return y;
+}
+
+TEST_CASE(
+    "F::instance_norm matches per-instance loops, updates the running stats as PyTorch and uses them when "
+    "use_input_stats is false") {
+  const int64_t batch = 3, channels = 2, height = 2, width = 3, spatial = height * width;
+  const Tensor input = random_tensor({batch, channels, height, width}, 1);
+  const Tensor weight = random_tensor({channels}, 2);
+  const Tensor bias = random_tensor({channels}, 3);
+  const std::vector<double> x = values_of(input);
+  const InstanceStats stats = instance_stats(x, batch * channels, spatial);
+  const double eps = 1e-3, momentum = 0.25;
+  const auto instance_mean = [&](int64_t n, int64_t c) { return stats.mean[n * channels + c]; };
+  const auto instance_var = [&](int64_t n, int64_t c) { return stats.biased_var[n * channels + c]; };
+  const std::vector<double> expected =
+      normalise(x, batch, channels, spatial, instance_mean, instance_var, values_of(weight), values_of(bias), eps);
+
+  Tensor running_mean = ember::testing::doubles({0.5, -0.25});
+  Tensor running_var = ember::testing::doubles({2.0, 0.75});
+  const Tensor output = F::instance_norm(input, running_mean, running_var, weight, bias, true, momentum, eps);
+  CHECK(output.sizes() == input.sizes());
+  check_close(values_of(output), expected);
+  // running = momentum * mean over n of the instance stat + (1 - momentum) * running (variance unbiased).
+  std::vector<double> mean_expected{0.5, -0.25}, var_expected{2.0, 0.75};
+  for (int64_t c = 0; c < channels; ++c) {
+    double mean_sum = 0.0, var_sum = 0.0;
+    for (int64_t n = 0; n < batch; ++n) {
+      mean_sum += instance_mean(n, c);
+      var_sum += instance_var(n, c) * spatial / (spatial - 1.0);
+    }
+    mean_expected[c] = momentum * mean_sum / batch + (1.0 - momentum) * mean_expected[c];
+    var_expected[c] = momentum * var_sum / batch + (1.0 - momentum) * var_expected[c];
+  }
+  check_close(values_of(running_mean), mean_expected);
+  check_close(values_of(running_var), var_expected);
+
+  // Without input statistics the running ones normalise every instance, and stay as they are.
+  const Tensor evaluated = F::instance_norm(input, running_mean, running_var, weight, bias, false, momentum, eps);
+  const std::vector<double> eval_expected = normalise(
+      x, batch, channels, spatial, [&](int64_t, int64_t c) { return mean_expected[c]; },
+      [&](int64_t, int64_t c) { return var_expected[c]; }, values_of(weight), values_of(bias), eps);
+  check_close(values_of(evaluated), eval_expected);
+  check_close(values_of(running_mean), mean_expected);
+
+  // No weight, no estimates: plain per-instance normalisation, on a 3-D input.
+  const Tensor sequence = random_tensor({2, 3, 4}, 4);
+  const InstanceStats sequence_stats = instance_stats(values_of(sequence), 6, 4);
+  check_close(values_of(F::instance_norm(sequence)),
+              normalise(
+                  values_of(sequence), 2, 3, 4, [&](int64_t n, int64_t c) { return sequence_stats.mean[n * 3 + c]; },
+                  [&](int64_t n, int64_t c) { return sequence_stats.biased_var[n * 3 + c]; }, {}, {}, 1e-5));
+}
+
+TEST_CASE("F::instance_norm gradients match central differences for input, weight and bias") {
+  gradcheck(
+      [](const std::vector<Tensor>& in) { return F::instance_norm(in[0], {}, {}, in[1], in[2], true, 0.1, 1e-3); },
+      {leaf({2, 3, 5}, 11), leaf({3}, 12), leaf({3}, 13)});
+  gradcheck([](const std::vector<Tensor>& in) { return F::instance_norm(in[0]); }, {leaf({2, 2, 2, 3}, 14)});
+}
+
+TEST_CASE(
+    "InstanceNorm modules: PyTorch's defaults, reprs, state_dict keys, running stats in train and eval, "
+    "unbatched inputs") {
+  nn::InstanceNorm2d plain(3);
+  CHECK(plain->str() == "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)");
+  CHECK(keys_of(*plain).empty());
+  nn::InstanceNorm1d tracked(nn::InstanceNormOptions{
+      .num_features = 2, .momentum = 0.5, .affine = true, .track_running_stats = true, .dtype = kFloat64});
+  CHECK(tracked->str() == "InstanceNorm1d(2, eps=1e-05, momentum=0.5, affine=True, track_running_stats=True)");
+  CHECK(keys_of(*tracked) ==
+        std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"});
+  CHECK(nn::InstanceNorm3d(nn::InstanceNormOptions{.num_features = 4, .momentum = std::nullopt})->str() ==
+        "InstanceNorm3d(4, eps=1e-05, momentum=None, affine=False, track_running_stats=False)");
+
+  // Training: the functional form with the same estimates gives the same output and the same update.
+  const Tensor input = random_tensor({3, 2, 4}, 21);
+  Tensor mean_copy = zeros({2}, {.dtype = kFloat64});
+  Tensor var_copy = ones({2}, {.dtype = kFloat64});
+  const Tensor expected = F::instance_norm(input, mean_copy, var_copy, {}, {}, true, 0.5);
+  check_close(values_of(tracked->forward(input)), values_of(expected));
+  check_close(values_of(tracked->running_mean), values_of(mean_copy));
+  check_close(values_of(tracked->running_var), values_of(var_copy));
+  CHECK(values_of(tracked->running_mean) != std::vector<double>{0.0, 0.0});
+  // Eval: the estimates normalise, y = (x - running_mean) / sqrt(running_var + eps).
+  tracked->eval();
+  const std::vector<double> x = values_of(input), mean = values_of(mean_copy), var = values_of(var_copy);
+  check_close(values_of(tracked->forward(input)), normalise(
+                                                      x, 3, 2, 4, [&](int64_t, int64_t c) { return mean[c]; },
+                                                      [&](int64_t, int64_t c) { return var[c]; }, {}, {}, 1e-5));
+  // Without running estimates eval mode still normalises by the input's statistics.
+  plain->eval();
+  const Tensor image = random_tensor({2, 3, 2, 2}, 22);
+  check_close(values_of(plain->forward(image)), values_of(F::instance_norm(image)));
+  // An unbatched [C, H, W] input is the batched one with N = 1.
+  const Tensor single = random_tensor({3, 2, 3}, 23);
+  check_close(values_of(plain->forward(single)), values_of(F::instance_norm(single.unsqueeze(0)).squeeze(0)));
+  CHECK(plain->forward(single).sizes() == single.sizes());
+  // momentum = None is PyTorch's 0.0 here: the estimates never move; and instance norm never counts batches.
+  nn::InstanceNorm1d frozen(nn::InstanceNormOptions{
+      .num_features = 2, .momentum = std::nullopt, .track_running_stats = true, .dtype = kFloat64});
+  frozen->forward(input);
+  CHECK(values_of(frozen->running_mean) == std::vector<double>{0.0, 0.0});
+  CHECK(values_of(frozen->running_var) == std::vector<double>{1.0, 1.0});
+  CHECK(frozen->num_batches_tracked.item<int64_t>() == 0);
+  CHECK(tracked->num_batches_tracked.item<int64_t>() == 0);
+  // Without affine or estimates num_features is unused (PyTorch only warns).
+  check_close(values_of(plain->forward(random_tensor({1, 5, 2, 2}, 24))),
+              values_of(F::instance_norm(random_tensor({1, 5, 2, 2}, 24))));
+}
+
+TEST_CASE("F::instance_norm takes a bfloat16 input beside float32 parameters and returns bfloat16") {
+  const Tensor input = random_tensor({2, 3, 8}, 5);
+  const Tensor weight = random_tensor({3}, 6, kFloat32), bias = random_tensor({3}, 7, kFloat32);
+  const Tensor output = F::instance_norm(input.to(kBFloat16), {}, {}, weight, bias);
+  CHECK(output.dtype() == kBFloat16);
+  const Tensor expected =
+      F::instance_norm(input.to(kBFloat16).to(kFloat64), {}, {}, weight.to(kFloat64), bias.to(kFloat64));
+  // Computed in float32 and rounded once: within bfloat16's half ulp (2^-9 relative) of the float64 result.
+  check_close(values_of(output), values_of(expected), 1.0 / 256.0);
+}
+
+TEST_CASE("instance norm errors name the op, the values and the caller's line") {
+  const Tensor input = random_tensor({2, 3, 4}, 31);
+  const Tensor one_spatial = random_tensor({2, 3, 1}, 1), one_dim = random_tensor({3}, 1);
+  const Tensor four_dims = random_tensor({2, 3, 4, 5}, 1), wrong_weight = ones({4}, {.dtype = kFloat64});
+  const nn::InstanceNormOptions affine_four{.num_features = 4, .affine = true};
+  // clang-format off
+  const int first = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { F::instance_norm(one_spatial); }),
+      error_of([&] { F::instance_norm(one_dim); }),
+      error_of([&] { F::instance_norm(input, {}, {}, {}, {}, false); }),
+      error_of([&] { F::instance_norm(input, zeros({3}, {.dtype = kFloat64}), {}); }),
+      error_of([&] { F::instance_norm(input, {}, {}, wrong_weight); }),
+      error_of([&] { nn::InstanceNorm1d(3)->forward(four_dims); }),
+      error_of([&] { nn::InstanceNorm2d(affine_four)->forward(input); }),
+      error_of([&] { nn::InstanceNorm1d(-1); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(
+      messages,
+      {"instance_norm: Expected more than 1 spatial element when training, got input size [2, 3, 1]",
+       "instance_norm: expected an input of at least 2 dims", "Expected running_mean and running_var to be defined",
+       "running_mean and running_var must be given together",
+       "instance_norm: weight must be 1-D with the input's 3 channels (dim 1), got shape [4]",
+       "InstanceNorm1d: expected 2D or 3D input (got 4D input",
+       "expected input's size at dim=0 to match num_features (4)",
+       "InstanceNorm1d: num_features must be non-negative, got -1"},
+      first);
+}
+
+// ---- dropout ----
+// The ratio y / x of each (sample, channel) slice [N, C, S]: checks it is constant across S and 0 or 1 / (1 - p);
+// returns how many slices were dropped.
+int64_t check_channel_mask(const Tensor& input, const Tensor& output, int64_t slices, double p) {
+  const std::vector<double> x = values_of(input), y = values_of(output);
+  const int64_t spatial = static_cast<int64_t>(x.size()) / slices;
+  int64_t dropped = 0;
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    const double ratio = y[slice * spatial] / x[slice * spatial];
+    INFO("slice ", slice, " ratio ", ratio);
+    CHECK((ratio == 0.0 || std::abs(ratio - 1.0 / (1.0 - p)) < 1e-12));
+    for (int64_t s = 1; s < spatial; ++s)
+      CHECK(std::abs(y[slice * spatial + s] - ratio * x[slice * spatial + s]) < 1e-12);
+    dropped += ratio == 0.0 ? 1 : 0;
+  }
+  return dropped;
+}
+
+TEST_CASE("dropout1d/2d/3d zero whole channels with the right scale, at a binomial rate, reproducibly") {
+  const double p = 0.3;
+  const int64_t batch = 40, channels = 50;
+  const Tensor input = random_tensor({batch, channels, 3, 2}, 41);
+  manual_seed(2024);
+  const Tensor output = F::dropout2d(input, p);
+  const int64_t dropped = check_channel_mask(input, output, batch * channels, p);
+  // Binomial(2000, 0.3): mean 600, standard deviation sqrt(2000 * 0.3 * 0.7) = 20.5; five of them.
+  const double count = static_cast<double>(batch * channels);
+  CHECK(std::abs(static_cast<double>(dropped) - p * count) <= 5.0 * std::sqrt(count * p * (1.0 - p)));
+  manual_seed(2024);
+  CHECK(values_of(F::dropout2d(input, p)) == values_of(output));
+  CHECK(values_of(F::dropout2d(input, p)) != values_of(output));  // the stream moved on
+
+  // dropout1d on [N, C, L] and unbatched [C, L]; dropout3d on [N, C, D, H, W] and [C, D, H, W];
+  // dropout2d on 3-D reads [N, C, L], as PyTorch's.
+  const Tensor sequence = random_tensor({6, 7, 5}, 42);
+  check_channel_mask(sequence, F::dropout1d(sequence, 0.5), 42, 0.5);
+  check_channel_mask(sequence, F::dropout2d(sequence, 0.5), 42, 0.5);
+  const Tensor unbatched = random_tensor({30, 4}, 43);
+  CHECK(check_channel_mask(unbatched, F::dropout1d(unbatched, 0.5), 30, 0.5) > 0);
+  const Tensor volume = random_tensor({2, 5, 2, 2, 3}, 44);
+  check_channel_mask(volume, F::dropout3d(volume, 0.4), 10, 0.4);
+  const Tensor volume_unbatched = random_tensor({20, 2, 2, 3}, 45);
+  const Tensor volume_output = F::dropout3d(volume_unbatched, 0.4);
+  CHECK(volume_output.sizes() == volume_unbatched.sizes());
+  check_channel_mask(volume_unbatched, volume_output, 20, 0.4);
+
+  // Eval and p = 0 return the input; p = 1 zeroes everything.
+  CHECK(values_of(F::dropout2d(input, p, false)) == values_of(input));
+  CHECK(values_of(F::dropout1d(sequence, 0.0)) == values_of(sequence));
+  for (double value : values_of(F::dropout3d(volume, 1.0))) CHECK(value == 0.0);
+}
+
+TEST_CASE("alpha dropouts: dropped values are a alpha (p - 1), kept ones a x + a alpha p, mean and variance kept") {
+  const double p = 0.2, alpha = 1.7580993408473766;
+  const double a = 1.0 / std::sqrt((alpha * alpha * p + 1.0) * (1.0 - p));
+  const Tensor input = random_tensor({8, 16, 5}, 51);
+  const std::vector<double> x = values_of(input);
+  manual_seed(9);
+  const std::vector<double> y = values_of(F::feature_alpha_dropout(input, p, true));
+  for (int64_t slice = 0; slice < 8 * 16; ++slice) {
+    const bool kept = std::abs(y[slice * 5] - (a * x[slice * 5] + a * alpha * p)) < 1e-12;
+    for (int64_t s = 0; s < 5; ++s) {
+      const int64_t at = slice * 5 + s;
+      CHECK(std::abs(y[at] - (kept ? a * x[at] + a * alpha * p : a * alpha * (p - 1.0))) < 1e-12);
+    }
+  }
+  // A N(0, 1) input keeps mean 0 and variance 1; bounds from n = 4e5 samples (five standard errors;
+  // the output's fourth moment stays below 5, so its sample variance's error is below sqrt(5 / n)).
+  const int64_t count = 400000;
+  const Tensor normal = randn({count}, {.dtype = kFloat64});
+  const std::vector<double> z = values_of(F::alpha_dropout(normal, p, true));
+  double sum = 0.0, squares = 0.0;
+  for (double value : z) sum += value;
+  const double mean = sum / count;
+  for (double value : z) squares += (value - mean) * (value - mean);
+  CHECK(std::abs(mean) < 5.0 / std::sqrt(count));
+  CHECK(std::abs(squares / count - 1.0) < 5.0 * std::sqrt(5.0 / count));
+  // PyTorch's default for the functional forms is training = false.
+  CHECK(values_of(F::alpha_dropout(input)) == x);
+}
+
+TEST_CASE("channel dropout gradients match central differences under a fixed mask") {
+  const auto seeded = [](auto function) {
+    return [function](const std::vector<Tensor>& in) {
+      manual_seed(77);
+      return function(in[0]);
+    };
+  };
+  gradcheck(seeded([](const Tensor& x) { return F::dropout2d(x, 0.4); }), {leaf({3, 4, 2, 2}, 61)});
+  gradcheck(seeded([](const Tensor& x) { return F::dropout1d(x, 0.4); }), {leaf({5, 3}, 62)});
+  gradcheck(seeded([](const Tensor& x) { return F::feature_alpha_dropout(x, 0.4, true); }), {leaf({3, 4, 2}, 63)});
+}
+
+TEST_CASE("dropout modules: reprs, training gate, errors") {
+  nn::Dropout2d layer(0.25);
+  CHECK(layer->str() == "Dropout2d(p=0.25, inplace=False)");
+  CHECK(nn::Dropout1d()->str() == "Dropout1d(p=0.5, inplace=False)");
+  CHECK(nn::Dropout3d(1.0)->str() == "Dropout3d(p=1.0, inplace=False)");
+  CHECK(nn::AlphaDropout(0.1)->str() == "AlphaDropout(p=0.1, inplace=False)");
+  CHECK(nn::FeatureAlphaDropout()->str() == "FeatureAlphaDropout(p=0.5, inplace=False)");
+  CHECK(keys_of(*layer).empty());
+  const Tensor input = random_tensor({4, 6, 3, 3}, 71);
+  manual_seed(3);
+  const Tensor expected = F::dropout2d(input, 0.25);
+  manual_seed(3);
+  CHECK(values_of(layer->forward(input)) == values_of(expected));
+  layer->eval();
+  CHECK(values_of(layer->forward(input)) == values_of(input));
+  nn::AlphaDropout alpha(0.5);
+  alpha->eval();
+  CHECK(values_of(alpha->forward(input)) == values_of(input));
+
+  // clang-format off
+  const int first = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { F::dropout2d(input, 1.5); }),
+      error_of([&] { F::dropout1d(input, 0.5); }),
+      error_of([&] { F::dropout2d(random_tensor({5}, 1), 0.5); }),
+      error_of([&] { nn::Dropout3d(-0.1); }),
+      error_of([&] { F::alpha_dropout(ones({3}, {.dtype = kInt64}), 0.5, true); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(
+      messages,
+      {"dropout2d: dropout probability has to be between 0 and 1, but got 1.5",
+       "dropout1d: Expected 2D or 3D input, but received a 4D input",
+       "dropout2d: Feature dropout requires at least 2 dimensions in the input, got shape [5]",
+       "Dropout3d: dropout probability has to be between 0 and 1, but got -0.1",
+       "alpha_dropout: expected a floating-point input, got dtype"},
+      first);
+}
+
+// ---- padding: out[..., i_1, ..., i_k] = in[..., source(i_1), ..., source(i_k)] over the last k dims ----
+// `padding` as F.pad's: (before, after) for the last dim first.
+std::vector<double> pad_reference(const Tensor& input, const std::vector<int64_t>& padding, PadMode mode,
+                                  double value) {
+  const std::vector<double> x = values_of(input);
+  const Dims in_sizes = input.sizes();
+  const int padded = static_cast<int>(padding.size()) / 2;
+  Dims out_sizes = in_sizes;
+  for (int k = 0; k < padded; ++k) out_sizes[in_sizes.size() - 1 - k] += padding[2 * k] + padding[2 * k + 1];
+  std::vector<double> y(static_cast<size_t>(out_sizes.product()));
+  for (int64_t flat = 0; flat < static_cast<int64_t>(y.size()); ++flat) {
+    int64_t rest = flat, source = 0, stride = 1;
+    bool outside = false;
+    for (int d = in_sizes.size() - 1; d >= 0; --d) {
+      int64_t index = rest % out_sizes[d];
+      rest /= out_sizes[d];
+      const int k = static_cast<int>(in_sizes.size()) - 1 - d;
+      if (k < padded) {
+        const int64_t size = in_sizes[d];
+        index -= padding[2 * k];
+        if (index < 0 || index >= size) {
+          if (mode == PadMode::Constant) outside = true;
+          if (mode == PadMode::Reflect) index = index < 0 ? -index : 2 * (size - 1) - index;
+          if (mode == PadMode::Replicate) index = std::clamp<int64_t>(index, 0, size - 1);
+          if (mode == PadMode::Circular) index = ((index % size) + size) % size;
+        }
+      }
+      source += index * stride;
+      stride *= in_sizes[d];
+    }
+    y[flat] = outside ? value : x[source];
+  }
+  return y;
+}
+
+TEST_CASE("padding layers match a direct loop in every mode and 1, 2, 3 padded dims, int and tuple forms") {
+  const Tensor line = random_tensor({2, 3, 5}, 81);
+  const Tensor image = random_tensor({2, 3, 4, 5}, 82);
+  const Tensor volume = random_tensor({1, 2, 3, 4, 5}, 83);
+  const std::vector<int64_t> pad1{1, 3}, pad2{1, 2, 2, 0}, pad3{2, 1, 0, 3, 1, 1};
+  check_close(values_of(nn::ZeroPad1d(pad1)->forward(line)), pad_reference(line, pad1, PadMode::Constant, 0.0));
+  check_close(values_of(nn::ZeroPad2d(pad2)->forward(image)), pad_reference(image, pad2, PadMode::Constant, 0.0));
+  check_close(values_of(nn::ZeroPad3d(pad3)->forward(volume)), pad_reference(volume, pad3, PadMode::Constant, 0.0));
+  check_close(values_of(nn::ConstantPad1d(pad1, 3.5)->forward(line)),
+              pad_reference(line, pad1, PadMode::Constant, 3.5));
+  check_close(values_of(nn::ConstantPad2d(pad2, -2.0)->forward(image)),
+              pad_reference(image, pad2, PadMode::Constant, -2.0));
+  check_close(values_of(nn::ConstantPad3d(pad3, 0.5)->forward(volume)),
+              pad_reference(volume, pad3, PadMode::Constant, 0.5));
+  check_close(values_of(nn::ReflectionPad1d(pad1)->forward(line)), pad_reference(line, pad1, PadMode::Reflect, 0));
+  check_close(values_of(nn::ReflectionPad2d(pad2)->forward(image)), pad_reference(image, pad2, PadMode::Reflect, 0));
+  check_close(values_of(nn::ReflectionPad3d(pad3)->forward(volume)), pad_reference(volume, pad3, PadMode::Reflect, 0));
+  check_close(values_of(nn::ReplicationPad1d(pad1)->forward(line)), pad_reference(line, pad1, PadMode::Replicate, 0));
+  check_close(values_of(nn::ReplicationPad2d(pad2)->forward(image)), pad_reference(image, pad2, PadMode::Replicate, 0));
+  check_close(values_of(nn::ReplicationPad3d(pad3)->forward(volume)),
+              pad_reference(volume, pad3, PadMode::Replicate, 0));
+  check_close(values_of(nn::CircularPad1d(pad1)->forward(line)), pad_reference(line, pad1, PadMode::Circular, 0));
+  check_close(values_of(nn::CircularPad2d(pad2)->forward(image)), pad_reference(image, pad2, PadMode::Circular, 0));
+  check_close(values_of(nn::CircularPad3d(pad3)->forward(volume)), pad_reference(volume, pad3, PadMode::Circular, 0));
+  // An int pads every side; unbatched inputs take the same layers.
+  check_close(values_of(nn::ReflectionPad2d(2)->forward(image)),
+              pad_reference(image, {2, 2, 2, 2}, PadMode::Reflect, 0));
+  check_close(values_of(nn::CircularPad1d(1)->forward(line.select(0, 0))),
+              pad_reference(line.select(0, 0), {1, 1}, PadMode::Circular, 0));
+  CHECK(nn::ZeroPad3d(0)->padding() == std::vector<int64_t>(6, 0));
+}
+
+TEST_CASE("padding layers: PyTorch's reprs, no state, gradients, errors") {
+  CHECK(nn::ZeroPad2d({1, 1, 2, 0})->str() == "ZeroPad2d((1, 1, 2, 0))");
+  CHECK(nn::ZeroPad1d(2)->str() == "ZeroPad1d((2, 2))");
+  CHECK(nn::ConstantPad1d(2, 3.5)->str() == "ConstantPad1d(padding=(2, 2), value=3.5)");
+  CHECK(nn::ConstantPad3d(1, 0.0)->str() == "ConstantPad3d(padding=(1, 1, 1, 1, 1, 1), value=0.0)");
+  CHECK(nn::ReflectionPad2d({3, 1, 0, 2})->str() == "ReflectionPad2d((3, 1, 0, 2))");
+  CHECK(nn::ReplicationPad3d(1)->str() == "ReplicationPad3d((1, 1, 1, 1, 1, 1))");
+  CHECK(nn::CircularPad1d({0, 2})->str() == "CircularPad1d((0, 2))");
+  nn::ReflectionPad2d reflect({1, 2, 2, 1});
+  CHECK(keys_of(*reflect).empty());
+  gradcheck([&](const std::vector<Tensor>& in) { return reflect->forward(in[0]); }, {leaf({1, 2, 4, 3}, 91)});
+  nn::CircularPad1d circular(2);
+  gradcheck([&](const std::vector<Tensor>& in) { return circular->forward(in[0]); }, {leaf({2, 3}, 92)});
+
+  // clang-format off
+  const int first = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { nn::ZeroPad2d({1, 2}); }),
+      error_of([&] { nn::ConstantPad3d({1, 2, 3, 4}, 1.0); }),
+      error_of([&] { nn::CircularPad2d(1)->forward(random_tensor({4, 4}, 1)); }),
+      error_of([&] { nn::ReflectionPad1d(5)->forward(random_tensor({2, 3}, 1)); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(messages,
+                                            {"ZeroPad2d: padding must be an int or a tuple of 4 ints",
+                                             "ConstantPad3d: padding must be an int or a tuple of 6",
+                                             "CircularPad2d: expected 3D or 4D input (got 2D input", "pad: reflect"},
+                                            first);
+}
+
+// ---- bilinear: y[r, o] = sum_ij x1[r, i] W[o, i, j] x2[r, j] + b[o] ----
+std::vector<double> bilinear_reference(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                                       const Tensor& bias) {
+  const std::vector<double> x1 = values_of(input1), x2 = values_of(input2), w = values_of(weight);
+  const std::vector<double> b = bias.defined() ? values_of(bias) : std::vector<double>{};
+  const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
+  const int64_t rows = input1.numel() / in1;
+  std::vector<double> y(static_cast<size_t>(rows * out));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double total = b.empty() ? 0.0 : b[o];
+      for (int64_t i = 0; i < in1; ++i)
+        for (int64_t j = 0; j < in2; ++j) total += x1[r * in1 + i] * w[(o * in1 + i) * in2 + j] * x2[r * in2 + j];
+      y[r * out + o] = total;
+    }
+  return y;
+}
+
+TEST_CASE("F::bilinear matches the sum formula, with and without bias and batch dims, and its gradients") {
+  const Tensor input1 = random_tensor({2, 3, 4}, 101), input2 = random_tensor({2, 3, 5}, 102);
+  const Tensor weight = random_tensor({6, 4, 5}, 103), bias = random_tensor({6}, 104);
+  const Tensor output = F::bilinear(input1, input2, weight, bias);
+  CHECK(output.sizes() == Dims{2, 3, 6});
+  check_close(values_of(output), bilinear_reference(input1, input2, weight, bias));
+  check_close(values_of(F::bilinear(input1.select(0, 0).select(0, 1), input2.select(0, 0).select(0, 1), weight)),
+              bilinear_reference(input1.select(0, 0).select(0, 1), input2.select(0, 0).select(0, 1), weight, {}));
+  gradcheck([](const std::vector<Tensor>& in) { return F::bilinear(in[0], in[1], in[2], in[3]); },
+            {leaf({3, 2}, 105), leaf({3, 4}, 106), leaf({2, 2, 4}, 107), leaf({2}, 108)});
+}
+
+TEST_CASE("nn::Bilinear: PyTorch's init bound, repr, state_dict keys, forward, shape errors") {
+  nn::Bilinear layer(16, 3, 50, nn::BilinearOptions{.dtype = kFloat64});
+  CHECK(layer->str() == "Bilinear(in1_features=16, in2_features=3, out_features=50, bias=True)");
+  CHECK(keys_of(*layer) == std::vector<std::string>{"weight", "bias"});
+  CHECK(layer->weight.sizes() == Dims{50, 16, 3});
+  // U(-1/4, 1/4): every value inside, and the extremes near the bounds (2400 and 50 draws).
+  const std::vector<double> weight = values_of(layer->weight), bias = values_of(layer->bias);
+  CHECK(*std::max_element(weight.begin(), weight.end()) < 0.25);
+  CHECK(*std::min_element(weight.begin(), weight.end()) >= -0.25);
+  CHECK(*std::max_element(weight.begin(), weight.end()) > 0.24);
+  CHECK(*std::min_element(weight.begin(), weight.end()) < -0.24);
+  CHECK(*std::max_element(bias.begin(), bias.end()) < 0.25);
+  CHECK(*std::min_element(bias.begin(), bias.end()) >= -0.25);
+  CHECK(*std::max_element(bias.begin(), bias.end()) > 0.15);
+  CHECK(nn::Bilinear(2, 3, 4, nn::BilinearOptions{.bias = false})->str() ==
+        "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=False)");
+  const Tensor input1 = random_tensor({5, 16}, 111), input2 = random_tensor({5, 3}, 112);
+  check_close(values_of(layer->forward(input1, input2)),
+              bilinear_reference(input1, input2, layer->weight, layer->bias));
+
+  const Tensor w = random_tensor({6, 4, 5}, 1), x2_4 = random_tensor({2, 4}, 1), x5 = random_tensor({5}, 1);
+  const Tensor x3_5 = random_tensor({3, 5}, 1), x2_3 = random_tensor({2, 3}, 1), x2_5 = random_tensor({2, 5}, 1);
+  const Tensor x2_6 = random_tensor({2, 6}, 1), b7 = random_tensor({7}, 1), w2d = random_tensor({6, 4}, 1);
+  // clang-format off
+  const int first = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { F::bilinear(x2_4, x5, w); }),
+      error_of([&] { F::bilinear(x2_4, x3_5, w); }),
+      error_of([&] { F::bilinear(x2_3, x2_5, w); }),
+      error_of([&] { F::bilinear(x2_4, x2_6, w); }),
+      error_of([&] { F::bilinear(x2_4, x2_5, w, b7); }),
+      error_of([&] { F::bilinear(x2_4, x2_5, w2d); }),
+      error_of([&] { nn::Bilinear(2, -3, 4); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(
+      messages,
+      {"bilinear(): input dimensions do not match: got 2 and 1",
+       "bilinear(): input batch dimensions do not match: got 2 and 3",
+       "bilinear(): input1 size does not match weight size: got 3 but expected 4",
+       "bilinear(): input2 size does not match weight size: got 6 but expected 5",
+       "bilinear(): bias size does not match weight size: got shape [7] but expected [6]",
+       "bilinear(): weight must be 3-D", "Bilinear: feature counts must be non-negative"},
+      first);
+}
+
+// ---- trunc_normal_: the truncated normal's closed forms, with z = (x - mean) / std on [alpha, beta] ----
+double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * std::numbers::pi); }
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
+
+// Checks the sample mean and variance of `values` against the truncated normal's and the empirical
+// CDF against its CDF (Kolmogorov-Smirnov, the 0.1% critical value 1.95 / sqrt(n)).
+void check_truncated_normal(std::vector<double> values, double mean, double std, double a, double b) {
+  const double alpha = (a - mean) / std, beta = (b - mean) / std;
+  const double mass = normal_cdf(beta) - normal_cdf(alpha);
+  const double pdf_alpha = normal_pdf(alpha), pdf_beta = std::isinf(beta) ? 0.0 : normal_pdf(beta);
+  const double alpha_term = std::isinf(alpha) ? 0.0 : alpha * pdf_alpha;
+  const double beta_term = std::isinf(beta) ? 0.0 : beta * pdf_beta;
+  const double shift = (pdf_alpha - pdf_beta) / mass;
+  const double expected_mean = mean + std * shift;
+  const double expected_var = std * std * (1.0 + (alpha_term - beta_term) / mass - shift * shift);
+  const double n = static_cast<double>(values.size());
+  double sum = 0.0;
+  int64_t outside = 0;
+  for (double value : values) {
+    outside += value < a || value > b ? 1 : 0;
+    sum += value;
+  }
+  CHECK(outside == 0);
+  const double sample_mean = sum / n;
+  double second = 0.0, fourth = 0.0;
+  for (double value : values) {
+    const double centred = value - sample_mean;
+    second += centred * centred;
+    fourth += centred * centred * centred * centred;
+  }
+  const double sample_var = second / n;
+  // Six standard errors: sqrt(var / n) for the mean, sqrt((m4 - var^2) / n) for the variance.
+  CHECK(std::abs(sample_mean - expected_mean) < 6.0 * std::sqrt(expected_var / n));
+  CHECK(std::abs(sample_var - expected_var) < 6.0 * std::sqrt((fourth / n - sample_var * sample_var) / n));
+  std::sort(values.begin(), values.end());
+  double largest_gap = 0.0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double cdf = (normal_cdf((values[i] - mean) / std) - normal_cdf(alpha)) / mass;
+    largest_gap = std::max({largest_gap, std::abs(cdf - i / n), std::abs(cdf - (i + 1) / n)});
+  }
+  CHECK(largest_gap < 1.95 / std::sqrt(n));
+}
+
+TEST_CASE("init::trunc_normal_ follows the truncated normal: bounds, mean, variance and CDF") {
+  Tensor tensor = empty({400, 500}, {.dtype = kFloat64});
+  nn::init::trunc_normal_(tensor, 1.0, 2.0, -1.0, 4.0);
+  check_truncated_normal(values_of(tensor), 1.0, 2.0, -1.0, 4.0);
+  // A one-sided tail, out to where erfinv's argument nears 1; and the float32 defaults.
+  Tensor tail = empty({100000}, {.dtype = kFloat64});
+  nn::init::trunc_normal_(tail, 0.0, 1.0, 1.5, std::numeric_limits<double>::infinity());
+  check_truncated_normal(values_of(tail), 0.0, 1.0, 1.5, std::numeric_limits<double>::infinity());
+  Tensor defaults = empty({300, 300});
+  nn::init::trunc_normal_(defaults);
+  check_truncated_normal(values_of(defaults), 0.0, 1.0, -2.0, 2.0);
+}
+
+// erfinv(y) by bisection on erfc (erfc(x) = 1 - y for y >= 0, odd symmetry below): slow, but an
+// independent method, accurate in the tails where erf rounds to 1.
+double erfinv_by_bisection(double y) {
+  if (y < 0.0) return -erfinv_by_bisection(-y);
+  double low = 0.0, high = 7.0;  // erfc(7) = 4e-23, below any 1 - y of a float64 y < 1
+  for (int step = 0; step < 200 && low < high; ++step) {
+    const double middle = 0.5 * (low + high);
+    if (middle == low || middle == high) break;
+    (std::erfc(middle) > 1.0 - y ? low : high) = middle;
+  }
+  return 0.5 * (low + high);
+}
+
+TEST_CASE("init::trunc_normal_ is PyTorch's inverse CDF of its uniform draws, to float64 accuracy") {
+  // The same generator state draws the same U[2 cdf(a') - 1, 2 cdf(b') - 1); each value must be
+  // mean + std sqrt(2) erfinv(u), clamped, which the moments above cannot resolve finely.
+  for (const auto& [mean, std, a, b] : std::vector<std::array<double, 4>>{
+           {1.0, 2.0, -1.0, 4.0}, {0.0, 1.0, 1.5, std::numeric_limits<double>::infinity()}, {0.0, 0.5, -3.0, 0.2}}) {
+    Generator for_values(314), for_uniforms(314);
+    Tensor values = empty({2000}, {.dtype = kFloat64});
+    nn::init::trunc_normal_(values, mean, std, a, b, &for_values);
+    Tensor uniforms = empty({2000}, {.dtype = kFloat64});
+    nn::init::uniform_(uniforms, 2.0 * normal_cdf((a - mean) / std) - 1.0, 2.0 * normal_cdf((b - mean) / std) - 1.0,
+                       &for_uniforms);
+    const std::vector<double> actual = values_of(values), u = values_of(uniforms);
+    for (size_t i = 0; i < u.size(); ++i) {
+      const double expected = std::clamp(mean + std * std::numbers::sqrt2 * erfinv_by_bisection(u[i]), a, b);
+      INFO("u = ", u[i], ": ", actual[i], " vs ", expected);
+      CHECK(std::abs(actual[i] - expected) <= 1e-11 * (1.0 + std::abs(expected)));
+    }
+  }
+}
+
+TEST_CASE("init::trunc_normal_ is reproducible from a generator and refuses bad arguments") {
+  Generator first(42), second(42);
+  Tensor one = empty({64}), two = empty({64});
+  nn::init::trunc_normal_(one, 0.0, 0.02, -0.04, 0.04, &first);
+  nn::init::trunc_normal_(two, 0.0, 0.02, -0.04, 0.04, &second);
+  CHECK(values_of(one) == values_of(two));
+  nn::init::trunc_normal_(two, 0.0, 0.02, -0.04, 0.04, &second);
+  CHECK(values_of(one) != values_of(two));
+  // A parameter that requires grad is filled without recording.
+  nn::Linear linear(3, 4);
+  nn::init::trunc_normal_(linear->weight, 0.0, 0.1, -0.2, 0.2);
+  CHECK(!linear->weight.grad_fn());
+
+  Tensor tensor = empty({3});
+  // clang-format off
+  const int first_line = __LINE__ + 2;
+  const std::vector<std::string> messages{
+      error_of([&] { nn::init::trunc_normal_(tensor, 0.0, 0.0); }),
+      error_of([&] { nn::init::trunc_normal_(tensor, 0.0, 1.0, 2.0, -2.0); }),
+      error_of([&] { nn::init::trunc_normal_(ones({3}, {.dtype = kInt64})); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(messages,
+                                            {"nn::init::trunc_normal_: std must be positive and finite, got 0",
+                                             "nn::init::trunc_normal_: the bounds must satisfy a <= b, got a=2 b=-2",
+                                             "nn::init::trunc_normal_: expected a floating-point tensor"},
+                                            first_line);
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #include "runtime/optim/adam.h"
 #include "runtime/optim/adamax.h"
 #include "runtime/optim/clip_grad.h"
+#include "runtime/optim/cyclic_lr.h"
 #include "runtime/optim/lr_scheduler.h"
 #include "runtime/optim/lr_schedulers_more.h"
 #include "runtime/optim/nadam.h"

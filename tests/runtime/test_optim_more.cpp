@@ -2,11 +2,13 @@
 // PyTorch 2.x's _single_tensor_* algorithms (torch/optim/adamax.py, nadam.py, radam.py,
 // adadelta.py), written element by element here: two parameter groups with different options,
 // both weight decay forms, maximize, and a parameter whose gradient is absent in some steps.
-// Also: a state_dict round trip resumes exactly, and the option errors use PyTorch's words.
+// Also: a state_dict round trip resumes exactly, and the option errors use PyTorch's words; and
+// CyclicLR's rates and momenta against the closed form of each mode.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -404,4 +406,127 @@ TEST_CASE("NAdam's load_state_dict takes mu_product as a real number and refuses
   CHECK(message.find("NAdam: load_state_dict: 'state.1.mu_product' must be finite, got inf") != std::string::npos);
   CHECK(names_line(message, line));
   CHECK(optimizer.state(params[1])->mu_product == 0.25);
+}
+
+namespace {
+
+// The fraction of the way from base to max at step `epoch` of a cycle of up + down steps, written
+// from the triangle's shape (up the first `up` steps of each cycle, down the rest), not PyTorch's code.
+double triangle(int64_t epoch, double up, double down) {
+  const double position = std::fmod(static_cast<double>(epoch), up + down);
+  return position <= up ? position / up : (up + down - position) / down;
+}
+
+}  // namespace
+
+TEST_CASE("CyclicLR's rates and SGD momenta follow the triangle in each mode, per group") {
+  struct Mode {
+    std::string name;
+    std::function<double(int64_t epoch)> scale;  // the closed form of the mode's amplitude
+  };
+  const std::vector<Mode> modes = {
+      {"triangular", [](int64_t) { return 1.0; }},
+      {"triangular2", [](int64_t epoch) { return std::pow(0.5, std::floor(static_cast<double>(epoch) / 10.0)); }},
+      {"exp_range", [](int64_t epoch) { return std::pow(0.9, static_cast<double>(epoch)); }},
+  };
+  for (const Mode& mode : modes) {
+    CAPTURE(mode.name);
+    Tensor first = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+    Tensor second = from_vector<double>({3.0}, {1}, {.dtype = kFloat64}).requires_grad_();
+    optim::SGD optimizer({first}, {.lr = 0.5, .momentum = 0.3});
+    optimizer.add_param_group({second}, optim::SGDOptions{.lr = 0.7, .momentum = 0.2});
+    const std::vector<double> base_lr{0.01, 0.02}, max_lr{0.1, 0.5};
+    const std::vector<double> base_momentum{0.8, 0.7}, max_momentum{0.9, 0.95};
+    optim::CyclicLR scheduler(optimizer, base_lr, max_lr,
+                              {.step_size_up = 4,
+                               .step_size_down = 6,
+                               .mode = mode.name,
+                               .gamma = 0.9,
+                               .base_momentum = base_momentum,
+                               .max_momentum = max_momentum});
+    for (int64_t epoch = 0; epoch <= 25; ++epoch) {
+      CAPTURE(epoch);
+      if (epoch > 0) scheduler.step();
+      const double height = triangle(epoch, 4.0, 6.0) * mode.scale(epoch);
+      for (size_t g = 0; g < 2; ++g) {
+        const double lr = base_lr[g] + (max_lr[g] - base_lr[g]) * height;
+        CHECK(scheduler.get_last_lr()[g] == doctest::Approx(lr).epsilon(1e-13));
+        CHECK(optimizer.get_lr(g) == scheduler.get_last_lr()[g]);
+        const double momentum = max_momentum[g] - (max_momentum[g] - base_momentum[g]) * height;
+        CHECK(optimizer.param_groups()[g].options.momentum == doctest::Approx(momentum).epsilon(1e-13));
+      }
+    }
+  }
+}
+
+TEST_CASE("CyclicLR cycles Adam's beta1, takes a custom scale_fn per cycle or per step, and may leave momentum") {
+  Tensor param = from_vector<double>({1.0, 2.0}, {2}, {.dtype = kFloat64}).requires_grad_();
+  optim::Adam adam({param}, {.betas = {0.5, 0.99}});
+  optim::CyclicLR cyclic(adam, {0.001}, {0.01}, {.step_size_up = 3});
+  CHECK(adam.param_groups()[0].options.betas.first == 0.9);  // max_momentum at step 0
+  for (int64_t epoch = 1; epoch <= 8; ++epoch) {
+    cyclic.step();
+    CHECK(adam.param_groups()[0].options.betas.first == doctest::Approx(0.9 - 0.1 * triangle(epoch, 3, 3)));
+    CHECK(adam.param_groups()[0].options.betas.second == 0.99);
+  }
+  for (const std::string scale_mode : {"cycle", "iterations"}) {
+    CAPTURE(scale_mode);
+    optim::SGD sgd({param}, {.lr = 0.1, .momentum = 0.4});
+    const auto scale_fn = [](double x) { return 1.0 / (1.0 + x); };
+    optim::CyclicLR custom(sgd, {0.0}, {1.0},
+                           {.step_size_up = 2,
+                            .step_size_down = 3,
+                            .mode = "ignored",
+                            .scale_fn = scale_fn,
+                            .scale_mode = scale_mode,
+                            .cycle_momentum = false});
+    for (int64_t epoch = 1; epoch <= 12; ++epoch) {
+      custom.step();
+      const double argument =
+          scale_mode == "cycle" ? std::floor(1.0 + static_cast<double>(epoch) / 5.0) : static_cast<double>(epoch);
+      CHECK(sgd.get_lr(0) == doctest::Approx(triangle(epoch, 2, 3) * scale_fn(argument)).epsilon(1e-13));
+      CHECK(sgd.param_groups()[0].options.momentum == 0.4);
+    }
+  }
+}
+
+TEST_CASE("CyclicLR's errors name the setting and the caller's line, and a refused step changes nothing") {
+  Tensor param = from_vector<double>({1.0}, {1}, {.dtype = kFloat64}).requires_grad_();
+  optim::SGD sgd({param}, {.lr = 0.1, .momentum = 0.5});
+  optim::Adagrad adagrad({param});
+  // One call per line: the messages name those lines.
+  // clang-format off
+  const int first_line = __LINE__ + 2;
+  const std::vector<std::string> messages = {
+      error_of([&] { optim::CyclicLR bad(sgd, {0.1}, {1.0}, {.mode = "sawtooth"}); }),
+      error_of([&] { optim::CyclicLR bad(adagrad, {0.1}, {1.0}); }),
+      error_of([&] { optim::CyclicLR bad(sgd, {0.1, 0.2}, {1.0}); }),
+      error_of([&] { optim::CyclicLR bad(sgd, {0.1}, {1.0}, {.step_size_up = 0}); }),
+      error_of([&] { optim::CyclicLR bad(sgd, {0.1}, {1.0}, {.step_size_down = -1.0}); }),
+      error_of([&] { optim::CyclicLR bad(sgd, {-0.1}, {1.0}); }),
+      error_of([&] { optim::CyclicLR bad(sgd, {0.1}, {1.0}, {.max_momentum = {-0.5}}); }),
+  };
+  // clang-format on
+  ember::testing::check_messages_name_lines(
+      messages,
+      {"CyclicLR: mode must be 'triangular', 'triangular2' or 'exp_range' when no scale_fn is given, got 'sawtooth'",
+       "CyclicLR: cycle_momentum needs an optimizer with momentum or beta1",
+       "CyclicLR: expected 1 values for base_lr (one per parameter group) or one, got 2",
+       "CyclicLR: step_size_up must be positive, got 0", "CyclicLR: step_size_down must be non-negative, got -1",
+       "CyclicLR: base_lr of parameter group 0 must be non-negative, got -0.1",
+       "CyclicLR: the cycled momentum of parameter group 0: momentum must be non-negative, got -0.5"},
+      first_line);
+  CHECK(sgd.param_groups()[0].options.momentum == 0.5);  // no refused construction changed it
+  CHECK(sgd.get_lr(0) == 0.1);
+
+  // A scale_fn that turns the rate negative: the step is refused, rate and momentum stay.
+  optim::CyclicLR cyclic(
+      sgd, {0.1}, {1.0},
+      {.step_size_up = 2, .scale_fn = [](double step) { return step < 2.0 ? 1.0 : -1.0; }, .scale_mode = "iterations"});
+  cyclic.step();
+  CHECK(sgd.get_lr(0) == doctest::Approx(0.55));
+  const double lr = sgd.get_lr(0), momentum = sgd.param_groups()[0].options.momentum;
+  CHECK(error_of([&] { cyclic.step(); }).find("CyclicLR") != std::string::npos);
+  CHECK(sgd.get_lr(0) == lr);
+  CHECK(sgd.param_groups()[0].options.momentum == momentum);
 }

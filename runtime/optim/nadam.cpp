@@ -55,11 +55,12 @@ void NAdam::step_group(size_t group_index) {
                                                 : NAdamParamState{.exp_avg = detail::new_state_buffer(param, 0.0),
                                                                   .exp_avg_sq = detail::new_state_buffer(param, 0.0)};
     const int64_t step_count = state.step + 1;
+    // The group's options when a replay runs (the captured `options` reference is this call's).
     auto current = [this, group_index]() -> const NAdamOptions& { return param_groups()[group_index].options; };
     if (options.maximize) grad = grad.neg();
     if (options.weight_decay != 0.0) {
       if (options.decoupled_weight_decay) {
-        if (capturing)
+        if (capturing)  // a replay re-reads lr: the factor needs no step count, so any order of refreshes works
           set_next_attr_refresh(
               [current](Attrs& attrs) { attrs.set("value", 1.0 - current().lr * current().weight_decay); });
         Tensor(param).mul_(1.0 - options.lr * options.weight_decay);

@@ -68,7 +68,7 @@ void RAdam::step_group(size_t group_index) {
     if (options.maximize) grad = grad.neg();
     if (options.weight_decay != 0.0) {
       if (options.decoupled_weight_decay) {
-        if (capturing)
+        if (capturing)  // a replay re-reads lr: the factor needs no step count, so any order of refreshes works
           set_next_attr_refresh(
               [current](Attrs& attrs) { attrs.set("value", 1.0 - current().lr * current().weight_decay); });
         Tensor(param).mul_(1.0 - options.lr * options.weight_decay);

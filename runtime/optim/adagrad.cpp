@@ -54,6 +54,7 @@ void Adagrad::step_group(size_t group_index) {
                                   : AdagradParamState{.sum = detail::new_state_buffer(
                                                           param, options.initial_accumulator_value)};
     const int64_t step_count = state.step + 1;
+    if (options.maximize) grad = grad.neg();
     if (options.weight_decay != 0.0) grad = grad.add(param, options.weight_decay);
     state.sum.add_(grad.mul(grad));
     const Tensor direction = grad.div(state.sum.sqrt().add(options.eps));

@@ -1,5 +1,6 @@
 // optim::Adagrad: libtorch's torch::optim::Adagrad (options, state and update as in PyTorch's
 // _single_tensor_adagrad). At step t (1-based), for a parameter p with gradient g:
+//   g = -g                                       (maximize)
 //   g = g + weight_decay * p                     (weight_decay != 0)
 //   clr = lr / (1 + (t - 1) * lr_decay)
 //   sum = sum + g * g
@@ -21,6 +22,7 @@ struct AdagradOptions {
   double weight_decay = 0.0;
   double initial_accumulator_value = 0.0;  // the starting value of every element of `sum`
   double eps = 1e-10;
+  bool maximize = false;  // gradient ascent: PyTorch negates the gradient first
 
   void validate(const char* optimizer) const;
   template <typename Self, typename Visit>
@@ -30,6 +32,7 @@ struct AdagradOptions {
     visit("weight_decay", self.weight_decay);
     visit("initial_accumulator_value", self.initial_accumulator_value);
     visit("eps", self.eps);
+    visit("maximize", self.maximize);
   }
 };
 

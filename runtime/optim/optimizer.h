@@ -122,7 +122,8 @@ void check_updatable(const std::string& optimizer, const Tensor& param, size_t g
 //   template <typename Self, typename Visit> static void fields(Self&, Visit&&)
 // calling visit(name, field) for each double or bool hyperparameter.
 // ParamState: per-parameter state with the same static `fields`, calling visit(name, field, required)
-// for int64_t counters and Tensor buffers (an optional buffer may be undefined).
+// for int64_t counters, double reals (NAdam's mu_product) and Tensor buffers (an optional buffer may
+// be undefined).
 template <typename Options, typename ParamState>
 class OptimizerBase : public Optimizer {
  public:

@@ -17,12 +17,15 @@ std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBa
   Options probe_options{};
   Options::fields(probe_options, [&](const char* name, const auto&) { option_names.emplace_back(name); });
   std::vector<std::string> counter_names;
+  std::vector<std::string> real_names;  // per-parameter real numbers (NAdam's mu_product)
   std::vector<std::string> tensor_names;
   std::vector<std::string> required_names;
   ParamState probe_state{};
   ParamState::fields(probe_state, [&](const char* name, const auto& value, bool required) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, Tensor>) {
       tensor_names.emplace_back(name);
+    } else if constexpr (std::is_floating_point_v<std::decay_t<decltype(value)>>) {
+      real_names.emplace_back(name);
     } else {
       counter_names.emplace_back(name);
     }
@@ -91,6 +94,9 @@ std::vector<typename OptimizerBase<Options, ParamState>::ParamGroup> OptimizerBa
       check(!known || (std::isfinite(value) && value == std::floor(value) && value >= 0.0 &&
                        value <= 9007199254740992.0),
             "{}: load_state_dict: '{}' must be a whole number from 0 to 2^53, got {}", who, key, value);
+      const bool real = index < params.size() && listed(real_names, field);
+      check(!real || std::isfinite(value), "{}: load_state_dict: '{}' must be finite, got {}", who, key, value);
+      known = known || real;
     }
     check(known, "{}: load_state_dict: unexpected key '{}'", who, key);
   }

@@ -43,6 +43,7 @@ void RMSprop::step_group(size_t group_index) {
   const RMSpropOptions& options = param_groups()[group_index].options;
   for_each_param_with_grad(group_index, [&](const Tensor& param, Tensor grad) {
     RMSpropParamState state = ready_state(param, options);
+    if (options.maximize) grad = grad.neg();
     if (options.weight_decay != 0.0) grad = grad.add(param, options.weight_decay);
     state.square_avg.mul_(options.alpha);
     state.square_avg.add_(grad.mul(grad), 1.0 - options.alpha);

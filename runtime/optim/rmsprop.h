@@ -1,5 +1,6 @@
 // optim::RMSprop: libtorch's torch::optim::RMSprop (options, state and update as in PyTorch's
 // _single_tensor_rmsprop). At each step, for a parameter p with gradient g:
+//   g = -g                                                     (maximize)
 //   g = g + weight_decay * p                                   (weight_decay != 0)
 //   square_avg = alpha * square_avg + (1 - alpha) * g * g
 //   grad_avg   = alpha * grad_avg + (1 - alpha) * g            (centered)
@@ -23,6 +24,7 @@ struct RMSpropOptions {
   double weight_decay = 0.0;
   double momentum = 0.0;
   bool centered = false;  // normalize by the estimated variance of the gradient, not its raw second moment
+  bool maximize = false;  // gradient ascent: PyTorch negates the gradient first
 
   void validate(const char* optimizer) const;
   template <typename Self, typename Visit>
@@ -33,6 +35,7 @@ struct RMSpropOptions {
     visit("weight_decay", self.weight_decay);
     visit("momentum", self.momentum);
     visit("centered", self.centered);
+    visit("maximize", self.maximize);
   }
 };
 

@@ -1,10 +1,12 @@
-// RMSprop and Adagrad inside ember::compile: a compiled training step equals the eager one over
-// many steps (losses, parameters, state buffers, step counts and rates exactly), with one capture:
-// a learning rate changed between calls or by a scheduler stepped inside the compiled function is
-// read per replay (so are Adagrad's step count and decayed rate), never baked in. Changing another
-// hyperparameter recompiles, naming it. The update is several registry ops, which the graph fuses;
-// libember and the fused code are built without FMA contraction, so a fused group rounds each op
-// as eager does and the CPU step is bit for bit (docs/ARCHITECTURE.md, "Code generation").
+// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta inside ember::compile: a compiled training
+// step equals the eager one over many steps (losses, parameters, state buffers, step counts and
+// rates exactly), with one capture: a learning rate changed between calls or by a scheduler stepped
+// inside the compiled function is read per replay (so are step counts, bias corrections, decayed
+// rates and NAdam's mu_product), never baked in; RAdam recompiles once, where its update changes
+// form (rho_t > 5). Changing another hyperparameter recompiles, naming it. The update is several
+// registry ops, which the graph fuses; libember and the fused code are built without FMA
+// contraction, so a fused group rounds each op as eager does and the CPU step is bit for bit
+// (docs/ARCHITECTURE.md, "Code generation").
 #include <doctest/doctest.h>
 
 #include "graph/compile.h"
@@ -63,7 +65,7 @@ void check_same_training(Trainer<Optimizer>& eager, Trainer<Optimizer>& compiled
 }
 
 template <typename Optimizer>
-void train_side_by_side(const typename Optimizer::Options& options, bool lowered) {
+void train_side_by_side(const typename Optimizer::Options& options, bool lowered, size_t recompiles = 0) {
   Trainer<Optimizer> eager(5, options), compiled(5, options);
   auto train_step = ember::compile([&](const Tensor& x, const Tensor& y) { return compiled.step(x, y); },
                                    {.fullgraph = true, .lowered = lowered});
@@ -77,9 +79,9 @@ void train_side_by_side(const typename Optimizer::Options& options, bool lowered
     const Tensor expected = eager.step(x, y);
     CHECK(graph_test::max_relative_error(train_step(x, y), expected) <= kTolerance);
   }
-  CHECK(train_step.state().captures() == 1);
-  CHECK(train_step.state().replays() == 12);
-  CHECK(train_step.state().recompile_reasons().empty());
+  CHECK(train_step.state().captures() == 1 + recompiles);
+  CHECK(train_step.state().replays() == 12 - recompiles);
+  CHECK(train_step.state().recompile_reasons().size() == recompiles);
   CHECK(compiled.optimizer->get_lr(0) == eager.optimizer->get_lr(0));
   check_same_training(eager, compiled);
 }
@@ -101,6 +103,27 @@ TEST_CASE("compile: Adagrad training steps equal eager, its step count and decay
     INFO("lowered ", lowered);
     train_side_by_side<optim::Adagrad>(
         {.lr = 0.05, .lr_decay = 0.1, .weight_decay = 0.01, .initial_accumulator_value = 0.1}, lowered);
+  }
+}
+
+TEST_CASE("compile: Adamax, NAdam and Adadelta training steps equal eager, their step-dependent rates read per call") {
+  for (const bool lowered : {true, false}) {
+    INFO("lowered ", lowered);
+    train_side_by_side<optim::Adamax>({.lr = 0.01, .weight_decay = 0.01}, lowered);
+    for (const bool decoupled : {false, true}) {
+      INFO("decoupled ", decoupled);
+      train_side_by_side<optim::NAdam>({.lr = 0.01, .weight_decay = 0.01, .decoupled_weight_decay = decoupled},
+                                       lowered);
+    }
+    train_side_by_side<optim::Adadelta>({.lr = 0.5, .weight_decay = 0.01}, lowered);
+  }
+}
+
+TEST_CASE("compile: RAdam equals eager and recompiles once, when rho_t passes 5 and its update changes form") {
+  for (const bool lowered : {true, false}) {
+    INFO("lowered ", lowered);
+    train_side_by_side<optim::RAdam>({.lr = 0.01, .weight_decay = 0.01, .decoupled_weight_decay = true}, lowered,
+                                     /*recompiles=*/1);
   }
 }
 

@@ -72,7 +72,8 @@ TEST_CASE("Adagrad's state exists from construction, and parameters without grad
   CHECK(fresh.scalars.keys() ==
         std::vector<std::string>{"param_groups.0.lr", "param_groups.0.lr_decay", "param_groups.0.weight_decay",
                                  "param_groups.0.initial_accumulator_value", "param_groups.0.eps",
-                                 "param_groups.0.num_params", "state.0.step", "state.1.step"});
+                                 "param_groups.0.maximize", "param_groups.0.num_params", "state.0.step",
+                                 "state.1.step"});
   CHECK(fresh.scalars["state.1.step"] == 0.0);
   CHECK(fresh.tensors.keys() == std::vector<std::string>{"state.0.sum", "state.1.sum"});
   CHECK(values_of(fresh.tensors["state.1.sum"]) == std::vector<double>{0.25, 0.25});

@@ -81,7 +81,8 @@ TEST_CASE("RMSprop's state dict has PyTorch's keys") {
   CHECK(state.scalars.keys() ==
         std::vector<std::string>{"param_groups.0.lr", "param_groups.0.alpha", "param_groups.0.eps",
                                  "param_groups.0.weight_decay", "param_groups.0.momentum", "param_groups.0.centered",
-                                 "param_groups.0.num_params", "state.0.step", "state.1.step"});
+                                 "param_groups.0.maximize", "param_groups.0.num_params", "state.0.step",
+                                 "state.1.step"});
   CHECK(state.scalars["param_groups.0.alpha"] == 0.8);
   CHECK(state.scalars["param_groups.0.centered"] == 1.0);
   CHECK(state.scalars["state.1.step"] == 2.0);

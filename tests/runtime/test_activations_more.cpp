@@ -311,7 +311,7 @@ TEST_CASE("threshold and hardshrink compare bf16 with their numbers rounded to b
   CHECK(F::threshold(x, 0.3, -1.0).dtype() == kBFloat16);
 }
 
-TEST_CASE("rrelu in training draws one Philox slope per element in [lower, upper), which is also its gradient") {
+TEST_CASE("rrelu in training draws one Philox slope per element from lower to upper, which is also its gradient") {
   const Tensor x = leaf_of({-1.0, -2.0, -0.5, -3.0, 2.0, -4.0, -1.5, 0.0});
   manual_seed(17);
   const Tensor y = F::rrelu(x, 0.1, 0.3, true);

@@ -10,7 +10,8 @@
 // gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do (threshold
 // and hardshrink compare in the input's dtype, their numbers rounded to it, as PyTorch's; softsign and
 // tanhshrink, composites in PyTorch too, round each step to it).
-// Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's.
+// Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's,
+// and softsign and tanhshrink turn them into float32, as PyTorch's composites do.
 #pragma once
 
 #include "runtime/tensor.h"

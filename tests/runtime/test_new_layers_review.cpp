@@ -65,3 +65,29 @@ TEST_CASE("softsign and tanhshrink on bf16 and fp16 round each step as PyTorch's
   // x / 2 = 0.50390625; rounding once from float32 would give 0.5.
   CHECK(values_of(F::softsign(doubles({1.0078125}).to(kBFloat16))) == std::vector<double>{0.50390625});
 }
+
+// PyTorch's softsign and tanhshrink, being composites, take integer tensors: abs, + 1 and true
+// division (or tanh and a promoting subtraction) give float32, the default dtype. Bool is refused
+// there by abs and by bool subtraction.
+TEST_CASE("softsign and tanhshrink take integer inputs and return float32, as PyTorch's composites") {
+  const std::vector<int64_t> values = {-7, -3, 0, 1, 2, 100};
+  for (const DType dtype : {kInt64, kInt32}) {
+    INFO("dtype ", dtype);
+    const Tensor x = from_vector<int64_t>(values).to(dtype);
+    const Tensor softsign = F::softsign(x);
+    const Tensor tanhshrink = F::tanhshrink(x);
+    REQUIRE(softsign.dtype() == kFloat32);
+    REQUIRE(tanhshrink.dtype() == kFloat32);
+    const std::vector<double> softsign_values = values_of(softsign);
+    const std::vector<double> tanhshrink_values = values_of(tanhshrink);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const float value = static_cast<float>(values[i]);
+      CHECK(softsign_values[i] == value / (std::abs(value) + 1.0f));
+      const double expected = values[i] - std::tanh(static_cast<double>(values[i]));
+      CHECK(std::abs(tanhshrink_values[i] - expected) <= 1e-6 * (1.0 + std::abs(expected)));
+    }
+  }
+  const Tensor flags = from_vector<bool>({true, false});
+  CHECK_THROWS_AS(F::softsign(flags), Error);
+  CHECK_THROWS_AS(F::tanhshrink(flags), Error);
+}

@@ -42,16 +42,19 @@ Tensor logsigmoid(const Tensor& input, Where where) {
 
 Tensor softsign(const Tensor& input, Where where) {
   CallSiteScope site(where);
-  check_floating_input("softsign", input);
-  const Tensor x = to_computing_dtype(input);
-  return div(x, add(ember::abs(x), scalar_of(1.0, x))).to(input.dtype());
+  // PyTorch's is a composite of ops, so a 16-bit input rounds |x| + 1 to its dtype before the
+  // division (computing in float32 and rounding once would differ from it), and an integer input
+  // gives float32 through the true division. Its abs refuses bool.
+  check(input.dtype() != kBool, "softsign: bool inputs are not supported (shape {})", input.sizes());
+  return div(input, add(ember::abs(input), scalar_of(1.0, input)));
 }
 
 Tensor tanhshrink(const Tensor& input, Where where) {
   CallSiteScope site(where);
-  check_floating_input("tanhshrink", input);
-  const Tensor x = to_computing_dtype(input);
-  return sub(x, ember::tanh(x)).to(input.dtype());
+  // As softsign: PyTorch's composite rounds tanh(x) to a 16-bit input's dtype before subtracting,
+  // and takes integers (tanh gives float32); bool - tanh(bool) is refused there.
+  check(input.dtype() != kBool, "tanhshrink: bool inputs are not supported (shape {})", input.sizes());
+  return sub(input, ember::tanh(input));
 }
 
 Tensor glu(const Tensor& input, int64_t dim, Where where) {

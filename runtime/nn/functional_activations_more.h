@@ -8,8 +8,10 @@
 // (tools/autograd/derivatives.yaml, aten/src/ATen/native/cpu/Activation.cpp), and each side is fed
 // inputs clamped to its own range, so a side that is not taken never turns an infinity into a NaN
 // gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do (threshold
-// and hardshrink compare in the input's dtype, their numbers rounded to it, as PyTorch's).
-// Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's.
+// and hardshrink compare in the input's dtype, their numbers rounded to it, as PyTorch's; softsign and
+// tanhshrink, composites in PyTorch too, round each step to it).
+// Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's,
+// and softsign and tanhshrink turn them into float32, as PyTorch's composites do.
 #pragma once
 
 #include "runtime/tensor.h"
@@ -42,9 +44,10 @@ Tensor softmin(const Tensor& input, int64_t dim, Where where = Where::current())
 // log(sigmoid(x)) in the stable form min(x, 0) - log1p(e^-|x|): x itself far below 0, -0 far above.
 // Gradient 1 - sigmoid(x) below 0, sigmoid(-x) from 0 on (1/2 at 0).
 Tensor logsigmoid(const Tensor& input, Where where = Where::current());
-// x / (1 + |x|), PyTorch's own composite (so NaN at the infinities, as there).
+// x / (1 + |x|), PyTorch's own composite (so NaN at the infinities, as there; a 16-bit input has
+// 1 + |x| rounded to its dtype first).
 Tensor softsign(const Tensor& input, Where where = Where::current());
-// x - tanh(x), PyTorch's own composite.
+// x - tanh(x), PyTorch's own composite (a 16-bit input has tanh(x) rounded to its dtype first).
 Tensor tanhshrink(const Tensor& input, Where where = Where::current());
 // x - lambd above lambd, x + lambd below -lambd, else 0; NaN passes (PyTorch since #138421). The
 // gradient is 0 on [-lambd, lambd]. lambd must be >= 0.

@@ -143,13 +143,37 @@ bool CustomFunctionCall::opaque_to_modes(const char* stage, const tensor_list& t
   return true;
 }
 
+bool CustomFunctionCall::differentiable(const Tensor& output) const {
+  return records_ && context_.non_differentiable_.count(output.impl()) == 0 && is_floating(output.dtype());
+}
+
+void CustomFunctionCall::check_dirty(const tensor_list& outputs) const {
+  for (TensorImpl* dirty : context_.dirty_) {
+    const Tensor* returned = nullptr;
+    for (const Tensor& output : outputs)
+      if (output.impl() == dirty) returned = &output;
+    check(returned != nullptr,
+          "{}: an input marked dirty (shape {}) was not returned by forward; the inputs it modifies in place must all "
+          "be outputs of the function",
+          function_name_, dirty->sizes);
+    if (!differentiable(*returned)) continue;
+    check(!(returned->is_leaf() && returned->requires_grad()),
+          "{}: forward modified a leaf tensor that requires grad in place (mark_dirty, shape {}); a leaf that "
+          "requires grad cannot be used in an in-place operation",
+          function_name_, dirty->sizes);
+    check(!dirty->is_view,
+          "{}: forward modified a view in place (mark_dirty, shape {}); ember cannot rebase a view's base onto a "
+          "custom function's node. Modify a clone() of the view, or the base itself",
+          function_name_, dirty->sizes);
+  }
+}
+
 void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::shared_ptr<Node>& node) {
   TensorImpl* impl = output.impl();
   bool is_input = false;
   for (const Tensor& input : inputs_) is_input = is_input || input.impl() == impl;
   const bool is_dirty = context_.dirty_.count(impl) > 0;
-  const bool differentiable = node && context_.non_differentiable_.count(impl) == 0 && is_floating(output.dtype());
-  if (!differentiable) {
+  if (!differentiable(output)) {
     // As libtorch: an input returned as-is comes back as an alias, without history when it had
     // one; an output made in forward loses a requires_grad it was given there.
     if (is_input && !is_dirty) {
@@ -160,15 +184,7 @@ void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::
     return;
   }
   if (is_dirty) {
-    check(!(output.is_leaf() && output.requires_grad()),
-          "{}: forward modified a leaf tensor that requires grad in place (mark_dirty, shape {}); a leaf that "
-          "requires grad cannot be used in an in-place operation",
-          function_name_, output.sizes());
-    check(!impl->is_view,
-          "{}: forward modified a view in place (mark_dirty, shape {}); ember cannot rebase a view's base onto a "
-          "custom function's node. Modify a clone() of the view, or the base itself",
-          function_name_, output.sizes());
-    set_history(*impl, node, index);
+    set_history(*impl, node, index);  // check_dirty refused a leaf that requires grad and a view
     return;
   }
   if (is_input) output = output.detach();  // the input keeps its own history; the alias gets the node
@@ -199,17 +215,12 @@ void CustomFunctionCall::save_variables(const Node& node) {
 
 void CustomFunctionCall::finish(std::unique_ptr<CustomFunctionCall> call, tensor_list& outputs) {
   CustomFunctionCall& self = *call;
+  // Every refusal comes before any version or history changes: a dirty input given the node's
+  // history before a later output is refused would keep a node that saved nothing.
+  self.check_dirty(outputs);
   // As libtorch's get_and_bump_dirty: forward may have written a dirty input through data_ptr(),
   // which bumps no version, and a tensor saved before must still see the change.
-  for (TensorImpl* dirty : self.context_.dirty_) {
-    dirty->storage->bump_version();
-    bool returned = false;
-    for (const Tensor& output : outputs) returned = returned || output.impl() == dirty;
-    check(returned,
-          "{}: an input marked dirty (shape {}) was not returned by forward; the inputs it modifies in place must all "
-          "be outputs of the function",
-          self.function_name_, dirty->sizes);
-  }
+  for (TensorImpl* dirty : self.context_.dirty_) dirty->storage->bump_version();
   std::shared_ptr<CustomFunctionNode> node;
   if (self.records_) {
     self.output_metas_.assign(outputs.size(), TensorMeta{});

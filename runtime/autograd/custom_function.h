@@ -178,6 +178,11 @@ class CustomFunctionCall {
   bool saved_released() const { return context_.released_; }
 
  private:
+  // Whether `output` gets the node's history: the call records, and it is a floating-point tensor
+  // not marked non-differentiable.
+  bool differentiable(const Tensor& output) const;
+  // The refusals of mark_dirty (an input not returned, a leaf that requires grad, a view).
+  void check_dirty(const tensor_list& outputs) const;
   void wrap_output(Tensor& output, uint32_t index, const std::shared_ptr<Node>& node);
   void save_variables(const Node& node);
   Tensor checked_gradient(Tensor gradient, size_t argument, size_t tensor_index) const;

@@ -174,9 +174,10 @@ void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::
   for (const Tensor& input : inputs_) is_input = is_input || input.impl() == impl;
   const bool is_dirty = context_.dirty_.count(impl) > 0;
   if (!differentiable(output)) {
-    // As libtorch: an input returned as-is comes back as an alias, without history when it had
-    // one; an output made in forward loses a requires_grad it was given there.
-    if (is_input && !is_dirty) {
+    // As libtorch: an input returned as-is, or modified in place while it requires grad (under
+    // NoGradGuard), comes back as an alias without history; an output made in forward loses a
+    // requires_grad it was given there.
+    if (is_input && (!is_dirty || output.requires_grad())) {
       output = output.detach();
     } else if (output.requires_grad() && !is_input && !impl->is_view) {
       output.detach_();

@@ -192,6 +192,25 @@ struct AddOneInPlace : autograd::Function<AddOneInPlace> {
 };
 }  // namespace
 
+TEST_CASE("custom function review: an input modified in place under NoGradGuard comes back as a detached alias") {
+  // libtorch's _process_backward_mode_ad: a non-differentiable output that requires grad and is an
+  // input is returned as var.detach(), dirty or not; the leaf itself keeps requires_grad.
+  Tensor x = leaf_values(std::vector<double>{0.5, -1.0});
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = AddOneInPlace::apply(x);
+  }
+  CHECK(!y.requires_grad());
+  CHECK(y.impl() != x.impl());
+  CHECK(x.requires_grad());
+  CHECK(x.is_leaf());
+  const std::vector<double> modified = values_of(y), through_x = values_of(x);
+  CHECK(modified[0] == 1.5);
+  CHECK(modified[1] == 0.0);
+  CHECK(through_x == modified);  // the same memory
+}
+
 TEST_CASE("custom function review: a saved dirty input does not keep its node alive") {
   std::weak_ptr<autograd::Node> node;
   {

@@ -129,6 +129,11 @@ CustomFunctionCall::CustomFunctionCall(std::string function_name, Backward backw
   }
 }
 
+bool CustomFunctionCall::needs_grad(size_t tensor_index) const {
+  if (!edges_needed_[tensor_index]) return false;
+  return node_ == nullptr || edge_needed_by_backward(node_->next_edges[tensor_index]);
+}
+
 bool CustomFunctionCall::opaque_to_modes(const char* stage, const tensor_list& tensors) const {
   if (traceable_ || !dispatch_mode_active()) return false;
   // One read is enough: a capture breaks at it (fullgraph throws), compiled segments run every
@@ -234,6 +239,7 @@ void CustomFunctionCall::finish(std::unique_ptr<CustomFunctionCall> call, tensor
     std::vector<Edge> edges = std::move(self.edges_);
     node = std::make_shared<CustomFunctionNode>(static_cast<int>(outputs.size()), std::move(call));
     node->next_edges = std::move(edges);
+    self.node_ = node.get();
   }
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].defined()) self.wrap_output(outputs[i], static_cast<uint32_t>(i), node);

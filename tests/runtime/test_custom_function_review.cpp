@@ -246,3 +246,40 @@ TEST_CASE("custom function review: a refused mark_dirty leaves every input's his
   CHECK(message.find("leaf") != std::string::npos);
   CHECK(a.grad_fn() == before);
 }
+
+namespace {
+// a * b, recording what needs_input_grad said in backward.
+struct ProductNeeds : autograd::Function<ProductNeeds> {
+  static inline std::vector<bool> seen;
+  static Tensor forward(AutogradContext* ctx, const Tensor& a, const Tensor& b) {
+    ctx->save_for_backward({a, b});
+    return mul(a, b);
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
+    const tensor_list saved = ctx->get_saved_variables();
+    seen = {ctx->needs_input_grad(0), ctx->needs_input_grad(1)};
+    return {seen[0] ? mul(grad_outputs[0], saved[1]) : Tensor(), seen[1] ? mul(grad_outputs[0], saved[0]) : Tensor()};
+  }
+};
+}  // namespace
+
+TEST_CASE("custom function review: needs_input_grad inside autograd::grad is false for an input it does not ask for") {
+  // libtorch's task_should_compute_output: an edge the graph task does not execute needs no gradient.
+  Tensor a = leaf_values(std::vector<double>{0.5, -1.0});
+  Tensor b = leaf_values(std::vector<double>{2.0, 3.0});
+  Tensor y = sum(ProductNeeds::apply(a, b));
+  const Tensor grad_a = autograd::grad({y}, {a}, {}, /*retain_graph=*/true)[0];
+  CHECK(ProductNeeds::seen == std::vector<bool>{true, false});
+  CHECK(values_of(grad_a) == std::vector<double>{2.0, 3.0});  // d/da sum(a b) = b
+  const Tensor grad_b = autograd::grad({y}, {b}, {}, /*retain_graph=*/true)[0];
+  CHECK(ProductNeeds::seen == std::vector<bool>{false, true});
+  CHECK(values_of(grad_b) == std::vector<double>{0.5, -1.0});
+  // b reached through another op still counts; a full backward needs both.
+  Tensor z = sum(ProductNeeds::apply(a, mul(b, 2.0)));
+  autograd::grad({z}, {b});
+  CHECK(ProductNeeds::seen == std::vector<bool>{false, true});
+  z = sum(ProductNeeds::apply(a, mul(b, 2.0)));
+  z.backward();
+  CHECK(ProductNeeds::seen == std::vector<bool>{true, true});
+  CHECK(values_of(a.grad()) == std::vector<double>{4.0, 6.0});
+}

@@ -129,6 +129,11 @@ CustomFunctionCall::CustomFunctionCall(std::string function_name, Backward backw
   }
 }
 
+bool CustomFunctionCall::needs_grad(size_t tensor_index) const {
+  if (!edges_needed_[tensor_index]) return false;
+  return node_ == nullptr || edge_needed_by_backward(node_->next_edges[tensor_index]);
+}
+
 bool CustomFunctionCall::opaque_to_modes(const char* stage, const tensor_list& tensors) const {
   if (traceable_ || !dispatch_mode_active()) return false;
   // One read is enough: a capture breaks at it (fullgraph throws), compiled segments run every
@@ -143,16 +148,41 @@ bool CustomFunctionCall::opaque_to_modes(const char* stage, const tensor_list& t
   return true;
 }
 
+bool CustomFunctionCall::differentiable(const Tensor& output) const {
+  return records_ && context_.non_differentiable_.count(output.impl()) == 0 && is_floating(output.dtype());
+}
+
+void CustomFunctionCall::check_dirty(const tensor_list& outputs) const {
+  for (TensorImpl* dirty : context_.dirty_) {
+    const Tensor* returned = nullptr;
+    for (const Tensor& output : outputs)
+      if (output.impl() == dirty) returned = &output;
+    check(returned != nullptr,
+          "{}: an input marked dirty (shape {}) was not returned by forward; the inputs it modifies in place must all "
+          "be outputs of the function",
+          function_name_, dirty->sizes);
+    if (!differentiable(*returned)) continue;
+    check(!(returned->is_leaf() && returned->requires_grad()),
+          "{}: forward modified a leaf tensor that requires grad in place (mark_dirty, shape {}); a leaf that "
+          "requires grad cannot be used in an in-place operation",
+          function_name_, dirty->sizes);
+    check(!dirty->is_view,
+          "{}: forward modified a view in place (mark_dirty, shape {}); ember cannot rebase a view's base onto a "
+          "custom function's node. Modify a clone() of the view, or the base itself",
+          function_name_, dirty->sizes);
+  }
+}
+
 void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::shared_ptr<Node>& node) {
   TensorImpl* impl = output.impl();
   bool is_input = false;
   for (const Tensor& input : inputs_) is_input = is_input || input.impl() == impl;
   const bool is_dirty = context_.dirty_.count(impl) > 0;
-  const bool differentiable = node && context_.non_differentiable_.count(impl) == 0 && is_floating(output.dtype());
-  if (!differentiable) {
-    // As libtorch: an input returned as-is comes back as an alias, without history when it had
-    // one; an output made in forward loses a requires_grad it was given there.
-    if (is_input && !is_dirty) {
+  if (!differentiable(output)) {
+    // As libtorch: an input returned as-is, or modified in place while it requires grad (under
+    // NoGradGuard), comes back as an alias without history; an output made in forward loses a
+    // requires_grad it was given there.
+    if (is_input && (!is_dirty || output.requires_grad())) {
       output = output.detach();
     } else if (output.requires_grad() && !is_input && !impl->is_view) {
       output.detach_();
@@ -160,15 +190,7 @@ void CustomFunctionCall::wrap_output(Tensor& output, uint32_t index, const std::
     return;
   }
   if (is_dirty) {
-    check(!(output.is_leaf() && output.requires_grad()),
-          "{}: forward modified a leaf tensor that requires grad in place (mark_dirty, shape {}); a leaf that "
-          "requires grad cannot be used in an in-place operation",
-          function_name_, output.sizes());
-    check(!impl->is_view,
-          "{}: forward modified a view in place (mark_dirty, shape {}); ember cannot rebase a view's base onto a "
-          "custom function's node. Modify a clone() of the view, or the base itself",
-          function_name_, output.sizes());
-    set_history(*impl, node, index);
+    set_history(*impl, node, index);  // check_dirty refused a leaf that requires grad and a view
     return;
   }
   if (is_input) output = output.detach();  // the input keeps its own history; the alias gets the node
@@ -199,17 +221,12 @@ void CustomFunctionCall::save_variables(const Node& node) {
 
 void CustomFunctionCall::finish(std::unique_ptr<CustomFunctionCall> call, tensor_list& outputs) {
   CustomFunctionCall& self = *call;
+  // Every refusal comes before any version or history changes: a dirty input given the node's
+  // history before a later output is refused would keep a node that saved nothing.
+  self.check_dirty(outputs);
   // As libtorch's get_and_bump_dirty: forward may have written a dirty input through data_ptr(),
   // which bumps no version, and a tensor saved before must still see the change.
-  for (TensorImpl* dirty : self.context_.dirty_) {
-    dirty->storage->bump_version();
-    bool returned = false;
-    for (const Tensor& output : outputs) returned = returned || output.impl() == dirty;
-    check(returned,
-          "{}: an input marked dirty (shape {}) was not returned by forward; the inputs it modifies in place must all "
-          "be outputs of the function",
-          self.function_name_, dirty->sizes);
-  }
+  for (TensorImpl* dirty : self.context_.dirty_) dirty->storage->bump_version();
   std::shared_ptr<CustomFunctionNode> node;
   if (self.records_) {
     self.output_metas_.assign(outputs.size(), TensorMeta{});
@@ -222,6 +239,7 @@ void CustomFunctionCall::finish(std::unique_ptr<CustomFunctionCall> call, tensor
     std::vector<Edge> edges = std::move(self.edges_);
     node = std::make_shared<CustomFunctionNode>(static_cast<int>(outputs.size()), std::move(call));
     node->next_edges = std::move(edges);
+    self.node_ = node.get();
   }
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].defined()) self.wrap_output(outputs[i], static_cast<uint32_t>(i), node);

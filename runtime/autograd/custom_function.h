@@ -121,7 +121,8 @@ struct AutogradContext {
   // shape; false: as an undefined Tensor.
   void set_materialize_grads(bool value) { materialize_grads_ = value; }
   // Whether tensor input i (counting tensor arguments only, as libtorch's edges) needs a
-  // gradient; backward may skip computing the others. Valid in forward and backward.
+  // gradient; backward may skip computing the others. Valid in forward and backward; inside an
+  // autograd::grad, false for an input whose gradient leads to none of grad's inputs (libtorch).
   bool needs_input_grad(size_t tensor_index) const;
 
  private:
@@ -165,7 +166,9 @@ class CustomFunctionCall {
   bool opaque_to_modes(const char* stage, const tensor_list& tensors) const;
   bool opaque_to_modes(const char* stage) const { return opaque_to_modes(stage, inputs_); }
   size_t num_tensor_inputs() const { return input_metas_.size(); }
-  bool needs_grad(size_t tensor_index) const { return edges_needed_[tensor_index]; }
+  // Whether tensor input `tensor_index` gets a gradient: it requires grad and, inside backward, the
+  // running pass sends one through its edge (autograd::grad runs only what leads to its inputs).
+  bool needs_grad(size_t tensor_index) const;
 
   // After forward: the outputs get their history (an input returned as-is comes back as an alias
   // that gets it), dirty inputs a version bump, and the saved tensors are kept. When the call
@@ -178,6 +181,11 @@ class CustomFunctionCall {
   bool saved_released() const { return context_.released_; }
 
  private:
+  // Whether `output` gets the node's history: the call records, and it is a floating-point tensor
+  // not marked non-differentiable.
+  bool differentiable(const Tensor& output) const;
+  // The refusals of mark_dirty (an input not returned, a leaf that requires grad, a view).
+  void check_dirty(const tensor_list& outputs) const;
   void wrap_output(Tensor& output, uint32_t index, const std::shared_ptr<Node>& node);
   void save_variables(const Node& node);
   Tensor checked_gradient(Tensor gradient, size_t argument, size_t tensor_index) const;
@@ -194,6 +202,7 @@ class CustomFunctionCall {
   std::vector<bool> output_defined_;
   bool records_ = false;
   bool traceable_ = false;
+  const Node* node_ = nullptr;  // the node that owns this call, once finish() made it
 };
 
 // The node a recording call makes; its apply() runs the function's backward.

@@ -38,6 +38,21 @@ struct NodeTask {
 };
 using Tasks = std::unordered_map<Node*, NodeTask>;
 
+// The nodes of the autograd::grad or backward(inputs) pass running on this thread, null in a full
+// backward: edge_needed_by_backward reads which of them the pass runs.
+thread_local const Tasks* selective_tasks = nullptr;
+
+class PublishedTasks {
+ public:
+  explicit PublishedTasks(const Tasks* tasks) : previous_(std::exchange(selective_tasks, tasks)) {}
+  ~PublishedTasks() { selective_tasks = previous_; }
+  PublishedTasks(const PublishedTasks&) = delete;
+  PublishedTasks& operator=(const PublishedTasks&) = delete;
+
+ private:
+  const Tasks* previous_;
+};
+
 // How one backward pass runs.
 struct Pass {
   bool retain_graph = false;
@@ -178,6 +193,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_r
   count_dependencies(tasks, root_nodes, pass);
   const bool selective = pass.inputs != nullptr;
   if (selective) mark_needed(tasks, root_nodes, *pass.inputs, /*run_inputs=*/pass.captured == nullptr);
+  const PublishedTasks published(selective ? &tasks : nullptr);  // a nested backward publishes its own
   std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
   for (Node* root : root_nodes)
     if (tasks[root].dependencies == 0 && (!selective || tasks[root].visited())) ready.push(root);
@@ -249,5 +265,12 @@ void run_backward_until(const std::vector<Tensor>& roots, const std::vector<Tens
 }
 
 const Node* node_creating_graph() { return creating_graph; }
+
+bool edge_needed_by_backward(const Edge& edge) {
+  if (!edge.node) return false;
+  if (selective_tasks == nullptr) return true;
+  const auto found = selective_tasks->find(edge.node.get());
+  return found != selective_tasks->end() && found->second.visited();
+}
 
 }  // namespace ember::autograd

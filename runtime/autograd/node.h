@@ -176,6 +176,11 @@ void run_backward_into(const std::vector<Tensor>& roots, const std::vector<Tenso
 // The dispatcher reads it to refuse an op without a backward rule there (see refuse_constant_use).
 const Node* node_creating_graph();
 
+// Whether the backward pass running on this thread sends a gradient through `edge`: false for a
+// null edge, and in autograd::grad or backward(inputs) for one leading to none of the inputs
+// (libtorch's task_should_compute_output); true elsewhere.
+bool edge_needed_by_backward(const Edge& edge);
+
 // The sequence number the next node will get: every node made later has one at least as large.
 uint64_t next_sequence_nr();
 

@@ -31,6 +31,7 @@
 // fullgraph), and compiled segments run it on filled memory (see Function::is_traceable).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -140,7 +141,8 @@ struct AutogradContext {
   std::unordered_set<TensorImpl*> dirty_;
   std::unordered_set<const TensorImpl*> non_differentiable_;
   bool materialize_grads_ = true;
-  bool released_ = false;
+  // Atomic: the node's saved_released() reads it without the node's lock, which release_saved holds.
+  std::atomic<bool> released_{false};
   // Set while a create_graph backward runs: saved tensors come back with their history.
   const std::shared_ptr<Node>* unpack_self_ = nullptr;
 };

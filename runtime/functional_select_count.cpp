@@ -1,5 +1,6 @@
 // bincount, histc, searchsorted and bucketize (runtime/functional_select.h): counts and bucket indices
 // computed on the host from values read through host_values, in PyTorch's CPU kernels' arithmetic.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -89,12 +90,19 @@ Tensor histc(const Tensor& a, int64_t bins, double min, double max, Where where)
     const auto round = [](C value) { return static_cast<C>(static_cast<T>(value)); };
     const C left = round(static_cast<C>(low)), right = round(static_cast<C>(high));
     const C width = round(right - left), scale = round(static_cast<C>(bins));
+    // A range narrower than the dtype resolves has no bins to tell apart (PyTorch divides by 0 there).
+    check(width > 0, "histc: the range [{}, {}] collapses to one {} value", low, high, a.dtype());
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
     for (const T value : values) {
       const C x = static_cast<C>(value);
       if (!(x >= left && x <= right)) continue;  // outside the range, or NaN
-      int64_t bin = static_cast<int64_t>(round(round(round(x - left) * scale) / width));
-      if (bin == bins) bin -= 1;  // the last bin holds its right edge too
+      C step = round(round(round(x - left) * scale) / width);
+      // A 16-bit (x - left) * bins or width past the dtype's largest value rounds to inf, which
+      // PyTorch casts to an index (undefined); the step unrounded keeps the element in its bin.
+      if (!std::isfinite(static_cast<double>(step)) || !std::isfinite(static_cast<double>(width))) {
+        step = (x - left) * scale / (right - left);
+      }
+      int64_t bin = std::min(static_cast<int64_t>(step), bins - 1);  // the last bin holds its right edge too
       ++counts[bin];
     }
     std::vector<T> result(counts.begin(), counts.end());  // each count rounded once to the dtype

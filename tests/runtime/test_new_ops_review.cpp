@@ -1,0 +1,50 @@
+// Review of the new shape, einsum and select ops against PyTorch 2.x: the edge cases their own tests
+// (test_shape_more, test_einsum, test_select_ops) leave out, each checked against a reference computed here.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "error_of.h"
+#include "finite_difference.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::error_of;
+using ember::testing::values_of;
+
+TEST_CASE("histc: a float16 step past 65504 still bins each element inside [min, max]") {
+  // (x - min) * bins rounded to float16 overflows to inf for x - min > 655: PyTorch's kernel then
+  // casts inf to int64 (undefined) and indexes its histogram with it. Here each element lands in
+  // the bin floor((x - min) * bins / (max - min)) a float64 computation gives, the top edge in the last.
+  // 250 * 100 = 25000 is within float16 (rounded to 24992: still bin 12); the others overflow.
+  const std::vector<double> data{0.0, 250.0, 1000.0, 1999.0, 2000.0};
+  const Tensor a = from_vector<double>(data, Dims{5}, TensorOptions{.dtype = kFloat64}).to(kFloat16);
+  const int64_t bins = 100;
+  std::vector<double> expected(bins, 0.0);
+  for (const double x : data)
+    expected[std::min<int64_t>(static_cast<int64_t>(std::floor(x * bins / 2000.0)), bins - 1)] += 1;
+  const Tensor counts = histc(a, bins, 0.0, 2000.0);
+  CHECK(counts.dtype() == kFloat16);
+  CHECK(values_of(counts.to(kFloat64)) == expected);
+  // A range wider than 65504 makes max - min itself inf in float16.
+  const std::vector<double> wide_data{-40000.0, -20000.0, 0.0, 39000.0};
+  const Tensor wide = from_vector<double>(wide_data, Dims{4}, TensorOptions{.dtype = kFloat64}).to(kFloat16);
+  std::vector<double> wide_expected(4, 0.0);
+  for (const double x : wide_data) wide_expected[static_cast<int64_t>(std::floor((x + 40000.0) * 4 / 80000.0))] += 1;
+  CHECK(values_of(histc(wide, 4, -40000.0, 40000.0).to(kFloat64)) == wide_expected);
+}
+
+TEST_CASE("histc: a range that rounds to one value of the dtype is refused, not divided by") {
+  // 1e8 - 1 and 1e8 + 1 (the widened range of constant data) are both 1e8 in float32: PyTorch's
+  // kernel computes 0 / 0 and casts the NaN to an index. float64 tells them apart.
+  const Tensor constant = full({3}, 1e8, TensorOptions{.dtype = kFloat32});
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { histc(constant, 4); });
+  INFO(message);
+  CHECK(message.find("histc") != std::string::npos);
+  CHECK(ember::testing::names_line(message, line));
+  const Tensor wide = histc(constant.to(kFloat64), 4);
+  CHECK(values_of(wide) == std::vector<double>{0.0, 0.0, 3.0, 0.0});
+}

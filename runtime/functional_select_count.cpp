@@ -44,6 +44,9 @@ Tensor bincount(const Tensor& a, const Tensor& weights, int64_t minlength, Where
   int64_t largest = 0;
   for (const int64_t value : values) {
     check(value >= 0, "bincount: expected a 1-D input of non-negative integers, got the value {}", value);
+    // Its count sits at index value, in a result of value + 1 bins: that length must fit int64.
+    check(value < std::numeric_limits<int64_t>::max(),
+          "bincount: the value {} would need {} + 1 bins, more than an int64 counts", value, value);
     largest = std::max(largest, value);
   }
   const int64_t bins = std::max(largest + 1, minlength);

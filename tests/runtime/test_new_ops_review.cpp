@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,4 +48,17 @@ TEST_CASE("histc: a range that rounds to one value of the dtype is refused, not 
   CHECK(ember::testing::names_line(message, line));
   const Tensor wide = histc(constant.to(kFloat64), 4);
   CHECK(values_of(wide) == std::vector<double>{0.0, 0.0, 3.0, 0.0});
+}
+
+TEST_CASE("bincount: a value of INT64_MAX, whose count would need INT64_MAX + 1 bins, is refused") {
+  // max + 1 overflowed to INT64_MIN, so the counts got max(INT64_MIN, minlength) = 0 bins and the
+  // value was counted past their end (a heap overwrite). PyTorch's max + 1 overflows the same way.
+  const Tensor largest =
+      from_vector<int64_t>({0, std::numeric_limits<int64_t>::max()}, Dims{2}, TensorOptions{.dtype = kInt64});
+  const int line = __LINE__ + 1;
+  const std::string message = error_of([&] { bincount(largest); });
+  INFO(message);
+  CHECK(message.find("bincount") != std::string::npos);
+  CHECK(message.find(std::to_string(std::numeric_limits<int64_t>::max())) != std::string::npos);
+  CHECK(ember::testing::names_line(message, line));
 }

@@ -62,3 +62,27 @@ TEST_CASE("bincount: a value of INT64_MAX, whose count would need INT64_MAX + 1 
   CHECK(message.find(std::to_string(std::numeric_limits<int64_t>::max())) != std::string::npos);
   CHECK(ember::testing::names_line(message, line));
 }
+
+TEST_CASE("diag, diag_embed, diagflat: an offset whose matrix side n + |offset| overflows int64 is refused by name") {
+  // n + |offset| (and |INT64_MIN| itself) overflowed: undefined, then a refusal from pad or the
+  // allocator that names neither the function nor its offset. PyTorch computes the same sum.
+  const int64_t largest = std::numeric_limits<int64_t>::max(), smallest = std::numeric_limits<int64_t>::min();
+  const Tensor vector = ones({2});
+  const auto expect_refusal = [](const std::string& message, const std::string& function, int64_t offset, int line) {
+    INFO(message);
+    CHECK(message.rfind(function + ":", 0) == 0);
+    CHECK(message.find(std::to_string(offset)) != std::string::npos);
+    CHECK(ember::testing::names_line(message, line));
+  };
+  int line = __LINE__ + 1;
+  expect_refusal(error_of([&] { diag(vector, largest); }), "diag", largest, line);
+  line = __LINE__ + 1;
+  expect_refusal(error_of([&] { diag(vector, smallest); }), "diag", smallest, line);
+  line = __LINE__ + 1;
+  expect_refusal(error_of([&] { diag_embed(vector, smallest); }), "diag_embed", smallest, line);
+  line = __LINE__ + 1;
+  expect_refusal(error_of([&] { diagflat(vector, largest - 1); }), "diagflat", largest - 1, line);
+  // A matrix's diagonal that far off lies outside it: empty, as PyTorch's.
+  CHECK(diag(ones({2, 3}), smallest).numel() == 0);
+  CHECK(diag(ones({2, 3}), largest).numel() == 0);
+}

@@ -99,13 +99,17 @@ Tensor histc(const Tensor& a, int64_t bins, double min, double max, Where where)
     for (const T value : values) {
       const C x = static_cast<C>(value);
       if (!(x >= left && x <= right)) continue;  // outside the range, or NaN
-      C step = round(round(round(x - left) * scale) / width);
-      // A 16-bit (x - left) * bins or width past the dtype's largest value rounds to inf, which
-      // PyTorch casts to an index (undefined); the step unrounded keeps the element in its bin.
-      if (!std::isfinite(static_cast<double>(step)) || !std::isfinite(static_cast<double>(width))) {
-        step = (x - left) * scale / (right - left);
+      double step = static_cast<double>(round(round(round(x - left) * scale) / width));
+      // That step overflows to inf where (x - left) * bins passes the dtype's largest value (soon in
+      // float16; near the limits in float32 and float64), as may x - left and the width themselves.
+      // PyTorch then casts inf or NaN to an index (undefined); here it is the element's fraction of
+      // the range times bins, in double over halved values, which cannot overflow.
+      if (!std::isfinite(step) || !std::isfinite(static_cast<double>(width))) {
+        const double offset = static_cast<double>(x) / 2 - static_cast<double>(left) / 2;
+        const double span = static_cast<double>(right) / 2 - static_cast<double>(left) / 2;
+        step = span > 0 ? offset / span * static_cast<double>(bins) : 0.0;
       }
-      int64_t bin = std::min(static_cast<int64_t>(step), bins - 1);  // the last bin holds its right edge too
+      const int64_t bin = std::min(static_cast<int64_t>(step), bins - 1);  // the last bin holds its right edge too
       ++counts[bin];
     }
     std::vector<T> result(counts.begin(), counts.end());  // each count rounded once to the dtype

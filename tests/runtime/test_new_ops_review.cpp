@@ -37,6 +37,37 @@ TEST_CASE("histc: a float16 step past 65504 still bins each element inside [min,
   CHECK(values_of(histc(wide, 4, -40000.0, 40000.0).to(kFloat64)) == wide_expected);
 }
 
+TEST_CASE("histc: float32 and float64 steps past the dtype's largest value still bin each element") {
+  // (x - min) * bins overflows float32 for x - min > 3.4e38 / bins, and x - min itself for a range
+  // wider than 3.4e38 (float64: 1.8e308): the step was inf or NaN, cast to an index. The reference
+  // is floor((x - min) / (max - min) * bins) in float64 (long double for the float64 input).
+  const auto expected_bins = [](const std::vector<long double>& data, long double low, long double high, int64_t bins) {
+    std::vector<double> counts(static_cast<size_t>(bins), 0.0);
+    for (const long double x : data) {
+      const auto bin = static_cast<int64_t>(std::floor((x - low) / (high - low) * bins));
+      counts[static_cast<size_t>(std::min(bin, bins - 1))] += 1;
+    }
+    return counts;
+  };
+  const std::vector<double> narrow_data{0.0, 3.05e37, 1.55e38, 3e38};
+  const Tensor narrow = from_vector<double>(narrow_data, Dims{4}, TensorOptions{.dtype = kFloat64}).to(kFloat32);
+  std::vector<long double> narrow_rounded;
+  for (const double x : values_of(narrow)) narrow_rounded.push_back(x);
+  const auto narrow_edge = static_cast<long double>(static_cast<float>(3e38));
+  CHECK(values_of(histc(narrow, 100, 0.0, 3e38).to(kFloat64)) == expected_bins(narrow_rounded, 0.0L, narrow_edge, 100));
+  const std::vector<double> wide_data{-3e38, -1e38, 0.0, 2e38, 3e38};
+  const Tensor wide = from_vector<double>(wide_data, Dims{5}, TensorOptions{.dtype = kFloat64}).to(kFloat32);
+  std::vector<long double> wide_rounded;
+  for (const double x : values_of(wide)) wide_rounded.push_back(x);
+  CHECK(values_of(histc(wide, 4, -3e38, 3e38).to(kFloat64)) ==
+        expected_bins(wide_rounded, -narrow_edge, narrow_edge, 4));
+  const std::vector<double> double_data{-1.5e308, -1e308, 0.0, 1.2e308, 1.5e308};
+  const Tensor doubles = from_vector<double>(double_data, Dims{5}, TensorOptions{.dtype = kFloat64});
+  const std::vector<long double> double_wide(double_data.begin(), double_data.end());
+  CHECK(values_of(histc(doubles, 4, -1.5e308, 1.5e308)) ==
+        expected_bins(double_wide, double_wide.front(), double_wide.back(), 4));
+}
+
 TEST_CASE("histc: a range that rounds to one value of the dtype is refused, not divided by") {
   // 1e8 - 1 and 1e8 + 1 (the widened range of constant data) are both 1e8 in float32: PyTorch's
   // kernel computes 0 / 0 and casts the NaN to an index. float64 tells them apart.

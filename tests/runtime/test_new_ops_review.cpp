@@ -2,6 +2,7 @@
 // (test_shape_more, test_einsum, test_select_ops) leave out, each checked against a reference computed here.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -49,18 +50,19 @@ TEST_CASE("histc: float32 and float64 steps past the dtype's largest value still
     }
     return counts;
   };
-  const std::vector<double> narrow_data{0.0, 3.05e37, 1.55e38, 3e38};
-  const Tensor narrow = from_vector<double>(narrow_data, Dims{4}, TensorOptions{.dtype = kFloat64}).to(kFloat32);
-  std::vector<long double> narrow_rounded;
-  for (const double x : values_of(narrow)) narrow_rounded.push_back(x);
-  const auto narrow_edge = static_cast<long double>(static_cast<float>(3e38));
-  CHECK(values_of(histc(narrow, 100, 0.0, 3e38).to(kFloat64)) == expected_bins(narrow_rounded, 0.0L, narrow_edge, 100));
+  const std::vector<double> near_limit_data{0.0, 3.05e37, 1.55e38, 3e38};
+  const Tensor near_limit =
+      from_vector<double>(near_limit_data, Dims{4}, TensorOptions{.dtype = kFloat64}).to(kFloat32);
+  std::vector<long double> near_limit_rounded;
+  for (const double x : values_of(near_limit)) near_limit_rounded.push_back(x);
+  const auto float_edge = static_cast<long double>(static_cast<float>(3e38));
+  CHECK(values_of(histc(near_limit, 100, 0.0, 3e38).to(kFloat64)) ==
+        expected_bins(near_limit_rounded, 0.0L, float_edge, 100));
   const std::vector<double> wide_data{-3e38, -1e38, 0.0, 2e38, 3e38};
   const Tensor wide = from_vector<double>(wide_data, Dims{5}, TensorOptions{.dtype = kFloat64}).to(kFloat32);
   std::vector<long double> wide_rounded;
   for (const double x : values_of(wide)) wide_rounded.push_back(x);
-  CHECK(values_of(histc(wide, 4, -3e38, 3e38).to(kFloat64)) ==
-        expected_bins(wide_rounded, -narrow_edge, narrow_edge, 4));
+  CHECK(values_of(histc(wide, 4, -3e38, 3e38).to(kFloat64)) == expected_bins(wide_rounded, -float_edge, float_edge, 4));
   const std::vector<double> double_data{-1.5e308, -1e308, 0.0, 1.2e308, 1.5e308};
   const Tensor doubles = from_vector<double>(double_data, Dims{5}, TensorOptions{.dtype = kFloat64});
   const std::vector<long double> double_wide(double_data.begin(), double_data.end());

@@ -119,3 +119,30 @@ TEST_CASE("diag, diag_embed, diagflat: an offset whose matrix side n + |offset| 
   CHECK(diag(ones({2, 3}), smallest).numel() == 0);
   CHECK(diag(ones({2, 3}), largest).numel() == 0);
 }
+
+TEST_CASE("tensordot: a size-1 dim contracted against a longer one keeps an int32 operand int32") {
+  // The longer dim is summed first (it broadcasts against the 1); sum widens int32 to int64, and mm then
+  // refused the int32/int64 pair. PyTorch sums with the operand's dtype (t.sum(dim, true, t.scalar_type())).
+  const TensorOptions int32{.dtype = kInt32};
+  const std::vector<int32_t> a_values{1, -2, 3};                                    // a [1, 3]
+  const std::vector<int32_t> b_values{4, 5, -6, 7, 8, 9, -10, 11, 12, 13, 14, 15};  // b [4, 3]
+  const Tensor a = from_vector<int32_t>(a_values, Dims{1, 3}, int32);
+  const Tensor b = from_vector<int32_t>(b_values, Dims{4, 3}, int32);
+  // result[i, j] = sum over k of a[0, i] * b[k, j] (a's dim 0, of size 1, meets b's dim 0, of size 4).
+  std::vector<double> expected;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double total = 0;
+      for (int k = 0; k < 4; ++k) total += a_values[i] * b_values[k * 3 + j];
+      expected.push_back(total);
+    }
+  }
+  const Tensor ab = tensordot(a, b, Dims{0}, Dims{0});
+  CHECK(ab.dtype() == kInt32);
+  CHECK(ab.sizes() == Dims{3, 3});
+  CHECK(values_of(ab.to(kFloat64)) == expected);
+  // The other way round: b's dim 0 summed against a's size-1 dim 0; result[j, i] holds the same sums.
+  const Tensor ba = tensordot(b, a, Dims{0}, Dims{0});
+  CHECK(ba.dtype() == kInt32);
+  CHECK(values_of(ba.t().contiguous().to(kFloat64)) == expected);
+}

@@ -66,7 +66,9 @@ Tensor bincount(const Tensor& a, const Tensor& weights = {}, int64_t minlength =
 // lands in the last bin. An element's bin is (x - min) * bins / (max - min), truncated, computed as
 // PyTorch's kernel does, in a's dtype: min and max rounded to it, and for 16-bit inputs each step
 // too. Counts are exact, then rounded once to a's dtype (PyTorch adds ones in that dtype, which
-// stalls past 2048 in float16).
+// stalls past 2048 in float16). Where PyTorch's arithmetic is undefined, this differs: a step
+// that overflows to inf is taken as the fraction of the range in double, and a range that rounds to
+// one value of a's dtype is refused.
 Tensor histc(const Tensor& a, int64_t bins = 100, double min = 0.0, double max = 0.0, Where where = Where::current());
 // torch.searchsorted: for each of `values`, the index where it would be inserted in the innermost
 // dim of `sorted_sequence` to keep it sorted: the first index whose element is >= the value (left),

@@ -1,5 +1,6 @@
 // bincount, histc, searchsorted and bucketize (runtime/functional_select.h): counts and bucket indices
 // computed on the host from values read through host_values, in PyTorch's CPU kernels' arithmetic.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -43,6 +44,9 @@ Tensor bincount(const Tensor& a, const Tensor& weights, int64_t minlength, Where
   int64_t largest = 0;
   for (const int64_t value : values) {
     check(value >= 0, "bincount: expected a 1-D input of non-negative integers, got the value {}", value);
+    // Its count sits at index value, in a result of value + 1 bins: that length must fit int64.
+    check(value < std::numeric_limits<int64_t>::max(),
+          "bincount: the value {} would need {} + 1 bins, more than an int64 counts", value, value);
     largest = std::max(largest, value);
   }
   const int64_t bins = std::max(largest + 1, minlength);
@@ -89,12 +93,23 @@ Tensor histc(const Tensor& a, int64_t bins, double min, double max, Where where)
     const auto round = [](C value) { return static_cast<C>(static_cast<T>(value)); };
     const C left = round(static_cast<C>(low)), right = round(static_cast<C>(high));
     const C width = round(right - left), scale = round(static_cast<C>(bins));
+    // A range narrower than the dtype resolves has no bins to tell apart (PyTorch divides by 0 there).
+    check(width > 0, "histc: the range [{}, {}] collapses to one {} value", low, high, a.dtype());
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
     for (const T value : values) {
       const C x = static_cast<C>(value);
       if (!(x >= left && x <= right)) continue;  // outside the range, or NaN
-      int64_t bin = static_cast<int64_t>(round(round(round(x - left) * scale) / width));
-      if (bin == bins) bin -= 1;  // the last bin holds its right edge too
+      double step = static_cast<double>(round(round(round(x - left) * scale) / width));
+      // That step overflows to inf where (x - left) * bins passes the dtype's largest value (soon in
+      // float16; near the limits in float32 and float64), as may x - left and the width themselves.
+      // PyTorch then casts inf or NaN to an index (undefined); here it is the element's fraction of
+      // the range times bins, in double over halved values, which cannot overflow.
+      if (!std::isfinite(step) || !std::isfinite(static_cast<double>(width))) {
+        const double offset = static_cast<double>(x) / 2 - static_cast<double>(left) / 2;
+        const double span = static_cast<double>(right) / 2 - static_cast<double>(left) / 2;
+        step = span > 0 ? offset / span * static_cast<double>(bins) : 0.0;
+      }
+      const int64_t bin = std::min(static_cast<int64_t>(step), bins - 1);  // the last bin holds its right edge too
       ++counts[bin];
     }
     std::vector<T> result(counts.begin(), counts.end());  // each count rounded once to the dtype

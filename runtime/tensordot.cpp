@@ -28,11 +28,12 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dim
     wrapped_b.push_back(dim_b);
     const int64_t size_a = a.sizes()[dim_a];
     const int64_t size_b = b.sizes()[dim_b];
-    // A size-1 dim broadcasts against the other: the other tensor is summed along it right away.
+    // A size-1 dim broadcasts against the other: the other tensor is summed along it right away, in
+    // its own dtype as PyTorch's (sum widens integers to int64, which mm would refuse beside int32).
     if (size_b == 1) {
-      left = left.sum({dim_a}, true);
+      left = left.sum({dim_a}, true).to(a.dtype());
     } else if (size_a == 1) {
-      right = right.sum({dim_b}, true);
+      right = right.sum({dim_b}, true).to(b.dtype());
     } else {
       check(size_a == size_b,
             "tensordot: contracted dims differ in size: dim {} of a has {}, dim {} of b has {} (shapes {} and {})",

@@ -19,11 +19,7 @@ Adadelta::Adadelta(std::vector<Tensor> params, AdadeltaOptions options, Where wh
     : OptimizerBase("Adadelta", std::move(params), options, where) {}
 
 Tensor Adadelta::step_impl(const LossClosure& closure) {
-  Tensor loss = detail::run_closure(closure);
-  NoGradGuard no_grad;
-  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
-  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
-  return loss;
+  return step_groups(closure, [this](size_t group_index) { step_group(group_index); });
 }
 
 void Adadelta::step_group(size_t group_index) {

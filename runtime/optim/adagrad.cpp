@@ -36,11 +36,7 @@ void Adagrad::init_state(size_t group_index) {
 }
 
 Tensor Adagrad::step_impl(const LossClosure& closure) {
-  Tensor loss = detail::run_closure(closure);
-  NoGradGuard no_grad;
-  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
-  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
-  return loss;
+  return step_groups(closure, [this](size_t group_index) { step_group(group_index); });
 }
 
 void Adagrad::step_group(size_t group_index) {

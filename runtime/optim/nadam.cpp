@@ -24,13 +24,7 @@ double exp_avg_rate(const NAdamOptions& options, int64_t step, double mu_product
 }  // namespace
 
 void NAdamOptions::validate(const char* optimizer) const {
-  // PyTorch's checks and wording ("Invalid learning rate: -1"); `not 0.0 <= x` refuses NaN too.
-  check(lr >= 0.0, "{}: Invalid learning rate: {}", optimizer, lr);
-  check(eps >= 0.0, "{}: Invalid epsilon value: {}", optimizer, eps);
-  check(betas.first >= 0.0 && betas.first < 1.0, "{}: Invalid beta parameter at index 0: {}", optimizer, betas.first);
-  check(betas.second >= 0.0 && betas.second < 1.0, "{}: Invalid beta parameter at index 1: {}", optimizer,
-        betas.second);
-  check(weight_decay >= 0.0, "{}: Invalid weight_decay value: {}", optimizer, weight_decay);
+  detail::check_adam_like_options(optimizer, lr, eps, betas, weight_decay);  // PyTorch's checks and wording
   check(momentum_decay >= 0.0, "{}: Invalid momentum_decay value: {}", optimizer, momentum_decay);
 }
 
@@ -38,11 +32,7 @@ NAdam::NAdam(std::vector<Tensor> params, NAdamOptions options, Where where)
     : OptimizerBase("NAdam", std::move(params), options, where) {}
 
 Tensor NAdam::step_impl(const LossClosure& closure) {
-  Tensor loss = detail::run_closure(closure);
-  NoGradGuard no_grad;
-  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
-  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
-  return loss;
+  return step_groups(closure, [this](size_t group_index) { step_group(group_index); });
 }
 
 void NAdam::step_group(size_t group_index) {

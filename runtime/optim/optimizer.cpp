@@ -59,6 +59,16 @@ Tensor run_closure(const LossClosure& closure) {
   return closure();
 }
 
+void check_adam_like_options(const char* optimizer, double lr, double eps, std::pair<double, double> betas,
+                             double weight_decay) {
+  check(lr >= 0.0, "{}: Invalid learning rate: {}", optimizer, lr);
+  check(eps >= 0.0, "{}: Invalid epsilon value: {}", optimizer, eps);
+  check(betas.first >= 0.0 && betas.first < 1.0, "{}: Invalid beta parameter at index 0: {}", optimizer, betas.first);
+  check(betas.second >= 0.0 && betas.second < 1.0, "{}: Invalid beta parameter at index 1: {}", optimizer,
+        betas.second);
+  check(weight_decay >= 0.0, "{}: Invalid weight_decay value: {}", optimizer, weight_decay);
+}
+
 Tensor new_state_buffer(const Tensor& param, double value) {
   const DispatchModesHidden outside_capture;
   return full(param.sizes(), value, {.dtype = param.dtype(), .device = param.device()});

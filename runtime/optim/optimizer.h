@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/dispatch.h"
@@ -108,6 +109,10 @@ std::string state_key(size_t index, const char* field);
 bool option_added_later(std::string_view option);
 // Calls `closure` with gradients enabled and returns its loss; undefined without a closure.
 Tensor run_closure(const LossClosure& closure);
+// The option checks Adamax, NAdam and RAdam share, in PyTorch's wording ("Invalid learning rate:
+// -1"): lr, eps and weight_decay >= 0, both betas in [0, 1) (each comparison refuses NaN too).
+void check_adam_like_options(const char* optimizer, double lr, double eps, std::pair<double, double> betas,
+                             double weight_decay);
 // A buffer of `param`'s shape, dtype and device filled with `value`, for optimizer state. Made
 // outside any dispatch mode: a compiled step then binds it as state it reads and writes back, and
 // its replays carry it on (a buffer made inside the graph would be made anew by every replay).
@@ -244,6 +249,18 @@ class OptimizerBase : public Optimizer {
       for (size_t index = 0; index < params.size(); ++index)
         if (params[index].grad().defined()) detail::check_updatable(name_, params[index], group, index);
     }
+  }
+
+  // The step of an optimizer updating one group at a time (the composites: RMSprop, Adagrad,
+  // Adamax, NAdam, RAdam, Adadelta): the closure's loss, then, without gradient recording and once
+  // every parameter was found updatable (so a refused one undoes nothing), step_group(g) per group.
+  template <typename StepGroup>
+  Tensor step_groups(const LossClosure& closure, StepGroup&& step_group) {
+    Tensor loss = detail::run_closure(closure);
+    NoGradGuard no_grad;
+    check_all_updatable();
+    for (size_t group = 0; group < groups_.size(); ++group) step_group(group);
+    return loss;
   }
 
   // Guards group `group_index`'s hyperparameters (see guard_hyperparameters), then calls

@@ -22,13 +22,7 @@ double rho_at(const RAdamOptions& options, int64_t step) {
 }  // namespace
 
 void RAdamOptions::validate(const char* optimizer) const {
-  // PyTorch's checks and wording ("Invalid learning rate: -1"); `not 0.0 <= x` refuses NaN too.
-  check(lr >= 0.0, "{}: Invalid learning rate: {}", optimizer, lr);
-  check(eps >= 0.0, "{}: Invalid epsilon value: {}", optimizer, eps);
-  check(betas.first >= 0.0 && betas.first < 1.0, "{}: Invalid beta parameter at index 0: {}", optimizer, betas.first);
-  check(betas.second >= 0.0 && betas.second < 1.0, "{}: Invalid beta parameter at index 1: {}", optimizer,
-        betas.second);
-  check(weight_decay >= 0.0, "{}: Invalid weight_decay value: {}", optimizer, weight_decay);
+  detail::check_adam_like_options(optimizer, lr, eps, betas, weight_decay);  // PyTorch's checks and wording
 }
 
 bool RAdam::rectified(const RAdamOptions& options, int64_t step) { return rho_at(options, step) > 5.0; }
@@ -47,11 +41,7 @@ RAdam::RAdam(std::vector<Tensor> params, RAdamOptions options, Where where)
     : OptimizerBase("RAdam", std::move(params), options, where) {}
 
 Tensor RAdam::step_impl(const LossClosure& closure) {
-  Tensor loss = detail::run_closure(closure);
-  NoGradGuard no_grad;
-  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
-  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
-  return loss;
+  return step_groups(closure, [this](size_t group_index) { step_group(group_index); });
 }
 
 void RAdam::step_group(size_t group_index) {

@@ -20,11 +20,7 @@ RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions options, Where where
     : OptimizerBase("RMSprop", std::move(params), options, where) {}
 
 Tensor RMSprop::step_impl(const LossClosure& closure) {
-  Tensor loss = detail::run_closure(closure);
-  NoGradGuard no_grad;
-  check_all_updatable();  // before the first parameter changes, so a refused one undoes nothing
-  for (size_t group_index = 0; group_index < param_groups().size(); ++group_index) step_group(group_index);
-  return loss;
+  return step_groups(closure, [this](size_t group_index) { step_group(group_index); });
 }
 
 RMSpropParamState RMSprop::ready_state(const Tensor& param, const RMSpropOptions& options) const {

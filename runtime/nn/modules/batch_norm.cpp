@@ -6,7 +6,6 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
-#include "runtime/nn/init.h"
 #include "runtime/nn/python_repr.h"
 #include "runtime/nn/training_guard.h"
 
@@ -50,39 +49,15 @@ Tensor batch_inverse_std(const Tensor& var, double eps) {
 }  // namespace
 
 BatchNormImpl::BatchNormImpl(const char* name, std::initializer_list<int> ranks, BatchNormOptions options, Where where)
-    : Module(name), options_(options), ranks_(ranks) {
-  CallSiteScope site(where);
-  check(options.num_features >= 0, "{}: num_features must be non-negative, got {}", name, options.num_features);
-  check(is_floating(options.dtype), "{}: dtype must be a floating-point type, got {}", name, options.dtype);
-  const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
-  const Dims channels{options.num_features};
-  if (options.affine) {
-    weight = register_parameter("weight", empty(channels, tensor_options));
-    bias = register_parameter("bias", empty(channels, tensor_options));
-  }
-  if (options.track_running_stats) {
-    running_mean = register_buffer("running_mean", empty(channels, tensor_options));
-    running_var = register_buffer("running_var", empty(channels, tensor_options));
-    num_batches_tracked =
-        register_buffer("num_batches_tracked", zeros({}, {.dtype = DType::Int64, .device = options.device}));
-  }
-  reset_parameters();
-}
-
-void BatchNormImpl::reset_running_stats() {
-  if (!options_.track_running_stats) return;
-  NoGradGuard no_grad;
-  running_mean.zero_();
-  running_var.fill_(1.0);
-  num_batches_tracked.zero_();
-}
-
-void BatchNormImpl::reset_parameters() {
-  reset_running_stats();
-  if (!weight.defined()) return;
-  init::ones_(weight);
-  init::zeros_(bias);
-}
+    : NormBaseImpl(name,
+                   {.num_features = options.num_features,
+                    .affine = options.affine,
+                    .track_running_stats = options.track_running_stats,
+                    .dtype = options.dtype,
+                    .device = options.device},
+                   where),
+      options_(options),
+      ranks_(ranks) {}
 
 void BatchNormImpl::check_input(const Tensor& input, bool batch_statistics) const {
   check(input.defined(), "{}: the input is an undefined tensor", name());

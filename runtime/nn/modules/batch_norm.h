@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/nn/holder.h"
+#include "runtime/nn/modules/norm_base.h"
 
 namespace ember::nn {
 
@@ -35,25 +36,16 @@ using BatchNorm2dOptions = BatchNormOptions;
 using BatchNorm3dOptions = BatchNormOptions;
 
 // The layer behind BatchNorm1d, 2d and 3d, which differ only in the input ranks they take.
-class BatchNormImpl : public Module {
+class BatchNormImpl : public NormBaseImpl {
  public:
   // A float16 or bfloat16 input is normalised in float32 and returned in its own dtype, rounded
   // once, with float32 or 16-bit parameters alike (PyTorch's kernels keep the statistics in
   // float32); other dtypes must match the module's. With eps = 0, a channel whose batch variance is
   // 0 normalises to 0, as PyTorch's, not NaN.
+  // weight, bias, the running estimates and their resets: NormBaseImpl's.
   Tensor forward(const Tensor& input, Where where = Where::current());
-  // running_mean to 0, running_var to 1, num_batches_tracked to 0.
-  void reset_running_stats();
-  // reset_running_stats(), and weight to 1, bias to 0.
-  void reset_parameters();
 
   const BatchNormOptions& options() const { return options_; }
-
-  Tensor weight;  // [C] parameters, undefined without affine
-  Tensor bias;
-  Tensor running_mean;  // [C] buffers, undefined without track_running_stats
-  Tensor running_var;
-  Tensor num_batches_tracked;  // 0-d int64 buffer: training forwards so far
 
  protected:
   // `ranks`: the input ranks the layer takes (1d: 2 or 3; 2d: 4; 3d: 5).

@@ -4,46 +4,21 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/nn/functional_layers_more.h"
-#include "runtime/nn/init.h"
 #include "runtime/nn/python_repr.h"
 #include "runtime/nn/training_guard.h"
 
 namespace ember::nn {
 
 InstanceNormImpl::InstanceNormImpl(const char* name, int spatial_dims, InstanceNormOptions options, Where where)
-    : Module(name), options_(options), spatial_dims_(spatial_dims) {
-  CallSiteScope site(where);
-  check(options.num_features >= 0, "{}: num_features must be non-negative, got {}", name, options.num_features);
-  check(is_floating(options.dtype), "{}: dtype must be a floating-point type, got {}", name, options.dtype);
-  const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
-  const Dims channels{options.num_features};
-  if (options.affine) {
-    weight = register_parameter("weight", empty(channels, tensor_options));
-    bias = register_parameter("bias", empty(channels, tensor_options));
-  }
-  if (options.track_running_stats) {
-    running_mean = register_buffer("running_mean", empty(channels, tensor_options));
-    running_var = register_buffer("running_var", empty(channels, tensor_options));
-    num_batches_tracked =
-        register_buffer("num_batches_tracked", zeros({}, {.dtype = DType::Int64, .device = options.device}));
-  }
-  reset_parameters();
-}
-
-void InstanceNormImpl::reset_running_stats() {
-  if (!options_.track_running_stats) return;
-  NoGradGuard no_grad;
-  running_mean.zero_();
-  running_var.fill_(1.0);
-  num_batches_tracked.zero_();
-}
-
-void InstanceNormImpl::reset_parameters() {
-  reset_running_stats();
-  if (!weight.defined()) return;
-  init::ones_(weight);
-  init::zeros_(bias);
-}
+    : NormBaseImpl(name,
+                   {.num_features = options.num_features,
+                    .affine = options.affine,
+                    .track_running_stats = options.track_running_stats,
+                    .dtype = options.dtype,
+                    .device = options.device},
+                   where),
+      options_(options),
+      spatial_dims_(spatial_dims) {}
 
 Tensor InstanceNormImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);

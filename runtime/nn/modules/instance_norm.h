@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "runtime/nn/holder.h"
+#include "runtime/nn/modules/norm_base.h"
 
 namespace ember::nn {
 
@@ -27,22 +28,13 @@ using InstanceNorm2dOptions = InstanceNormOptions;
 using InstanceNorm3dOptions = InstanceNormOptions;
 
 // The layer behind InstanceNorm1d, 2d and 3d, which differ only in their number of spatial dims.
-class InstanceNormImpl : public Module {
+class InstanceNormImpl : public NormBaseImpl {
  public:
+  // weight, bias, the running estimates and their resets: NormBaseImpl's. num_batches_tracked is
+  // kept for state_dict compatibility with PyTorch's _NormBase; instance norm never counts.
   Tensor forward(const Tensor& input, Where where = Where::current());
-  // running_mean to 0, running_var to 1, num_batches_tracked to 0.
-  void reset_running_stats();
-  // reset_running_stats(), and weight to 1, bias to 0.
-  void reset_parameters();
 
   const InstanceNormOptions& options() const { return options_; }
-
-  Tensor weight;  // [C] parameters, undefined without affine
-  Tensor bias;
-  Tensor running_mean;  // [C] buffers, undefined without track_running_stats
-  Tensor running_var;
-  // 0-d int64, kept for state_dict compatibility with PyTorch's _NormBase; instance norm never counts.
-  Tensor num_batches_tracked;
 
  protected:
   InstanceNormImpl(const char* name, int spatial_dims, InstanceNormOptions options, Where where);

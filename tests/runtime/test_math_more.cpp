@@ -16,6 +16,7 @@
 
 #include "error_of.h"
 #include "finite_difference.h"
+#include "host_read_recorder.h"
 
 using namespace ember;
 using namespace ember::testing;
@@ -852,18 +853,6 @@ TEST_CASE("quantile's gradient reaches the two neighbouring ranks, by finite dif
   quantile(a, 0.5).backward();  // rank 1.5: halfway between 2 and 3
   check_values(a.grad(), {0.0, 0.0, 0.5, 0.5}, 1e-15);
 }
-
-namespace {
-
-// Records the host reads the dispatcher's modes hear of (a compiled step breaks its graph at one).
-class HostReadRecorder : public DispatchMode {
- public:
-  TensorList handle(const OpCall& call, const DispatchNext& next) override { return next.run(call); }
-  void on_host_read(const char* what, const Tensor&) override { reads.emplace_back(what); }
-  std::vector<std::string> reads;
-};
-
-}  // namespace
 
 TEST_CASE("quantile with a double q checks it on the host and reads no tensor, a tensor q is read on the CPU") {
   const Tensor a = from_vector<double>({4.0, 1.0, 2.0, 3.0});

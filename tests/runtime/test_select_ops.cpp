@@ -11,6 +11,7 @@
 
 #include "error_of.h"
 #include "finite_difference.h"
+#include "host_read_recorder.h"
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
 
@@ -57,14 +58,6 @@ void check_values(const Tensor& actual, const std::vector<double>& expected) {
     CHECK(same_value(values[i], expected[i]));
   }
 }
-
-// Records the host reads the dispatcher's modes hear of, running every op as usual.
-class HostReadRecorder : public DispatchMode {
- public:
-  TensorList handle(const OpCall& call, const DispatchNext& next) override { return next.run(call); }
-  void on_host_read(const char* what, const Tensor&) override { reads.emplace_back(what); }
-  std::vector<std::string> reads;
-};
 
 }  // namespace
 

@@ -49,15 +49,7 @@ Tensor batch_inverse_std(const Tensor& var, double eps) {
 }  // namespace
 
 BatchNormImpl::BatchNormImpl(const char* name, std::initializer_list<int> ranks, BatchNormOptions options, Where where)
-    : NormBaseImpl(name,
-                   {.num_features = options.num_features,
-                    .affine = options.affine,
-                    .track_running_stats = options.track_running_stats,
-                    .dtype = options.dtype,
-                    .device = options.device},
-                   where),
-      options_(options),
-      ranks_(ranks) {}
+    : NormBaseImpl(name, state_options(options), where), options_(options), ranks_(ranks) {}
 
 void BatchNormImpl::check_input(const Tensor& input, bool batch_statistics) const {
   check(input.defined(), "{}: the input is an undefined tensor", name());

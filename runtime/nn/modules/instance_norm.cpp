@@ -10,15 +10,7 @@
 namespace ember::nn {
 
 InstanceNormImpl::InstanceNormImpl(const char* name, int spatial_dims, InstanceNormOptions options, Where where)
-    : NormBaseImpl(name,
-                   {.num_features = options.num_features,
-                    .affine = options.affine,
-                    .track_running_stats = options.track_running_stats,
-                    .dtype = options.dtype,
-                    .device = options.device},
-                   where),
-      options_(options),
-      spatial_dims_(spatial_dims) {}
+    : NormBaseImpl(name, state_options(options), where), options_(options), spatial_dims_(spatial_dims) {}
 
 Tensor InstanceNormImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);

@@ -31,6 +31,15 @@ class NormBaseImpl : public Module {
     DType dtype = DType::Float32;
     std::optional<Device> device = std::nullopt;
   };
+  // The fields above of a layer's own options struct (BatchNormOptions, InstanceNormOptions).
+  template <typename LayerOptions>
+  static StateOptions state_options(const LayerOptions& options) {
+    return {.num_features = options.num_features,
+            .affine = options.affine,
+            .track_running_stats = options.track_running_stats,
+            .dtype = options.dtype,
+            .device = options.device};
+  }
   // Checks num_features >= 0 and a floating dtype (errors name `name` and the caller's `where`),
   // registers the parameters and buffers, and resets them.
   NormBaseImpl(const char* name, const StateOptions& options, Where where);

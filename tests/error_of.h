@@ -35,6 +35,14 @@ inline bool names_line(const std::string& message, int line,
   return message.find(fmt::format("{}:{}", file, line)) != std::string::npos;
 }
 
+// `message` holds `expected` and names line `line` of the calling test file.
+inline void check_refusal(const std::string& message, std::string_view expected, int line,
+                              std::source_location caller = std::source_location::current()) {
+  INFO(message);
+  CHECK(message.find(expected) != std::string::npos);
+  CHECK(names_line(message, line, caller));
+}
+
 // For a list of error_of calls written one per line from `first_line` on: message i holds
 // expected[i] and names line first_line + i of the calling test file.
 inline void check_messages_name_lines(const std::vector<std::string>& messages,

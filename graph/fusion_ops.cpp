@@ -42,6 +42,8 @@ std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string&
   if (name == "leaky_relu" || name == "leaky_relu_backward")
     return fmt::format("{}{{{}}}", op.functor, number("negative_slope"));
   if (name == "elu" || name == "elu_backward") return fmt::format("{}{{{}}}", op.functor, number("alpha"));
+  if (name == "hardtanh" || name == "hardtanh_backward")  // hardtanh's functor is fn::Clamp
+    return fmt::format("{}{{{}, {}}}", op.functor, number("min_val"), number("max_val"));
   if (name == "softplus" || name == "softplus_backward")
     return fmt::format("{}{{{}, {}}}", op.functor, number("beta"), number("threshold"));
   // gelu's CPU kernels call the tanh or erf functor chosen once per call, not fn::Gelu's select.

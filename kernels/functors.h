@@ -7,12 +7,14 @@
 // Call operators are force-inlined on the host: a loop only vectorizes with its functor inlined.
 //
 // The functors live in binary_functors.h (two operands, comparisons, a tensor and a host scalar),
-// unary_functors.h (one operand, activations and their backward), predicate_functors.h (isnan,
+// unary_functors.h (one operand, activations and their backward), activation_more_functors.h
+// (hardswish, hardsigmoid, mish, log_sigmoid and hardtanh's backward), predicate_functors.h (isnan,
 // isinf, isfinite, the logical ops) and math_functors.h (the less common math: inverse and
 // hyperbolic trigonometry, log2, log10, exp2, erfc, atan2, fmod, remainder), on the shared
 // helpers of functor_math.h. Code that calls functors (generated kernels too) includes this header.
 #pragma once
 
+#include "kernels/activation_more_functors.h"
 #include "kernels/binary_functors.h"
 #include "kernels/math_functors.h"
 #include "kernels/predicate_functors.h"

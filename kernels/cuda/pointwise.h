@@ -20,11 +20,14 @@ enum class MathUnaryOp : uint8_t { Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Aco
 // Atan2 floating only; Fmod and Remainder any dtype but bool (an integer zero divisor is refused
 // by the op before the launch).
 enum class MathBinaryOp : uint8_t { Atan2, Fmod, Remainder };
-enum class ActivationOp : uint8_t { Sigmoid, Tanh, Silu, GeluErf, GeluTanh, LeakyRelu, Elu, Softplus };
+enum class ActivationOp : uint8_t {
+  Sigmoid, Tanh, Silu, GeluErf, GeluTanh, LeakyRelu, Elu, Softplus, Hardtanh, Hardswish, Hardsigmoid, Mish, LogSigmoid
+};
 // (grad, saved) -> grad_input, floating only.
 enum class ActivationBackwardOp : uint8_t {
   ReluBackward, SigmoidBackward, TanhBackward, SiluBackward, GeluErfBackward, GeluTanhBackward,
-  LeakyReluBackward, EluBackward, SoftplusBackward
+  LeakyReluBackward, EluBackward, SoftplusBackward, HardtanhBackward, HardswishBackward, HardsigmoidBackward,
+  MishBackward, LogSigmoidBackward
 };
 // The attributes of the parametrized activations and their backward ops (the others ignore them).
 struct ActivationAttrs {
@@ -32,6 +35,8 @@ struct ActivationAttrs {
   double alpha = 0.0;           // elu
   double beta = 0.0;            // softplus
   double threshold = 0.0;       // softplus
+  double min_val = 0.0;         // hardtanh
+  double max_val = 0.0;         // hardtanh
 };
 // Comparisons and the binary logical ops: bool results of two inputs in one dtype.
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor };

@@ -1,6 +1,6 @@
 // CUDA kernels of the activations sigmoid, tanh, silu, gelu (erf and tanh forms), leaky_relu, elu,
-// softplus and of their registered backward ops, floating dtypes only. Math: kernels/functors.h,
-// as on the CPU.
+// softplus, hardtanh, hardswish, hardsigmoid, mish, log_sigmoid and of their registered backward
+// ops, floating dtypes only. Math: kernels/functors.h, as on the CPU.
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_kernel.cuh"
 #include "kernels/functors.h"
@@ -24,6 +24,12 @@ int launch_activation(ActivationOp op, const ActivationAttrs& attrs, DType dtype
       case ActivationOp::Elu: return detail::launch_pointwise<T, T>(dense, shape, fn::Elu{attrs.alpha}, &input);
       case ActivationOp::Softplus:
         return detail::launch_pointwise<T, T>(dense, shape, fn::Softplus{attrs.beta, attrs.threshold}, &input);
+      case ActivationOp::Hardtanh:
+        return detail::launch_pointwise<T, T>(dense, shape, fn::Clamp{attrs.min_val, attrs.max_val}, &input);
+      case ActivationOp::Hardswish: return detail::launch_pointwise<T, T>(dense, shape, fn::Hardswish{}, &input);
+      case ActivationOp::Hardsigmoid: return detail::launch_pointwise<T, T>(dense, shape, fn::Hardsigmoid{}, &input);
+      case ActivationOp::Mish: return detail::launch_pointwise<T, T>(dense, shape, fn::Mish{}, &input);
+      case ActivationOp::LogSigmoid: return detail::launch_pointwise<T, T>(dense, shape, fn::LogSigmoid{}, &input);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });
@@ -56,6 +62,17 @@ int launch_activation_backward(ActivationBackwardOp op, const ActivationAttrs& a
       case ActivationBackwardOp::SoftplusBackward:
         return detail::launch_pointwise<T, T, T>(dense, shape, fn::SoftplusBackward{attrs.beta, attrs.threshold},
                                                  inputs);
+      case ActivationBackwardOp::HardtanhBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::HardtanhBackward{attrs.min_val, attrs.max_val},
+                                                 inputs);
+      case ActivationBackwardOp::HardswishBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::HardswishBackward{}, inputs);
+      case ActivationBackwardOp::HardsigmoidBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::HardsigmoidBackward{}, inputs);
+      case ActivationBackwardOp::MishBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::MishBackward{}, inputs);
+      case ActivationBackwardOp::LogSigmoidBackward:
+        return detail::launch_pointwise<T, T, T>(dense, shape, fn::LogSigmoidBackward{}, inputs);
     }
     return static_cast<int>(cudaErrorInvalidValue);
   });

@@ -46,12 +46,15 @@ void float_unary_cuda(const OpCall& call, TensorList& outputs) {
 }
 
 // The attributes the op has (leaky_relu's negative_slope, elu's alpha, softplus' beta and
-// threshold, and their backward ops'); the others have none of these names.
+// threshold, hardtanh's min_val and max_val, and their backward ops'); the others have none of
+// these names.
 ActivationAttrs activation_attrs(const Attrs& attrs) {
   return ActivationAttrs{.negative_slope = attrs.get_or<double>("negative_slope", 0.0),
                          .alpha = attrs.get_or<double>("alpha", 0.0),
                          .beta = attrs.get_or<double>("beta", 0.0),
-                         .threshold = attrs.get_or<double>("threshold", 0.0)};
+                         .threshold = attrs.get_or<double>("threshold", 0.0),
+                         .min_val = attrs.get_or<double>("min_val", 0.0),
+                         .max_val = attrs.get_or<double>("max_val", 0.0)};
 }
 
 void activation_into(ActivationOp op, const OpCall& call, const Tensor& out) {
@@ -177,6 +180,18 @@ void register_pointwise_cuda_kernels(OpRegistry& registry) {
                       activation_backward_cuda<ActivationBackwardOp::LeakyReluBackward>);
   registry.set_kernel("elu_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::EluBackward>);
   registry.set_kernel("softplus_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::SoftplusBackward>);
+  registry.set_kernel("hardtanh", kCuda, activation_cuda<ActivationOp::Hardtanh>);
+  registry.set_kernel("hardswish", kCuda, activation_cuda<ActivationOp::Hardswish>);
+  registry.set_kernel("hardsigmoid", kCuda, activation_cuda<ActivationOp::Hardsigmoid>);
+  registry.set_kernel("mish", kCuda, activation_cuda<ActivationOp::Mish>);
+  registry.set_kernel("log_sigmoid", kCuda, activation_cuda<ActivationOp::LogSigmoid>);
+  registry.set_kernel("hardtanh_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::HardtanhBackward>);
+  registry.set_kernel("hardswish_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::HardswishBackward>);
+  registry.set_kernel("hardsigmoid_backward", kCuda,
+                      activation_backward_cuda<ActivationBackwardOp::HardsigmoidBackward>);
+  registry.set_kernel("mish_backward", kCuda, activation_backward_cuda<ActivationBackwardOp::MishBackward>);
+  registry.set_kernel("log_sigmoid_backward", kCuda,
+                      activation_backward_cuda<ActivationBackwardOp::LogSigmoidBackward>);
   registry.set_kernel("maximum", kCuda, binary_cuda<BinaryOp::Maximum>);
   registry.set_kernel("minimum", kCuda, binary_cuda<BinaryOp::Minimum>);
   registry.set_kernel("pow", kCuda, binary_cuda<BinaryOp::Pow>);

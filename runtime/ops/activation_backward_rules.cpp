@@ -5,33 +5,12 @@
 // backward ops mark the saved tensor nondifferentiable (a mask), as PyTorch's threshold_backward
 // and leaky_relu_backward derivatives give it zeros.
 #include "kernels/functor_math.h"
-#include "runtime/dispatch.h"
-#include "runtime/functional.h"
+#include "runtime/ops/activation_rule_helpers.h"
 #include "runtime/ops/backward_op_rules.h"
 
 namespace ember::ops {
 
-namespace {
-
-// The op of this node (a backward op) applied to `incoming` in place of `grad`: its derivative in grad.
-Tensor same_op_on(const char* name, const BackwardContext& ctx, const Tensor& incoming) {
-  const OpDef& op = lookup_op(name);
-  return dispatch_one(op, {incoming, ctx.input(1)}, ctx.attrs);
-}
-
-// incoming * grad: the factor every second derivative below starts from.
-Tensor incoming_times_grad(const BackwardContext& ctx) { return mul(ctx.grad(), ctx.input(0)); }
-
-// These ops broadcast grad and the saved tensor like binary ops: each gradient is summed back to
-// its input's shape.
-Tensor to_input(const BackwardContext& ctx, int i, const Tensor& gradient) {
-  return sum_to_size(gradient, ctx.input_metas[i].sizes);
-}
-
-// `value` where `condition` holds, zero elsewhere.
-Tensor only_where(const Tensor& condition, const Tensor& value) { return where(condition, value, zeros_like(value)); }
-
-}  // namespace
+using namespace activation_rules;
 
 void relu_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads) {
   if (ctx.needs_input_grad[0]) grads[0] = to_input(ctx, 0, same_op_on("relu_backward", ctx, ctx.grad()));

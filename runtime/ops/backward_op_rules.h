@@ -24,6 +24,13 @@ void gelu_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
 void leaky_relu_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
 void elu_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
 void softplus_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
+// activation_more_backward_rules.cpp: hardtanh_backward(grad, input; min_val, max_val),
+// hardswish_backward, hardsigmoid_backward, mish_backward, log_sigmoid_backward (grad, input).
+void hardtanh_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
+void hardswish_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
+void hardsigmoid_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
+void mish_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
+void log_sigmoid_backward_rule(const BackwardContext& ctx, std::span<Tensor> grads);
 
 // loss_backward_rules.cpp: softmax_backward(grad, output; dim), log_softmax_backward(grad, output;
 // dim), nll_loss_backward(grad, log_probs, target), cross_entropy_backward(grad, logits, target),

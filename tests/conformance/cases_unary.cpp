@@ -2,6 +2,7 @@
 // and the activations' registered backward ops (relu_backward, ...), which broadcast like binary ops.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -16,6 +17,14 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(inner));
 }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double relu6_of_x_plus_3(double x) { return std::min(std::max(x + 3.0, 0.0), 6.0); }
+double mish(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+double mish_derivative(double x) {
+  const double t = std::tanh(std::log1p(std::exp(x)));
+  return t + x * sigmoid(x) * (1.0 - t * t);
+}
+// Inputs that reach all three sides of hardswish and hardsigmoid, away from their kinks at -3 and 3.
+Domain around_three() { return avoiding({-3.0, 3.0}, -5.0, 5.0); }
 double softplus(double x, double beta, double threshold) {
   return beta * x > threshold ? x : std::log1p(std::exp(beta * x)) / beta;
 }
@@ -42,6 +51,10 @@ const UnaryOp kUnaryOps[] = {
     {"silu", [](double x) { return x * sigmoid(x); }, real(-4.0, 4.0)},
     {"sigmoid", sigmoid, real(-4.0, 4.0)},
     {"tanh", [](double x) { return std::tanh(x); }, real(-3.0, 3.0)},
+    {"hardswish", [](double x) { return x * relu6_of_x_plus_3(x) / 6.0; }, around_three()},
+    {"hardsigmoid", [](double x) { return relu6_of_x_plus_3(x) / 6.0; }, around_three()},
+    {"mish", mish, real(-4.0, 4.0)},
+    {"log_sigmoid", [](double x) { return std::log(sigmoid(x)); }, real(-4.0, 4.0)},
     {"floor", [](double x) { return std::floor(x); }, away_from_halves()},
     {"ceil", [](double x) { return std::ceil(x); }, away_from_halves()},
     {"round", [](double x) { return std::nearbyint(x); }, away_from_halves()},
@@ -112,6 +125,13 @@ std::vector<ActivationBackward> activation_backwards() {
        {{"alpha", 0.5}}},
       {"softplus_backward", [](double g, double x) { return 2 * x > 1 ? g : g * sigmoid(2 * x); },
        avoiding({0.5}, -3, 3), {{"beta", 2.0}, {"threshold", 1.0}}},
+      {"hardtanh_backward", [](double g, double x) { return x <= -0.5 || x >= 0.75 ? 0.0 : g; },
+       avoiding({-0.5, 0.75}), {{"min_val", -0.5}, {"max_val", 0.75}}},
+      {"hardswish_backward", [](double g, double x) { return x < -3 ? 0.0 : x <= 3 ? g * (x / 3 + 0.5) : g; },
+       around_three(), {}},
+      {"hardsigmoid_backward", [](double g, double x) { return x > -3 && x < 3 ? g / 6 : 0.0; }, around_three(), {}},
+      {"mish_backward", [](double g, double x) { return g * mish_derivative(x); }, real(-4, 4), {}},
+      {"log_sigmoid_backward", [](double g, double x) { return g * (1.0 - sigmoid(x)); }, real(-4, 4), {}},
   };
 }
 
@@ -136,6 +156,14 @@ std::vector<Case> unary_cases() {
     cases.push_back(unary_case("softplus", variant, {{"beta", 1.0}, {"threshold", 20.0}},
                                [](double x) { return softplus(x, 1.0, 20.0); }, ", beta 1 threshold 20"));
   }
+  // hardtanh with PyTorch's bounds on every layout, then with others; inputs avoid the bounds.
+  for (const Variant& variant : unary_variants(avoiding({-1.0, 1.0}))) {
+    cases.push_back(unary_case("hardtanh", variant, {{"min_val", -1.0}, {"max_val", 1.0}},
+                               [](double x) { return clamp_between(x, -1.0, 1.0); }, ", min_val -1 max_val 1"));
+  }
+  cases.push_back(unary_case("hardtanh", unary_variants(avoiding({-0.5, 0.75}))[0],
+                             {{"min_val", -0.5}, {"max_val", 0.75}},
+                             [](double x) { return clamp_between(x, -0.5, 0.75); }, ", min_val -0.5 max_val 0.75"));
   const Variant away_from_kinks = unary_variants(avoiding({0.0, 0.5}))[0];
   cases.push_back(unary_case("leaky_relu", away_from_kinks, {{"negative_slope", 0.2}},
                              [](double x) { return x > 0 ? x : 0.2 * x; }, ", negative_slope 0.2"));

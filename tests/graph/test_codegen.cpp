@@ -42,7 +42,8 @@ std::vector<Parameter> parameters_of(const std::string& schema) {
 
 // Attrs keeps only the name's pointer: the literal for each float attribute an op may have.
 const char* attribute_name(const std::string& name) {
-  for (const char* known : {"alpha", "value", "min", "max", "negative_slope", "beta", "threshold"})
+  for (const char* known :
+       {"alpha", "value", "min", "max", "min_val", "max_val", "negative_slope", "beta", "threshold"})
     if (name == known) return known;
   return "unknown";
 }
@@ -50,8 +51,8 @@ const char* attribute_name(const std::string& name) {
 // Test values of scalar attributes: not 1 or 0, so alpha and scalar paths are exercised; softplus'
 // threshold is low enough that some elements take the x branch and others the logarithm.
 double attribute_value(const std::string& name) {
-  if (name == "min") return -0.25;
-  if (name == "max") return 0.6;
+  if (name == "min" || name == "min_val") return -0.25;
+  if (name == "max" || name == "max_val") return 0.6;
   if (name == "value") return 1.5;
   if (name == "negative_slope") return 0.2;
   if (name == "beta") return 1.5;

@@ -55,7 +55,8 @@ TEST_CASE("cuda pointwise, in-place, factory and random ops have CUDA kernels") 
         "expm1", "erf", "sin", "cos", "floor", "ceil", "round", "trunc", "where", "add_", "mul_", "mul_scalar_",
         "copy_", "fill_", "zero_", "arange", "linspace", "rand", "randn", "randint", "dropout", "tan", "asin",
         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "erfc", "atan2", "fmod",
-        "remainder"}) {
+        "remainder", "hardtanh", "hardtanh_backward", "hardswish", "hardswish_backward", "hardsigmoid",
+        "hardsigmoid_backward", "mish", "mish_backward", "log_sigmoid", "log_sigmoid_backward"}) {
     CAPTURE(name);
     CHECK(static_cast<bool>(registry().get(name).kernel_for(kCuda0)));
   }

@@ -1,7 +1,9 @@
-// The smooth, gated and learned activations of nn/functional_activations_more.h: mish, softmin,
-// logsigmoid, softsign, tanhshrink, glu, prelu and rrelu, composites of registry ops.
+// The smooth, gated and learned activations of nn/functional_activations_more.h: mish and logsigmoid
+// call their registry ops (runtime/ops/activation_more_ops.cpp); softmin, softsign, tanhshrink, glu,
+// prelu and rrelu are composites of registry ops.
 #include <optional>
 
+#include "runtime/dispatch.h"
 #include "runtime/nn/activation_composites.h"
 #include "runtime/nn/functional_activations_more.h"
 
@@ -15,10 +17,8 @@ using detail::to_computing_dtype;
 Tensor mish(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("mish", input);
-  const Tensor x = to_computing_dtype(input);
-  // ember's softplus is x past its threshold and never overflows, so mish(x) is x for large x and
-  // its gradient stays finite there (PyTorch's log1p(exp(x)) is too, up to exp's overflow).
-  return mul(x, ember::tanh(softplus(x))).to(input.dtype());
+  static const OpDef& op = lookup_op("mish");
+  return dispatch_one(op, {input});
 }
 
 Tensor softmin(const Tensor& input, int64_t dim, Where where) {
@@ -29,15 +29,8 @@ Tensor softmin(const Tensor& input, int64_t dim, Where where) {
 Tensor logsigmoid(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("logsigmoid", input);
-  const Tensor x = to_computing_dtype(input);
-  // PyTorch's value min(x, 0) - log1p(e^-|x|), written per side so that the gradient is its
-  // log_sigmoid_backward's: 1 - sigmoid(x) where x < 0, sigmoid(-x) from 0 on (1/2 at 0, where
-  // min and |.| would give 1). Each side reads x clamped to its range, so e^x never overflows.
-  const Tensor x_negative = clamp(x, std::nullopt, 0.0);
-  const Tensor x_positive = clamp(x, 0.0, std::nullopt);
-  const Tensor negative_side = sub(x_negative, log1p(exp(x_negative)));
-  const Tensor positive_side = rsub(log1p(exp(neg(x_positive))), 0.0);
-  return ember::where(lt(x, scalar_of(0.0, x)), negative_side, positive_side).to(input.dtype());
+  static const OpDef& op = lookup_op("log_sigmoid");
+  return dispatch_one(op, {input});
 }
 
 Tensor softsign(const Tensor& input, Where where) {

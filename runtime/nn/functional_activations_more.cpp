@@ -1,10 +1,12 @@
-// The piecewise activations of nn/functional_activations_more.h: hardtanh, relu6, threshold,
-// hardswish, hardsigmoid, celu, softshrink and hardshrink, as `where` over registry ops.
+// The piecewise activations of nn/functional_activations_more.h: hardtanh, relu6, hardswish and
+// hardsigmoid call their registry ops (runtime/ops/activation_more_ops.cpp); threshold, celu,
+// softshrink and hardshrink are `where` over registry ops.
 #include "runtime/nn/functional_activations_more.h"
 
 #include <cmath>
 #include <optional>
 
+#include "runtime/dispatch.h"
 #include "runtime/nn/activation_composites.h"
 
 namespace ember::nn::functional {
@@ -17,12 +19,9 @@ Tensor hardtanh(const Tensor& input, double min_val, double max_val, Where where
   CallSiteScope site(where);
   check(input.dtype() != kBool, "hardtanh: bool inputs are not supported (shape {})", input.sizes());
   if (!is_floating(input.dtype())) return clamp(input, std::trunc(min_val), std::trunc(max_val));
-  const Tensor x = to_computing_dtype(input);
-  // PyTorch's hardtanh_backward zeroes the gradient where x <= min_val or x >= max_val: clamp's own
-  // backward would pass it at the bounds. The bounded values carry no gradient.
-  const Tensor at_or_past_bound = logical_or(le(x, scalar_of(min_val, x)), ge(x, scalar_of(max_val, x)));
-  const Tensor bounded = clamp(x.detach(), min_val, max_val);
-  return ember::where(at_or_past_bound, bounded, x).to(input.dtype());
+  // torch.clamp's values; hardtanh_backward zeroes the gradient at the bounds, where clamp's passes it.
+  static const OpDef& op = lookup_op("hardtanh");
+  return dispatch_one(op, {input}, {{"min_val", min_val}, {"max_val", max_val}});
 }
 
 Tensor relu6(const Tensor& input, Where where) {
@@ -45,30 +44,15 @@ Tensor threshold(const Tensor& input, double threshold, double value, Where wher
 Tensor hardswish(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("hardswish", input);
-  const Tensor x = to_computing_dtype(input);
-  // Three sides, as PyTorch's hardswish_backward: 0 below -3; x (x + 3) / 6 on [-3, 3], whose
-  // derivative is x / 3 + 1/2 at both ends; x 6 / 6 above 3 and at NaN (derivative 1). Each side has
-  // the value of PyTorch's x min(max(x + 3, 0), 6) / 6 there, rounding included. The middle side
-  // reads x clamped to [-3, 3], so an infinite x gives it no NaN gradient.
-  const Tensor below = lt(x, scalar_of(-3.0, x));
-  const Tensor middle_or_below = le(x, scalar_of(3.0, x));
-  const Tensor three = scalar_of(3.0, x), six = scalar_of(6.0, x);
-  const Tensor x_middle = clamp(x, -3.0, 3.0);
-  const Tensor middle = div(mul(x_middle, add(x_middle, three)), six);
-  const Tensor above = div(mul(x, six), six);
-  const Tensor zero_below = mul(x.detach(), 0.0);  // -0.0 for finite x, NaN at -inf: PyTorch's x 0 / 6
-  return ember::where(below, zero_below, ember::where(middle_or_below, middle, above)).to(input.dtype());
+  static const OpDef& op = lookup_op("hardswish");
+  return dispatch_one(op, {input});
 }
 
 Tensor hardsigmoid(const Tensor& input, Where where) {
   CallSiteScope site(where);
   check_floating_input("hardsigmoid", input);
-  const Tensor x = to_computing_dtype(input);
-  // PyTorch's hardsigmoid_backward passes 1/6 only where -3 < x < 3 (so not at NaN); outside, the
-  // clamped value carries no gradient.
-  const Tensor inside = logical_and(gt(x, scalar_of(-3.0, x)), lt(x, scalar_of(3.0, x)));
-  const Tensor value = div(clamp(add(x, scalar_of(3.0, x)), 0.0, 6.0), scalar_of(6.0, x));
-  return ember::where(inside, value, value.detach()).to(input.dtype());
+  static const OpDef& op = lookup_op("hardsigmoid");
+  return dispatch_one(op, {input});
 }
 
 Tensor celu(const Tensor& input, double alpha, Where where) {

@@ -2,12 +2,15 @@
 // hardswish, hardsigmoid, mish, celu, softmin, logsigmoid, softsign, tanhshrink, softshrink,
 // hardshrink, prelu and rrelu, with PyTorch's signatures and defaults. Included by nn/functional.h.
 //
-// Each is a composite of registry ops (functional_activations_more.cpp, functional_activations_gated.cpp),
-// so autograd, CUDA, autocast and capture come from the ops it calls. Values and gradients are
-// PyTorch's, at the kinks too: there a `where` picks the side PyTorch's backward kernel takes
-// (tools/autograd/derivatives.yaml, aten/src/ATen/native/cpu/Activation.cpp), and each side is fed
-// inputs clamped to its own range, so a side that is not taken never turns an infinity into a NaN
-// gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do (threshold
+// hardtanh (relu6), hardswish, hardsigmoid, mish and logsigmoid are registry ops with one kernel each,
+// forward and backward, as PyTorch's (runtime/ops/activation_more_ops.cpp, math in
+// kernels/activation_more_functors.h). The others are composites of registry ops
+// (functional_activations_more.cpp, functional_activations_gated.cpp), so autograd, CUDA, autocast and
+// capture come from the ops they call. Values and gradients are PyTorch's, at the kinks too: the ops'
+// functors are PyTorch's kernels' formulas (aten/src/ATen/native/cpu/Activation.cpp); in a composite a
+// `where` picks the side PyTorch's backward kernel takes (tools/autograd/derivatives.yaml), and each
+// side is fed inputs clamped to its own range, so a side that is not taken never turns an infinity into
+// a NaN gradient. bf16 and fp16 inputs are computed in float32 and rounded once, as PyTorch's kernels do (threshold
 // and hardshrink compare in the input's dtype, their numbers rounded to it, as PyTorch's; softsign and
 // tanhshrink, composites in PyTorch too, round each step to it).
 // Only floating inputs are taken, but hardtanh, relu6 and threshold also take integers, as PyTorch's,

@@ -16,6 +16,7 @@
 #include "graph_test_util.h"
 
 using namespace ember;
+namespace F = ember::nn::functional;
 
 namespace {
 
@@ -74,6 +75,12 @@ TEST_CASE("compile: fused float32 chains through exp, tanh, erf, gelu and other 
       {"sub(mul(log1p(abs(x)), y), softplus(y))",
        [](const Tensor& x, const Tensor& y) { return sub(mul(log1p(ember::abs(x)), y), softplus(y)); }},
       {"add(mul(sin(x), y), x)", [](const Tensor& x, const Tensor& y) { return add(mul(ember::sin(x), y), x); }},
+      {"add(mish(mul(x, 3)), logsigmoid(y))",
+       [](const Tensor& x, const Tensor& y) { return add(F::mish(mul(x, 3.0)), F::logsigmoid(y)); }},
+      {"sub(hardswish(mul(x, 4)), hardsigmoid(hardtanh(y)))",
+       [](const Tensor& x, const Tensor& y) {
+         return sub(F::hardswish(mul(x, 4.0)), F::hardsigmoid(F::hardtanh(mul(y, 2.0), -1.5, 0.5)));
+       }},
   });
 }
 
@@ -155,6 +162,15 @@ TEST_CASE("compile: a GELU-tanh and SiLU training step with a smooth loss equals
         const Tensor difference = sub(out, target);
         return mean(add(sub(sqrt(add(mul(difference, difference), 1.0)), 1.0), mul(silu(difference), 0.1)));
       });
+}
+
+TEST_CASE("compile: a training step through hardswish, mish, hardtanh and logsigmoid equals eager bit for bit") {
+  // Their backward ops (hardswish_backward, ...) fuse with the neighbouring chains too.
+  check_training_bit_equal(
+      [](const Tensor& hidden) {
+        return add(F::hardswish(mul(hidden, 3.0)), F::mish(F::hardtanh(mul(hidden, 2.0), -1.0, 1.5)));
+      },
+      [](const Tensor& out, const Tensor& target) { return mean(F::logsigmoid(mul(out, target))); });
 }
 
 TEST_CASE("compile: 40 bf16 autocast training steps through GELU equal eager bit for bit") {

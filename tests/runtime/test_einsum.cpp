@@ -11,6 +11,7 @@
 
 #include "error_of.h"
 #include "finite_difference.h"
+#include "host_read_recorder.h"
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
 
@@ -18,6 +19,7 @@ using namespace ember;
 using ember::testing::error_of;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
+using ember::testing::OpNameRecorder;
 using ember::testing::names_line;
 using ember::testing::random_tensor;
 using ember::testing::values_of;
@@ -152,16 +154,6 @@ const std::vector<Form>& forms() {
   return table;
 }
 
-// Records the name of every op dispatched while installed.
-class OpNames : public DispatchMode {
- public:
-  std::vector<std::string> names;
-  TensorList handle(const OpCall& call, const DispatchNext& next) override {
-    names.push_back(call.op.name);
-    return next.run(call);
-  }
-};
-
 int count_of(const std::vector<std::string>& names, const std::string& name) {
   return static_cast<int>(std::count(names.begin(), names.end(), name));
 }
@@ -217,7 +209,7 @@ TEST_CASE("einsum: non-contiguous operands (transposed, strided, expanded)") {
 TEST_CASE("einsum: a contraction of two operands is one bmm, never a product summed afterwards") {
   const Tensor a = random_tensor({2, 3, 4}, 1);
   const Tensor b = random_tensor({2, 4, 5}, 2);
-  OpNames recorder;
+  OpNameRecorder recorder;
   {
     DispatchModeGuard installed(recorder);
     einsum("bij,bjk->bik", {a, b});
@@ -225,7 +217,7 @@ TEST_CASE("einsum: a contraction of two operands is one bmm, never a product sum
   CHECK(count_of(recorder.names, "bmm") == 1);
   CHECK(count_of(recorder.names, "mul") == 0);
   CHECK(count_of(recorder.names, "sum") == 0);
-  OpNames bilinear;
+  OpNameRecorder bilinear;
   {
     DispatchModeGuard installed(bilinear);
     einsum("bn,anm,bm->ba", {random_tensor({2, 3}, 3), random_tensor({4, 3, 5}, 4), random_tensor({2, 5}, 5)});

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "host_read_recorder.h"
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
 #include "runtime/optim/multi_tensor_steps.h"
@@ -121,31 +122,17 @@ TEST_CASE("Adam and AdamW with foreach equal them without, bit for bit, state an
     }
 }
 
-namespace {
-
-// A pass-through mode that records the names of the ops it sees, like a capture would.
-class RecordingMode : public DispatchMode {
- public:
-  TensorList handle(const OpCall& call, const DispatchNext& next) override {
-    seen.push_back(call.op.name);
-    return next.run(call);
-  }
-  std::vector<std::string> seen;
-};
-
-}  // namespace
-
 TEST_CASE("under a dispatch mode (compile's capture) optimizers use the per-parameter steps") {
   std::vector<Tensor> params = make_params();
   optim::Adam adam(params, {.lr = 0.01});
   set_grads(params, 0);
-  RecordingMode mode;
+  ember::testing::OpNameRecorder mode;
   {
     DispatchModeGuard guard(mode);
     adam.step();
   }
   int single = 0;
-  for (const std::string& name : mode.seen) {
+  for (const std::string& name : mode.names) {
     CHECK(name != "_multi_adam_step_");
     single += name == "adam_step_";
   }

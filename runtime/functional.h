@@ -353,7 +353,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index, Where where = W
 // one_hot: attr num_classes (int64; -1 = max + 1). int64 result.
 Tensor one_hot(const Tensor& index, int64_t num_classes = -1, Where where = Where::current());
 
-// ---- views (ops: view, transpose, permute, slice, expand, squeeze, unsqueeze) ----
+// ---- views (ops: view, transpose, permute, slice, expand, squeeze, unsqueeze, diagonal) ----
 Tensor view(const Tensor& a, const Dims& shape, Where where = Where::current());
 Tensor reshape(const Tensor& a, const Dims& shape, Where where = Where::current());
 Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1, Where where = Where::current());
@@ -363,6 +363,14 @@ Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t s
 Tensor expand(const Tensor& a, const Dims& shape, Where where = Where::current());
 Tensor squeeze(const Tensor& a, std::optional<int64_t> dim = {}, Where where = Where::current());
 Tensor unsqueeze(const Tensor& a, int64_t dim, Where where = Where::current());
+// torch.diagonal: the diagonal `offset` of the plane (dim1, dim2) as a view, those two dims gone and
+// a last dim of its length appended: element (.., i) is a[.., i, .., i + offset, ..] for offset >= 0
+// and a[.., i - offset, .., i, ..] below, its stride stride(dim1) + stride(dim2). The length is
+// min(size(dim1), size(dim2) - offset) (min(size(dim1) + offset, size(dim2)) for offset < 0), 0
+// when the offset lies past the plane. At least 2 dims, dim1 != dim2, negative dims count from the
+// end. Writes through it (fill_, copy_, add_) change a.
+Tensor diagonal(const Tensor& a, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1,
+                Where where = Where::current());
 Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1, Where where = Where::current());
 
 // ---- copies and conversions ----

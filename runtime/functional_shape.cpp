@@ -108,6 +108,11 @@ Tensor unsqueeze(const Tensor& a, int64_t dim, Where where) {
   static const OpDef& op = lookup_op("unsqueeze");
   return dispatch_one(op, {a}, {{"dim", dim}});
 }
+Tensor diagonal(const Tensor& a, int64_t offset, int64_t dim1, int64_t dim2, Where where) {
+  CallSiteScope site(where);
+  static const OpDef& op = lookup_op("diagonal");
+  return dispatch_one(op, {a}, {{"offset", offset}, {"dim1", dim1}, {"dim2", dim2}});
+}
 Tensor flatten(const Tensor& a, int64_t start_dim, int64_t end_dim, Where where) {
   CallSiteScope site(where);
   // Wrapped first, also for a 0-d tensor (which takes dims 0 and -1), as PyTorch checks them.

@@ -87,9 +87,9 @@ Tensor ger(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor dot(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor vdot(const Tensor& a, const Tensor& b, Where where = Where::current());
 
-// Not here: torch.diagonal, which PyTorch returns as a view (stride s0 + s1 over the matrix). The
-// registry has no op that makes such a view of a strided input (a flatten of a transposed or sliced
-// matrix copies), so ember would have to return a copy where PyTorch shares memory; diag gives the
-// copy for a matrix, by that name.
+// Not here: torch.diagonal, a view (stride s0 + s1 over the matrix) that no composite of the other
+// view ops can make of a strided input (a flatten of a transposed or sliced matrix copies), so it
+// is a registry view op of its own: runtime/functional.h's diagonal (runtime/ops/diagonal_ops.cpp).
+// diag of a matrix is the copy of that diagonal, as in PyTorch.
 
 }  // namespace ember

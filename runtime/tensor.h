@@ -139,6 +139,7 @@ class Tensor {
   Tensor squeeze(Where where = Where::current()) const;
   Tensor squeeze(int64_t dim, Where where = Where::current()) const;
   Tensor unsqueeze(int64_t dim, Where where = Where::current()) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1, Where where = Where::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Where where = Where::current()) const;
   // Pieces that are views of this tensor, and tensors rearranged or masked from it: the functions of
   // the same name in runtime/functional_shape_ops.h.

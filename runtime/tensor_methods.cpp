@@ -47,6 +47,9 @@ Tensor Tensor::expand_as(const Tensor& other, Where where) const {
 Tensor Tensor::squeeze(Where where) const { return ember::squeeze(*this, std::nullopt, where); }
 Tensor Tensor::squeeze(int64_t dim, Where where) const { return ember::squeeze(*this, dim, where); }
 Tensor Tensor::unsqueeze(int64_t dim, Where where) const { return ember::unsqueeze(*this, dim, where); }
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2, Where where) const {
+  return ember::diagonal(*this, offset, dim1, dim2, where);
+}
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Where where) const {
   return ember::flatten(*this, start_dim, end_dim, where);
 }

@@ -1,6 +1,6 @@
-// View ops: view, transpose, permute, slice, expand, squeeze, unsqueeze. Each computes new
-// sizes/strides/offset over input 0's storage; no data moves. Backward rules map the gradient
-// back to the input's geometry.
+// View ops: view, transpose, permute, slice, expand, squeeze, unsqueeze (diagonal:
+// diagonal_ops.cpp). Each computes new sizes/strides/offset over input 0's storage; no data moves.
+// Backward rules map the gradient back to the input's geometry.
 #include <limits>
 
 #include "runtime/functional.h"

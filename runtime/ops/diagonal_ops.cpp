@@ -17,9 +17,8 @@ ViewGeometry diagonal_rule(const OpCall& call) {
   const int64_t dim1_given = call.attrs.get<int64_t>("dim1"), dim2_given = call.attrs.get<int64_t>("dim2");
   // PyTorch refuses these by wrapping dim 1 of a 1-D tensor ("Dimension out of range"); this
   // message says what diagonal needs.
-  check(input.dim() >= 2,
-        "diagonal: expected a tensor of at least 2 dims, got shape {} (offset {}, dim1 {}, dim2 {})", input.sizes(),
-        offset, dim1_given, dim2_given);
+  check(input.dim() >= 2, "diagonal: expected a tensor of at least 2 dims, got shape {} (offset {}, dim1 {}, dim2 {})",
+        input.sizes(), offset, dim1_given, dim2_given);
   const int dim1 = wrap_dim(dim1_given, input.dim(), "diagonal");
   const int dim2 = wrap_dim(dim2_given, input.dim(), "diagonal");
   check(dim1 != dim2, "diagonal: diagonal dimensions cannot be identical: dim1 {} and dim2 {} (input shape {})",

@@ -1,4 +1,5 @@
-// Conformance cases for view ops: view, transpose, permute, slice, expand, squeeze, unsqueeze.
+// Conformance cases for view ops: view, transpose, permute, slice, expand, squeeze, unsqueeze,
+// diagonal.
 // References rebuild each result element by element from the input's row-major values.
 #include <doctest/doctest.h>
 
@@ -89,6 +90,34 @@ std::vector<RefTensor> unsqueeze_reference(const std::vector<RefTensor>& in, con
   return {RefTensor{.sizes = sizes, .values = in[0].values}};
 }
 
+// Element (.., i) reads the input at row i - offset (offset < 0) or i of dim1 and column i + offset
+// (offset > 0) or i of dim2, the kept dims in their order; the length counts the steps that stay
+// inside the plane.
+std::vector<RefTensor> diagonal_reference(const std::vector<RefTensor>& in, const Attrs& attrs) {
+  const RefTensor& a = in[0];
+  const int rank = a.sizes.size();
+  const int64_t offset = attrs.get<int64_t>("offset");
+  const int dim1 = wrap(attrs.get<int64_t>("dim1"), rank), dim2 = wrap(attrs.get<int64_t>("dim2"), rank);
+  const int64_t first_row = std::max<int64_t>(-offset, 0), first_column = std::max<int64_t>(offset, 0);
+  int64_t length = 0;
+  while (first_row + length < a.sizes[dim1] && first_column + length < a.sizes[dim2]) ++length;
+  Dims sizes;
+  std::vector<int> kept;
+  for (int d = 0; d < rank; ++d) {
+    if (d == dim1 || d == dim2) continue;
+    kept.push_back(d);
+    sizes.push_back(a.sizes[d]);
+  }
+  sizes.push_back(length);
+  return {gather_view(a, sizes, [&](const std::vector<int64_t>& index) {
+    std::vector<int64_t> source(rank);
+    for (size_t k = 0; k < kept.size(); ++k) source[kept[k]] = index[k];
+    source[dim1] = first_row + index.back();
+    source[dim2] = first_column + index.back();
+    return source;
+  })};
+}
+
 Case view_case(const char* op, const char* label, InputSpec input, Attrs attrs, Reference reference) {
   // A view moves no data: results are exact in every dtype.
   Case c{.op = op, .label = label, .inputs = {std::move(input)}, .attrs = attrs, .reference = std::move(reference),
@@ -160,6 +189,26 @@ std::vector<Case> view_cases() {
                             unsqueeze_reference));
   cases.push_back(view_case("unsqueeze", "0-d dim 0", {{}, d}, {{"dim", int64_t{0}}}, unsqueeze_reference));
   cases.push_back(view_case("unsqueeze", "size-0 [0] dim 1", {{0}, d}, {{"dim", int64_t{1}}}, unsqueeze_reference));
+
+  const auto diagonal_attrs = [](int64_t offset, int64_t dim1, int64_t dim2) {
+    return Attrs{{"offset", offset}, {"dim1", dim1}, {"dim2", dim2}};
+  };
+  cases.push_back(view_case("diagonal", "[3,4] main", {{3, 4}, d}, diagonal_attrs(0, 0, 1), diagonal_reference));
+  cases.push_back(view_case("diagonal", "[3,4] offset 2", {{3, 4}, d}, diagonal_attrs(2, 0, 1), diagonal_reference));
+  cases.push_back(view_case("diagonal", "[4,3] offset -1 dims 1,0", {{4, 3}, d}, diagonal_attrs(-1, 1, 0),
+                            diagonal_reference));
+  cases.push_back(view_case("diagonal", "[2,3,4] dims 0,2 offset 1", {{2, 3, 4}, d}, diagonal_attrs(1, 0, 2),
+                            diagonal_reference));
+  cases.push_back(view_case("diagonal", "transposed [4,5] offset -2 dims -1,-2", {{4, 5}, d, Transposed},
+                            diagonal_attrs(-2, -1, -2), diagonal_reference));
+  cases.push_back(view_case("diagonal", "strided [2,3,4] dims 2,0 offset -1", {{2, 3, 4}, d, Strided},
+                            diagonal_attrs(-1, 2, 0), diagonal_reference));
+  cases.push_back(view_case("diagonal", "expanded [3,4] offset 1", {{3, 4}, d, Expanded}, diagonal_attrs(1, 0, 1),
+                            diagonal_reference));
+  cases.push_back(view_case("diagonal", "offset past the plane (empty)", {{3, 4}, d}, diagonal_attrs(5, 0, 1),
+                            diagonal_reference));
+  cases.push_back(view_case("diagonal", "size-0 [2,0,3] dims 0,2", {{2, 0, 3}, d}, diagonal_attrs(0, 0, 2),
+                            diagonal_reference));
   return cases;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -148,11 +149,20 @@ TEST_CASE("diagonal: the view's sizes, strides and storage offset are PyTorch's"
   // and an empty diagonal keeps the input's start.
   const Geometry expected[] = {{0, {3}, {5}, 0},  {1, {3}, {5}, 1},  {3, {1}, {5}, 3},  {4, {0}, {5}, 0},
                                {-1, {2}, {5}, 4}, {-2, {1}, {5}, 8}, {-3, {0}, {5}, 0}, {9, {0}, {5}, 0}};
+  // No overflow at the extremes of int64: an empty diagonal, as PyTorch's.
+  constexpr int64_t kMost = std::numeric_limits<int64_t>::max(), kLeast = std::numeric_limits<int64_t>::min();
+  const Geometry extremes[] = {{kMost, {0}, {5}, 0}, {kLeast, {0}, {5}, 0}};
   for (const Geometry& geometry : expected) {
     INFO("offset ", geometry.offset);
     const Tensor view = diagonal(matrix, geometry.offset);
     CHECK(view.sizes() == geometry.sizes);
     CHECK(view.strides() == geometry.strides);
+    CHECK(view.storage_offset() == geometry.storage_offset);
+  }
+  for (const Geometry& geometry : extremes) {
+    INFO("offset ", geometry.offset);
+    const Tensor view = matrix.diagonal(geometry.offset);
+    CHECK(view.sizes() == geometry.sizes);
     CHECK(view.storage_offset() == geometry.storage_offset);
   }
   // [2, 3, 4] (strides [12, 4, 1]), plane (0, 2) with offset 1: dim 1 stays, the diagonal joins

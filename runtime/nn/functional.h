@@ -6,8 +6,9 @@
 // dropouts, bilinear);
 // dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
 // (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
-// (functional_embedding.cpp). The activations torch.nn.functional has beyond those (hardtanh, glu,
-// prelu, rrelu, ...) are in nn/functional_activations_more.h.
+// (functional_embedding.cpp); embedding_bag, in the same order, is in functional_embedding_bag.h.
+// The activations torch.nn.functional has beyond those (hardtanh, glu, prelu, rrelu, ...) are in
+// nn/functional_activations_more.h.
 #pragma once
 
 #include <optional>
@@ -18,6 +19,7 @@
 #include "runtime/functional_losses_more.h"
 #include "runtime/functional_pool.h"
 #include "runtime/nn/functional_activations_more.h"
+#include "runtime/nn/functional_embedding_bag.h"
 #include "runtime/nn/functional_interpolate.h"
 #include "runtime/nn/functional_layers_more.h"
 

@@ -38,13 +38,13 @@ void check_arguments(const Tensor& weight, const Tensor& input, const EmbeddingB
   check(weight.defined() && input.defined(),
         "embedding_bag: weight and input must be defined, got weight {} and input {}", shape_or_undefined(weight),
         shape_or_undefined(input));
-  check(weight.dim() == 2, "embedding_bag: weight has to be a 2D Tensor [num_embeddings, embedding_dim], got shape {}",
-        weight.sizes());
   // PyTorch once took (weight, input) and still swaps them with a warning; ember's order is that one.
   check(is_floating(weight.dtype()),
         "embedding_bag: weight must be floating-point, got {} (ember's argument order is (weight, input), as "
         "embedding's)",
         weight.dtype());
+  check(weight.dim() == 2, "embedding_bag: weight has to be a 2D Tensor [num_embeddings, embedding_dim], got shape {}",
+        weight.sizes());
   check(is_index_dtype(input.dtype()), "embedding_bag: input must be int64 or int32, got {} (shape {})", input.dtype(),
         input.sizes());
   const Tensor& weights = options.per_sample_weights;

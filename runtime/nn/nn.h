@@ -14,6 +14,7 @@
 #include "runtime/nn/modules/dropout.h"
 #include "runtime/nn/modules/dropout_channels.h"
 #include "runtime/nn/modules/embedding.h"
+#include "runtime/nn/modules/embedding_bag.h"
 #include "runtime/nn/modules/flatten.h"
 #include "runtime/nn/modules/instance_norm.h"
 #include "runtime/nn/modules/layer_norm.h"

@@ -138,7 +138,7 @@ TEST_CASE("embedding_bag takes int32 input and offsets, float32 tables, and sums
   CHECK(values_of(summed) == std::vector<double>{2050.0});
 }
 
-TEST_CASE("embedding_bag with no index, or no bag, gives zeros [bags, D] in every mode") {
+TEST_CASE("embedding_bag with no index, or no bag, gives zeros [bags, D] in every mode, and takes D = 0") {
   const Tensor table = random_tensor({4, 2}, 3);
   for (Mode mode : kModes) {
     INFO("mode ", std::string(nn::embedding_bag_mode_name(mode)));
@@ -151,6 +151,9 @@ TEST_CASE("embedding_bag with no index, or no bag, gives zeros [bags, D] in ever
     CHECK(no_bags.sizes() == Dims{0, 2});
     const Tensor empty_rows = F::embedding_bag(table, from_vector<int64_t>({}, {3, 0}), {.mode = mode});
     CHECK(values_of(empty_rows) == std::vector<double>(6, 0.0));
+    const Tensor no_columns = F::embedding_bag(zeros({4, 0}, {.dtype = kFloat64}), from_vector<int64_t>({1, 2}),
+                                               {.offsets = from_vector<int64_t>({0}), .mode = mode});
+    CHECK(no_columns.sizes() == Dims{1, 0});
   }
 }
 

@@ -99,9 +99,10 @@ EMBER_FORCE_INLINE EMBER_HOST_DEVICE float log1p_float(float x) {
   return ::log1pf(x);
 #else
   const float u = 1.0f + x;
-  const float corrected = x == 0.0f ? x : log_float(u) - ((u - 1.0f) - x) / u;
+  const float log_u = log_float(u);  // once: GCC did not merge two calls, and each is a polynomial
+  const float corrected = x == 0.0f ? x : log_u - ((u - 1.0f) - x) / u;
   // u == 0 (x == -1) gives -inf and u == inf gives inf: the correction would turn both into NaN.
-  return (u == 0.0f || u == std::numeric_limits<float>::infinity()) ? log_float(u) : corrected;
+  return (u == 0.0f || u == std::numeric_limits<float>::infinity()) ? log_u : corrected;
 #endif
 }
 

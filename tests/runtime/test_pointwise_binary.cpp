@@ -280,6 +280,39 @@ TEST_CASE("rank-5 strided operands with short runs, split across threads mid-run
   set_num_threads(threads);
 }
 
+TEST_CASE("transposed inputs staged tile by tile: two of them, a bool mask, an update in place") {
+  // Inputs read across their columns are copied into a tile buffer first (pointwise_loop.h's
+  // for_each_tile); several staged inputs at once, a bool one, and an output that is the same
+  // transposed memory as its input must each read their own tile. References from plain loops.
+  const int threads = get_num_threads();
+  for (const int count : {1, 2}) {
+    set_num_threads(count);
+    for (const Dims& sizes : {Dims{130, 70}, Dims{64, 64}, Dims{3, 200}}) {
+      const int64_t rows = sizes[0], columns = sizes[1];
+      INFO(fmt::format("{} on {} threads", sizes, count));
+      const Tensor a = random_tensor({columns, rows}, kFloat64, -2, 2, 51);
+      const Tensor b = random_tensor({columns, rows}, kFloat64, -2, 2, 52);
+      const Tensor c = random_tensor({columns, rows}, kFloat64, -2, 2, 53);
+      const std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>(), cv = c.to_vector<double>();
+      std::vector<double> sum(av.size()), picked(av.size()), updated_values(av.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t col = 0; col < columns; ++col) {
+          const size_t out = static_cast<size_t>(r * columns + col), in = static_cast<size_t>(col * rows + r);
+          sum[out] = av[in] + bv[in];
+          picked[out] = cv[in] > 0 ? av[in] : bv[in];
+          updated_values[in] = av[in] + 0.5 * bv[in];  // in place: a's own layout
+        }
+      check_close(add(a.t(), b.t()).to_vector<double>(), sum, {0, 0}, "add of two transposes");
+      const Tensor mask = gt(c.t(), zeros_like(c.t()));
+      check_close(where(mask, a.t(), b.t()).to_vector<double>(), picked, {0, 0}, "where, transposed mask");
+      Tensor updated = a.clone();
+      updated.t().add_(b.t(), 0.5);
+      check_close(updated.to_vector<double>(), updated_values, {0, 0}, "add_ through a transpose");
+    }
+  }
+  set_num_threads(threads);
+}
+
 TEST_CASE("operands transposed in their last two dims go tile by tile: edges, short dims, threads") {
   // The strided loop walks such operands in 64 x 64 tiles of the last two dims. These shapes leave
   // partial tiles at both edges, a dim shorter than a tile (runs then go down the columns), several

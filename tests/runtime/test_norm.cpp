@@ -8,6 +8,7 @@
 #include "runtime/ember.h"
 
 using namespace ember;
+using ember::testing::doubles;
 using ember::testing::dtype_options;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
@@ -85,6 +86,20 @@ TEST_CASE("layer_norm matches a float64 loop reference, with and without weight 
               reference_layer_norm(values_of(x32), 18, values_of(weight.to(kFloat32)),
                                    values_of(bias.to(kFloat32)), 1e-5).y,
               1e-5);
+}
+
+TEST_CASE("LayerNorm with bias = false has a weight and no bias, as PyTorch's") {
+  nn::LayerNorm norm(Dims{4}, {.bias = false});
+  CHECK(norm->named_parameters().keys() == std::vector<std::string>{"weight"});
+  CHECK(norm->state_dict().keys() == std::vector<std::string>{"weight"});
+  CHECK_FALSE(norm->bias.defined());
+  norm->weight.detach().copy_(doubles({0.5, -1.0, 2.0, 1.5}).to(kFloat32));
+  const Tensor x = random_tensor({3, 4}, 81).to(kFloat32);
+  const LayerNormReference expected = reference_layer_norm(values_of(x), 4, {0.5, -1.0, 2.0, 1.5}, {}, 1e-5);
+  check_close(values_of(norm(x)), expected.y, 1e-5);
+  // Without elementwise_affine the option changes nothing: neither parameter exists.
+  CHECK(nn::LayerNorm(Dims{4}, {.elementwise_affine = false, .bias = false})->named_parameters().size() == 0);
+  CHECK(nn::LayerNorm(Dims{4})->named_parameters().keys() == std::vector<std::string>{"weight", "bias"});
 }
 
 TEST_CASE("layer_norm reads non-contiguous inputs") {

@@ -19,7 +19,7 @@ LayerNormImpl::LayerNormImpl(Dims normalized_shape, LayerNormOptions options, Wh
   if (options.elementwise_affine) {
     const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
     weight = register_parameter("weight", empty(normalized_shape, tensor_options));
-    bias = register_parameter("bias", empty(normalized_shape, tensor_options));
+    if (options.bias) bias = register_parameter("bias", empty(normalized_shape, tensor_options));
   }
   reset_parameters();
 }
@@ -27,7 +27,7 @@ LayerNormImpl::LayerNormImpl(Dims normalized_shape, LayerNormOptions options, Wh
 void LayerNormImpl::reset_parameters() {
   if (!weight.defined()) return;
   init::ones_(weight);
-  init::zeros_(bias);
+  if (bias.defined()) init::zeros_(bias);
 }
 
 Tensor LayerNormImpl::forward(const Tensor& input, Where where) {

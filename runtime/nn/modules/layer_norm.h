@@ -1,5 +1,6 @@
 // nn::LayerNorm: normalises over the trailing `normalized_shape` dims, then applies an elementwise
-// affine transform (weight starts at 1, bias at 0), like torch.nn.LayerNorm.
+// affine transform (weight starts at 1, bias at 0), like torch.nn.LayerNorm. bias = false (PyTorch
+// 2.1's option) keeps the weight and has no bias parameter.
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@ namespace ember::nn {
 struct LayerNormOptions {
   double eps = 1e-5;
   bool elementwise_affine = true;
+  bool bias = true;  // only with elementwise_affine
   DType dtype = DType::Float32;
   std::optional<Device> device = std::nullopt;  // empty: the default device
 };
@@ -24,7 +26,7 @@ class LayerNormImpl : public Module {
   const Dims& normalized_shape() const { return normalized_shape_; }
 
   Tensor weight;  // normalized_shape, undefined without elementwise_affine
-  Tensor bias;
+  Tensor bias;    // undefined without elementwise_affine or with bias = false
 
  protected:
   std::string extra_repr() const override;

@@ -1,92 +1,31 @@
-// torch.diagonal (runtime/functional.h): values against a float64 reference built by loops, the
-// view's geometry as PyTorch computes it, writes through the view reaching the base, gradients by
-// central differences (also through in-place updates), second derivatives, and the errors.
+// torch.diagonal (runtime/functional.h): values against a float64 reference built by loops
+// (diagonal_reference.h), the view's geometry as PyTorch computes it, writes through the view
+// reaching the base, and the errors. Gradients: test_diagonal_autograd.cpp.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <limits>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "diagonal_reference.h"
 #include "error_of.h"
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
 using namespace ember;
 using ember::testing::check_refusal;
+using ember::testing::diagonal_positions;
+using ember::testing::diagonal_reference;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
-using ember::testing::leaf;
+using ember::testing::DiagonalExpected;
 using ember::testing::random_tensor;
 using ember::testing::values_of;
 
 namespace {
 
-struct Expected {
-  Dims sizes;
-  std::vector<double> values;
-};
-
-int wrapped(int64_t dim, int rank) { return static_cast<int>(dim < 0 ? dim + rank : dim); }
-
-// Row-major position of `index` in a tensor of `sizes`.
-int64_t flat_index(const std::vector<int64_t>& index, const Dims& sizes) {
-  int64_t flat = 0;
-  for (int d = 0; d < sizes.size(); ++d) flat = flat * sizes[d] + index[d];
-  return flat;
-}
-
-// For each element of the diagonal of `sizes` (row-major over the kept dims, then along the
-// diagonal), the row-major position it reads in the input. The diagonal's elements are counted by
-// walking (row, column) from its first element until either leaves the plane.
-std::vector<int64_t> diagonal_positions(const Dims& sizes, int64_t offset, int64_t dim1_given, int64_t dim2_given,
-                                        Dims& result_sizes) {
-  const int rank = sizes.size();
-  const int dim1 = wrapped(dim1_given, rank), dim2 = wrapped(dim2_given, rank);
-  const int64_t first_row = offset < 0 ? -offset : 0, first_column = offset > 0 ? offset : 0;
-  int64_t length = 0;
-  while (first_row + length < sizes[dim1] && first_column + length < sizes[dim2]) ++length;
-  std::vector<int> kept;
-  result_sizes = Dims{};
-  for (int d = 0; d < rank; ++d) {
-    if (d == dim1 || d == dim2) continue;
-    kept.push_back(d);
-    result_sizes.push_back(sizes[d]);
-  }
-  result_sizes.push_back(length);
-  std::vector<int64_t> positions;
-  std::vector<int64_t> outer(kept.size(), 0);  // an index over the kept dims, row-major
-  const int64_t outer_count = result_sizes.product() / std::max<int64_t>(length, 1);
-  for (int64_t o = 0; o < (length == 0 ? 0 : outer_count); ++o) {
-    int64_t rest = o;
-    for (int k = static_cast<int>(kept.size()) - 1; k >= 0; --k) {
-      outer[k] = rest % sizes[kept[k]];
-      rest /= sizes[kept[k]];
-    }
-    for (int64_t i = 0; i < length; ++i) {
-      std::vector<int64_t> index(rank, 0);
-      for (size_t k = 0; k < kept.size(); ++k) index[kept[k]] = outer[k];
-      index[dim1] = first_row + i;
-      index[dim2] = first_column + i;
-      positions.push_back(flat_index(index, sizes));
-    }
-  }
-  return positions;
-}
-
-Expected diagonal_reference(const Tensor& input, int64_t offset, int64_t dim1, int64_t dim2) {
-  const std::vector<double> values = values_of(input);
-  Expected expected;
-  for (int64_t position : diagonal_positions(input.sizes(), offset, dim1, dim2, expected.sizes))
-    expected.values.push_back(values[position]);
-  return expected;
-}
-
 void check_diagonal(const Tensor& input, int64_t offset, int64_t dim1, int64_t dim2) {
   INFO("input shape ", input.sizes(), " strides ", input.strides(), ", offset ", offset, ", dims ", dim1, ", ", dim2);
-  const Expected expected = diagonal_reference(input, offset, dim1, dim2);
+  const DiagonalExpected expected = diagonal_reference(input, offset, dim1, dim2);
   const Tensor result = diagonal(input, offset, dim1, dim2);
   CHECK(result.sizes() == expected.sizes);
   CHECK(values_of(result) == expected.values);  // a view moves no data: exact
@@ -217,97 +156,6 @@ TEST_CASE("diagonal: writes through the view reach the base, and the view sees t
   updated.mul_(2.0);
   const std::vector<double> after = values_of(view);
   for (size_t i = 0; i < before.size(); ++i) CHECK(after[i] == 2.0 * before[i]);
-}
-
-TEST_CASE("diagonal: gradients equal central differences") {
-  using Inputs = std::vector<Tensor>;
-  gradcheck([](const Inputs& in) { return diagonal(in[0]).exp(); }, {leaf({3, 4}, 30)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0], 2).exp(); }, {leaf({3, 4}, 31)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0], -1).exp(); }, {leaf({3, 4}, 32)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0].t(), 1, 1, 0).exp(); }, {leaf({3, 4}, 33)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0], 1, 0, 2).tanh(); }, {leaf({2, 3, 4}, 34)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0], -1, -1, -3).tanh(); }, {leaf({3, 2, 4}, 35)});
-  gradcheck([](const Inputs& in) { return diagonal(in[0].slice(1, 1, 5, 2), 0, 0, 1).exp(); }, {leaf({3, 5}, 36)});
-  // A diagonal read twice, and the diagonal of a diagonal (a 4-D input).
-  gradcheck([](const Inputs& in) { return diagonal(in[0]).mul(diagonal(in[0], 1)); }, {leaf({3, 4}, 37)});
-  gradcheck([](const Inputs& in) { return diagonal(diagonal(in[0], 0, 0, 2), 0, 0, 1).exp(); },
-            {leaf({3, 2, 3, 2}, 38)});
-  // The offset past the plane: an empty result, so every gradient is 0.
-  Tensor x = leaf({3, 4}, 39);
-  diagonal(x, 5).sum().backward();
-  REQUIRE(x.grad().defined());
-  CHECK(x.grad().sizes() == Dims{3, 4});
-  for (double g : values_of(x.grad())) CHECK(g == 0.0);
-}
-
-TEST_CASE("diagonal: in-place updates through the view and of its base differentiate as the values") {
-  using Inputs = std::vector<Tensor>;
-  // Through the view: the base's gradient passes the update's backward on the diagonal (CopySlices).
-  gradcheck(
-      [](const Inputs& in) {
-        Tensor t = mul(in[0], 2.0);
-        t.diagonal(1).mul_(in[1]);
-        return mul(t, exp(t));
-      },
-      {leaf({3, 4}, 40), leaf({3}, 41)});
-  gradcheck(
-      [](const Inputs& in) {
-        Tensor t = mul(in[0], 1.5);
-        t.transpose(0, 2).diagonal(-1, 0, 1).copy_(tanh(in[1]));  // overwritten: no gradient to in[0] there
-        t.diagonal(0, -1, 0).fill_(0.25);
-        return mul(t, t);
-      },
-      {leaf({2, 3, 3}, 42), leaf({2, 2}, 43)});
-  // Of the base after the view was taken: the view's history is remade from the base's.
-  gradcheck(
-      [](const Inputs& in) {
-        Tensor t = mul(in[0], 2.0);
-        const Tensor view = t.diagonal(-1);
-        t.mul_(in[1]);
-        return add(exp(view), sum(t));
-      },
-      {leaf({4, 3}, 44), leaf({4, 3}, 45)});
-}
-
-TEST_CASE("diagonal: second derivatives equal central differences of the first") {
-  // L = sum(w * diagonal(x)^3) and s = sum(v * dL/dx): d s / d x by double backward against
-  // central differences of s computed from first-order gradients.
-  struct Plane {
-    Dims sizes;
-    int64_t offset, dim1, dim2;
-  };
-  const Plane planes[] = {{{3, 4}, 1, 0, 1}, {{3, 4}, -1, 1, 0}, {{2, 3, 4}, 0, 2, 0}};
-  uint32_t seed = 50;
-  for (const Plane& plane : planes) {
-    INFO("shape ", plane.sizes, ", offset ", plane.offset, ", dims ", plane.dim1, ", ", plane.dim2);
-    Tensor x = leaf(plane.sizes, seed++);
-    const Tensor v = random_tensor(plane.sizes, seed++);
-    Dims diagonal_sizes;
-    diagonal_positions(plane.sizes, plane.offset, plane.dim1, plane.dim2, diagonal_sizes);
-    const Tensor w = random_tensor(diagonal_sizes, seed++);
-    const auto loss = [&](const Tensor& input) {
-      return sum(mul(w, pow(diagonal(input, plane.offset, plane.dim1, plane.dim2), 3.0)));
-    };
-    const auto directional = [&](const Tensor& input, bool create_graph) {
-      const Tensor first = autograd::grad({loss(input)}, {input}, {}, std::nullopt, create_graph)[0];
-      return sum(mul(v, first));
-    };
-    const Tensor second = autograd::grad({directional(x, true)}, {x})[0];
-    const std::vector<double> analytic = values_of(second);
-    double* data = x.data_ptr<double>();
-    constexpr double kStep = 1e-6;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const double saved = data[i];
-      data[i] = saved + kStep;
-      const double above = directional(x, false).item();
-      data[i] = saved - kStep;
-      const double below = directional(x, false).item();
-      data[i] = saved;
-      const double numeric = (above - below) / (2.0 * kStep);
-      INFO("element ", i, ": analytic ", analytic[i], ", numeric ", numeric);
-      CHECK(std::abs(analytic[i] - numeric) <= 1e-6 * (1.0 + std::abs(numeric)));
-    }
-  }
 }
 
 TEST_CASE("diagonal: errors name the op, the values and the caller's line") {

@@ -1,0 +1,109 @@
+// torch.diagonal's gradients (runtime/ops/diagonal_ops.cpp's backward): central differences of
+// reads, of in-place updates through the view and of its base, and second derivatives.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "diagonal_reference.h"
+#include "finite_difference.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::diagonal_positions;
+using ember::testing::gradcheck;
+using ember::testing::leaf;
+using ember::testing::random_tensor;
+using ember::testing::values_of;
+
+TEST_CASE("diagonal: gradients equal central differences") {
+  using Inputs = std::vector<Tensor>;
+  gradcheck([](const Inputs& in) { return diagonal(in[0]).exp(); }, {leaf({3, 4}, 30)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0], 2).exp(); }, {leaf({3, 4}, 31)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0], -1).exp(); }, {leaf({3, 4}, 32)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0].t(), 1, 1, 0).exp(); }, {leaf({3, 4}, 33)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0], 1, 0, 2).tanh(); }, {leaf({2, 3, 4}, 34)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0], -1, -1, -3).tanh(); }, {leaf({3, 2, 4}, 35)});
+  gradcheck([](const Inputs& in) { return diagonal(in[0].slice(1, 1, 5, 2), 0, 0, 1).exp(); }, {leaf({3, 5}, 36)});
+  // A diagonal read twice, and the diagonal of a diagonal (a 4-D input).
+  gradcheck([](const Inputs& in) { return diagonal(in[0]).mul(diagonal(in[0], 1)); }, {leaf({3, 4}, 37)});
+  gradcheck([](const Inputs& in) { return diagonal(diagonal(in[0], 0, 0, 2), 0, 0, 1).exp(); },
+            {leaf({3, 2, 3, 2}, 38)});
+  // The offset past the plane: an empty result, so every gradient is 0.
+  Tensor x = leaf({3, 4}, 39);
+  diagonal(x, 5).sum().backward();
+  REQUIRE(x.grad().defined());
+  CHECK(x.grad().sizes() == Dims{3, 4});
+  for (double g : values_of(x.grad())) CHECK(g == 0.0);
+}
+
+TEST_CASE("diagonal: in-place updates through the view and of its base differentiate as the values") {
+  using Inputs = std::vector<Tensor>;
+  // Through the view: the base's gradient passes the update's backward on the diagonal (CopySlices).
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 2.0);
+        t.diagonal(1).mul_(in[1]);
+        return mul(t, exp(t));
+      },
+      {leaf({3, 4}, 40), leaf({3}, 41)});
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 1.5);
+        t.transpose(0, 2).diagonal(-1, 0, 1).copy_(tanh(in[1]));  // overwritten: no gradient to in[0] there
+        t.diagonal(0, -1, 0).fill_(0.25);
+        return mul(t, t);
+      },
+      {leaf({2, 3, 3}, 42), leaf({2, 2}, 43)});
+  // Of the base after the view was taken: the view's history is remade from the base's.
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 2.0);
+        const Tensor view = t.diagonal(-1);
+        t.mul_(in[1]);
+        return add(exp(view), sum(t));
+      },
+      {leaf({4, 3}, 44), leaf({4, 3}, 45)});
+}
+
+TEST_CASE("diagonal: second derivatives equal central differences of the first") {
+  // L = sum(w * diagonal(x)^3) and s = sum(v * dL/dx): d s / d x by double backward against
+  // central differences of s computed from first-order gradients.
+  struct Plane {
+    Dims sizes;
+    int64_t offset, dim1, dim2;
+  };
+  const Plane planes[] = {{{3, 4}, 1, 0, 1}, {{3, 4}, -1, 1, 0}, {{2, 3, 4}, 0, 2, 0}};
+  uint32_t seed = 50;
+  for (const Plane& plane : planes) {
+    INFO("shape ", plane.sizes, ", offset ", plane.offset, ", dims ", plane.dim1, ", ", plane.dim2);
+    Tensor x = leaf(plane.sizes, seed++);
+    const Tensor v = random_tensor(plane.sizes, seed++);
+    Dims diagonal_sizes;
+    diagonal_positions(plane.sizes, plane.offset, plane.dim1, plane.dim2, diagonal_sizes);
+    const Tensor w = random_tensor(diagonal_sizes, seed++);
+    const auto loss = [&](const Tensor& input) {
+      return sum(mul(w, pow(diagonal(input, plane.offset, plane.dim1, plane.dim2), 3.0)));
+    };
+    const auto directional = [&](const Tensor& input, bool create_graph) {
+      const Tensor first = autograd::grad({loss(input)}, {input}, {}, std::nullopt, create_graph)[0];
+      return sum(mul(v, first));
+    };
+    const Tensor second = autograd::grad({directional(x, true)}, {x})[0];
+    const std::vector<double> analytic = values_of(second);
+    double* data = x.data_ptr<double>();
+    constexpr double kStep = 1e-6;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double saved = data[i];
+      data[i] = saved + kStep;
+      const double above = directional(x, false).item();
+      data[i] = saved - kStep;
+      const double below = directional(x, false).item();
+      data[i] = saved;
+      const double numeric = (above - below) / (2.0 * kStep);
+      INFO("element ", i, ": analytic ", analytic[i], ", numeric ", numeric);
+      CHECK(std::abs(analytic[i] - numeric) <= 1e-6 * (1.0 + std::abs(numeric)));
+    }
+  }
+}

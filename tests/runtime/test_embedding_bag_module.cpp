@@ -34,6 +34,28 @@ TEST_CASE("nn::EmbeddingBag's forward is F::embedding_bag over its weight with i
   CHECK(values_of(bag->weight.grad().select(0, 2)) == std::vector<double>{1, 1, 1});
 }
 
+TEST_CASE("nn::EmbeddingBag passes include_last_offset, max_norm, norm_type and the refused options to F") {
+  // Norms above max_norm = 1.5 in both the 1-norm and the 2-norm, so the renorm's norm_type shows;
+  // offsets [0, 2, 4] over 6 indices are 2 bags with include_last_offset (4 and 5 in none), 3 without.
+  const Tensor input = from_vector<int64_t>({0, 3, 3, 1, 4, 2});
+  const Tensor offsets = from_vector<int64_t>({0, 2, 4});
+  Tensor table = random_tensor({5, 3}, 41).mul(4.0);
+  nn::EmbeddingBag bag(5, 3,
+                       {.max_norm = 1.5, .norm_type = 1.0, ._weight = table.clone(), .include_last_offset = true});
+  const Tensor out = bag(input, offsets);
+  const Tensor expected = F::embedding_bag(
+      table, input, {.offsets = offsets, .max_norm = 1.5, .norm_type = 1.0, .include_last_offset = true});
+  CHECK(out.sizes() == Dims{2, 3});
+  CHECK(values_of(out) == values_of(expected));
+  CHECK(values_of(bag->weight) == values_of(table));  // renormed in place alike, in the 1-norm
+  // The options F refuses are refused through the module too, not dropped on the way.
+  const Tensor pair = from_vector<int64_t>({0, 1});
+  CHECK(error_of([&] { nn::EmbeddingBag(5, 3, {.scale_grad_by_freq = true})(pair, offsets.slice(0, 0, 1)); })
+            .find("embedding_bag: scale_grad_by_freq is not supported") != std::string::npos);
+  CHECK(error_of([&] { nn::EmbeddingBag(5, 3, {.sparse = true})(pair, offsets.slice(0, 0, 1)); })
+            .find("embedding_bag: sparse=true needs sparse gradients") != std::string::npos);
+}
+
 TEST_CASE("nn::EmbeddingBag takes a given _weight without initialising it, and from_pretrained shares and freezes") {
   const Tensor table = random_tensor({4, 2}, 5);
   const std::vector<double> values = values_of(table);

@@ -158,6 +158,25 @@ TEST_CASE("diagonal: writes through the view reach the base, and the view sees t
   for (size_t i = 0; i < before.size(); ++i) CHECK(after[i] == 2.0 * before[i]);
 }
 
+TEST_CASE("diagonal of an expanded tensor: fill_ writes the shared element, add_ is refused, as in PyTorch") {
+  // [1, 1] expanded to [3, 3] has strides [0, 0], so its diagonal is 3 elements at one address.
+  // PyTorch's fill_ skips the overlap check (Fill.cpp: fill is idempotent); add_ refuses it.
+  Tensor base = random_tensor({1, 1}, 26);
+  base.expand({3, 3}).diagonal().fill_(4.0);
+  CHECK(values_of(base) == std::vector<double>{4.0});
+  const std::string message = error_of([&] { base.expand({3, 3}).diagonal().add_(random_tensor({3}, 27)); });
+  CHECK(message.find("add_: input 0 (shape [3], strides [0]) is written in place but several of its elements share "
+                     "one address") != std::string::npos);
+  CHECK(values_of(base) == std::vector<double>{4.0});
+  // A diagonal of an expanded [1, 4] reads distinct elements (stride 0 + 1), so add_ is allowed.
+  Tensor row = random_tensor({1, 4}, 28);
+  std::vector<double> expected = values_of(row);
+  const Tensor increment = random_tensor({3}, 29);
+  row.expand({3, 4}).diagonal(1).add_(increment);
+  for (int i = 0; i < 3; ++i) expected[i + 1] += values_of(increment)[i];
+  CHECK(values_of(row) == expected);
+}
+
 TEST_CASE("diagonal: errors name the op, the values and the caller's line") {
   const Tensor matrix = random_tensor({3, 4}, 60);
   std::string message;

@@ -67,6 +67,62 @@ TEST_CASE("diagonal: in-place updates through the view and of its base different
       {leaf({4, 3}, 44), leaf({4, 3}, 45)});
 }
 
+TEST_CASE("diagonal: in-place updates through views of diagonal views differentiate as the values") {
+  using Inputs = std::vector<Tensor>;
+  // The diagonal of a diagonal (a[i, i, i]) updated in place: CopySlices over two view levels.
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 2.0);
+        t.diagonal(0, 0, 1).diagonal(0, 0, 1).mul_(in[1]);
+        return mul(t, t);
+      },
+      {leaf({3, 3, 3}, 46), leaf({3}, 47)});
+  // A view of a view taken first, its base updated after: the view's history is remade twice.
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 2.0);
+        const Tensor view = t.diagonal(1, 0, 2).diagonal(0, 0, 1);
+        t.mul_(in[1]);
+        return add(exp(view), sum(t));
+      },
+      {leaf({3, 3, 4}, 48), leaf({3, 3, 4}, 49)});
+  // Through a permuted, sliced base (a storage offset), then a second write read back through the first.
+  gradcheck(
+      [](const Inputs& in) {
+        Tensor t = mul(in[0], 1.0);
+        t.permute({2, 0, 1}).slice(1, 1, 3).diagonal(-1, 1, 2).add_(in[1]);
+        Tensor d = t.diagonal(0, 1, 2);
+        d.mul_(sum(in[1]));
+        t.transpose(1, 2).diagonal(1, 1, 2).copy_(d.slice(1, 0, 3));
+        return mul(t, exp(t));
+      },
+      {leaf({3, 4, 4}, 70), leaf({4, 1}, 71)});
+}
+
+TEST_CASE("diagonal: the view shares its base's version, so a stale saved tensor is refused as in PyTorch") {
+  // pow saves its input: the view saved, then the base written; the base saved, then the view written.
+  Tensor x = leaf({3, 3}, 72);
+  Tensor base = exp(x);
+  const Tensor from_view = pow(base.diagonal(), 2.0);
+  base.mul_(2.0);
+  CHECK_THROWS_WITH_AS(sum(from_view).backward(), doctest::Contains("modified by an in-place operation"), Error);
+  Tensor other = exp(x);
+  const Tensor from_base = pow(other, 2.0);
+  other.diagonal(1).mul_(2.0);
+  CHECK_THROWS_WITH_AS(sum(from_base).backward(), doctest::Contains("modified by an in-place operation"), Error);
+}
+
+TEST_CASE("diagonal: the gradient reaches its positions also from a strided upstream gradient") {
+  Tensor x = leaf({4, 5}, 73);
+  const Tensor upstream = random_tensor({6}, 74).slice(0, 0, 6, 2);  // [3], stride 2
+  diagonal(x.t(), -1, 1, 0).backward(upstream);                     // x[i + 1, i]: x's diagonal -1
+  std::vector<double> expected(20, 0.0);
+  Dims sizes;
+  const std::vector<int64_t> positions = diagonal_positions({4, 5}, -1, 0, 1, sizes);
+  for (size_t k = 0; k < positions.size(); ++k) expected[positions[k]] = values_of(upstream)[k];
+  CHECK(values_of(x.grad()) == expected);
+}
+
 TEST_CASE("diagonal: second derivatives equal central differences of the first") {
   // L = sum(w * diagonal(x)^3) and s = sum(v * dL/dx): d s / d x by double backward against
   // central differences of s computed from first-order gradients.

@@ -1,17 +1,19 @@
 // ember::compile of a training step through nn::EmbeddingBag in each mode, 1-D input with offsets
 // and 2-D input: embedding_bag reads nothing on the host inside a capture, so the step is captured
 // whole (fullgraph), and its outputs and trained tables equal eager's step by step, with indices
-// and offsets that change between steps.
+// and offsets that change between steps; a captured call takes offsets as PyTorch's CUDA kernels do.
 #include <doctest/doctest.h>
 
 #include <memory>
 
 #include "fusion_test_util.h"
 #include "graph/compile.h"
+#include "graph_test_util.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
 using namespace ember;
+namespace F = ember::nn::functional;
 using Mode = nn::EmbeddingBagMode;
 
 namespace {
@@ -67,5 +69,30 @@ TEST_CASE("compile: a step through EmbeddingBag in each mode is captured whole a
       graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                     eager.optimizer->param_groups()[0].params);
     }
+  }
+}
+
+TEST_CASE("compile: a captured embedding_bag takes a first offset past 0 as 0, as PyTorch's CUDA kernels") {
+  // Inside a capture the offsets are not read on the host (eager CPU refuses offsets[0] != 0): the
+  // first bag then starts at 0, as PyTorch's CUDA kernels force it ("forces first offset to be 0
+  // instead of asserting on it", EmbeddingBag.cu), rather than failing inside an index_add.
+  NoGradGuard no_grad;
+  manual_seed(43);
+  const Tensor table = randn({6, 3});
+  const Tensor input = from_vector<int64_t>({4, 1, 5, 1, 0, 3, 2});
+  const Tensor offsets = from_vector<int64_t>({0, 3, 3, 5});
+  for (Mode mode : {Mode::Sum, Mode::Mean, Mode::Max}) {
+    INFO("mode " << nn::embedding_bag_mode_name(mode));
+    const auto bags = [&](const Tensor& indices, const Tensor& starts) {
+      return F::embedding_bag(table, indices, {.offsets = starts, .mode = mode, .padding_idx = 5});
+    };
+    auto compiled = ember::compile(bags, {.fullgraph = true});
+    for (int call = 0; call < 3; ++call) CHECK(graph_test::bit_equal(compiled(input, offsets), bags(input, offsets)));
+    // The first call with the new offsets tensor is traced (a capture), the second replays it.
+    const int replays = compiled.state().replays();
+    const Tensor late_start = from_vector<int64_t>({2, 3, 3, 5});
+    for (int call = 0; call < 2; ++call)
+      CHECK(graph_test::bit_equal(compiled(input, late_start), bags(input, offsets)));
+    CHECK(compiled.state().replays() == replays + 1);
   }
 }

@@ -136,9 +136,11 @@ Tensor bag_ids(const Tensor& input, const Tensor& flat, const Tensor& offsets, i
   } else {
     // A one at every bag's start (several for empty bags), summed: the count of starts at or
     // before each position, less one. Offsets equal to N land in the extra slot and count for none.
+    // Positions before offsets[0] (refused on the host, so only a capture or CUDA sees them) get
+    // bag 0, as PyTorch's CUDA kernels start the first bag at 0 whatever offsets[0] says.
     const Tensor starts = offsets.to(kInt64);
     const Tensor marks = index_add(zeros({length + 1}, int64), starts, ones({starts.size(0)}, int64));
-    ids = sub(cumsum(marks.slice(0, 0, length), 0), 1.0);
+    ids = clamp(sub(cumsum(marks.slice(0, 0, length), 0), 1.0), 0.0, std::nullopt);
   }
   if (!padding) return ids;
   const Tensor at_padding =

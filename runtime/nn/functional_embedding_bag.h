@@ -18,8 +18,10 @@
 // offsets and the indices' extremes on the host, so they run for CPU tensors outside a capture,
 // as binary_cross_entropy's range check; a compiled step captures embedding_bag whole, without a
 // graph break. On CUDA and inside a capture an index out of range is refused by the lookup op's own
-// check (naming embedding) when its kernel runs, and offsets are taken as given, as PyTorch's CUDA
-// kernels do (decreasing offsets then act as if sorted).
+// check (naming embedding) when its kernel runs, and offsets are taken as PyTorch's CUDA kernels
+// take them: the first bag starts at 0 whatever offsets[0] is; an offset below 0 or past the
+// input's length is refused when the kernels run, by index_add's range check (naming index_add);
+// decreasing offsets act as if sorted (PyTorch's kernels assert on them).
 #pragma once
 
 #include <optional>

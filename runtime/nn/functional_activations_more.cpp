@@ -17,6 +17,11 @@ using detail::to_computing_dtype;
 
 Tensor hardtanh(const Tensor& input, double min_val, double max_val, Where where) {
   CallSiteScope site(where);
+  // torch.nn.functional.hardtanh's own check (PyTorch 2.3 on), before the dtype is looked at; a NaN
+  // bound passes it and makes every element NaN, as aten::hardtanh (clamp) does.
+  check(!(min_val > max_val),
+        "hardtanh: min_val cannot be greater than max_val, got min_val = {} and max_val = {} (input shape {})", min_val,
+        max_val, input.sizes());
   check(input.dtype() != kBool, "hardtanh: bool inputs are not supported (shape {})", input.sizes());
   if (!is_floating(input.dtype())) return clamp(input, std::trunc(min_val), std::trunc(max_val));
   // torch.clamp's values; hardtanh_backward zeroes the gradient at the bounds, where clamp's passes it.

@@ -103,7 +103,7 @@ class OptionActivationImpl : public Module {
 
 class HardtanhImpl : public OptionActivationImpl<HardtanhOptions> {
  public:
-  // torch.nn.Hardtanh asserts max_val > min_val (F.hardtanh itself takes any bounds).
+  // torch.nn.Hardtanh asserts max_val > min_val (F.hardtanh refuses only min_val > max_val).
   explicit HardtanhImpl(HardtanhOptions options = {}, Where where = Where::current());
   Tensor forward(const Tensor& input, Where where = Where::current());
 

@@ -81,11 +81,13 @@ struct HardswishBackward {
     return x < T(-3) ? T(0) : (x <= T(3) ? middle : grad);
   }
 };
-// grad / 6 strictly between -3 and 3, 0 at them, beyond and at NaN.
+// grad / 6 strictly between -3 and 3, 0 at them, beyond and at NaN. Multiplied by 1/6 rounded to T,
+// as PyTorch's kernels (one_sixth), so float results round as theirs (grad / 6 differs in the last bit
+// for a third of them). PyTorch's float64 kernel takes float's 1/6 too (off by 3e-8); here it is double's.
 struct HardsigmoidBackward {
   template <typename T>
   EMBER_FORCE_INLINE EMBER_HOST_DEVICE T operator()(T grad, T x) const {
-    return x > T(-3) && x < T(3) ? grad / T(6) : T(0);
+    return x > T(-3) && x < T(3) ? grad * T(1.0 / 6.0) : T(0);
   }
 };
 // d(x tanh(sp(x)))/dx = t + x s (1 - t) (1 + t) with t = tanh(sp(x)) = n / (n + 2) as in Mish,

@@ -23,7 +23,16 @@ Tensor hardtanh(const Tensor& input, double min_val, double max_val, Where where
         "hardtanh: min_val cannot be greater than max_val, got min_val = {} and max_val = {} (input shape {})", min_val,
         max_val, input.sizes());
   check(input.dtype() != kBool, "hardtanh: bool inputs are not supported (shape {})", input.sizes());
-  if (!is_floating(input.dtype())) return clamp(input, std::trunc(min_val), std::trunc(max_val));
+  if (!is_floating(input.dtype())) {
+    // aten::hardtanh converts the bounds with Scalar::toLong(), which refuses NaN, the infinities and
+    // magnitudes past int64 (2^63 is the first double past it); truncated bounds never promote the input.
+    const auto fits_int64 = [](double bound) { return bound >= -0x1p63 && bound < 0x1p63; };
+    check(fits_int64(min_val) && fits_int64(max_val),
+          "hardtanh: the bounds of an integer input are converted to int64, which cannot hold min_val = {} and "
+          "max_val = {} (input {} of shape {})",
+          min_val, max_val, input.dtype(), input.sizes());
+    return clamp(input, std::trunc(min_val), std::trunc(max_val));
+  }
   // torch.clamp's values; hardtanh_backward zeroes the gradient at the bounds, where clamp's passes it.
   static const OpDef& op = lookup_op("hardtanh");
   return dispatch_one(op, {input}, {{"min_val", min_val}, {"max_val", max_val}});

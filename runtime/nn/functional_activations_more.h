@@ -26,7 +26,7 @@ namespace ember::nn::functional {
 // (the registry op "hardtanh", like aten::hardtanh, clamps: every element is then max_val). The
 // gradient is 1 strictly between the bounds and 0 at them (PyTorch's hardtanh_backward), and passes at
 // NaN. An integer input is clamped to the bounds truncated to integers (PyTorch's legacy rule: the
-// bounds do not promote it); bool is refused.
+// bounds do not promote it), and bounds int64 cannot hold (NaN, infinite) are refused; bool is refused.
 Tensor hardtanh(const Tensor& input, double min_val = -1.0, double max_val = 1.0, Where where = Where::current());
 // hardtanh(input, 0, 6), as PyTorch defines it.
 Tensor relu6(const Tensor& input, Where where = Where::current());

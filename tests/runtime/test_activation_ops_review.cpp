@@ -129,3 +129,22 @@ TEST_CASE("hardswish, hardsigmoid and the piecewise backward ops round as PyTorc
   check_piecewise_bits<float>(kFloat16);
   check_piecewise_bits<double>(kFloat64);
 }
+
+TEST_CASE("F::hardtanh refuses integer inputs with bounds int64 cannot hold, as aten's min.toLong() does") {
+  // aten::hardtanh converts the bounds of an integer input with Scalar::toLong(), which throws for
+  // NaN, the infinities and magnitudes past int64 ("value cannot be converted to type int64_t without
+  // overflow"); a non-finite bound must not turn the integer input into float32.
+  const Tensor integers = from_vector<int64_t>({-5, 0, 5});
+  const std::vector<std::pair<double, double>> bounds = {{-kInf, 1.0}, {-1.0, kInf}, {kNaN, 1.0}, {-1.0, 1e19}};
+  for (const auto& [low, high] : bounds) {
+    INFO(low, " ", high);
+    const int line = __LINE__ + 1;
+    const std::string message = error_of([&] { F::hardtanh(integers, low, high); });
+    check_refusal(message, "hardtanh: the bounds of an integer input are converted to int64, which cannot hold", line);
+    CHECK(message.find(fmt::format("min_val = {} and max_val = {}", low, high)) != std::string::npos);
+  }
+  // Bounds within int64's range are truncated and keep the dtype, -2^63 included.
+  const Tensor clamped = F::hardtanh(integers, -9223372036854775808.0, 2.9);
+  CHECK(clamped.dtype() == kInt64);
+  CHECK(clamped.to_vector<int64_t>() == std::vector<int64_t>{-5, 0, 2});
+}

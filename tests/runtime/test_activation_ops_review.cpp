@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "error_of.h"
@@ -147,4 +148,96 @@ TEST_CASE("F::hardtanh refuses integer inputs with bounds int64 cannot hold, as 
   const Tensor clamped = F::hardtanh(integers, -9223372036854775808.0, 2.9);
   CHECK(clamped.dtype() == kInt64);
   CHECK(clamped.to_vector<int64_t>() == std::vector<int64_t>{-5, 0, 2});
+}
+
+TEST_CASE("log_sigmoid and its gradient keep their relative precision far above 0, mish far below it") {
+  // log_sigmoid(x) = -log1p(e^-x) ~ -e^-x and its derivative e^-x / (1 + e^-x) for large x: PyTorch's
+  // min(x, 0) - log1p(z) and z / (1 + z) with z = e^-|x| hold every digit, where log(1 + z) or
+  // 1 - sigmoid(x) round to 0. Relative, not absolute, tolerances (both values are below 1e-8).
+  for (const auto& [dtype, at, tolerance] : std::vector<std::tuple<DType, double, double>>{
+           {kFloat64, 40.0, 1e-13}, {kFloat64, 700.0, 1e-13}, {kFloat32, 20.0, 1e-5}, {kFloat32, 80.0, 1e-5}}) {
+    INFO(std::string(dtype_name(dtype)), " x = ", at);
+    const double z = std::exp(-at);
+    const Tensor x = doubles({at}).to(dtype);
+    const double value = values_of(F::logsigmoid(x))[0];
+    const double slope = values_of(dispatch_one(lookup_op("log_sigmoid_backward"), {ones_like(x), x}))[0];
+    CHECK(std::abs(value + std::log1p(z)) <= tolerance * std::log1p(z));
+    CHECK(std::abs(slope - z / (1.0 + z)) <= tolerance * z);
+  }
+  // mish(x) ~ x e^x and mish'(x) ~ (1 + x) e^x far below 0, never rounded to 0 before they underflow.
+  const double at = -30.0;
+  const double t = std::tanh(std::log1p(std::exp(at))), s = 1.0 / (1.0 + std::exp(-at));
+  const Tensor x = doubles({at});
+  CHECK(std::abs(values_of(F::mish(x))[0] - at * t) <= 1e-13 * std::abs(at * t));
+  const double derivative = t + at * s * (1.0 - t * t);
+  const double slope = values_of(dispatch_one(lookup_op("mish_backward"), {ones_like(x), x}))[0];
+  CHECK(std::abs(slope - derivative) <= 1e-12 * std::abs(derivative));
+}
+
+TEST_CASE("hardtanh's bounds: NaN and infinite bounds, float64 bounds float cannot hold, 16-bit inputs") {
+  // A NaN bound makes every value NaN (aten's clamp fills NaN); the gradient keeps PyTorch's scalar and
+  // CUDA rule, x <= min || x >= max ? 0 : grad, so it passes wherever that is false.
+  const std::vector<double> points = {-kInf, -2.0, -1.0, 0.5, 1.0, 2.0, kInf, kNaN};
+  const auto value_and_gradient = [&](double low, double high) {
+    const Tensor x = leaf_of(points);
+    const Tensor y = F::hardtanh(x, low, high);
+    sum(mul(y, 1.0)).backward();
+    return std::pair{values_of(y), values_of(x.grad())};
+  };
+  const auto [nan_low, nan_low_gradient] = value_and_gradient(kNaN, 1.0);
+  CHECK(std::all_of(nan_low.begin(), nan_low.end(), [](double v) { return std::isnan(v); }));
+  CHECK(nan_low_gradient == std::vector<double>{1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0});
+  const auto [unbounded, unbounded_gradient] = value_and_gradient(-kInf, kInf);
+  check_same_bits(doubles(unbounded), points, "hardtanh(-inf, inf)");
+  CHECK(unbounded_gradient == std::vector<double>{0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0});
+  // float64 compares with the bounds as doubles: 0.3 and -0.1 exactly are at the bounds, the doubles
+  // next to them inside are not (float's 0.3 is above 0.3, float's -0.1 below -0.1).
+  const double low = -0.1, high = 0.3;
+  const Tensor x = leaf_of({low, std::nextafter(low, 0.0), std::nextafter(high, 0.0), high, std::nextafter(high, 1.0)});
+  const Tensor y = F::hardtanh(x, low, high);
+  sum(y).backward();
+  CHECK(values_of(x.grad()) == std::vector<double>{0.0, 1.0, 1.0, 0.0, 0.0});
+  CHECK(values_of(y)[4] == high);
+  // bf16 and fp16 compare in float with the bounds rounded to float (min.to<float>()), not to the
+  // input's dtype: bf16's -1.296875 is above -1.3 (its own rounding of -1.3) and keeps its gradient.
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    INFO(std::string(dtype_name(dtype)));
+    const Tensor rounded = doubles({-1.3}).to(dtype);
+    const Tensor input = rounded.detach().requires_grad_();
+    sum(F::hardtanh(input, -1.3, 1.0)).backward();
+    CHECK(values_of(input.grad()) == std::vector<double>{values_of(rounded)[0] > -1.3 ? 1.0 : 0.0});
+  }
+}
+
+TEST_CASE("the backward ops broadcast grad and input both ways, promote mixed dtypes and sum back") {
+  // As PyTorch's TensorIterator binary ops: the result has the broadcast shape and the promoted dtype,
+  // and each double-backward gradient is summed back to its input's shape, in its input's dtype.
+  const std::vector<std::pair<const char*, Attrs>> ops = {{"hardtanh_backward", {{"min_val", -0.5}, {"max_val", 0.7}}},
+                                                          {"hardswish_backward", {}},
+                                                          {"hardsigmoid_backward", {}},
+                                                          {"mish_backward", {}},
+                                                          {"log_sigmoid_backward", {}}};
+  const std::vector<std::pair<Dims, Dims>> shapes = {{{3, 1}, {3, 4}}, {{3, 4}, {4}}, {{4}, {3, 1}}, {{}, {3, 4}}};
+  for (const auto& [name, attrs] : ops) {
+    const OpDef& op = lookup_op(name);
+    for (const auto& [grad_sizes, input_sizes] : shapes) {
+      INFO(std::string(name), " grad ", grad_sizes, " input ", input_sizes);
+      // The input scaled by 5 reaches every side of -3 and 3; finite differences stay off the kinks.
+      const auto call = [&](const std::vector<Tensor>& in) {
+        return dispatch_one(op, {in[0], mul(in[1], 5.0)}, attrs);
+      };
+      gradcheck(call, {leaf(grad_sizes, 41), leaf(input_sizes, 42)});
+    }
+    for (const auto& [grad_dtype, input_dtype, result] : std::vector<std::tuple<DType, DType, DType>>{
+             {kFloat64, kFloat32, kFloat64}, {kBFloat16, kFloat32, kFloat32}, {kFloat16, kBFloat16, kFloat32}}) {
+      INFO(std::string(name), " ", std::string(dtype_name(grad_dtype)), " with ", std::string(dtype_name(input_dtype)));
+      const Tensor grad = random_tensor({5}, 43).to(grad_dtype).requires_grad_();
+      const Tensor input = mul(random_tensor({5}, 44), 4.0).to(input_dtype).requires_grad_();
+      const Tensor out = dispatch_one(op, {grad, input}, attrs);
+      CHECK(out.dtype() == result);
+      sum(out).backward();
+      CHECK(grad.grad().dtype() == grad_dtype);
+      if (input.grad().defined()) CHECK(input.grad().dtype() == input_dtype);
+    }
+  }
 }

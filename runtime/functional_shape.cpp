@@ -1,5 +1,6 @@
 // The op functions that index, join, view, copy and update in place.
 #include "runtime/dispatch.h"
+#include "runtime/embedding_padding.h"
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/view_shape.h"
@@ -18,12 +19,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   CallSiteScope site(where);
   const Tensor rows = embedding(weight, indices);
   if (!padding_idx) return rows;
-  const int64_t count = weight.sizes()[0];
-  check(*padding_idx >= -count && *padding_idx < count,
-        "embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", count, -count, count - 1,
-        *padding_idx);
+  const int64_t padding = wrap_padding_idx("embedding", *padding_idx, weight.sizes()[0]);
   if (!grad_mode_enabled() || !weight.requires_grad()) return rows;
-  const int64_t padding = *padding_idx < 0 ? *padding_idx + count : *padding_idx;
   const Tensor at_padding = eq(indices, ops::scalar_like(static_cast<double>(padding), indices)).unsqueeze(-1);
   return ember::where(at_padding, rows.detach(), rows);
 }

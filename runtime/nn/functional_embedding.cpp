@@ -1,5 +1,6 @@
 // F.embedding with max_norm: the in-place renorm of the rows looked up, then the lookup.
 #include "runtime/dispatch.h"
+#include "runtime/embedding_padding.h"
 #include "runtime/nn/functional.h"
 
 namespace ember::nn::functional {
@@ -34,12 +35,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, const EmbeddingFun
   CallSiteScope site(where);
   if (options.max_norm) {
     // As F.embedding, padding_idx is checked before the renorm writes: a refused call changes nothing.
-    if (options.padding_idx) {
-      const int64_t count = weight.dim() > 0 ? weight.size(0) : 0;
-      check(*options.padding_idx >= -count && *options.padding_idx < count,
-            "embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", count, -count,
-            count - 1, *options.padding_idx);
-    }
+    if (options.padding_idx) wrap_padding_idx("embedding", *options.padding_idx, weight.dim() > 0 ? weight.size(0) : 0);
     Tensor table = weight;  // the same tensor: the renorm writes into the caller's weight
     embedding_renorm_(table, indices, *options.max_norm, options.norm_type);
   }

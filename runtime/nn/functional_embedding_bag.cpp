@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/dispatch.h"
+#include "runtime/embedding_padding.h"
 #include "runtime/nn/functional.h"
 
 namespace ember::nn {
@@ -87,10 +88,7 @@ void check_arguments(const Tensor& weight, const Tensor& input, const EmbeddingB
 // padding_idx within [-V, V), as F.embedding_bag asserts, wrapped into [0, V).
 std::optional<int64_t> wrapped_padding(std::optional<int64_t> padding_idx, int64_t count) {
   if (!padding_idx) return std::nullopt;
-  check(*padding_idx >= -count && *padding_idx < count,
-        "embedding_bag: padding_idx must be within num_embeddings {} (from {} to {}), got {}", count, -count, count - 1,
-        *padding_idx);
-  return *padding_idx < 0 ? *padding_idx + count : *padding_idx;
+  return wrap_padding_idx("embedding_bag", *padding_idx, count);
 }
 
 // The checks on values, read on the host: only for CPU tensors outside a capture (header).

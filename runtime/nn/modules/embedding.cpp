@@ -2,6 +2,7 @@
 #include "runtime/nn/modules/embedding.h"
 
 #include "runtime/dispatch.h"
+#include "runtime/embedding_padding.h"
 #include "runtime/functional.h"
 #include "runtime/nn/functional.h"
 #include "runtime/nn/init.h"
@@ -20,13 +21,7 @@ EmbeddingImpl::EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim, Embe
   check(num_embeddings >= 0 && embedding_dim >= 0,
         "Embedding: sizes must be non-negative, got num_embeddings={} embedding_dim={}", num_embeddings,
         embedding_dim);
-  if (options.padding_idx) {
-    const int64_t padding = *options.padding_idx;
-    check(padding >= -num_embeddings && padding < num_embeddings,
-          "Embedding: padding_idx must be within num_embeddings {} (from {} to {}), got {}", num_embeddings,
-          -num_embeddings, num_embeddings - 1, padding);
-    padding_idx_ = padding < 0 ? padding + num_embeddings : padding;
-  }
+  if (options.padding_idx) padding_idx_ = wrap_padding_idx("Embedding", *options.padding_idx, num_embeddings);
   weight = register_parameter("weight", empty({num_embeddings, embedding_dim},
                                               {.dtype = options.dtype, .device = options.device}));
   reset_parameters(options.generator);

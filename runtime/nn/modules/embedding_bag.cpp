@@ -3,6 +3,7 @@
 #include "runtime/nn/modules/embedding_bag.h"
 
 #include "runtime/dispatch.h"
+#include "runtime/embedding_padding.h"
 #include "runtime/functional.h"
 #include "runtime/nn/init.h"
 #include "runtime/nn/python_repr.h"
@@ -16,13 +17,8 @@ EmbeddingBagImpl::EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim
   check(num_embeddings >= 0 && embedding_dim >= 0,
         "EmbeddingBag: sizes must be non-negative, got num_embeddings={} embedding_dim={}", num_embeddings,
         embedding_dim);
-  if (options.padding_idx) {
-    const int64_t padding = *options.padding_idx;
-    check(padding >= -num_embeddings && padding < num_embeddings,
-          "EmbeddingBag: padding_idx must be within num_embeddings {} (from {} to {}), got {}", num_embeddings,
-          -num_embeddings, num_embeddings - 1, padding);
-    options_.padding_idx = padding < 0 ? padding + num_embeddings : padding;
-  }
+  if (options.padding_idx)
+    options_.padding_idx = wrap_padding_idx("EmbeddingBag", *options.padding_idx, num_embeddings);
   options_._weight = Tensor{};  // the parameter holds it; the options need not keep the caller's handle
   if (options._weight.defined()) {
     const Dims expected{num_embeddings, embedding_dim};

@@ -77,7 +77,12 @@ const Storage* storage_of(const TensorImpl& impl) { return impl.storage.get(); }
 
 bool requires_grad(const TensorImpl& impl) { return impl.requires_grad || impl.grad_fn != nullptr; }
 
-size_t hook_count(const TensorImpl& impl) { return impl.autograd_meta ? impl.autograd_meta->hooks.size() : 0; }
+HookCount hook_count(const TensorImpl& impl) {
+  if (!impl.autograd_meta) return {};
+  const std::vector<GradHook>& hooks = impl.autograd_meta->hooks;
+  const auto removed = static_cast<size_t>(std::ranges::count_if(hooks, [](const GradHook& hook) { return !hook; }));
+  return {.registered = hooks.size(), .removed = removed};
+}
 
 std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> all = inputs;
@@ -189,10 +194,11 @@ std::string first_failure(const Guards& guards, const Graph& graph, const std::v
     // .grad) replaced or dropped it.
     if (impl.use_count() <= guards.states_entry_refs[i])
       return why([&] { return fmt::format("state %s{} is no longer referenced outside the graph", i); });
-    if (const size_t hooks = hook_count(*impl); hooks != guards.states_hooks[i])
+    if (const HookCount hooks = hook_count(*impl); hooks != guards.states_hooks[i])
       return why([&] {
-        return fmt::format("state %s{} has {} gradient hooks, the graph was captured with {}", i, hooks,
-                           guards.states_hooks[i]);
+        const HookCount& then = guards.states_hooks[i];
+        return fmt::format("state %s{} has {} gradient hooks ({} removed), the graph was captured with {} ({} removed)",
+                           i, hooks.live(), hooks.removed, then.live(), then.removed);
       });
     const TensorMeta actual{impl->sizes, impl->dtype, impl->device};
     if (!same_type(actual, guards.states[i]))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -48,6 +49,14 @@ struct CapturedArgument {
   bool holds(const TensorImpl& impl) const;
 };
 
+// A state tensor's gradient hooks: how many were registered, how many of those were removed.
+struct HookCount {
+  size_t registered = 0;
+  size_t removed = 0;
+  size_t live() const { return registered - removed; }
+  bool operator==(const HookCount&) const = default;
+};
+
 // Everything the trace assumed; a call that disagrees recompiles.
 struct Guards {
   std::vector<TensorMeta> inputs;
@@ -74,7 +83,7 @@ struct Guards {
   std::vector<TensorMeta> states;  // the bound state tensors' types when captured
   // Gradient hooks on each state tensor when captured: backward traced them (their tensor ops
   // are in the graph), so a hook added or removed since must recompile.
-  std::vector<size_t> states_hooks;
+  std::vector<HookCount> states_hooks;
   // References to each state tensor held by the compiled entry itself (its graphs and executors):
   // a state with no more than these is no longer held by its owner (a .grad replaced by a new
   // tensor, a parameter swapped out of its module), and replaying would read a stale tensor.

@@ -14,8 +14,10 @@ const Storage* storage_of(const TensorImpl& impl);
 
 // Tensor::requires_grad without a handle (no reference count traffic per state per call).
 bool requires_grad(const TensorImpl& impl);
-// Gradient hooks registered on a leaf (register_hook), which a captured backward traced.
-size_t hook_count(const TensorImpl& impl);
+// Gradient hooks registered on a leaf (register_hook), which a captured backward traced, and how
+// many of them were removed since (remove_hook). Both only grow, so a hook registered or removed
+// after a capture always changes the pair.
+HookCount hook_count(const TensorImpl& impl);
 
 // The caller's inputs, then the current .grad of each GradInput's parameter (undefined if unset).
 std::vector<Tensor> with_grad_inputs(const Graph& graph, const std::vector<Tensor>& inputs);

@@ -39,7 +39,7 @@ History inspect_history(const std::shared_ptr<autograd::Node>& root, const Bound
     if (boundary(*node)) continue;
     if (node->saved_released()) return History::Released;
     for (const std::vector<GradHook>& hooks : node->output_hooks)
-      if (!hooks.empty()) return History::Hooked;
+      if (std::ranges::any_of(hooks, [](const GradHook& hook) { return hook != nullptr; })) return History::Hooked;
     for (const std::weak_ptr<TensorImpl>& retainer : node->retained_by)
       if (!retainer.expired()) return History::Hooked;
     for (const autograd::Edge& edge : node->next_edges)

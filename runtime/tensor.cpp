@@ -279,15 +279,37 @@ bool Tensor::retains_grad() const {
   return impl.autograd_meta && impl.autograd_meta->retains_grad;
 }
 
-void Tensor::register_hook(GradHook hook, Where where) {
+unsigned Tensor::register_grad_hook(GradHook hook, Where where) {
   CallSiteScope site(where);
   check(requires_grad(), "register_hook: the tensor (shape {}) does not require grad", sizes());
+  check(hook != nullptr, "register_hook: the hook is empty (a default-constructed std::function)");
   if (is_leaf()) {
     AutogradMeta& meta = impl_->meta();
     const std::lock_guard lock(meta.mutex);  // a backward in another thread may be copying them
     meta.hooks.push_back(std::move(hook));
+    return static_cast<unsigned>(meta.hooks.size() - 1);
+  }
+  std::vector<GradHook>& hooks = impl_->grad_fn->output_hooks[impl_->output_nr];
+  hooks.push_back(std::move(hook));
+  return static_cast<unsigned>(hooks.size() - 1);
+}
+
+void Tensor::remove_hook(unsigned position, Where where) const {
+  CallSiteScope site(where);
+  // A removed hook leaves an empty slot behind, so that every other position stays valid.
+  const auto remove = [&](std::vector<GradHook>& hooks) {
+    check(position < hooks.size(), "remove_hook: no hook at position {} (the tensor, shape {}, has had {} hooks{})",
+          position, sizes(), hooks.size(), is_leaf() ? "" : " since its last in-place update");
+    hooks[position] = nullptr;
+  };
+  if (!requires_grad())
+    fail("remove_hook: no hook at position {} (the tensor, shape {}, does not require grad)", position, sizes());
+  if (is_leaf()) {
+    AutogradMeta& meta = impl_->meta();
+    const std::lock_guard lock(meta.mutex);
+    remove(meta.hooks);
   } else {
-    impl_->grad_fn->output_hooks[impl_->output_nr].push_back(std::move(hook));
+    remove(impl_->grad_fn->output_hooks[impl_->output_nr]);
   }
 }
 

@@ -121,8 +121,24 @@ class Tensor {
   void retain_grad(Where where = Where::current());
   bool retains_grad() const;  // retain_grad() was called on this non-leaf
   // `hook(grad)` runs when this tensor's gradient is computed; a defined result replaces it (and
-  // must keep its shape, dtype and device).
-  void register_hook(GradHook hook, Where where = Where::current());
+  // must keep its shape, dtype and device). A hook may also return nothing (it only observes).
+  // Returns the hook's position for remove_hook, as libtorch's. A non-leaf's hooks belong to its
+  // current version: after an in-place op the tensor starts a new list (the old hooks stay with
+  // the old version's gradient), again as libtorch's.
+  template <typename Hook>
+    requires std::is_invocable_v<Hook, const Tensor&>
+  unsigned register_hook(Hook&& hook, Where where = Where::current()) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook, const Tensor&>>)
+      return register_grad_hook([observe = std::forward<Hook>(hook)](const Tensor& grad) mutable {
+        observe(grad);
+        return Tensor();
+      }, where);
+    else
+      return register_grad_hook(GradHook(std::forward<Hook>(hook)), where);
+  }
+  // Stops the hook at `position` (register_hook's result) from running; removing it again does
+  // nothing. A position this tensor's list never had is an error.
+  void remove_hook(unsigned position, Where where = Where::current()) const;
 
   // ---- views (share storage) ----
   Tensor view(const Dims& shape, Where where = Where::current()) const;
@@ -275,6 +291,7 @@ class Tensor {
   Tensor& triu_(int64_t diagonal = 0, Where where = Where::current());
 
  private:
+  unsigned register_grad_hook(GradHook hook, Where where);
   // item<T>'s error: `value` does not fit a `bytes`-byte integer of that signedness (0: a float).
   // An integer value is exact in the message: it comes from item_int64 and is re-read from there.
   [[noreturn]] void fail_item_range(double value, bool is_signed, size_t bytes, Where where) const;

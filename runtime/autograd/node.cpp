@@ -150,6 +150,7 @@ void OpNode::release_saved() {
 }
 
 Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
+  if (!hook) return grad;  // its slot after remove_hook
   Tensor replaced = hook(grad);
   if (!replaced.defined()) return grad;
   check(replaced.sizes() == grad.sizes() && replaced.dtype() == grad.dtype() && replaced.device() == grad.device(),

@@ -265,22 +265,26 @@ void Module::collect_state(const std::string& prefix, StateDict& out) const {
   for (const auto& [name, child] : children_) child->collect_state(join_name(prefix, name), out);
 }
 
-void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
+IncompatibleKeys Module::load_state_dict(const StateDict& state, bool strict, Where where) {
   CallSiteScope site(where);
   const StateDict own = state_dict();
   // PyTorch's RuntimeError: the missing and the unexpected keys (only when strict), then every size
   // mismatch, one line each. Unlike PyTorch's, which may have copied entries by then, nothing is copied.
   std::vector<std::string> problems;
-  std::vector<std::string> missing;
-  std::vector<std::string> unexpected;
+  IncompatibleKeys keys;
   for (const auto& [key, tensor] : own)
-    if (!state.contains(key)) missing.push_back(fmt::format("\"{}\"", key));
+    if (!state.contains(key)) keys.missing_keys.push_back(key);
   for (const auto& [key, tensor] : state)
-    if (!own.contains(key)) unexpected.push_back(fmt::format("\"{}\"", key));
-  if (strict && !missing.empty())
-    problems.push_back(fmt::format("Missing key(s) in state_dict: {}. ", fmt::join(missing, ", ")));
-  if (strict && !unexpected.empty())
-    problems.push_back(fmt::format("Unexpected key(s) in state_dict: {}. ", fmt::join(unexpected, ", ")));
+    if (!own.contains(key)) keys.unexpected_keys.push_back(key);
+  const auto quoted = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += fmt::format("{}\"{}\"", text.empty() ? "" : ", ", name);
+    return text;
+  };
+  if (strict && !keys.missing_keys.empty())
+    problems.push_back(fmt::format("Missing key(s) in state_dict: {}. ", quoted(keys.missing_keys)));
+  if (strict && !keys.unexpected_keys.empty())
+    problems.push_back(fmt::format("Unexpected key(s) in state_dict: {}. ", quoted(keys.unexpected_keys)));
   std::vector<Tensor> sources;  // what each of own's entries loads (undefined: none)
   for (const auto& [key, target] : own) {
     const Tensor* entry = state.find(key);
@@ -313,6 +317,7 @@ void Module::load_state_dict(const StateDict& state, bool strict, Where where) {
     const Tensor& source = sources[i];
     if (source.defined() && !holds_same_data(source, target)) target.copy_(source.to(target.device()));
   }
+  return keys;
 }
 
 std::string Module::str() const {

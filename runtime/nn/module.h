@@ -21,6 +21,13 @@ namespace ember::nn {
 // A module's named tensors, as state_dict() returns them and load_state_dict() takes them.
 using StateDict = OrderedDict<Tensor>;
 
+// What load_state_dict(strict = false) left unloaded, as PyTorch's _IncompatibleKeys: the module's
+// keys `state` did not hold, and `state`'s keys the module does not have, each in its own order.
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys;
+  std::vector<std::string> unexpected_keys;
+};
+
 template <typename Impl>
 class ModuleHolder;
 
@@ -88,8 +95,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // A shape mismatch is always an error, and so is what copy_ refuses: an entry that partly
   // overlaps its target, a target that is expanded. Everything is validated before anything is
   // copied, so a failed load leaves the module unchanged. One error lists, as PyTorch's, the
-  // missing and unexpected keys (when strict) and every size mismatch.
-  void load_state_dict(const StateDict& state, bool strict = true, Where where = Where::current());
+  // missing and unexpected keys (when strict) and every size mismatch. Returns, as PyTorch's, the
+  // keys the module has and `state` lacks and the keys `state` has and the module lacks (both
+  // empty after a strict load, which refuses either).
+  IncompatibleKeys load_state_dict(const StateDict& state, bool strict = true, Where where = Where::current());
 
   // PyTorch's printing: "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n)"; the
   // lines of extra_repr come first, then the children, each indented under its parent.

@@ -175,9 +175,20 @@ TEST_CASE("strict load_state_dict errors name the keys and leave the module unch
   // fc1.weight came before each failing entry, yet nothing was copied.
   CHECK(net->fc1->weight.to_vector<float>() == original);
 
-  // Not strict: missing and unexpected keys are skipped, the rest loads.
-  net->load_state_dict(missing, false);
+  // Not strict: missing and unexpected keys are skipped, the rest loads, and both lists come back
+  // (PyTorch's missing_keys / unexpected_keys), unquoted, in the module's and the dict's order.
+  const nn::IncompatibleKeys skipped = net->load_state_dict(missing, false);
   CHECK(net->fc1->weight.to_vector<float>() == other->fc1->weight.to_vector<float>());
+  CHECK(skipped.missing_keys == std::vector<std::string>{"block.0.bias"});
+  CHECK(skipped.unexpected_keys.empty());
+  missing.insert("fc3.weight", ones({1}));
+  missing.insert("extra", ones({1}));
+  const nn::IncompatibleKeys both = net->load_state_dict(missing, false);
+  CHECK(both.missing_keys == std::vector<std::string>{"block.0.bias"});
+  CHECK(both.unexpected_keys == std::vector<std::string>{"fc3.weight", "extra"});
+  const nn::IncompatibleKeys none = net->load_state_dict(other->state_dict());
+  CHECK(none.missing_keys.empty());
+  CHECK(none.unexpected_keys.empty());
 }
 
 TEST_CASE("a module prints like PyTorch") {

@@ -5,6 +5,7 @@
 #include "runtime/autocast.h"
 #include "runtime/autograd/functional.h"
 #include "runtime/autograd/grad.h"
+#include "runtime/autograd/checkpoint.h"
 #include "runtime/autograd/custom_function.h"
 #include "runtime/data/data.h"
 #include "runtime/cuda_settings.h"

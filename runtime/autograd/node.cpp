@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "runtime/autograd/checkpoint_frame.h"
 #include "runtime/autograd/view_history.h"
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -70,14 +71,25 @@ void OpNode::save_input(int i, const Tensor& input) {
   // A view keeps its parent alive (view_origin); saving it as itself could close a cycle through
   // the parent's grad_fn.
   const bool alias = input.grad_fn() || input.impl()->view_origin;
-  saved_inputs_[i] = {alias ? alias_without_history(input) : input, input.version()};
+  saved_inputs_[i] = saved_for_backward(alias ? alias_without_history(input) : input, input.version());
 }
 
 void OpNode::save_output(int i, const Tensor& output) {
-  saved_outputs_[i] = {alias_without_history(output), output.version()};
+  saved_outputs_[i] = saved_for_backward(alias_without_history(output), output.version());
+}
+
+SavedTensor saved_for_backward(Tensor tensor, uint64_t version) {
+  const ActiveCheckpoint* checkpoint = active_checkpoint();
+  if (checkpoint == nullptr) return {std::move(tensor), version};
+  if (!checkpoint->recomputing) return {.frame = checkpoint->frame, .slot = checkpoint->frame->reserve_slot(tensor)};
+  // A node of the recomputation, which backward never runs: what it saves is the slot's value.
+  checkpoint->frame->fill_slot(std::move(tensor));
+  return {};
 }
 
 const Tensor& OpNode::unpack(const SavedTensor& saved, const char* role, int index) const {
+  // Recomputed for this backward: a new tensor nothing else could have modified.
+  if (saved.frame) return saved.frame->unpack(saved.slot);
   if (saved.tensor.defined() && saved.tensor.version() != saved.version) {
     fail("autograd: a tensor needed to compute gradients was modified by an in-place operation: "
          "{} {} of {} (shape {}) is at version {}, but version {} was saved. Use clone() before "
@@ -146,7 +158,10 @@ void OpNode::release_saved() {
   // A node that saved nothing loses nothing: as in PyTorch, a second backward through it (a sum
   // of a leaf, say) runs and accumulates again.
   for (std::vector<SavedTensor>* list : {&saved_inputs_, &saved_outputs_})
-    for (SavedTensor& saved : *list) released_ = std::exchange(saved.tensor, Tensor()).defined() || released_;
+    for (SavedTensor& saved : *list) {
+      const bool held = std::exchange(saved.tensor, Tensor()).defined() || std::exchange(saved.frame, nullptr);
+      released_ = held || released_;
+    }
 }
 
 Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {

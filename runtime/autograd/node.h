@@ -66,11 +66,20 @@ class Node {
   uint64_t sequence_nr_;  // creation order: later nodes run first when both are ready
 };
 
-// A tensor saved for backward, with the version it had when saved.
+class CheckpointFrame;
+
+// A tensor saved for backward, with the version it had when saved. Inside a checkpointed forward
+// (runtime/autograd/checkpoint_frame.h) the tensor is not kept: `frame` recomputes it as its slot
+// `slot` when backward first needs it.
 struct SavedTensor {
   Tensor tensor;
   uint64_t version = 0;
+  std::shared_ptr<CheckpointFrame> frame;
+  size_t slot = 0;
 };
+
+// What a node keeps of `tensor` (at `version`): the tensor, or a checkpoint's placeholder.
+SavedTensor saved_for_backward(Tensor tensor, uint64_t version);
 
 // The node of one dispatched op call; its backward is the op's registered BackwardRule.
 class OpNode final : public Node {

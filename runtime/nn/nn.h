@@ -1,6 +1,7 @@
 // ember::nn: modules, their functional forms and initialisers (libtorch's torch::nn).
 #pragma once
 
+#include "runtime/nn/checkpoint_sequential.h"
 #include "runtime/nn/functional.h"
 #include "runtime/nn/init.h"
 #include "runtime/nn/module.h"

@@ -14,10 +14,18 @@ void SequentialImpl::push_back(std::string name, AnyModule module) {
 
 Tensor SequentialImpl::forward(const Tensor& input, Where where) {
   CallSiteScope site(where);
-  guard_children();  // a compiled step that ran these modules must not replay after push_back
   check(!modules_.empty(), "Sequential: forward on an empty Sequential");
-  Tensor output = modules_.front().forward(input);
-  for (size_t i = 1; i < modules_.size(); ++i) output = modules_[i].forward(output);
+  return forward_range(0, static_cast<int64_t>(modules_.size()), input, where);
+}
+
+Tensor SequentialImpl::forward_range(int64_t begin, int64_t end, const Tensor& input, Where where) {
+  CallSiteScope site(where);
+  guard_children();  // a compiled step that ran these modules must not replay after push_back
+  const auto count = static_cast<int64_t>(modules_.size());
+  check(0 <= begin && begin < end && end <= count, "Sequential: forward_range [{}, {}) is not a non-empty range of its {} modules",
+        begin, end, count);
+  Tensor output = modules_[static_cast<size_t>(begin)].forward(input);
+  for (auto i = static_cast<size_t>(begin) + 1; i < static_cast<size_t>(end); ++i) output = modules_[i].forward(output);
   return output;
 }
 

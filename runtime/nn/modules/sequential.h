@@ -51,6 +51,8 @@ class SequentialImpl : public Module {
 
   // Runs the modules in order; errors inside name the caller's line.
   Tensor forward(const Tensor& input, Where where = Where::current());
+  // Runs modules [begin, end) in order (checkpoint_sequential's segments); 0 <= begin < end <= size().
+  Tensor forward_range(int64_t begin, int64_t end, const Tensor& input, Where where = Where::current());
 
   // These, [] and at() report a guard to a compile capture (guard_children): code that loops
   // over the modules replays only while they are the same.

@@ -1,0 +1,35 @@
+// ember::utils::checkpoint: runs the function under a CheckpointFrame whose nodes keep placeholders.
+#include "runtime/autograd/checkpoint.h"
+
+#include <memory>
+#include <utility>
+
+#include "runtime/dispatch.h"
+#include "runtime/error.h"
+
+namespace ember::utils {
+
+std::vector<Tensor> checkpoint(const autograd::CheckpointFn& fn, const std::vector<Tensor>& inputs,
+                               CheckpointOptions options, Where where) {
+  CallSiteScope site(where);
+  check(fn != nullptr, "checkpoint: the function is empty (a default-constructed std::function)");
+  // Nothing is recorded without grad mode, so there is nothing to drop; a capture records fn's ops
+  // into a graph whose memory plan already decides what stays live.
+  if (!grad_mode_enabled() || dispatch_mode_active()) return fn(inputs);
+  auto frame = std::make_shared<autograd::CheckpointFrame>("checkpoint", fn, inputs, options.preserve_rng_state,
+                                                           options.determinism_check);
+  const autograd::ActiveCheckpointScope scope(std::move(frame), /*recomputing=*/false);
+  return fn(inputs);
+}
+
+Tensor checkpoint(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input, CheckpointOptions options,
+                  Where where) {
+  CallSiteScope site(where);
+  check(fn != nullptr, "checkpoint: the function is empty (a default-constructed std::function)");
+  const autograd::CheckpointFn as_list = [fn](const std::vector<Tensor>& inputs) {
+    return std::vector<Tensor>{fn(inputs[0])};
+  };
+  return checkpoint(as_list, {input}, options, where)[0];
+}
+
+}  // namespace ember::utils

@@ -1,0 +1,138 @@
+// CheckpointFrame: slots reserved in the forward, filled by one recomputation at the first unpack.
+#include "runtime/autograd/checkpoint_frame.h"
+
+#include <algorithm>
+
+#include "runtime/autocast.h"
+#include "runtime/dispatch.h"
+#include "runtime/error.h"
+
+namespace ember::autograd {
+
+namespace {
+
+// Read for every tensor a node saves: a plain pointer, null outside any checkpoint.
+thread_local const ActiveCheckpoint* active = nullptr;
+
+// The generators the function may draw from: the CPU's and those of its inputs' devices.
+std::vector<Device> generator_devices(const std::vector<Tensor>& inputs) {
+  std::vector<Device> devices{kCPU};
+  for (const Tensor& input : inputs)
+    if (input.defined() && std::ranges::find(devices, input.device()) == devices.end())
+      devices.push_back(input.device());
+  return devices;
+}
+
+// Sets each generator to `states` for its lifetime, then back to where it found them.
+class RngStatesScope {
+ public:
+  explicit RngStatesScope(const std::vector<std::pair<Device, GeneratorState>>& states) {
+    for (const auto& [device, state] : states) {
+      Generator& generator = default_generator(device);
+      found_.emplace_back(device, generator.get_state());
+      generator.set_state(state);
+    }
+  }
+  ~RngStatesScope() {
+    for (const auto& [device, state] : found_) default_generator(device).set_state(state);
+  }
+  RngStatesScope(const RngStatesScope&) = delete;
+  RngStatesScope& operator=(const RngStatesScope&) = delete;
+
+ private:
+  std::vector<std::pair<Device, GeneratorState>> found_;
+};
+
+}  // namespace
+
+const ActiveCheckpoint* active_checkpoint() { return active; }
+
+ActiveCheckpointScope::ActiveCheckpointScope(std::shared_ptr<CheckpointFrame> frame, bool recomputing)
+    : entry_{std::move(frame), recomputing}, previous_(active) {
+  active = &entry_;
+}
+
+ActiveCheckpointScope::~ActiveCheckpointScope() { active = previous_; }
+
+CheckpointFrame::CheckpointFrame(std::string name, CheckpointFn fn, std::vector<Tensor> inputs, bool preserve_rng_state,
+                                 bool determinism_check)
+    : name_(std::move(name)),
+      fn_(std::move(fn)),
+      inputs_(std::move(inputs)),
+      preserve_rng_state_(preserve_rng_state),
+      determinism_check_(determinism_check),
+      autocast_enabled_(autocast_enabled()),
+      autocast_dtype_(autocast_dtype()) {
+  for (const Tensor& input : inputs_) input_versions_.push_back(input.defined() ? input.version() : 0);
+  if (preserve_rng_state_)
+    for (Device device : generator_devices(inputs_))
+      rng_states_.emplace_back(device, default_generator(device).get_state());
+}
+
+size_t CheckpointFrame::reserve_slot(const Tensor& tensor) {
+  saved_metas_.push_back({tensor.sizes(), tensor.dtype(), tensor.device()});
+  return saved_metas_.size() - 1;
+}
+
+void CheckpointFrame::fill_slot(Tensor tensor) { recomputed_.push_back(std::move(tensor)); }
+
+const Tensor& CheckpointFrame::unpack(size_t slot) {
+  const std::lock_guard lock(mutex_);
+  if (!recomputed_done_) recompute();
+  internal_assert(slot < recomputed_.size(), "checkpoint: a slot past the recomputed tensors");
+  return recomputed_[slot];
+}
+
+void CheckpointFrame::recompute() {
+  check(!recomputing_,
+        "{}: backward needed a tensor the checkpointed function saved while that function was being recomputed "
+        "(does it run a backward through its own outputs?)",
+        name_);
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    check(!inputs_[i].defined() || inputs_[i].version() == input_versions_[i],
+          "{}: input {} (shape {}) was modified by an in-place operation after the checkpointed forward (version {} "
+          "now, {} then), so recomputing the function would not give the forward's values; clone() it first",
+          name_, i, inputs_[i].sizes(), inputs_[i].version(), input_versions_[i]);
+  recomputed_.clear();
+  recomputed_.reserve(saved_metas_.size());
+  recomputing_ = true;
+  try {
+    const RngStatesScope rng(rng_states_);
+    const ActiveCheckpointScope scope(shared_from_this(), /*recomputing=*/true);
+    const AutoGradMode grad(true);  // backward runs with grad mode off (or on, with create_graph)
+    const AutocastGuard autocast(autocast_dtype_, autocast_enabled_);
+    // The forward's inputs without their history, requiring grad as they did: the same nodes record
+    // (a node records when an input requires grad) and save the same tensors.
+    std::vector<Tensor> detached;
+    for (const Tensor& input : inputs_) {
+      detached.push_back(input.defined() ? input.detach() : Tensor());
+      if (input.defined() && input.requires_grad()) detached.back().requires_grad_();
+    }
+    fn_(detached);
+  } catch (...) {
+    recomputing_ = false;
+    recomputed_.clear();
+    throw;
+  }
+  recomputing_ = false;
+  check_recomputed();
+  recomputed_done_ = true;
+}
+
+void CheckpointFrame::check_recomputed() const {
+  check(recomputed_.size() == saved_metas_.size(),
+        "{}: recomputing the function saved {} tensors for backward, its forward {}: it must run the same ops each "
+        "time (does it branch on host state that changed since?)",
+        name_, recomputed_.size(), saved_metas_.size());
+  if (!determinism_check_) return;
+  for (size_t slot = 0; slot < saved_metas_.size(); ++slot) {
+    const TensorMeta& then = saved_metas_[slot];
+    const Tensor& now = recomputed_[slot];
+    check(now.sizes() == then.sizes && now.dtype() == then.dtype && now.device() == then.device,
+          "{}: tensor {} saved for backward was {} {} on {} in the forward and is {} {} on {} when recomputed: the "
+          "function must run the same ops each time",
+          name_, slot, then.sizes, then.dtype, then.device, now.sizes(), now.dtype(), now.device());
+  }
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,87 @@
+// The bookkeeping of activation checkpointing (ember::checkpoint, runtime/autograd/checkpoint.h;
+// torch.utils.checkpoint with use_reentrant=False). While a checkpointed function runs its
+// forward, every tensor an autograd node would save for backward is left out: the node keeps a
+// placeholder (the frame and a slot number) instead, so the function's activations are freed as
+// soon as nothing else holds them. The first time backward unpacks a placeholder, the frame runs
+// the function again on the same inputs, with the forward's random state, grad mode and autocast,
+// and this time keeps what the nodes save, in the same order, as the slots' values. The graph the
+// recomputation builds is dropped; backward goes on through the forward's nodes.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/ops/registry.h"
+#include "runtime/random/generator.h"
+#include "runtime/tensor.h"
+
+namespace ember::autograd {
+
+using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
+ public:
+  // `name` is the caller's label for errors ("checkpoint" or checkpoint_sequential's segment).
+  CheckpointFrame(std::string name, CheckpointFn fn, std::vector<Tensor> inputs, bool preserve_rng_state,
+                  bool determinism_check);
+
+  // What a node inside the forward keeps for `tensor`: a new slot of this frame, whose metadata is
+  // remembered for the determinism check.
+  size_t reserve_slot(const Tensor& tensor);
+  // During the recomputation: `tensor` is the next slot's value.
+  void fill_slot(Tensor tensor);
+  // The value of `slot`, recomputing the function first if this is the first unpack.
+  const Tensor& unpack(size_t slot);
+
+  const std::vector<Tensor>& inputs() const { return inputs_; }
+
+ private:
+  void recompute();
+  void check_recomputed() const;
+
+  std::string name_;
+  CheckpointFn fn_;
+  std::vector<Tensor> inputs_;
+  std::vector<uint64_t> input_versions_;
+  bool preserve_rng_state_;
+  bool determinism_check_;
+  // The default generators of the inputs' devices and the CPU, as the forward found them.
+  std::vector<std::pair<Device, GeneratorState>> rng_states_;
+  bool autocast_enabled_;
+  DType autocast_dtype_;
+  std::vector<TensorMeta> saved_metas_;  // one per slot, from the forward
+  std::vector<Tensor> recomputed_;       // one per slot, once recomputed
+  bool recomputed_done_ = false;
+  bool recomputing_ = false;
+  // Two threads' backwards may unpack one frame's slots at once. Recursive: a backward inside the
+  // recomputation that reached this frame again gets recompute()'s error, not a deadlock.
+  std::recursive_mutex mutex_;
+};
+
+// The frame whose forward (recomputing = false) or recomputation (true) runs on this thread, the
+// innermost when checkpoints nest; null outside any. Read for every tensor a node saves.
+struct ActiveCheckpoint {
+  std::shared_ptr<CheckpointFrame> frame;
+  bool recomputing = false;
+};
+const ActiveCheckpoint* active_checkpoint();
+
+// Makes `frame` the active checkpoint for its lifetime, restoring the enclosing one after.
+class ActiveCheckpointScope {
+ public:
+  ActiveCheckpointScope(std::shared_ptr<CheckpointFrame> frame, bool recomputing);
+  ~ActiveCheckpointScope();
+  ActiveCheckpointScope(const ActiveCheckpointScope&) = delete;
+  ActiveCheckpointScope& operator=(const ActiveCheckpointScope&) = delete;
+
+ private:
+  ActiveCheckpoint entry_;
+  const ActiveCheckpoint* previous_;
+};
+
+}  // namespace ember::autograd

@@ -35,6 +35,9 @@ struct RunOptions {
   bool explain = false;  // compiled modes: print CompiledFunction::explain() on stderr after the run
   bool fuse = true;      // compiled modes: false replays the graph without generated kernels
   bool json = false;
+  // utils::checkpoint_sequential over the model in this many segments (0: no checkpointing): the
+  // activations it frees show in peak_bytes, the recomputation in the step time.
+  int checkpoint_segments = 0;
 };
 
 // Times `steps` calls of a training step after `warmup` calls and fills the common fields.

@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
                "compiled modes: --no-fuse replays every node as its own kernel, no generated ones (what fusion gives)");
   app.add_flag("--explain", options.explain,
                "compiled modes: print what the compile stage did (captures, recompiles, graphs, guards) on stderr");
+  app.add_option("--checkpoint-segments", options.checkpoint_segments,
+                 "run the model through utils::checkpoint_sequential in this many segments (activation "
+                 "checkpointing: peak_bytes falls, the step recomputes all but the last segment's forward)")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_flag("--json", options.json, "print one JSON line per run");
   try {
     app.parse(argc, argv);

@@ -55,8 +55,9 @@ double step_flops(const ModelSpec& spec) {
 
 // The loss of one batch; the large model runs its forward under bf16 autocast, as PyTorch's
 // reference does (the loss itself is computed in float32 either way).
-Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, bool autocast) {
+Tensor forward_loss(nn::Sequential& model, const Tensor& x, const Tensor& y, bool autocast, int checkpoint_segments) {
   const AutocastGuard guard(kBFloat16, autocast);
+  if (checkpoint_segments > 0) return cross_entropy(utils::checkpoint_sequential(model, checkpoint_segments, x), y);
   return cross_entropy(model->forward(x), y);
 }
 
@@ -132,7 +133,9 @@ nlohmann::json run_model(const RunOptions& options) {
     if (scheduler) scheduler->step();
     return loss;
   };
-  auto eager_loss = [&](const Tensor& x, const Tensor& y) { return forward_loss(model, x, y, spec.autocast); };
+  auto eager_loss = [&](const Tensor& x, const Tensor& y) {
+    return forward_loss(model, x, y, spec.autocast, options.checkpoint_segments);
+  };
   auto train_step = [&](const Tensor& x, const Tensor& y) { return step_with(eager_loss, x, y); };
   // --mode compiled: the same step through ember::compile. Call 1 runs eagerly (warm-up: Adam
   // creates its moments), call 2 captures, runs the passes and lowers the graph (compile_ms),
@@ -210,6 +213,7 @@ nlohmann::json run_model(const RunOptions& options) {
           {"lr_schedule", options.lr_schedule},
           {"host_read", options.host_read},
           {"compile_every_segment", options.compile_every_segment},
+          {"checkpoint_segments", options.checkpoint_segments},
           {"final_lr", optimizer.get_lr(0)}};
   if (compiled) result.update(compiled_result);
   if (!device.is_cuda()) result["cpu_gemm"] = cpu::gemm_library_description();

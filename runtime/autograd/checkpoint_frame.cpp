@@ -83,6 +83,11 @@ const Tensor& CheckpointFrame::unpack(size_t slot) {
   return recomputed_[slot];
 }
 
+void CheckpointFrame::release(size_t slot) {
+  const std::lock_guard lock(mutex_);
+  if (slot < recomputed_.size()) recomputed_[slot] = Tensor();
+}
+
 void CheckpointFrame::recompute() {
   check(!recomputing_,
         "{}: backward needed a tensor the checkpointed function saved while that function was being recomputed "

@@ -37,6 +37,10 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   void fill_slot(Tensor tensor);
   // The value of `slot`, recomputing the function first if this is the first unpack.
   const Tensor& unpack(size_t slot);
+  // The node that saved `slot` freed its saved tensors (a backward without retain_graph ran it):
+  // the recomputed value goes too, so a long segment's backward holds only what is still to come,
+  // as PyTorch's frees each recomputed tensor once unpacked.
+  void release(size_t slot);
 
   const std::vector<Tensor>& inputs() const { return inputs_; }
 

@@ -159,6 +159,7 @@ void OpNode::release_saved() {
   // of a leaf, say) runs and accumulates again.
   for (std::vector<SavedTensor>* list : {&saved_inputs_, &saved_outputs_})
     for (SavedTensor& saved : *list) {
+      if (saved.frame) saved.frame->release(saved.slot);
       const bool held = std::exchange(saved.tensor, Tensor()).defined() || std::exchange(saved.frame, nullptr);
       released_ = held || released_;
     }

@@ -160,3 +160,32 @@ TEST_CASE("checkpoint: without grad mode the function just runs, once") {
   CHECK_FALSE(y.requires_grad());
   CHECK(y.to_vector<float>() == std::vector<float>{2.0f, 2.0f, 2.0f});
 }
+
+TEST_CASE("checkpoint: a recomputed tensor is freed once its node has run, as the plain run frees it") {
+  manual_seed(10);
+  const Tensor x = randn({256, 256}).requires_grad_();
+  const int64_t activation = 256 * 256 * 4;
+  // Halfway through the chain's backward, a hook reads what is allocated: the plain run holds the
+  // four outputs still to be differentiated (each tanh saves its output); a checkpointed one must
+  // not hold the four recomputed outputs whose nodes already ran on top of those.
+  const auto held_halfway = [&](bool checkpointed) {
+    int64_t held = -1;
+    const auto chain = [&](const Tensor& in) {
+      Tensor h = in;
+      for (int i = 0; i < 8; ++i) {
+        h = tanh(h);
+        if (i == 3) h.register_hook([&](const Tensor&) { held = memory_stats(kCPU).allocated_bytes; });
+      }
+      return h;
+    };
+    const int64_t before = memory_stats(kCPU).allocated_bytes;
+    (checkpointed ? utils::checkpoint(chain, x) : chain(x)).sum().backward();
+    Tensor(x).set_grad(Tensor());
+    return held - before;
+  };
+  const int64_t plain = held_halfway(false);
+  const int64_t checkpointed = held_halfway(true);
+  INFO("plain ", plain, " checkpointed ", checkpointed);
+  CHECK(plain > 0);
+  CHECK(checkpointed <= plain + activation);
+}

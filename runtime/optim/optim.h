@@ -1,4 +1,5 @@
-// ember::optim: optimizers, learning-rate schedulers and gradient clipping (libtorch's torch::optim).
+// ember::optim: optimizers, learning-rate schedulers, gradient clipping (libtorch's torch::optim) and
+// stochastic weight averaging (torch.optim.swa_utils).
 #pragma once
 
 #include "runtime/optim/adadelta.h"
@@ -14,3 +15,4 @@
 #include "runtime/optim/radam.h"
 #include "runtime/optim/rmsprop.h"
 #include "runtime/optim/sgd.h"
+#include "runtime/optim/swa_utils.h"

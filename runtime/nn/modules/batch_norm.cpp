@@ -107,6 +107,14 @@ Tensor BatchNormImpl::forward(const Tensor& input, Where where) {
 
 void BatchNormImpl::update_running_stats(const Tensor& batch_mean, const Tensor& batch_var, int64_t count) {
   NoGradGuard no_grad;
+  if (dispatch_mode_active()) [[unlikely]] {
+    // A compiled step bakes the momentum in (or the cumulative form): one set since (set_momentum,
+    // update_bn) must recompile rather than replay the old blend.
+    const std::string value = options_.momentum ? python_float(*options_.momentum) : "None";
+    guard_host_state(fmt::format("{}.momentum == {}", name(), value), [momentum = options_.momentum](const Module& self) {
+      return static_cast<const BatchNormImpl&>(self).options().momentum == momentum;
+    });
+  }
   num_batches_tracked.copy_(add(num_batches_tracked, 1.0));
   // An empty batch leaves the estimates as they are, as PyTorch's batch_norm returns before its
   // update (its mean would be NaN); the count above still advances, as PyTorch's does.

@@ -46,6 +46,10 @@ class BatchNormImpl : public NormBaseImpl {
   Tensor forward(const Tensor& input, Where where = Where::current());
 
   const BatchNormOptions& options() const { return options_; }
+  // Sets the momentum (nullopt: the cumulative average), as assigning PyTorch's module.momentum
+  // does; optim::update_bn sets it for its pass. A compiled training forward guards the value it
+  // used, so a change recompiles.
+  void set_momentum(std::optional<double> momentum) { options_.momentum = momentum; }
 
  protected:
   // `ranks`: the input ranks the layer takes (1d: 2 or 3; 2d: 4; 3d: 5).

@@ -2,6 +2,7 @@
 // num_batches_tracked are state the step reads and updates in place, so the compiled step must
 // write them back; over several steps it must give eager's losses, parameters and estimates. A
 // compiled forward captured in train mode must not replay in eval mode (the flag is guarded).
+// Its momentum is guarded likewise (set_momentum, which update_bn uses).
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -106,4 +107,24 @@ TEST_CASE("compile: a BatchNorm1d forward captured in train mode recompiles in e
   run_both(5);  // the train variant again, without a third capture
   CHECK(predict.state().captures() == 2);
   CHECK(compiled.batch_norm().num_batches_tracked.to_vector<int64_t>() == std::vector<int64_t>{4});
+}
+
+TEST_CASE("compile: a BatchNorm1d forward captured with one momentum recompiles after set_momentum") {
+  // The momentum is baked into the captured update of the estimates; update_bn's set_momentum(nullopt)
+  // must not replay the old blend.
+  BatchNormMlp eager(0.1), compiled(0.1);
+  auto predict = ember::compile([&](const Tensor& x) { return compiled.model->forward(x); }, {.fullgraph = true});
+  auto run_both = [&](int call) {
+    const Tensor x = batch(call).first;
+    CHECK(graph_test::max_relative_error(predict(x), eager.model->forward(x)) <= kTolerance);
+    check_same_state(compiled, eager);
+  };
+  for (int call = 0; call < 3; ++call) run_both(call);  // warm-up, capture, replay
+  eager.batch_norm().set_momentum(std::nullopt);
+  compiled.batch_norm().set_momentum(std::nullopt);
+  for (int call = 3; call < 5; ++call) run_both(call);  // recompiles once, then replays
+  REQUIRE(predict.state().recompile_reasons().size() == 1);
+  CHECK(predict.state().recompile_reasons()[0] ==
+        "the graph was captured with BatchNorm1d.momentum == 0.1, which no longer holds");
+  CHECK(predict.state().captures() == 2);
 }

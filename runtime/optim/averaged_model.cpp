@@ -4,8 +4,9 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
@@ -134,14 +135,18 @@ void AveragedModelBase::adopt_copy(nn::Module& model, const std::shared_ptr<nn::
   check_same_names(parameters, copy_parameters, "parameters");
   check_same_names(buffers, copy_buffers, "buffers");
   // A factory that hands out a submodule of the model would average the model into itself.
+  std::unordered_map<const Storage*, std::string> model_storage;
+  for (const OrderedDict<Tensor>* theirs : {&parameters, &buffers})
+    for (const auto& [name, tensor] : *theirs)
+      if (tensor.impl()->storage != nullptr) model_storage.emplace(tensor.impl()->storage.get(), name);
   for (const OrderedDict<Tensor>* ours : {&copy_parameters, &copy_buffers})
-    for (const auto& [name, tensor] : *ours)
-      for (const OrderedDict<Tensor>* theirs : {&parameters, &buffers})
-        for (const auto& [model_name, model_tensor] : *theirs)
-          check(tensor.impl()->storage != model_tensor.impl()->storage,
-                "AveragedModel: make_copy built a module whose '{}' shares memory with the model's '{}'; it must "
-                "build new modules",
-                name, model_name);
+    for (const auto& [name, tensor] : *ours) {
+      const auto shared = model_storage.find(tensor.impl()->storage.get());
+      check(shared == model_storage.end(),
+            "AveragedModel: make_copy built a module whose '{}' shares memory with the model's '{}'; it must build "
+            "new modules",
+            name, shared == model_storage.end() ? "" : shared->second);
+    }
   const auto modules = model.named_modules();
   auto copy_modules = copy->named_modules();
   NoGradGuard no_grad;

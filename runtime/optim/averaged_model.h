@@ -39,7 +39,8 @@ namespace ember::optim {
 // One tensor's new average from its average so far, the model's tensor and the updates folded in
 // so far (an int64 scalar on the average's device). Runs under no-grad.
 using AvgFn = std::function<Tensor(const Tensor& averaged, const Tensor& current, const Tensor& num_averaged)>;
-// Updates the averages in place, for tensors of one device and dtype at a time.
+// Updates the averages in place (each `averaged` handle shares the copy's memory: write it with
+// copy_), for tensors of one device and dtype at a time.
 using MultiAvgFn = std::function<void(const std::vector<Tensor>& averaged, const std::vector<Tensor>& current,
                                       const Tensor& num_averaged)>;
 
@@ -54,8 +55,10 @@ MultiAvgFn get_swa_multi_avg_fn();
 MultiAvgFn get_ema_multi_avg_fn(double decay = 0.999);
 
 struct AveragedModelOptions {
-  std::optional<Device> device;  // where the copy and n_averaged live; empty: the model's (n_averaged: the default)
-  AvgFn avg_fn;                  // at most one of avg_fn and multi_avg_fn; neither: SWA
+  // Where the copy and n_averaged live. Empty: the copy's tensors stay on the model's devices and
+  // n_averaged goes to the default device (PyTorch's goes to its default, the CPU).
+  std::optional<Device> device;
+  AvgFn avg_fn;  // at most one of avg_fn and multi_avg_fn; neither: SWA
   MultiAvgFn multi_avg_fn;
   bool use_buffers = false;  // average the buffers too, instead of copying them
 };

@@ -59,8 +59,14 @@ void check_pairs(const OrderedDict<Tensor>& averaged, const OrderedDict<Tensor>&
 // Writes `value` into the tensor `average` refers to (the handle is a copy; the memory is shared).
 void write(Tensor average, const Tensor& value) { average.copy_(value); }
 
+// avg + (p - avg) / (n + 1), divided by the int64 tensor n + 1 as PyTorch's: the quotient keeps the
+// average's float dtype (an integer average gets the default float dtype, which copy_ truncates).
+Tensor swa_average(const Tensor& averaged, const Tensor& current, const Tensor& num_averaged) {
+  return averaged + (current - averaged) / (num_averaged + 1.0);
+}
+
 void apply_swa(const Tensor& averaged, const Tensor& current, const Tensor& num_averaged) {
-  write(averaged, averaged + (current - averaged) / (num_averaged + ones_like(num_averaged)));
+  write(averaged, swa_average(averaged, current, num_averaged));
 }
 
 }  // namespace
@@ -68,9 +74,7 @@ void apply_swa(const Tensor& averaged, const Tensor& current, const Tensor& num_
 AvgFn get_swa_avg_fn() {
   return [](const Tensor& averaged, const Tensor& current, const Tensor& num_averaged) {
     NoGradGuard no_grad;
-    // Divided by the int64 tensor n + 1, as PyTorch's: the quotient keeps the average's float dtype
-    // (an integer average gets the default float dtype, truncated again by the caller's copy_).
-    return averaged + (current - averaged) / (num_averaged + ones_like(num_averaged));
+    return swa_average(averaged, current, num_averaged);
   };
 }
 
@@ -88,7 +92,7 @@ MultiAvgFn get_swa_multi_avg_fn() {
     if (averaged[0].is_floating_point()) {
       // PyTorch's weight 1 / (num_averaged + 1) is a tensor of the default float dtype, read as a
       // number by _foreach_lerp_.
-      const double weight = reciprocal(num_averaged + ones_like(num_averaged)).item();
+      const double weight = reciprocal(num_averaged + 1.0).item();
       for (size_t i = 0; i < averaged.size(); ++i) write(averaged[i], lerp(averaged[i], current[i], weight));
       return;
     }
@@ -222,8 +226,7 @@ void AveragedModelBase::update_parameters(nn::Module& model, Where where) {
     const std::vector<Tensor> ours = copy_buffers.values(), theirs = model_buffers.values();
     for (size_t i = 0; i < ours.size(); ++i) ours[i].detach().copy_(theirs[i].detach().to(ours[i].device()));
   }
-  // In int64 (n + 1.0 would be a float32 sum, inexact past 2^24 updates).
-  n_averaged_.copy_(n_averaged_ + ones_like(n_averaged_));
+  n_averaged_.copy_(n_averaged_ + 1.0);  // int64: a whole number keeps an integer tensor's dtype
 }
 
 }  // namespace ember::optim

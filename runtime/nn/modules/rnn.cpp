@@ -41,19 +41,30 @@ RNNBaseImpl::RNNBaseImpl(std::string name, RNNKind kind, int64_t input_size, int
         "{}: dropout should be a number in range [0, 1] representing the probability of an element being zeroed, "
         "got {}",
         name, options.dropout);
-  const int64_t gates = gate_count(kind) * hidden_size;
+  // PyTorch 2.3's order of checks: RNN and GRU refuse proj_size before RNNBase looks at its value.
+  check(kind == RNNKind::LSTM || options.proj_size == 0,
+        "{}: proj_size argument is only supported for LSTM, not RNN or GRU (got proj_size={})", name,
+        options.proj_size);
+  check(options.proj_size >= 0, "{}: proj_size should be a positive integer or zero to disable projections, got {}",
+        name, options.proj_size);
+  check(options.proj_size < hidden_size, "{}: proj_size has to be smaller than hidden_size, got proj_size={} >= {}",
+        name, options.proj_size, hidden_size);
+  const int64_t gates = gate_count(kind) * hidden_size, state = state_size();
   const TensorOptions tensor_options{.dtype = options.dtype, .device = options.device};
   for (int64_t layer = 0; layer < options.num_layers; ++layer)
     for (int64_t direction = 0; direction < num_directions(); ++direction) {
-      const int64_t layer_input = layer == 0 ? input_size : hidden_size * num_directions();
+      const int64_t layer_input = layer == 0 ? input_size : state * num_directions();
       const std::string suffix = fmt::format("_l{}{}", layer, direction == 1 ? "_reverse" : "");
       LayerWeights w;
       w.weight_ih = register_parameter("weight_ih" + suffix, empty({gates, layer_input}, tensor_options));
-      w.weight_hh = register_parameter("weight_hh" + suffix, empty({gates, hidden_size}, tensor_options));
+      w.weight_hh = register_parameter("weight_hh" + suffix, empty({gates, state}, tensor_options));
       if (options.bias) {
         w.bias_ih = register_parameter("bias_ih" + suffix, empty({gates}, tensor_options));
         w.bias_hh = register_parameter("bias_hh" + suffix, empty({gates}, tensor_options));
       }
+      // After bias_hh, PyTorch's order (its _flat_weights and state_dict follow it).
+      if (options.proj_size > 0)
+        w.weight_hr = register_parameter("weight_hr" + suffix, empty({options.proj_size, hidden_size}, tensor_options));
       weights_.push_back(w);
     }
   reset_parameters(options.generator);
@@ -75,9 +86,10 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, st
         input_size_, x.size(2));
   const int64_t L = x.size(0), N = x.size(1), D = num_directions();
   check(L > 0, "{}: expected sequence length to be larger than 0, got input of shape {}", module, input.sizes());
-  const Dims state_shape{options_.num_layers * D, N, hidden_size_};
+  // h is state_size() wide (proj_size with a projection), an LSTM's c hidden_size.
   for (size_t s = 0; s < states.size(); ++s)
-    states[s] = prepare_state(module.c_str(), s == 0 ? "hx" : "cx", states[s], batched, state_shape, x);
+    states[s] = prepare_state(module.c_str(), s == 0 ? "hx" : "cx", states[s], batched,
+                              {options_.num_layers * D, N, s == 0 ? state_size() : hidden_size_}, x);
 
   std::vector<std::vector<Tensor>> finals(states.size());
   Tensor layer_input = x;
@@ -91,8 +103,8 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, st
       std::vector<Tensor> steps(static_cast<size_t>(L));
       for (int64_t i = 0; i < L; ++i) {
         const int64_t t = direction == 0 ? i : L - 1 - i;
-        state =
-            detail::recurrent_step(kind_, options_.nonlinearity, projected.select(0, t), state, w.weight_hh, w.bias_hh);
+        state = detail::recurrent_step(kind_, options_.nonlinearity, projected.select(0, t), state, w.weight_hh,
+                                       w.bias_hh, w.weight_hr);
         steps[static_cast<size_t>(t)] = state[0];
       }
       outputs.push_back(stack(steps, 0));
@@ -116,6 +128,7 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, st
 // nonlinearity, which PyTorch's RNN does not print).
 std::string RNNBaseImpl::extra_repr() const {
   std::string text = fmt::format("{}, {}", input_size_, hidden_size_);
+  if (options_.proj_size != 0) text += fmt::format(", proj_size={}", options_.proj_size);
   if (options_.num_layers != 1) text += fmt::format(", num_layers={}", options_.num_layers);
   if (!options_.bias) text += ", bias=False";
   if (options_.batch_first) text += ", batch_first=True";

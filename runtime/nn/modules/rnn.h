@@ -4,8 +4,8 @@
 // the steps are ember ops (runtime/nn/modules/rnn.cpp, rnn_cells.cpp, rnn_steps.cpp), so autograd,
 // CUDA and capture come with them; under autocast the steps, states included, run in the autocast
 // dtype (PyTorch's lower-precision cells). The input projections of a layer are one GEMM over the
-// whole sequence, the recurrent ones one per step, as PyTorch's CPU path. Packed sequences and
-// LSTM's proj_size are not offered.
+// whole sequence, the recurrent ones one per step, as PyTorch's CPU path. LSTM's proj_size is
+// PyTorch's (weight_hr projects each h). Packed sequences are not offered.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,7 @@ struct RNNOptions {
   bool batch_first = false;  // input and output [N, L, .] instead of [L, N, .] (not the states)
   double dropout = 0.0;      // on the outputs of each layer but the last, in training mode
   bool bidirectional = false;
+  int64_t proj_size = 0;  // LSTM only: > 0 projects each h_t to this size through weight_hr (0: no projection)
   DType dtype = DType::Float32;
   std::optional<Device> device = std::nullopt;  // empty: the default device
   Generator* generator = nullptr;               // initialisation draws; null: the device's default
@@ -37,8 +38,10 @@ struct RNNOptions {
 enum class RNNKind { RNN, LSTM, GRU };
 
 // What RNN, LSTM and GRU share: the per-layer, per-direction parameters weight_ih_l{k}[_reverse]
-// [gates * hidden, layer input], weight_hh_l{k} [gates * hidden, hidden], bias_ih_l{k},
-// bias_hh_l{k} [gates * hidden], all drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)).
+// [gates * hidden, layer input], weight_hh_l{k} [gates * hidden, state], bias_ih_l{k},
+// bias_hh_l{k} [gates * hidden] and, for an LSTM with proj_size, weight_hr_l{k} [proj_size, hidden],
+// all drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)). The state h (and so each layer's output) is
+// proj_size wide with a projection, hidden_size wide without; an LSTM's cell state c stays hidden_size.
 class RNNBaseImpl : public Module {
  public:
   RNNBaseImpl(std::string name, RNNKind kind, int64_t input_size, int64_t hidden_size, RNNOptions options,
@@ -49,10 +52,12 @@ class RNNBaseImpl : public Module {
   int64_t hidden_size() const { return hidden_size_; }
   const RNNOptions& options() const { return options_; }
   int64_t num_directions() const { return options_.bidirectional ? 2 : 1; }
+  // The width of h and of each direction's output: proj_size when set, else hidden_size.
+  int64_t state_size() const { return options_.proj_size > 0 ? options_.proj_size : hidden_size_; }
 
-  // The four parameters of one layer and direction (biases undefined without bias).
+  // The parameters of one layer and direction (biases undefined without bias, weight_hr without proj_size).
   struct LayerWeights {
-    Tensor weight_ih, weight_hh, bias_ih, bias_hh;
+    Tensor weight_ih, weight_hh, bias_ih, bias_hh, weight_hr;
   };
   const LayerWeights& weights(int64_t layer, int64_t direction) const {
     return weights_[static_cast<size_t>(layer * num_directions() + direction)];
@@ -85,7 +90,9 @@ class RNNImpl : public RNNBaseImpl {
 class LSTMImpl : public RNNBaseImpl {
  public:
   LSTMImpl(int64_t input_size, int64_t hidden_size, RNNOptions options = {}, Where where = Where::current());
-  // As RNN's, with (h_0, c_0) in and (h_n, c_n) out; gates i, f, g, o in that order of rows.
+  // As RNN's, with (h_0, c_0) in and (h_n, c_n) out; gates i, f, g, o in that order of rows. With
+  // proj_size P: h_t = (o * tanh(c_t)) W_hr^T, so output [L, N, directions * P], h_0 / h_n
+  // [layers * directions, N, P], c_0 / c_n [layers * directions, N, hidden].
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
                                                          std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt,
                                                          Where where = Where::current());

@@ -1,13 +1,10 @@
-// nn::RNN, nn::LSTM and nn::GRU: PyTorch's parameters and checks, and the sequence loop: per layer
-// and direction, the input projection of every step in one GEMM, then one recurrent step per time
-// step (the reverse direction walks the sequence backwards), the directions' outputs joined on the
-// feature dim, dropout between layers while training.
+// nn::RNN, nn::LSTM and nn::GRU: PyTorch's parameters and checks, and the padded and packed inputs
+// and states brought to the one layer loop (rnn_layers.cpp).
 #include "runtime/nn/modules/rnn.h"
 
 #include "runtime/functional.h"
 #include "runtime/nn/modules/rnn_steps.h"
 #include "runtime/nn/python_repr.h"
-#include "runtime/nn/training_guard.h"
 
 namespace ember::nn {
 
@@ -91,37 +88,38 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBaseImpl::run(const Tensor& input, st
     states[s] = prepare_state(module.c_str(), s == 0 ? "hx" : "cx", states[s], batched,
                               {options_.num_layers * D, N, s == 0 ? state_size() : hidden_size_}, x);
 
-  std::vector<std::vector<Tensor>> finals(states.size());
-  Tensor layer_input = x;
-  for (int64_t layer = 0; layer < options_.num_layers; ++layer) {
-    std::vector<Tensor> outputs;
-    for (int64_t direction = 0; direction < D; ++direction) {
-      const LayerWeights& w = weights(layer, direction);
-      const Tensor projected = linear(layer_input, w.weight_ih, w.bias_ih);  // [L, N, gates * H]
-      std::vector<Tensor> state;
-      for (const Tensor& initial : states) state.push_back(initial.select(0, layer * D + direction));
-      std::vector<Tensor> steps(static_cast<size_t>(L));
-      for (int64_t i = 0; i < L; ++i) {
-        const int64_t t = direction == 0 ? i : L - 1 - i;
-        state = detail::recurrent_step(kind_, options_.nonlinearity, projected.select(0, t), state, w.weight_hh,
-                                       w.bias_hh, w.weight_hr);
-        steps[static_cast<size_t>(t)] = state[0];
-      }
-      outputs.push_back(stack(steps, 0));
-      for (size_t s = 0; s < state.size(); ++s) finals[s].push_back(state[s]);
-    }
-    layer_input = D == 2 ? cat(outputs, 2) : outputs[0];
-    // training_for_forward: a compiled step recompiles when the mode changes, as for nn::Dropout.
-    if (options_.dropout > 0.0 && layer + 1 < options_.num_layers && training_for_forward(*this))
-      layer_input = dropout(layer_input, options_.dropout, true);
-  }
-  Tensor output = !batched ? layer_input.squeeze(1) : options_.batch_first ? layer_input.transpose(0, 1) : layer_input;
-  std::vector<Tensor> final_states;
-  for (const std::vector<Tensor>& per_layer : finals) {
-    const Tensor stacked = stack(per_layer, 0);
-    final_states.push_back(batched ? stacked : stacked.squeeze(1));
-  }
+  // [L, N, in] is the packed layout of N sequences of L steps: batch_sizes all N.
+  const std::vector<int64_t> batch_sizes(static_cast<size_t>(L), N);
+  auto [data, final_states] = run_layers(x.reshape({L * N, input_size_}), batch_sizes, states);
+  const Tensor sequence = data.reshape({L, N, data.size(1)});
+  const Tensor output = !batched ? sequence.squeeze(1) : options_.batch_first ? sequence.transpose(0, 1) : sequence;
+  if (!batched)
+    for (Tensor& state : final_states) state = state.squeeze(1);
   return {output, final_states};
+}
+
+std::tuple<utils::rnn::PackedSequence, std::vector<Tensor>> RNNBaseImpl::run(const utils::rnn::PackedSequence& input,
+                                                                             std::vector<Tensor> states) const {
+  const std::string& module = name();
+  const std::vector<int64_t> batch_sizes = utils::rnn::detail::checked_batch_sizes(input, module.c_str());
+  const Tensor& data = input.data;
+  check(data.dim() == 2, "{}: input must have 2 dimensions, got {} (a PackedSequence's data [rows, input_size])",
+        module, data.dim());
+  check(data.size(1) == input_size_, "{}: input.size(-1) must be equal to input_size; expected {}, got {}", module,
+        input_size_, data.size(1));
+  const int64_t batch = batch_sizes[0];
+  for (size_t s = 0; s < states.size(); ++s) {
+    const bool given = states[s].defined();
+    const Dims shape{options_.num_layers * num_directions(), batch, s == 0 ? state_size() : hidden_size_};
+    states[s] = prepare_state(module.c_str(), s == 0 ? "hx" : "cx", states[s], true, shape, data);
+    // The user's states are in the original batch order, the packed rows longest first.
+    if (given && input.sorted_indices.defined()) states[s] = index_select(states[s], 1, input.sorted_indices);
+  }
+  auto [output, final_states] = run_layers(data, batch_sizes, states);
+  if (input.unsorted_indices.defined())
+    for (Tensor& state : final_states) state = index_select(state, 1, input.unsorted_indices);
+  return {utils::rnn::PackedSequence{output, input.batch_sizes, input.sorted_indices, input.unsorted_indices},
+          final_states};
 }
 
 // PyTorch's RNNBase.extra_repr: the settings that differ from the defaults (never the
@@ -146,6 +144,13 @@ std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const Tensor& h
   return {output, states[0]};
 }
 
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward(const utils::rnn::PackedSequence& input,
+                                                                const Tensor& hx, Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(input, {hx});
+  return {output, states[0]};
+}
+
 LSTMImpl::LSTMImpl(int64_t input_size, int64_t hidden_size, RNNOptions options, Where where)
     : RNNBaseImpl("LSTM", RNNKind::LSTM, input_size, hidden_size, options, where) {}
 
@@ -158,10 +163,25 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   return {output, {states[0], states[1]}};
 }
 
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward(
+    const utils::rnn::PackedSequence& input, std::optional<std::tuple<Tensor, Tensor>> hx, Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(
+      input, hx ? std::vector<Tensor>{std::get<0>(*hx), std::get<1>(*hx)} : std::vector<Tensor>{Tensor{}, Tensor{}});
+  return {output, {states[0], states[1]}};
+}
+
 GRUImpl::GRUImpl(int64_t input_size, int64_t hidden_size, RNNOptions options, Where where)
     : RNNBaseImpl("GRU", RNNKind::GRU, input_size, hidden_size, options, where) {}
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const Tensor& hx, Where where) {
+  CallSiteScope site(where);
+  auto [output, states] = run(input, {hx});
+  return {output, states[0]};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward(const utils::rnn::PackedSequence& input,
+                                                                const Tensor& hx, Where where) {
   CallSiteScope site(where);
   auto [output, states] = run(input, {hx});
   return {output, states[0]};

@@ -5,7 +5,8 @@
 // CUDA and capture come with them; under autocast the steps, states included, run in the autocast
 // dtype (PyTorch's lower-precision cells). The input projections of a layer are one GEMM over the
 // whole sequence, the recurrent ones one per step, as PyTorch's CPU path. LSTM's proj_size is
-// PyTorch's (weight_hr projects each h). Packed sequences are not offered.
+// PyTorch's (weight_hr projects each h). The modules also take a PackedSequence (rnn_packed.h):
+// each sequence then runs its own length only, as PyTorch's packed path.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "runtime/nn/holder.h"
+#include "runtime/nn/modules/rnn_packed.h"
 #include "runtime/random/generator.h"
 
 namespace ember::nn {
@@ -68,9 +70,20 @@ class RNNBaseImpl : public Module {
   // states [layers * directions, N, H] (LSTM: h and c; RNN / GRU: h only; undefined: zeros) ->
   // (output, final states), in the user's layout.
   std::tuple<Tensor, std::vector<Tensor>> run(const Tensor& input, std::vector<Tensor> states) const;
+  // The same over a packed batch: the states [layers * directions, B, .] are in the original batch
+  // order, as the final ones returned (PyTorch permutes them with sorted_indices, then back).
+  std::tuple<utils::rnn::PackedSequence, std::vector<Tensor>> run(const utils::rnn::PackedSequence& input,
+                                                                  std::vector<Tensor> states) const;
   std::string extra_repr() const override;
 
  private:
+  // Every layer and direction over data [rows, features] laid out as a packed sequence's:
+  // batch_sizes[t] rows for step t, the sequences sorted longest first (padded input: all N).
+  // states [layers * directions, batch_sizes[0], .] -> (last layer's output [rows, directions * .],
+  // final states of the same shapes as the given ones).
+  std::tuple<Tensor, std::vector<Tensor>> run_layers(const Tensor& data, const std::vector<int64_t>& batch_sizes,
+                                                     const std::vector<Tensor>& states) const;
+
   RNNKind kind_;
   int64_t input_size_, hidden_size_;
   RNNOptions options_;
@@ -85,6 +98,10 @@ class RNNImpl : public RNNBaseImpl {
   // h_n [layers * directions, N, hidden]).
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {}, Where where = Where::current());
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Where where) { return forward(input, {}, where); }
+  // A packed batch (data [rows, input_size]) -> (packed output [rows, directions * hidden], h_n);
+  // hx and h_n are [layers * directions, B, hidden] in the batch's original order.
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward(const utils::rnn::PackedSequence& input, const Tensor& hx = {},
+                                                         Where where = Where::current());
 };
 
 class LSTMImpl : public RNNBaseImpl {
@@ -99,6 +116,10 @@ class LSTMImpl : public RNNBaseImpl {
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input, Where where) {
     return forward(input, std::nullopt, where);
   }
+  // A packed batch, as RNN's.
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward(
+      const utils::rnn::PackedSequence& input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt,
+      Where where = Where::current());
 };
 
 class GRUImpl : public RNNBaseImpl {
@@ -107,6 +128,9 @@ class GRUImpl : public RNNBaseImpl {
   // As RNN's; gates r, z, n in that order of rows.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = {}, Where where = Where::current());
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Where where) { return forward(input, {}, where); }
+  // A packed batch, as RNN's.
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward(const utils::rnn::PackedSequence& input, const Tensor& hx = {},
+                                                         Where where = Where::current());
 };
 
 class RNN : public ModuleHolder<RNNImpl> {

@@ -9,6 +9,7 @@
 
 #include "error_of.h"
 #include "numeric_check.h"
+#include "runtime/autocast.h"
 #include "runtime/nn/nn.h"
 
 using namespace ember;
@@ -159,6 +160,22 @@ TEST_CASE("packed recurrent modules: no initial states are zeros, and gradients 
         return cat({output.data.reshape({-1}), std::get<0>(states).reshape({-1}), std::get<1>(states).reshape({-1})});
       },
       {x, random_tensor({4, 3, 2}, 782), random_tensor({4, 3, 3}, 783)});
+}
+
+TEST_CASE("packed recurrent modules under autocast: outputs and states in the autocast dtype, as padded ones") {
+  // The reverse direction joins float32 initial rows to bfloat16 running states mid-sequence.
+  const nn::LSTM lstm(3, 4, {.num_layers = 2, .bidirectional = true});
+  const Tensor x = random_tensor({5, 3, 3}, 791, kFloat32);
+  const Tensor h0 = random_tensor({4, 3, 4}, 792, kFloat32), c0 = random_tensor({4, 3, 4}, 793, kFloat32);
+  const PackedSequence packed = nn::utils::rnn::pack_padded_sequence(x, std::vector<int64_t>{2, 5, 3}, false, false);
+  const auto [exact, exact_states] = lstm->forward(packed, std::tuple{h0, c0});
+  AutocastGuard autocast(kBFloat16);
+  const auto [lowered, lowered_states] = lstm->forward(packed, std::tuple{h0, c0});
+  CHECK(lowered.data.dtype() == kBFloat16);
+  CHECK(std::get<0>(lowered_states).dtype() == kBFloat16);
+  CHECK(std::get<1>(lowered_states).dtype() == kBFloat16);
+  check_close(lowered.data, values_of(exact.data), 0.05);  // bfloat16's 8 bits over 5 steps and 2 layers
+  check_close(std::get<1>(lowered_states), values_of(std::get<1>(exact_states)), 0.05);
 }
 
 TEST_CASE("packed recurrent modules refuse bad inputs and states by name") {

@@ -10,6 +10,7 @@
 #include "runtime/functional.h"
 #include "runtime/memory/overlap.h"
 #include "runtime/nn/python_repr.h"
+#include "runtime/tensor_alias.h"
 #include "runtime/zero_grad.h"
 
 namespace ember::nn {
@@ -18,20 +19,6 @@ namespace {
 
 std::string join_name(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
-}
-
-// Points `target`'s TensorImpl at `source`'s data, so every handle to `target` sees the moved or
-// converted tensor (libtorch's set_data). Autograd metadata (requires_grad, .grad) stays.
-void replace_data(const Tensor& target, const Tensor& source) {
-  TensorImpl& impl = *target.impl();
-  const TensorImpl& from = *source.impl();
-  impl.storage = from.storage;
-  impl.sizes = from.sizes;
-  impl.strides = from.strides;
-  impl.offset = from.offset;
-  impl.dtype = from.dtype;
-  impl.device = from.device;
-  impl.is_view = false;
 }
 
 // "a\nb" -> {"a", "b"}; "" -> {} (Python's split on a non-empty string, as __repr__ uses it).
@@ -222,9 +209,9 @@ void Module::to(Device device, bool non_blocking, Where where) {
     for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
       for (const auto& [name, tensor] : *tensors) {
         if (tensor.device() == device) continue;
-        replace_data(tensor, tensor.to(device, non_blocking));
+        replace_data(*tensor.impl(), *tensor.to(device, non_blocking).impl());
         Tensor grad = tensor.grad();
-        if (grad.defined()) replace_data(grad, grad.to(device, non_blocking));
+        if (grad.defined()) replace_data(*grad.impl(), *grad.to(device, non_blocking).impl());
       }
     }
   });
@@ -238,9 +225,9 @@ void Module::to(DType dtype, Where where) {
     for (const OrderedDict<Tensor>* tensors : {&module.parameters_, &module.buffers_}) {
       for (const auto& [name, tensor] : *tensors) {
         if (!tensor.is_floating_point() || tensor.dtype() == dtype) continue;
-        replace_data(tensor, tensor.to(dtype));
+        replace_data(*tensor.impl(), *tensor.to(dtype).impl());
         Tensor grad = tensor.grad();
-        if (grad.defined()) replace_data(grad, grad.to(dtype));
+        if (grad.defined()) replace_data(*grad.impl(), *grad.to(dtype).impl());
       }
     }
   });

@@ -11,25 +11,11 @@
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/functional_math_more.h"
+#include "runtime/tensor_alias.h"
 
 namespace ember::optim {
 
 namespace {
-
-// Points `target`'s TensorImpl at `source`'s data, keeping its autograd settings: what Module::to
-// does to move a parameter in place, here to give the factory's copy the model's tensors' values,
-// dtype and device (a load_state_dict would convert them to the copy's dtype).
-void take_data(const Tensor& target, const Tensor& source) {
-  TensorImpl& impl = *target.impl();
-  const TensorImpl& from = *source.impl();
-  impl.storage = from.storage;
-  impl.sizes = from.sizes;
-  impl.strides = from.strides;
-  impl.offset = from.offset;
-  impl.dtype = from.dtype;
-  impl.device = from.device;
-  impl.is_view = false;
-}
 
 // The names of `model`'s and `copy`'s entries must be the same: the factory built the same
 // architecture. `what` is "parameters" or "buffers".
@@ -158,7 +144,8 @@ void AveragedModelBase::adopt_copy(nn::Module& model, const std::shared_ptr<nn::
     for (const auto& [name, tensor] : *source) {
       Tensor value = tensor.detach().clone();
       if (options_.device) value = value.to(*options_.device);
-      take_data(target->at(name), value);
+      // Not load_state_dict: it would convert the values to the copy's dtype.
+      replace_data(*target->at(name).impl(), *value.impl());
     }
   for (const auto& [name, parameter] : parameters)
     Tensor(copy_parameters.at(name)).requires_grad_(parameter.requires_grad());

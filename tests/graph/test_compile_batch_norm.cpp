@@ -61,6 +61,15 @@ void check_same_state(const BatchNormMlp& compiled, const BatchNormMlp& eager) {
         eager.batch_norm().num_batches_tracked.to_vector<int64_t>());
 }
 
+// One call of the compiled forward of `compiled`'s model against `eager`'s forward: the same output
+// and the same state after.
+template <typename Compiled>
+void predict_both(Compiled& predict, const BatchNormMlp& compiled, BatchNormMlp& eager, int call) {
+  const Tensor x = batch(call).first;
+  CHECK(graph_test::max_relative_error(predict(x), eager.model->forward(x)) <= kTolerance);
+  check_same_state(compiled, eager);
+}
+
 }  // namespace
 
 TEST_CASE("compile: a training step with BatchNorm1d gives eager's losses, parameters and running estimates") {
@@ -88,11 +97,7 @@ TEST_CASE("compile: a training step with BatchNorm1d gives eager's losses, param
 TEST_CASE("compile: a BatchNorm1d forward captured in train mode recompiles in eval mode and back") {
   BatchNormMlp eager(0.1), compiled(0.1);
   auto predict = ember::compile([&](const Tensor& x) { return compiled.model->forward(x); }, {.fullgraph = true});
-  auto run_both = [&](int call) {
-    const Tensor x = batch(call).first;
-    CHECK(graph_test::max_relative_error(predict(x), eager.model->forward(x)) <= kTolerance);
-    check_same_state(compiled, eager);
-  };
+  auto run_both = [&](int call) { predict_both(predict, compiled, eager, call); };
   for (int call = 0; call < 3; ++call) run_both(call);  // warm-up, capture in train mode, replay
   eager.model->eval();
   compiled.model->eval();
@@ -114,11 +119,7 @@ TEST_CASE("compile: a BatchNorm1d forward captured with one momentum recompiles 
   // must not replay the old blend.
   BatchNormMlp eager(0.1), compiled(0.1);
   auto predict = ember::compile([&](const Tensor& x) { return compiled.model->forward(x); }, {.fullgraph = true});
-  auto run_both = [&](int call) {
-    const Tensor x = batch(call).first;
-    CHECK(graph_test::max_relative_error(predict(x), eager.model->forward(x)) <= kTolerance);
-    check_same_state(compiled, eager);
-  };
+  auto run_both = [&](int call) { predict_both(predict, compiled, eager, call); };
   for (int call = 0; call < 3; ++call) run_both(call);  // warm-up, capture, replay
   eager.batch_norm().set_momentum(std::nullopt);
   compiled.batch_norm().set_momentum(std::nullopt);

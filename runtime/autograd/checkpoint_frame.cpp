@@ -74,9 +74,11 @@ size_t CheckpointFrame::reserve_slot(const Tensor& tensor) {
   return saved_metas_.size() - 1;
 }
 
-void CheckpointFrame::fill_slot(Tensor tensor) { recomputed_.push_back(std::move(tensor)); }
+void CheckpointFrame::fill_slot(Tensor tensor, uint64_t version) {
+  recomputed_.push_back({std::move(tensor), version});
+}
 
-const Tensor& CheckpointFrame::unpack(size_t slot) {
+const CheckpointFrame::Recomputed& CheckpointFrame::unpack(size_t slot) {
   const std::lock_guard lock(mutex_);
   if (!recomputed_done_) recompute();
   internal_assert(slot < recomputed_.size(), "checkpoint: a slot past the recomputed tensors");
@@ -85,7 +87,7 @@ const Tensor& CheckpointFrame::unpack(size_t slot) {
 
 void CheckpointFrame::release(size_t slot) {
   const std::lock_guard lock(mutex_);
-  if (slot < recomputed_.size()) recomputed_[slot] = Tensor();
+  if (slot < recomputed_.size()) recomputed_[slot] = {};
 }
 
 void CheckpointFrame::recompute() {
@@ -132,7 +134,7 @@ void CheckpointFrame::check_recomputed() const {
   if (!determinism_check_) return;
   for (size_t slot = 0; slot < saved_metas_.size(); ++slot) {
     const TensorMeta& then = saved_metas_[slot];
-    const Tensor& now = recomputed_[slot];
+    const Tensor& now = recomputed_[slot].tensor;
     check(now.sizes() == then.sizes && now.dtype() == then.dtype && now.device() == then.device,
           "{}: tensor {} saved for backward was {} {} on {} in the forward and is {} {} on {} when recomputed: the "
           "function must run the same ops each time",

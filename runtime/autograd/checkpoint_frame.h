@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,10 +34,17 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   // What a node inside the forward keeps for `tensor`: a new slot of this frame, whose metadata is
   // remembered for the determinism check.
   size_t reserve_slot(const Tensor& tensor);
-  // During the recomputation: `tensor` is the next slot's value.
-  void fill_slot(Tensor tensor);
-  // The value of `slot`, recomputing the function first if this is the first unpack.
-  const Tensor& unpack(size_t slot);
+  // During the recomputation: `tensor`, at `version`, is the next slot's value.
+  void fill_slot(Tensor tensor, uint64_t version);
+  // A slot's recomputed value and the version it had when the recomputation saved it.
+  struct Recomputed {
+    Tensor tensor;
+    uint64_t version = 0;
+  };
+  // The value of `slot`, recomputing the function first if this is the first unpack. The caller
+  // checks its version as for any saved tensor: the recomputation may change it in place after
+  // saving it (as the forward did its own), and the recomputed inputs alias the frame's inputs.
+  const Recomputed& unpack(size_t slot);
   // The node that saved `slot` freed its saved tensors (a backward without retain_graph ran it):
   // the recomputed value goes too, so a long segment's backward holds only what is still to come,
   // as PyTorch's frees each recomputed tensor once unpacked.
@@ -59,7 +67,7 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   bool autocast_enabled_;
   DType autocast_dtype_;
   std::vector<TensorMeta> saved_metas_;  // one per slot, from the forward
-  std::vector<Tensor> recomputed_;       // one per slot, once recomputed
+  std::vector<Recomputed> recomputed_;   // one per slot, once recomputed
   bool recomputed_done_ = false;
   bool recomputing_ = false;
   // Two threads' backwards may unpack one frame's slots at once. Recursive: a backward inside the

@@ -83,20 +83,25 @@ SavedTensor saved_for_backward(Tensor tensor, uint64_t version) {
   if (checkpoint == nullptr) return {std::move(tensor), version};
   if (!checkpoint->recomputing) return {.frame = checkpoint->frame, .slot = checkpoint->frame->reserve_slot(tensor)};
   // A node of the recomputation, which backward never runs: what it saves is the slot's value.
-  checkpoint->frame->fill_slot(std::move(tensor));
+  checkpoint->frame->fill_slot(std::move(tensor), version);
   return {};
 }
 
 const Tensor& OpNode::unpack(const SavedTensor& saved, const char* role, int index) const {
-  // Recomputed for this backward: a new tensor nothing else could have modified.
-  if (saved.frame) return saved.frame->unpack(saved.slot);
-  if (saved.tensor.defined() && saved.tensor.version() != saved.version) {
+  // A checkpoint's slot is checked as a kept tensor: the recomputation may have changed it in place
+  // after saving it (as the forward did the tensor it dropped), and a recomputed input aliases the
+  // checkpoint's input, which the caller may change between two backward passes.
+  const CheckpointFrame::Recomputed* recomputed = saved.frame ? &saved.frame->unpack(saved.slot) : nullptr;
+  const Tensor& tensor = recomputed ? recomputed->tensor : saved.tensor;
+  const uint64_t version = recomputed ? recomputed->version : saved.version;
+  if (tensor.defined() && tensor.version() != version) {
     fail("autograd: a tensor needed to compute gradients was modified by an in-place operation: "
-         "{} {} of {} (shape {}) is at version {}, but version {} was saved. Use clone() before "
+         "{} {} of {} (shape {}) is at version {}, but version {} was saved{}. Use clone() before "
          "modifying it in place",
-         role, index, op_.name, saved.tensor.sizes(), saved.tensor.version(), saved.version);
+         role, index, op_.name, tensor.sizes(), tensor.version(), version,
+         recomputed ? " (by the checkpoint's recomputation)" : "");
   }
-  return saved.tensor;
+  return tensor;
 }
 
 std::vector<Tensor> Node::apply_with_history(std::vector<Tensor>&& /*grad_outputs*/,

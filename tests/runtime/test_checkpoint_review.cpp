@@ -1,0 +1,55 @@
+// utils::checkpoint where a tensor the recomputation saved is changed in place before backward
+// reads it: by the function itself after saving it, or (through a retained graph) by the caller
+// changing an input between two backward passes. Without checkpoint both are the autograd
+// version error; with it they must be too (PyTorch 2.3 checks a checkpointed saved tensor's
+// version as any other's), not a gradient computed from the changed values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "error_of.h"
+#include "runtime/ember.h"
+
+using namespace ember;
+using ember::testing::error_of;
+
+TEST_CASE("checkpoint: a saved tensor the function changes in place afterwards is the version error, as without it") {
+  const Tensor x = full({3}, 0.5, {.dtype = kFloat64}).requires_grad_();
+  // exp saves its output for backward; the in-place doubling changes it, so exp's backward would
+  // read 2 exp(x) where it needs exp(x).
+  const auto doubled_exp = [](const Tensor& in) {
+    Tensor h = exp(in);
+    h.mul_(2.0);
+    return h;
+  };
+  const std::string plain = error_of([&] { doubled_exp(x).sum().backward(); });
+  CHECK(plain.find("output 0 of exp (shape [3]) is at version 1, but version 0 was saved") != std::string::npos);
+  const std::string checkpointed = error_of([&] { utils::checkpoint(doubled_exp, x).sum().backward(); });
+  INFO(checkpointed);
+  CHECK(checkpointed.find("output 0 of exp (shape [3]) is at version 1, but version 0 was saved") != std::string::npos);
+  CHECK_FALSE(x.grad().defined());  // nothing was accumulated from the changed values
+}
+
+TEST_CASE("checkpoint: an input changed in place between two backward passes of a retained graph is an error") {
+  const Tensor leaf = full({3}, 0.5, {.dtype = kFloat64}).requires_grad_();
+  const auto square = [](const Tensor& in) { return mul(in, in); };  // mul saves both operands: the input
+  for (const bool checkpointed : {false, true}) {
+    INFO(std::string(checkpointed ? "checkpointed" : "plain"));
+    Tensor x = mul(leaf, 1.0);
+    const Tensor y = (checkpointed ? utils::checkpoint(square, x) : square(x)).sum();
+    y.backward({}, /*retain_graph=*/true);
+    CHECK(leaf.grad().to_vector<double>() == std::vector<double>{1.0, 1.0, 1.0});  // 2 x
+    Tensor(leaf).set_grad(Tensor());
+    {
+      const NoGradGuard no_grad;
+      x.mul_(3.0);
+    }
+    // The recomputed operands alias x, so the second pass would read 3 x and give 3, not 1.
+    const std::string message = error_of([&] { y.backward(); });
+    INFO(message);
+    CHECK(message.find("input 0 of mul (shape [3]) is at version 1, but version 0 was saved") != std::string::npos);
+    CHECK_FALSE(leaf.grad().defined());
+  }
+}

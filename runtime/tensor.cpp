@@ -302,7 +302,9 @@ void Tensor::remove_hook(unsigned position, Where where) const {
           position, sizes(), hooks.size(), is_leaf() ? "" : " since its last in-place update");
     hooks[position] = nullptr;
   };
-  if (!requires_grad())
+  // A leaf keeps its hooks while it does not require grad (requires_grad_(false), then true again),
+  // so they can be removed then too, as libtorch's remove_hook, which does not ask.
+  if (!requires_grad() && !impl_->autograd_meta)
     fail("remove_hook: no hook at position {} (the tensor, shape {}, does not require grad)", position, sizes());
   if (is_leaf()) {
     AutogradMeta& meta = impl_->meta();

@@ -37,6 +37,14 @@ struct TensorOptions {
   Device resolved_device() const;
 };
 
+namespace detail {
+// A hook type that can hold nothing: a std::function or a function pointer (register_hook).
+template <typename Hook>
+inline constexpr bool may_be_empty_hook = std::is_pointer_v<Hook>;
+template <typename Result, typename... Args>
+inline constexpr bool may_be_empty_hook<std::function<Result(Args...)>> = true;
+}  // namespace detail
+
 class Tensor {
  public:
   Tensor() = default;
@@ -128,12 +136,16 @@ class Tensor {
   template <typename Hook>
     requires std::is_invocable_v<Hook, const Tensor&>
   unsigned register_hook(Hook&& hook, Where where = Where::current()) {
-    if constexpr (std::is_void_v<std::invoke_result_t<Hook, const Tensor&>>)
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook, const Tensor&>>) {
+      // Wrapped, an empty observer would no longer look empty and throw bad_function_call in backward;
+      // register_grad_hook refuses the empty hook it is handed instead.
+      if constexpr (detail::may_be_empty_hook<std::remove_cvref_t<Hook>>)
+        if (!static_cast<bool>(hook)) return register_grad_hook(GradHook(), where);
       return register_grad_hook([observe = std::forward<Hook>(hook)](const Tensor& grad) mutable {
         observe(grad);
         return Tensor();
       }, where);
-    else
+    } else
       return register_grad_hook(GradHook(std::forward<Hook>(hook)), where);
   }
   // Stops the hook at `position` (register_hook's result) from running; removing it again does

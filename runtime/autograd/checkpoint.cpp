@@ -18,8 +18,16 @@ std::vector<Tensor> checkpoint(const autograd::CheckpointFn& fn, const std::vect
   if (!grad_mode_enabled() || dispatch_mode_active()) return fn(inputs);
   auto frame = std::make_shared<autograd::CheckpointFrame>("checkpoint", fn, inputs, options.preserve_rng_state,
                                                            options.determinism_check);
-  const autograd::ActiveCheckpointScope scope(std::move(frame), /*recomputing=*/false);
-  return fn(inputs);
+  std::vector<Tensor> outputs;
+  try {
+    const autograd::ActiveCheckpointScope scope(frame, /*recomputing=*/false);
+    outputs = fn(inputs);
+  } catch (...) {
+    frame->end_forward();
+    throw;
+  }
+  frame->end_forward();
+  return outputs;
 }
 
 Tensor checkpoint(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input, CheckpointOptions options,

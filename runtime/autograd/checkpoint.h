@@ -10,7 +10,9 @@
 // the forward started from (dropout draws the same masks; preserve_rng_state), the forward's
 // autocast state and grad mode on, and the rest of backward reads the recomputed tensors.
 // Gradients reach the inputs and whatever the function reads (parameters) as without checkpoint;
-// autograd::grad, create_graph, retain_graph and nesting work as they do for other code.
+// autograd::grad, create_graph, retain_graph and nesting work as they do for other code, and so
+// does a backward the function runs inside itself (a gradient penalty): until it returns, the
+// tensors its nodes saved are held for that, then dropped.
 //
 // As PyTorch's, with these notes: the function must run the same ops both times (a recomputation
 // that saves other tensors is an error naming both counts, and with determinism_check a saved

@@ -69,17 +69,29 @@ CheckpointFrame::CheckpointFrame(std::string name, CheckpointFn fn, std::vector<
       rng_states_.emplace_back(device, default_generator(device).get_state());
 }
 
-size_t CheckpointFrame::reserve_slot(const Tensor& tensor) {
+size_t CheckpointFrame::reserve_slot(const Tensor& tensor, uint64_t version) {
+  const std::lock_guard lock(mutex_);
   saved_metas_.push_back({tensor.sizes(), tensor.dtype(), tensor.device()});
+  forward_slots_.push_back({tensor, version});
   return saved_metas_.size() - 1;
+}
+
+void CheckpointFrame::end_forward() {
+  const std::lock_guard lock(mutex_);
+  forward_running_ = false;
+  forward_slots_ = {};  // the activations checkpointing exists to free
 }
 
 void CheckpointFrame::fill_slot(Tensor tensor, uint64_t version) {
   recomputed_.push_back({std::move(tensor), version});
 }
 
-const CheckpointFrame::Recomputed& CheckpointFrame::unpack(size_t slot) {
+const CheckpointFrame::SlotValue& CheckpointFrame::unpack(size_t slot) {
   const std::lock_guard lock(mutex_);
+  if (forward_running_) {
+    internal_assert(slot < forward_slots_.size(), "checkpoint: a slot past the forward's saved tensors");
+    return forward_slots_[slot];
+  }
   if (!recomputed_done_) recompute();
   internal_assert(slot < recomputed_.size(), "checkpoint: a slot past the recomputed tensors");
   return recomputed_[slot];

@@ -31,20 +31,25 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   CheckpointFrame(std::string name, CheckpointFn fn, std::vector<Tensor> inputs, bool preserve_rng_state,
                   bool determinism_check);
 
-  // What a node inside the forward keeps for `tensor`: a new slot of this frame, whose metadata is
-  // remembered for the determinism check.
-  size_t reserve_slot(const Tensor& tensor);
+  // What a node inside the forward keeps for `tensor` (at `version`): a new slot of this frame,
+  // whose metadata is remembered for the determinism check. The tensor itself is held only until
+  // end_forward(), for a backward the function runs inside itself (autograd::grad of a gradient
+  // penalty), which needs the slots saved so far while the function is still running.
+  size_t reserve_slot(const Tensor& tensor, uint64_t version);
+  // The function returned (or threw): the slots' tensors are dropped, and recomputed when needed.
+  void end_forward();
   // During the recomputation: `tensor`, at `version`, is the next slot's value.
   void fill_slot(Tensor tensor, uint64_t version);
-  // A slot's recomputed value and the version it had when the recomputation saved it.
-  struct Recomputed {
+  // A slot's value and the version it had when saved.
+  struct SlotValue {
     Tensor tensor;
     uint64_t version = 0;
   };
-  // The value of `slot`, recomputing the function first if this is the first unpack. The caller
-  // checks its version as for any saved tensor: the recomputation may change it in place after
-  // saving it (as the forward did its own), and the recomputed inputs alias the frame's inputs.
-  const Recomputed& unpack(size_t slot);
+  // The value of `slot`: during the forward the tensor it holds, after it the recomputed one (the
+  // function is recomputed first if this is the first unpack). The caller checks its version as for
+  // any saved tensor: the function may change it in place after saving it, and the recomputed
+  // inputs alias the frame's inputs, which the caller may change between two backward passes.
+  const SlotValue& unpack(size_t slot);
   // The node that saved `slot` freed its saved tensors (a backward without retain_graph ran it):
   // the recomputed value goes too, so a long segment's backward holds only what is still to come,
   // as PyTorch's frees each recomputed tensor once unpacked.
@@ -67,7 +72,9 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   bool autocast_enabled_;
   DType autocast_dtype_;
   std::vector<TensorMeta> saved_metas_;  // one per slot, from the forward
-  std::vector<Recomputed> recomputed_;   // one per slot, once recomputed
+  std::vector<SlotValue> forward_slots_;  // one per slot, until end_forward()
+  std::vector<SlotValue> recomputed_;     // one per slot, once recomputed
+  bool forward_running_ = true;
   bool recomputed_done_ = false;
   bool recomputing_ = false;
   // Two threads' backwards may unpack one frame's slots at once. Recursive: a backward inside the

@@ -81,25 +81,28 @@ void OpNode::save_output(int i, const Tensor& output) {
 SavedTensor saved_for_backward(Tensor tensor, uint64_t version) {
   const ActiveCheckpoint* checkpoint = active_checkpoint();
   if (checkpoint == nullptr) return {std::move(tensor), version};
-  if (!checkpoint->recomputing) return {.frame = checkpoint->frame, .slot = checkpoint->frame->reserve_slot(tensor)};
-  // A node of the recomputation, which backward never runs: what it saves is the slot's value.
-  checkpoint->frame->fill_slot(std::move(tensor), version);
-  return {};
+  if (!checkpoint->recomputing)
+    return {.frame = checkpoint->frame, .slot = checkpoint->frame->reserve_slot(tensor, version)};
+  // A node of the recomputation: what it saves is the slot's value. It keeps it too, for a backward
+  // the function runs inside itself (autograd::grad); the outer backward never runs these nodes,
+  // and they go with the recomputation's outputs.
+  checkpoint->frame->fill_slot(tensor, version);
+  return {std::move(tensor), version};
 }
 
 const Tensor& OpNode::unpack(const SavedTensor& saved, const char* role, int index) const {
-  // A checkpoint's slot is checked as a kept tensor: the recomputation may have changed it in place
-  // after saving it (as the forward did the tensor it dropped), and a recomputed input aliases the
-  // checkpoint's input, which the caller may change between two backward passes.
-  const CheckpointFrame::Recomputed* recomputed = saved.frame ? &saved.frame->unpack(saved.slot) : nullptr;
-  const Tensor& tensor = recomputed ? recomputed->tensor : saved.tensor;
-  const uint64_t version = recomputed ? recomputed->version : saved.version;
+  // A checkpoint's slot is checked as a kept tensor: the function may have changed it in place after
+  // saving it (the recomputation does again what the forward did), and a recomputed input aliases
+  // the checkpoint's input, which the caller may change between two backward passes.
+  const CheckpointFrame::SlotValue* slot = saved.frame ? &saved.frame->unpack(saved.slot) : nullptr;
+  const Tensor& tensor = slot ? slot->tensor : saved.tensor;
+  const uint64_t version = slot ? slot->version : saved.version;
   if (tensor.defined() && tensor.version() != version) {
     fail("autograd: a tensor needed to compute gradients was modified by an in-place operation: "
          "{} {} of {} (shape {}) is at version {}, but version {} was saved{}. Use clone() before "
          "modifying it in place",
          role, index, op_.name, tensor.sizes(), tensor.version(), version,
-         recomputed ? " (by the checkpoint's recomputation)" : "");
+         slot ? " (inside a checkpointed function)" : "");
   }
   return tensor;
 }

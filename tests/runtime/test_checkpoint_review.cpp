@@ -53,3 +53,29 @@ TEST_CASE("checkpoint: an input changed in place between two backward passes of 
     CHECK_FALSE(leaf.grad().defined());
   }
 }
+
+TEST_CASE("checkpoint: a function that takes a gradient of its own tensors (autograd::grad inside) works") {
+  // A gradient penalty inside the checkpointed block: g = d sum(x^3) / dx = 3 x^2, returned as g^2
+  // = 9 x^4, whose derivative is 36 x^3. PyTorch 2.3's non-reentrant checkpoint supports this: the
+  // inner backward reads the forward's saved tensors while they still exist, and the
+  // recomputation's own.
+  manual_seed(21);
+  const Tensor x = randn({5}, {.dtype = kFloat64}).requires_grad_();
+  int calls = 0;
+  const auto squared_gradient = [&](const Tensor& in) {
+    ++calls;
+    const Tensor cube = mul(mul(in, in), in).sum();
+    const Tensor g = autograd::grad({cube}, {in}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+    return mul(g, g);
+  };
+  const std::vector<double> plain = autograd::grad({squared_gradient(x).sum()}, {x})[0].to_vector<double>();
+  calls = 0;
+  const Tensor out = utils::checkpoint(squared_gradient, x);
+  CHECK(calls == 1);
+  const std::vector<double> checkpointed = autograd::grad({out.sum()}, {x})[0].to_vector<double>();
+  CHECK(calls == 2);
+  CHECK(checkpointed == plain);
+  const std::vector<double> values = x.to_vector<double>();
+  for (size_t i = 0; i < values.size(); ++i)
+    CHECK(checkpointed[i] == doctest::Approx(36 * values[i] * values[i] * values[i]).epsilon(1e-12));
+}

@@ -73,7 +73,16 @@ size_t CheckpointFrame::reserve_slot(const Tensor& tensor, uint64_t version) {
   const std::lock_guard lock(mutex_);
   saved_metas_.push_back({tensor.sizes(), tensor.dtype(), tensor.device()});
   forward_slots_.push_back({tensor, version});
+  released_slots_.push_back(false);
   return saved_metas_.size() - 1;
+}
+
+void CheckpointFrame::release_slot(size_t slot) {
+  const std::lock_guard lock(mutex_);
+  internal_assert(slot < released_slots_.size(), "checkpoint: released a slot the forward never reserved");
+  released_slots_[slot] = true;
+  for (std::vector<SlotValue>* values : {&forward_slots_, &recomputed_})
+    if (slot < values->size()) (*values)[slot] = {};
 }
 
 void CheckpointFrame::end_forward() {
@@ -95,11 +104,6 @@ const CheckpointFrame::SlotValue& CheckpointFrame::unpack(size_t slot) {
   if (!recomputed_done_) recompute();
   internal_assert(slot < recomputed_.size(), "checkpoint: a slot past the recomputed tensors");
   return recomputed_[slot];
-}
-
-void CheckpointFrame::release(size_t slot) {
-  const std::lock_guard lock(mutex_);
-  if (slot < recomputed_.size()) recomputed_[slot] = {};
 }
 
 void CheckpointFrame::recompute() {
@@ -136,6 +140,10 @@ void CheckpointFrame::recompute() {
   recomputing_ = false;
   check_recomputed();
   recomputed_done_ = true;
+  // Slots whose nodes were released before this recomputation (run on undefined gradients only,
+  // say) are never read.
+  for (size_t slot = 0; slot < recomputed_.size(); ++slot)
+    if (released_slots_[slot]) recomputed_[slot] = {};
 }
 
 void CheckpointFrame::check_recomputed() const {

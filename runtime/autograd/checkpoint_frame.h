@@ -40,6 +40,9 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   void end_forward();
   // During the recomputation: `tensor`, at `version`, is the next slot's value.
   void fill_slot(Tensor tensor, uint64_t version);
+  // The node holding `slot` freed its saved tensors (a backward without retain_graph ran it): its
+  // value is dropped now, or as soon as it is recomputed, while other nodes keep the frame alive.
+  void release_slot(size_t slot);
   // A slot's value and the version it had when saved.
   struct SlotValue {
     Tensor tensor;
@@ -50,10 +53,6 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   // any saved tensor: the function may change it in place after saving it, and the recomputed
   // inputs alias the frame's inputs, which the caller may change between two backward passes.
   const SlotValue& unpack(size_t slot);
-  // The node that saved `slot` freed its saved tensors (a backward without retain_graph ran it):
-  // the recomputed value goes too, so a long segment's backward holds only what is still to come,
-  // as PyTorch's frees each recomputed tensor once unpacked.
-  void release(size_t slot);
 
   const std::vector<Tensor>& inputs() const { return inputs_; }
 
@@ -74,6 +73,7 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   std::vector<TensorMeta> saved_metas_;  // one per slot, from the forward
   std::vector<SlotValue> forward_slots_;  // one per slot, until end_forward()
   std::vector<SlotValue> recomputed_;     // one per slot, once recomputed
+  std::vector<bool> released_slots_;      // one per slot: release_slot() was called
   bool forward_running_ = true;
   bool recomputed_done_ = false;
   bool recomputing_ = false;

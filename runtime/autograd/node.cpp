@@ -167,7 +167,8 @@ void OpNode::release_saved() {
   // of a leaf, say) runs and accumulates again.
   for (std::vector<SavedTensor>* list : {&saved_inputs_, &saved_outputs_})
     for (SavedTensor& saved : *list) {
-      if (saved.frame) saved.frame->release(saved.slot);
+      // A checkpoint's slot is freed in its frame, which other nodes may keep alive.
+      if (saved.frame) saved.frame->release_slot(saved.slot);
       const bool held = std::exchange(saved.tensor, Tensor()).defined() || std::exchange(saved.frame, nullptr);
       released_ = held || released_;
     }

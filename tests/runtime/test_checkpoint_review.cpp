@@ -79,3 +79,32 @@ TEST_CASE("checkpoint: a function that takes a gradient of its own tensors (auto
   for (size_t i = 0; i < values.size(); ++i)
     CHECK(checkpointed[i] == doctest::Approx(36 * values[i] * values[i] * values[i]).epsilon(1e-12));
 }
+
+TEST_CASE("checkpoint: a backward frees the recomputed tensors of the nodes it ran, while other outputs live on") {
+  // Two outputs: a chain of 8 tanh (each saves its output) and exp(x) (saves one). A backward
+  // through the chain alone leaves exp's node, and with it the frame, alive for a later backward
+  // through the second output; the chain's recomputed tensors, consumed and released, must not
+  // stay with the frame (PyTorch 2.3 frees each recomputed tensor once its node unpacked it).
+  manual_seed(22);
+  const Tensor x = randn({256, 256}).requires_grad_();
+  const auto chain_and_exp = [](const std::vector<Tensor>& in) {
+    Tensor h = in[0];
+    for (int i = 0; i < 8; ++i) h = tanh(h);
+    return std::vector<Tensor>{h, exp(in[0])};
+  };
+  const std::vector<Tensor> outputs = utils::checkpoint(chain_and_exp, {x});
+  const int64_t activation = 256 * 256 * 4;
+  const int64_t before = memory_stats(kCPU).allocated_bytes;
+  outputs[0].sum().backward();
+  const int64_t held = memory_stats(kCPU).allocated_bytes - before;
+  CHECK(held <= 3 * activation);  // x.grad and exp's recomputed output, not the 8 tanh outputs
+  // The second output's backward reads what it kept: the plain gradients, summed.
+  outputs[1].sum().backward();
+  const Tensor expected = [&] {
+    const Tensor leaf = x.detach().requires_grad_();
+    const std::vector<Tensor> plain = chain_and_exp({leaf});
+    add(plain[0].sum(), plain[1].sum()).backward();
+    return leaf.grad();
+  }();
+  CHECK(x.grad().to_vector<float>() == expected.to_vector<float>());
+}

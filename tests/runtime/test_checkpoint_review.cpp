@@ -182,3 +182,25 @@ TEST_CASE("checkpoint: a recomputation that runs a backward through the forward'
   const std::string message = error_of([&] { y.backward(); });
   CHECK(message.find("while that function was being recomputed") != std::string::npos);
 }
+
+TEST_CASE("checkpoint_sequential: holds the segments' borders and the last segment's activations, as PyTorch's") {
+  // 8 Tanh modules (each saves its output) in 3 segments: PyTorch 2.3 cuts 8 / 3 = 2 modules per
+  // checkpointed segment, [0, 2) and [2, 4), and runs [4, 8) plainly. Held after the forward: the
+  // first checkpoint's output (the second one's input) and the last segment's 4 outputs. A wrong
+  // cut or a missing checkpoint holds another count (3 for 3 modules per segment, 8 for none).
+  nn::Sequential model;
+  for (int i = 0; i < 8; ++i) model->push_back(nn::Tanh());
+  manual_seed(34);
+  const Tensor x = randn({256, 256}).requires_grad_();
+  const int64_t activation = 256 * 256 * 4;
+  const int64_t before = memory_stats(kCPU).allocated_bytes;
+  const Tensor out = utils::checkpoint_sequential(model, 3, x);
+  const int64_t held = memory_stats(kCPU).allocated_bytes - before;
+  CHECK(held >= 5 * activation);
+  CHECK(held < 6 * activation);
+  out.sum().backward();
+  const std::vector<float> checkpointed = x.grad().to_vector<float>();
+  Tensor(x).set_grad(Tensor());
+  model->forward(x).sum().backward();
+  CHECK(checkpointed == x.grad().to_vector<float>());
+}

@@ -186,15 +186,24 @@ Tensor run_grad_hook(const GradHook& hook, const Tensor& grad) {
 
 Tensor AccumulateGrad::run_leaf_hooks(Tensor gradient) const {
   AutogradMeta& meta = leaf_->meta();
-  // The hooks run from a copy, outside the lock, as PyTorch runs a leaf's hooks before its
+  // Each hook is copied under the lock and run outside it, as PyTorch runs a leaf's hooks before its
   // AccumulateGrad: a hook may record ops on this leaf (gradient_edge takes the lock) or register
-  // another hook on it (which then runs from the next backward on).
-  std::vector<GradHook> hooks;
+  // another hook on it (which then runs from the next backward on: the count is taken first). Read
+  // from the live list, a hook that remove_hook emptied meanwhile, by an earlier hook of this pass,
+  // does not run, as libtorch's and as a non-leaf's.
+  size_t registered = 0;
   {
     const std::lock_guard lock(meta.mutex);
-    hooks = meta.hooks;
+    registered = meta.hooks.size();
   }
-  for (const GradHook& hook : hooks) gradient = run_grad_hook(hook, gradient);
+  for (size_t h = 0; h < registered; ++h) {
+    GradHook hook;
+    {
+      const std::lock_guard lock(meta.mutex);
+      hook = meta.hooks[h];
+    }
+    gradient = run_grad_hook(hook, gradient);
+  }
   return gradient;
 }
 

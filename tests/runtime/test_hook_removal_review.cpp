@@ -1,6 +1,7 @@
 // register_hook / remove_hook edge cases libtorch handles: an empty observer (a hook returning
 // nothing) is refused when registered, not at backward, and a leaf's hooks, which it keeps while
-// it does not require grad, can be removed then too.
+// it does not require grad, can be removed then too, and a hook a leaf's earlier hook removes during
+// backward does not run.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -42,4 +43,17 @@ TEST_CASE("remove_hook takes a hook off a leaf that stopped requiring grad, whic
   x.requires_grad_(false);
   CHECK(error_of([&] { x.remove_hook(1); }).find("no hook at position 1") != std::string::npos);
   CHECK(error_of([] { ones({2}).remove_hook(0); }).find("does not require grad") != std::string::npos);
+}
+
+TEST_CASE("a leaf's hook may remove a later hook of the leaf during backward, which then does not run") {
+  // As on a non-leaf, and as libtorch's, whose hooks run from the live list and skip an emptied slot.
+  Tensor x = full({2}, 1.5, {.dtype = kFloat64}).requires_grad_();
+  unsigned later = 0;
+  x.register_hook([&](const Tensor& grad) {
+    x.remove_hook(later);
+    return grad;
+  });
+  later = x.register_hook([](const Tensor& grad) { return mul(grad, 7.0); });
+  mul(x, x).sum().backward();
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{3.0, 3.0});  // 2 x, not 7 * 2 x
 }

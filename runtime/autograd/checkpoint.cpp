@@ -12,11 +12,16 @@ namespace ember::utils {
 std::vector<Tensor> checkpoint(const autograd::CheckpointFn& fn, const std::vector<Tensor>& inputs,
                                CheckpointOptions options, Where where) {
   CallSiteScope site(where);
-  check(fn != nullptr, "checkpoint: the function is empty (a default-constructed std::function)");
+  return detail::checkpoint_named("checkpoint", fn, inputs, options);
+}
+
+std::vector<Tensor> detail::checkpoint_named(std::string name, const autograd::CheckpointFn& fn,
+                                             const std::vector<Tensor>& inputs, CheckpointOptions options) {
+  check(fn != nullptr, "{}: the function is empty (a default-constructed std::function)", name);
   // Nothing is recorded without grad mode, so there is nothing to drop; a capture records fn's ops
   // into a graph whose memory plan already decides what stays live.
   if (!grad_mode_enabled() || dispatch_mode_active()) return fn(inputs);
-  auto frame = std::make_shared<autograd::CheckpointFrame>("checkpoint", fn, inputs, options.preserve_rng_state,
+  auto frame = std::make_shared<autograd::CheckpointFrame>(std::move(name), fn, inputs, options.preserve_rng_state,
                                                            options.determinism_check);
   std::vector<Tensor> outputs;
   try {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/autograd/checkpoint_frame.h"
@@ -48,5 +49,12 @@ std::vector<Tensor> checkpoint(const autograd::CheckpointFn& fn, const std::vect
 // The one-tensor form: fn(input), checkpointed.
 Tensor checkpoint(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input, CheckpointOptions options = {},
                   Where where = Where::current());
+
+namespace detail {
+// checkpoint(fn, inputs) whose errors (at the recomputation) begin with `name` rather than
+// "checkpoint": checkpoint_sequential names the segment. The caller opens the CallSiteScope.
+std::vector<Tensor> checkpoint_named(std::string name, const autograd::CheckpointFn& fn,
+                                     const std::vector<Tensor>& inputs, CheckpointOptions options);
+}  // namespace detail
 
 }  // namespace ember::utils

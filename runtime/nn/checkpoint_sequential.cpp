@@ -1,6 +1,9 @@
 // checkpoint_sequential: PyTorch's split of the modules, each segment but the last checkpointed.
 #include "runtime/nn/checkpoint_sequential.h"
 
+#include <string>
+#include <vector>
+
 #include "runtime/error.h"
 
 namespace ember::utils {
@@ -17,8 +20,13 @@ Tensor checkpoint_sequential(const nn::Sequential& model, int64_t segments, cons
   int64_t begin = 0;
   for (int64_t segment = 0; segment + 1 < segments; ++segment, begin += segment_size) {
     const int64_t end = begin + segment_size;
-    output = checkpoint([modules, begin, end](const Tensor& x) { return modules->forward_range(begin, end, x); },
-                        output, options, where);
+    const autograd::CheckpointFn run_segment = [modules, begin, end](const std::vector<Tensor>& x) {
+      return std::vector<Tensor>{modules->forward_range(begin, end, x[0])};
+    };
+    // Its errors at the recomputation name the segment the caller cut, not a checkpoint it never wrote.
+    const std::string name =
+        fmt::format("checkpoint_sequential: segment {} (modules {} to {})", segment, begin, end - 1);
+    output = detail::checkpoint_named(name, run_segment, {output}, options)[0];
   }
   return modules->forward_range(begin, count, output);
 }

@@ -204,3 +204,15 @@ TEST_CASE("checkpoint_sequential: holds the segments' borders and the last segme
   model->forward(x).sum().backward();
   CHECK(checkpointed == x.grad().to_vector<float>());
 }
+
+TEST_CASE("checkpoint_sequential: an error at a segment's recomputation names the segment, not checkpoint") {
+  const nn::Sequential model{nn::Tanh(), nn::Tanh(), nn::Tanh(), nn::Tanh()};
+  const Tensor leaf = full({3}, 0.5, {.dtype = kFloat64}).requires_grad_();
+  Tensor x = mul(leaf, 1.0);
+  const Tensor y = utils::checkpoint_sequential(model, 2, x);
+  x.mul_(2.0);
+  const std::string message = error_of([&] { y.sum().backward(); });
+  INFO(message);
+  CHECK(message.find("checkpoint_sequential: segment 0 (modules 0 to 1): input 0 (shape [3]) was modified") !=
+        std::string::npos);
+}

@@ -216,3 +216,24 @@ TEST_CASE("checkpoint_sequential: an error at a segment's recomputation names th
   CHECK(message.find("checkpoint_sequential: segment 0 (modules 0 to 1): input 0 (shape [3]) was modified") !=
         std::string::npos);
 }
+
+TEST_CASE("checkpoint: a recomputation that throws leaves the frame usable and the generator where it was") {
+  const Tensor x = full({4}, 0.3, {.dtype = kFloat64}).requires_grad_();
+  int calls = 0;
+  const auto flaky = [&](const Tensor& in) {
+    if (++calls == 2) throw std::runtime_error("flaky: the first recomputation fails");
+    return mul(nn::functional::dropout(tanh(in), 0.5, true), in);
+  };
+  manual_seed(35);
+  const Tensor y = utils::checkpoint(flaky, x).sum();
+  const GeneratorState before = default_generator(kCPU).get_state();
+  CHECK_THROWS_WITH(y.backward({}, /*retain_graph=*/true), "flaky: the first recomputation fails");
+  CHECK(default_generator(kCPU).get_state() == before);
+  y.backward();  // recomputed again, from the forward's random state
+  CHECK(calls == 3);
+  const std::vector<double> checkpointed = x.grad().to_vector<double>();
+  Tensor(x).set_grad(Tensor());
+  manual_seed(35);
+  flaky(x).sum().backward();
+  CHECK(checkpointed == x.grad().to_vector<double>());
+}

@@ -5,8 +5,11 @@
 // version as any other's), not a gradient computed from the changed values.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "error_of.h"
@@ -236,4 +239,29 @@ TEST_CASE("checkpoint: a recomputation that throws leaves the frame usable and t
   manual_seed(35);
   flaky(x).sum().backward();
   CHECK(checkpointed == x.grad().to_vector<double>());
+}
+
+TEST_CASE("checkpoint: backward passes in several threads through one retained graph recompute it once") {
+  manual_seed(36);
+  const Tensor x = randn({4096}, {.dtype = kFloat64}).requires_grad_();
+  std::atomic<int> calls{0};
+  const auto chain = [&](const Tensor& in) {
+    ++calls;
+    Tensor h = in;
+    for (int i = 0; i < 20; ++i) h = tanh(h);
+    return h;
+  };
+  const Tensor y = utils::checkpoint(chain, x).sum();
+  std::vector<Tensor> gradients(4);
+  std::latch start(static_cast<std::ptrdiff_t>(gradients.size()));  // all reach the frame together
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < gradients.size(); ++t)
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      gradients[t] = autograd::grad({y}, {x}, {}, /*retain_graph=*/true)[0];
+    });
+  for (std::thread& thread : threads) thread.join();
+  CHECK(calls == 2);  // the forward and one recomputation, whichever thread got there first
+  const std::vector<double> expected = autograd::grad({chain(x).sum()}, {x})[0].to_vector<double>();
+  for (const Tensor& gradient : gradients) CHECK(gradient.to_vector<double>() == expected);
 }

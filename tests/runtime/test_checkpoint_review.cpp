@@ -1,8 +1,9 @@
-// utils::checkpoint where a tensor the recomputation saved is changed in place before backward
-// reads it: by the function itself after saving it, or (through a retained graph) by the caller
-// changing an input between two backward passes. Without checkpoint both are the autograd
-// version error; with it they must be too (PyTorch 2.3 checks a checkpointed saved tensor's
-// version as any other's), not a gradient computed from the changed values.
+// utils::checkpoint against PyTorch 2.3's non-reentrant checkpoint where a review found it
+// differed or was untested: saved tensors changed in place (by the function, or by the caller
+// between two passes of a retained graph) are the version error, a backward inside the function
+// works, released nodes free their recomputed tensors, the generator, autocast and nesting are
+// restored, errors leave the frame usable and name checkpoint_sequential's segment, and threads
+// share one recomputation.
 #include <doctest/doctest.h>
 
 #include <atomic>

@@ -89,6 +89,7 @@ void CheckpointFrame::end_forward() {
   const std::lock_guard lock(mutex_);
   forward_running_ = false;
   forward_slots_ = {};  // the activations checkpointing exists to free
+  for (const Tensor& input : inputs_) input_versions_after_forward_.push_back(input.defined() ? input.version() : 0);
 }
 
 void CheckpointFrame::fill_slot(Tensor tensor, uint64_t version) {
@@ -111,11 +112,19 @@ void CheckpointFrame::recompute() {
         "{}: backward needed a tensor the checkpointed function saved while that function was being recomputed "
         "(does it run a backward through its own outputs?)",
         name_);
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    check(!inputs_[i].defined() || inputs_[i].version() == input_versions_[i],
-          "{}: input {} (shape {}) was modified by an in-place operation after the checkpointed forward (version {} "
-          "now, {} then), so recomputing the function would not give the forward's values; clone() it first",
-          name_, i, inputs_[i].sizes(), inputs_[i].version(), input_versions_[i]);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!inputs_[i].defined() || inputs_[i].version() == input_versions_[i]) continue;
+    // The function's own in-place update of an input (refused by PyTorch too) needs another fix
+    // than the caller's: clone() inside the function rather than before changing it outside.
+    if (i < input_versions_after_forward_.size() && input_versions_after_forward_[i] != input_versions_[i])
+      fail("{}: input {} (shape {}) was modified in place by the checkpointed function itself (version {} after its "
+           "forward, {} before), so recomputing it would start from the changed input; update a clone() of the input "
+           "inside the function instead",
+           name_, i, inputs_[i].sizes(), input_versions_after_forward_[i], input_versions_[i]);
+    fail("{}: input {} (shape {}) was modified by an in-place operation after the checkpointed forward (version {} "
+         "now, {} then), so recomputing the function would not give the forward's values; clone() it first",
+         name_, i, inputs_[i].sizes(), inputs_[i].version(), input_versions_[i]);
+  }
   recomputed_.clear();
   recomputed_.reserve(saved_metas_.size());
   recomputing_ = true;

@@ -64,6 +64,7 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   CheckpointFn fn_;
   std::vector<Tensor> inputs_;
   std::vector<uint64_t> input_versions_;
+  std::vector<uint64_t> input_versions_after_forward_;  // set by end_forward(), to tell who changed one
   bool preserve_rng_state_;
   bool determinism_check_;
   // The default generators of the inputs' devices and the CPU, as the forward found them.

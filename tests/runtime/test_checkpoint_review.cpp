@@ -266,3 +266,18 @@ TEST_CASE("checkpoint: backward passes in several threads through one retained g
   const std::vector<double> expected = autograd::grad({chain(x).sum()}, {x})[0].to_vector<double>();
   for (const Tensor& gradient : gradients) CHECK(gradient.to_vector<double>() == expected);
 }
+
+TEST_CASE("checkpoint: an input the function itself changes in place is refused, naming the function, not the caller") {
+  // Allowed without checkpoint (x is not a leaf); refused with it, as PyTorch 2.3 refuses it (its
+  // saved inputs' versions changed): the recomputation would start from the changed input.
+  const Tensor leaf = full({3}, 0.5, {.dtype = kFloat64}).requires_grad_();
+  const auto doubling_in_place = [](const Tensor& in) {
+    Tensor changed = in;
+    changed.mul_(2.0);
+    return mul(changed, changed);
+  };
+  const std::string message = error_of([&] { utils::checkpoint(doubling_in_place, mul(leaf, 1.0)).sum().backward(); });
+  INFO(message);
+  CHECK(message.find("checkpoint: input 0 (shape [3]) was modified in place by the checkpointed function itself") !=
+        std::string::npos);
+}

@@ -1,11 +1,13 @@
 // The bookkeeping of activation checkpointing (ember::checkpoint, runtime/autograd/checkpoint.h;
 // torch.utils.checkpoint with use_reentrant=False). While a checkpointed function runs its
 // forward, every tensor an autograd node would save for backward is left out: the node keeps a
-// placeholder (the frame and a slot number) instead, so the function's activations are freed as
-// soon as nothing else holds them. The first time backward unpacks a placeholder, the frame runs
-// the function again on the same inputs, with the forward's random state, grad mode and autocast,
-// and this time keeps what the nodes save, in the same order, as the slots' values. The graph the
-// recomputation builds is dropped; backward goes on through the forward's nodes.
+// placeholder (the frame and a slot number) instead, so the function's activations are freed once
+// it returns and nothing else holds them (until then the frame holds them, for a backward the
+// function runs inside itself). The first time backward unpacks a placeholder after that, the
+// frame runs the function again on the same inputs, with the forward's random state, grad mode and
+// autocast, and this time keeps what the nodes save, in the same order, as the slots' values,
+// each until its node is released. The graph the recomputation builds is dropped with its
+// outputs; backward goes on through the forward's nodes.
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,6 @@
-// utils::checkpoint against PyTorch 2.3's non-reentrant checkpoint where a review found it
-// differed or was untested: saved tensors changed in place (by the function, or by the caller
-// between two passes of a retained graph) are the version error, a backward inside the function
-// works, released nodes free their recomputed tensors, the generator, autocast and nesting are
-// restored, errors leave the frame usable and name checkpoint_sequential's segment, and threads
-// share one recomputation.
+// utils::checkpoint against PyTorch 2.3's non-reentrant checkpoint where a review found it differed
+// or was untested: in-place changes to saved tensors, a backward inside the function, freeing of
+// released slots, restored generator, autocast and nesting, errors, segments, threads.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -280,4 +277,23 @@ TEST_CASE("checkpoint: an input the function itself changes in place is refused,
   INFO(message);
   CHECK(message.find("checkpoint: input 0 (shape [3]) was modified in place by the checkpointed function itself") !=
         std::string::npos);
+}
+
+TEST_CASE("checkpoint_sequential: passes its options to each segment's checkpoint") {
+  // preserve_rng_state = false, as for checkpoint: the recomputed dropout draws another mask, so the
+  // gradient is not the plain one (it is with the default).
+  const nn::Sequential model{nn::Tanh(), nn::Dropout(0.5), nn::Tanh(), nn::Tanh()};
+  const Tensor x = full({16}, 0.5, {.dtype = kFloat64}).requires_grad_();
+  const auto gradient = [&](int mode) {
+    Tensor(x).set_grad(Tensor());
+    manual_seed(37);
+    const Tensor y = mode == 0   ? model->forward(x)
+                     : mode == 1 ? utils::checkpoint_sequential(model, 2, x)
+                                 : utils::checkpoint_sequential(model, 2, x, {.preserve_rng_state = false});
+    y.sum().backward();
+    return x.grad().to_vector<double>();
+  };
+  const std::vector<double> plain = gradient(0);
+  CHECK(gradient(1) == plain);
+  CHECK(gradient(2) != plain);
 }

@@ -56,8 +56,6 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   // inputs alias the frame's inputs, which the caller may change between two backward passes.
   const SlotValue& unpack(size_t slot);
 
-  const std::vector<Tensor>& inputs() const { return inputs_; }
-
  private:
   void recompute();
   void check_recomputed() const;

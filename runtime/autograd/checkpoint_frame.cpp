@@ -23,24 +23,50 @@ std::vector<Device> generator_devices(const std::vector<Tensor>& inputs) {
   return devices;
 }
 
-// Sets each generator to `states` for its lifetime, then back to where it found them.
+// The generators of `states`' devices as they are now.
+std::vector<std::pair<Device, GeneratorState>> current_states(
+    const std::vector<std::pair<Device, GeneratorState>>& states) {
+  std::vector<std::pair<Device, GeneratorState>> now;
+  for (const auto& [device, state] : states) now.emplace_back(device, default_generator(device).get_state());
+  return now;
+}
+
+// Each change is part of a host effect a capture was told of (or eager code, told nothing).
+void set_states(const std::vector<std::pair<Device, GeneratorState>>& states) {
+  const HostEffectScope effect;
+  for (const auto& [device, state] : states) default_generator(device).set_state(state);
+}
+
+// Sets each generator to `states` for its lifetime, then back to where it found them. Inside a
+// capture (ember::compile) both changes are host effects: a replay makes them again at the same
+// places, so the recomputed random ops draw the forward's numbers at every call, not only the
+// first (`replayed` holds the generators' states of the replay in progress).
 class RngStatesScope {
  public:
-  explicit RngStatesScope(const std::vector<std::pair<Device, GeneratorState>>& states) {
-    for (const auto& [device, state] : states) {
-      Generator& generator = default_generator(device);
-      found_.emplace_back(device, generator.get_state());
-      generator.set_state(state);
+  RngStatesScope(const std::vector<std::pair<Device, GeneratorState>>& states,
+                 const std::shared_ptr<ReplayedRngStates>& replayed) {
+    if (replayed != nullptr && dispatch_mode_active()) {
+      notify_host_effect("checkpoint: the forward's generator states, for the recomputation", [replayed] {
+        replayed->found = current_states(replayed->forward);
+        set_states(replayed->forward);
+      });
+      replayed_ = replayed;
     }
+    found_ = current_states(states);
+    set_states(states);
   }
   ~RngStatesScope() {
-    for (const auto& [device, state] : found_) default_generator(device).set_state(state);
+    if (replayed_ != nullptr)
+      notify_host_effect("checkpoint: the generator states the recomputation found, given back",
+                         [replayed = replayed_] { set_states(replayed->found); });
+    set_states(found_);
   }
   RngStatesScope(const RngStatesScope&) = delete;
   RngStatesScope& operator=(const RngStatesScope&) = delete;
 
  private:
   std::vector<std::pair<Device, GeneratorState>> found_;
+  std::shared_ptr<ReplayedRngStates> replayed_;
 };
 
 }  // namespace
@@ -64,9 +90,17 @@ CheckpointFrame::CheckpointFrame(std::string name, CheckpointFn fn, std::vector<
       autocast_enabled_(autocast_enabled()),
       autocast_dtype_(autocast_dtype()) {
   for (const Tensor& input : inputs_) input_versions_.push_back(input.defined() ? input.version() : 0);
-  if (preserve_rng_state_)
-    for (Device device : generator_devices(inputs_))
-      rng_states_.emplace_back(device, default_generator(device).get_state());
+  if (!preserve_rng_state_) return;
+  for (Device device : generator_devices(inputs_))
+    rng_states_.emplace_back(device, default_generator(device).get_state());
+  // A replay of a captured step reads the generators here again, where its forward starts.
+  if (dispatch_mode_active()) {
+    replayed_rng_states_ = std::make_shared<ReplayedRngStates>();
+    notify_host_effect("checkpoint: the generator states the forward starts from",
+                       [replayed = replayed_rng_states_, devices = rng_states_] {
+                         replayed->forward = current_states(devices);
+                       });
+  }
 }
 
 size_t CheckpointFrame::reserve_slot(const Tensor& tensor, uint64_t version) {
@@ -129,7 +163,7 @@ void CheckpointFrame::recompute() {
   recomputed_.reserve(saved_metas_.size());
   recomputing_ = true;
   try {
-    const RngStatesScope rng(rng_states_);
+    const RngStatesScope rng(rng_states_, replayed_rng_states_);
     const ActiveCheckpointScope scope(shared_from_this(), /*recomputing=*/true);
     const AutoGradMode grad(true);  // backward runs with grad mode off (or on, with create_graph)
     const AutocastGuard autocast(autocast_dtype_, autocast_enabled_);

@@ -27,6 +27,13 @@ namespace ember::autograd {
 
 using CheckpointFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
+// The generators' states a replay of a captured step (ember::compile) read where the forward
+// started, for its recomputation, and those the recomputation found and gives back.
+struct ReplayedRngStates {
+  std::vector<std::pair<Device, GeneratorState>> forward;
+  std::vector<std::pair<Device, GeneratorState>> found;
+};
+
 class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
  public:
   // `name` is the caller's label for errors ("checkpoint" or checkpoint_sequential's segment).
@@ -69,6 +76,7 @@ class CheckpointFrame : public std::enable_shared_from_this<CheckpointFrame> {
   bool determinism_check_;
   // The default generators of the inputs' devices and the CPU, as the forward found them.
   std::vector<std::pair<Device, GeneratorState>> rng_states_;
+  std::shared_ptr<ReplayedRngStates> replayed_rng_states_;  // inside a capture only
   bool autocast_enabled_;
   DType autocast_dtype_;
   std::vector<TensorMeta> saved_metas_;  // one per slot, from the forward

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "graph/compile_log.h"
+#include "runtime/autograd/checkpoint_frame.h"
 #include "runtime/memory/overlap.h"
 
 namespace ember::graph {
@@ -153,6 +154,8 @@ TensorList CaptureMode::handle(const OpCall& call, const DispatchNext& next) {
   if (CallSite::known()) node.call_site = CallSite::current();
   node.refresh = std::move(refresh);
   node.captured_at = index;
+  const autograd::ActiveCheckpoint* checkpoint = autograd::active_checkpoint();
+  node.recomputed = checkpoint != nullptr && checkpoint->recomputing;
   if (node.refresh) {
     node.effects = std::exchange(pending_effects_, {});
     node.effect_positions = std::exchange(pending_effect_positions_, {});

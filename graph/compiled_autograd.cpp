@@ -246,6 +246,17 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
                                  });
   }
   if (!mode.break_reason().empty()) return std::nullopt;
+  // A checkpoint recomputed in this backward redraws its forward's random numbers from the
+  // generator state the forward started from; a backward graph replayed apart from its forward
+  // (after other calls, or twice for one) cannot know which call's that was.
+  for (size_t n = nodes_before; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].refresh) {
+      mode.graph_break(fmt::format("the backward of the compiled function's results recomputes a checkpoint that "
+                                   "draws random numbers ({}); compile the whole training step (forward, "
+                                   "backward and optimizer) instead, or checkpoint outside the compiled function",
+                                   graph.nodes[n].op->name));
+      return std::nullopt;
+    }
 
   // The backward graph: its inputs are the seeds, then the forward values it reads (saved), in
   // the order it first reads them; state the forward does not update stays state, bound by identity.
@@ -282,6 +293,7 @@ std::optional<CapturedBackward> capture_backward(CaptureMode& mode, Graph& graph
     for (ValueId v : node.outputs) metas.push_back(graph.values[v].meta);
     const int index = backward.add_node(*node.op, node.attrs, std::move(operands), metas);
     backward.nodes[index].call_site = node.call_site;
+    backward.nodes[index].recomputed = node.recomputed;
     for (size_t o = 0; o < node.outputs.size(); ++o) remap[node.outputs[o]] = backward.nodes[index].outputs[o];
   }
   for (ValueId v : arrivals) backward.outputs.push_back(remap[v]);

@@ -43,6 +43,10 @@ struct Node {
   // replay still runs the effects that eager execution had run (replay_effects_before_error).
   int captured_at = -1;
   std::vector<int> effect_positions;
+  // Captured while a checkpoint (utils::checkpoint) recomputed its function for the backward: a
+  // twin of a forward node, which common-subexpression elimination must not merge into it, or the
+  // forward's activation would stay live until the backward and the checkpoint would free nothing.
+  bool recomputed = false;
 };
 
 // What a replay does for `node` before running it: its host effects, then its refresh.

@@ -103,7 +103,7 @@ int eliminate_common_subexpressions(Graph& graph) {
   int removed = 0;
   for (Node& node : graph.nodes) {
     for (ValueId& input : node.inputs) input = resolve(input);
-    bool eligible = node.op->kind != OpKind::InPlace && !node.refresh;
+    bool eligible = node.op->kind != OpKind::InPlace && !node.refresh && !node.recomputed;
     for (ValueId output : node.outputs) eligible = eligible && !pinned[output];
     if (eligible) {
       std::vector<ValueId> key = node.inputs;

@@ -18,9 +18,10 @@ std::vector<Tensor> checkpoint(const autograd::CheckpointFn& fn, const std::vect
 std::vector<Tensor> detail::checkpoint_named(std::string name, const autograd::CheckpointFn& fn,
                                              const std::vector<Tensor>& inputs, CheckpointOptions options) {
   check(fn != nullptr, "{}: the function is empty (a default-constructed std::function)", name);
-  // Nothing is recorded without grad mode, so there is nothing to drop; a capture records fn's ops
-  // into a graph whose memory plan already decides what stays live.
-  if (!grad_mode_enabled() || dispatch_mode_active()) return fn(inputs);
+  // Nothing is recorded without grad mode, so there is nothing to drop. Inside a capture
+  // (ember::compile) the frame works as in eager mode: the backward's recomputation is captured
+  // too, as nodes of their own (Node::recomputed), so the compiled step recomputes as well.
+  if (!grad_mode_enabled()) return fn(inputs);
   auto frame = std::make_shared<autograd::CheckpointFrame>(std::move(name), fn, inputs, options.preserve_rng_state,
                                                            options.determinism_check);
   std::vector<Tensor> outputs;

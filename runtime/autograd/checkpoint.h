@@ -20,8 +20,9 @@
 // forward is an error at the recomputation, but a parameter the function reads is not checked
 // (update parameters after backward, as training loops do). Tensors saved by custom autograd
 // functions (ctx->save_for_backward) and by in-place ops' view bookkeeping are kept, not dropped.
-// Without grad mode the function just runs. Inside ember::compile the function runs as it is: the
-// compiled step's memory plan holds its activations, and there is no recomputation to capture.
+// Without grad mode the function just runs. Inside ember::compile it checkpoints as in eager mode:
+// the capture records the recomputation where backward needs it, so the compiled step recomputes
+// too and its memory plan frees the activations after the forward (graph/ir.h, Node::recomputed).
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
-// utils::checkpoint inside ember::compile: the capture records the function's ops once (no
-// recomputation to capture; the step's memory plan holds its activations), with no graph break,
-// and the compiled training steps match eager steps that do checkpoint.
+// checkpoint_sequential inside ember::compile: the step captures whole (the recomputation too, with
+// no graph break) and the compiled training steps match eager steps that do checkpoint. The
+// recomputation itself is tested in test_compile_checkpoint_recompute.cpp.
 #include <doctest/doctest.h>
 
 #include "fusion_test_util.h"

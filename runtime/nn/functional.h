@@ -2,9 +2,9 @@
 // F::relu(x) or F::cross_entropy(logits, target) with `namespace F = ember::nn::functional;`.
 // These are the ops of runtime/functional.h, functional_losses_more.h, functional_conv.h and
 // functional_pool.h, losses, convolutions and pooling included, resampling (interpolate,
-// pixel_shuffle: functional_interpolate.h), functional_layers_more.h (instance_norm, the channel
-// dropouts, bilinear), functional_pool_more.h (max_unpool, lp_pool) and functional_channels.h
-// (local_response_norm, channel_shuffle);
+// pixel_shuffle: functional_interpolate.h; affine_grid, grid_sample: functional_grid_sample.h),
+// functional_layers_more.h (instance_norm, the channel dropouts, bilinear), functional_pool_more.h
+// (max_unpool, lp_pool) and functional_channels.h (local_response_norm, channel_shuffle);
 // dropout gets PyTorch's defaults (p = 0.5, training). embedding keeps ember's argument order
 // (weight, indices[, padding_idx]) and takes F.embedding's max_norm through EmbeddingFuncOptions
 // (functional_embedding.cpp); embedding_bag, in the same order, is in functional_embedding_bag.h.
@@ -22,6 +22,7 @@
 #include "runtime/nn/functional_activations_more.h"
 #include "runtime/nn/functional_channels.h"
 #include "runtime/nn/functional_embedding_bag.h"
+#include "runtime/nn/functional_grid_sample.h"
 #include "runtime/nn/functional_interpolate.h"
 #include "runtime/nn/functional_layers_more.h"
 #include "runtime/nn/functional_pool_more.h"

@@ -1,6 +1,6 @@
 // The torch.nn.functional activations beyond runtime/functional.h's: hardtanh, relu6, threshold, glu,
 // hardswish, hardsigmoid, mish, celu, softmin, logsigmoid, softsign, tanhshrink, softshrink,
-// hardshrink, prelu and rrelu, with PyTorch's signatures and defaults. Included by nn/functional.h.
+// hardshrink, prelu, rrelu and gumbel_softmax, with PyTorch's signatures and defaults. Included by nn/functional.h.
 //
 // hardtanh (relu6), hardswish, hardsigmoid, mish and logsigmoid are registry ops with one kernel each,
 // forward and backward, as PyTorch's (runtime/ops/activation_more_ops.cpp, math in
@@ -68,5 +68,13 @@ Tensor prelu(const Tensor& input, const Tensor& weight, Where where = Where::cur
 // stream, through rand), which is also its gradient; lower must not exceed upper.
 Tensor rrelu(const Tensor& input, double lower = 1.0 / 8.0, double upper = 1.0 / 3.0, bool training = false,
              Where where = Where::current());
+// torch.nn.functional.gumbel_softmax: softmax((logits + g) / tau, dim) with g = -log(E), E drawn
+// from Exp(1) as -log1p(-U), U uniform from the default generator of the logits' device (so
+// manual_seed reproduces it; E is raised to float32's smallest normal, so g stays finite). hard:
+// the one-hot of the sample's argmax along dim (first of ties), y_hard - detach(y_soft) + y_soft, so
+// the value is one-hot and the gradient is the soft sample's (straight-through). Floating logits;
+// 16-bit ones are drawn in float32. PyTorch's eps argument is unused there and left out here.
+Tensor gumbel_softmax(const Tensor& logits, double tau = 1.0, bool hard = false, int64_t dim = -1,
+                      Where where = Where::current());
 
 }  // namespace ember::nn::functional

@@ -151,6 +151,9 @@ TEST_CASE("cdist refuses bad arguments") {
   const Tensor vector = random_tensor({4}, 17);
   const Tensor integers = zeros({3, 4}, {.dtype = kInt64});
   const Tensor single = x.to(kFloat32);
+  const Tensor batch2 = random_tensor({2, 3, 4}, 18);
+  const Tensor batch3 = random_tensor({3, 3, 4}, 19);
+  // clang-format off: one call per line, as first + i counts them
   const int first = __LINE__ + 2;
   const std::vector<std::string> messages = {
       error_of([&] { cdist(x, x, -1.0); }),
@@ -159,16 +162,16 @@ TEST_CASE("cdist refuses bad arguments") {
       error_of([&] { cdist(x, five_columns); }),
       error_of([&] { cdist(integers, x); }),
       error_of([&] { cdist(x, single); }),
-      error_of([&] {
-        cdist(random_tensor({2, 3, 4}, 18), random_tensor({3, 3, 4}, 19));
-      }),
+      error_of([&] { cdist(batch2, batch3); }),
   };
+  // clang-format on
   check_messages_name_lines(
       messages,
       {"cdist: only supports non-negative p values, got p = -1", "cdist: only supports at least 2D tensors, X1 got: 1D",
        "cdist: only supports at least 2D tensors, X2 got: 1D",
        "cdist: X1 and X2 must have the same number of columns. X1: 4 X2: 5",
        "cdist: only supports floating-point dtypes, X1 got: int64",
-       "cdist: X1 and X2 must have the same dtype. X1: float64 X2: float32", "cdist"},
+       "cdist: X1 and X2 must have the same dtype. X1: float64 X2: float32",
+       "cdist: shapes [2] and [3] cannot be broadcast"},
       first);
 }

@@ -117,15 +117,20 @@ TEST_CASE("grid_sample padding modes by hand") {
         doctest::Approx(3.0));
 }
 
-TEST_CASE("grid_sample non-finite grid points sample zeros in bilinear and nearest") {
-  // A non-finite coordinate becomes -100, outside the input (safe_downgrade_to_int_range); with
-  // border and reflection PyTorch's own CPU and CUDA kernels disagree about NaN, ember takes this rule.
+TEST_CASE("grid_sample non-finite grid points: NaN samples zeros, +inf is clamped by border") {
+  // After padding, a non-finite coordinate becomes -100, outside the input
+  // (safe_downgrade_to_int_range); PyTorch's own CPU and CUDA kernels disagree about NaN under border
+  // and reflection, ember takes this rule. Border clamps +inf to the last column first (x = 1;
+  // y = 0.5 lies between the rows): bilinear gives (2 + 4) / 2, nearest rounds y = 0.5 to row 0.
   const Tensor input = tensor_of({1, 2, 3, 4}, {1, 1, 2, 2});
   const Tensor grid = tensor_of({NAN, 0, INFINITY, 0}, {1, 1, 2, 2});
   for (GridPadding padding : kPaddings) {
-    CHECK(values_of(F::grid_sample(input, grid, {.padding_mode = padding})) == std::vector<double>{0, 0});
+    INFO(std::string(F::grid_sample_padding_name(padding)));
+    const bool border = padding == GridPadding::Border;
+    CHECK(values_of(F::grid_sample(input, grid, {.padding_mode = padding})) ==
+          std::vector<double>{0, border ? 3.0 : 0.0});
     CHECK(values_of(F::grid_sample(input, grid, {.mode = GridMode::Nearest, .padding_mode = padding})) ==
-          std::vector<double>{0, 0});
+          std::vector<double>{0, border ? 2.0 : 0.0});
   }
 }
 

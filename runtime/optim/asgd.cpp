@@ -54,14 +54,15 @@ void ASGD::step_group(size_t group_index) {
     if (copies_average) {
       state.ax.copy_(param);
     } else {
-      if (capturing) {
+      const Tensor difference = param.sub(state.ax);
+      if (capturing) {  // on the multiplication by mu, the next op dispatched
         set_next_attr_refresh([this, current, param](Attrs& attrs) {
           ASGDParamState& replayed = state_for(param);
           attrs.set("value", replayed.mu);
           replayed.mu = current().mu(replayed.step);
         });
       }
-      state.ax.add_(param.sub(state.ax).mul(state.mu));
+      state.ax.add_(difference.mul(state.mu));
     }
     if (capturing) {
       // The branch above is baked into the graph: a replay whose mu takes the other branch recompiles.

@@ -10,6 +10,7 @@
 #include "error_of.h"
 #include "lbfgs_reference.h"
 #include "runtime/ember.h"
+#include "runtime/optim/lbfgs_line_search.h"
 
 using namespace ember;
 using ember::testing::check_messages_name_lines;
@@ -100,6 +101,44 @@ TEST_CASE("LBFGS follows the float64 reference of PyTorch's algorithm step by st
       CHECK(optimizer.state()->old_dirs.size() == expected.old_dirs.size());
     }
   }
+}
+
+TEST_CASE("The strong Wolfe line search matches the reference's steps on lines it brackets, extrapolates and zooms") {
+  // Wiggly functions have several local minima along a line, so trials rise and fall again; the
+  // points and starting steps include lines found to take the rarer branches (a rise at the second
+  // bracketing trial, a zoom whose high end moves to the low end).
+  const auto wiggly = [](double frequency, double amplitude) -> reference::Function {
+    return [=](const reference::Vec& p) {
+      return reference::Eval{
+          p[0] * p[0] + p[1] * p[1] + amplitude * (std::sin(frequency * p[0]) + std::sin(frequency * p[1])),
+          {2 * p[0] + amplitude * frequency * std::cos(frequency * p[0]),
+           2 * p[1] + amplitude * frequency * std::cos(frequency * p[1])}};
+    };
+  };
+  int zoomed = 0;
+  for (const reference::Function& fn : {reference::Function(reference::rosenbrock), wiggly(5, 2), wiggly(9, 0.5)})
+    for (const reference::Vec& x :
+         {reference::Vec{-1.5, 2.0}, reference::Vec{0.3, -0.7}, reference::Vec{2.0, 1.0}, reference::Vec{-2.0, -0.6},
+          reference::Vec{-1.5, -1.3}, reference::Vec{-2.0, -2.0}, reference::Vec{-2.0, -1.3}})
+      for (const double t : {1e-4, 1e-2, 0.3, 1.0, 5.0, 50.0}) {
+        INFO("x ", x[0], ", ", x[1], ", t ", t);
+        const reference::Eval start = fn(x);
+        const reference::Vec d{-start.g[0], -start.g[1]};
+        const double gtd = reference::dot(start.g, d);
+        const reference::WolfeResult expected = reference::strong_wolfe(fn, x, t, d, start.f, start.g, gtd, 1e-9);
+        const auto objective = [&](double step) {
+          const reference::Eval e = fn(reference::add(x, step, d));
+          return std::pair{e.f, from_vector<double>(e.g, {2}, {.dtype = kFloat64})};
+        };
+        const optim::detail::LineSearchResult found =
+            optim::detail::strong_wolfe(objective, t, from_vector<double>(d, {2}, {.dtype = kFloat64}), start.f,
+                                        from_vector<double>(start.g, {2}, {.dtype = kFloat64}), gtd, 1e-9);
+        CHECK(found.t == doctest::Approx(expected.t).epsilon(1e-12));
+        CHECK(found.loss == doctest::Approx(expected.f).epsilon(1e-12));
+        CHECK(found.evaluations == expected.evals);
+        zoomed += expected.evals > 2;
+      }
+  CHECK(zoomed >= 30);  // most lines need more than one trial past the first
 }
 
 TEST_CASE("LBFGS minimizes Rosenbrock from (-1.5, 2) to (1, 1) within 1e-6, with and without line search") {

@@ -23,8 +23,10 @@ double value(const Tensor& tensor) { return tensor.to(kFloat64).item(); }
 
 // Rosenbrock's x and y as two parameters, so that the flat vector spans both.
 struct Rosenbrock {
-  Tensor x = from_vector<double>({-1.5}, {1}, {.dtype = kFloat64}).requires_grad_();
-  Tensor y = from_vector<double>({2.0}, {1}, {.dtype = kFloat64}).requires_grad_();
+  Tensor x, y;
+  explicit Rosenbrock(DType dtype = kFloat64)
+      : x(from_vector<double>({-1.5}, {1}, {.dtype = dtype}).requires_grad_()),
+        y(from_vector<double>({2.0}, {1}, {.dtype = dtype}).requires_grad_()) {}
   Tensor loss() const {
     const Tensor a = 1.0 - x, b = y - x * x;
     return (a * a + b * b * 100.0).sum();
@@ -151,6 +153,22 @@ TEST_CASE("LBFGS minimizes Rosenbrock from (-1.5, 2) to (1, 1) within 1e-6, with
     CHECK(std::abs(value(problem.y) - 1.0) < 1e-6);
     CHECK(value(problem.loss()) < 1e-12);
   }
+}
+
+TEST_CASE("LBFGS in float32 follows the float64 iterates to float32 rounding and still reaches (1, 1)") {
+  // The defaults: float32's gradient stops the step near the minimum (max |grad| <= 1e-7 is out
+  // of reach, the loss change below 1e-9 is not).
+  Rosenbrock problem(kFloat32);
+  optim::LBFGS optimizer({problem.x, problem.y}, {.max_iter = 4, .line_search_fn = "strong_wolfe"});
+  reference::Lbfgs expected = reference_of(optimizer.options(), reference::rosenbrock, {-1.5, 2.0});
+  optimizer.step(problem.closure(optimizer));
+  expected.step();
+  CHECK(value(problem.x) == doctest::Approx(expected.x[0]).epsilon(1e-4));
+  CHECK(value(problem.y) == doctest::Approx(expected.x[1]).epsilon(1e-4));
+  for (int step = 0; step < 30; ++step) optimizer.step(problem.closure(optimizer));
+  CHECK(std::abs(value(problem.x) - 1.0) < 1e-3);
+  CHECK(std::abs(value(problem.y) - 1.0) < 1e-3);
+  CHECK(optimizer.state()->d.dtype() == kFloat32);
 }
 
 TEST_CASE("LBFGS with history solves an ill-conditioned quadratic in few iterations, as the reference does") {

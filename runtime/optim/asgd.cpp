@@ -68,7 +68,7 @@ void ASGD::step_group(size_t group_index) {
       // The branch above is baked into the graph: a replay whose mu takes the other branch recompiles.
       notify_host_guard(
           fmt::format("ASGD: the average of a parameter {} (mu == 1)", copies_average ? "is copied" : "is not copied"),
-          [alive = std::weak_ptr<const bool>(alive_), this, param, copies_average] {
+          [alive = std::weak_ptr<const bool>(alive_.token), this, param, copies_average] {
             if (alive.expired()) return false;
             const ASGDParamState* replayed = this->state(param);
             return replayed != nullptr && (replayed->mu == 1.0) == copies_average;

@@ -71,8 +71,15 @@ class ASGD : public OptimizerBase<ASGDOptions, ASGDParamState> {
 
  private:
   void step_group(size_t group_index);
-  // Expires with this object: the branch guard of a capture (which reads the state) checks it.
-  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);
+  // Expires with this object: the branch guard of a capture (which reads the state) checks it. A
+  // copy gets its own, as the guard points at the object that made it.
+  struct Alive {
+    std::shared_ptr<const bool> token = std::make_shared<const bool>(true);
+    Alive() = default;
+    Alive(const Alive&) : Alive() {}
+    Alive& operator=(const Alive&) { return *this; }
+  };
+  Alive alive_;
 };
 
 }  // namespace ember::optim

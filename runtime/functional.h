@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "kernels/gemm_activation.h"
+#include "runtime/functional_arrange.h"
 #include "runtime/functional_cdist.h"
 #include "runtime/functional_einsum.h"
+#include "runtime/functional_math_extra.h"
 #include "runtime/functional_math_more.h"
 #include "runtime/functional_shape_more.h"
 #include "runtime/functional_select.h"

@@ -16,8 +16,9 @@ TensorOptions index_options_on(Device device) { return {.dtype = kInt64, .device
 
 // The 2-D form block_diag places: 0-d [1, 1], 1-D [1, n].
 Tensor as_block(const Tensor& t, size_t position) {
-  check(t.dim() <= 2, "block_diag: Input tensors must have 2 or fewer dimensions. Input {} has {} dimensions (shape {})",
-        position, t.dim(), t.sizes());
+  check(t.dim() <= 2,
+        "block_diag: Input tensors must have 2 or fewer dimensions. Input {} has {} dimensions (shape {})", position,
+        t.dim(), t.sizes());
   if (t.dim() == 2) return t;
   return reshape(t, {1, t.numel()});
 }
@@ -46,8 +47,7 @@ Tensor triangle_indices(int64_t row, int64_t col, int64_t offset, TensorOptions 
   check(row >= 0, "{}: row must be non-negative, got {}", function, row);
   check(col >= 0, "{}: col must be non-negative, got {}", function, col);
   const DType dtype = options.resolved_dtype(kInt64);
-  check(dtype != kBool, "{}: bool is not a dtype for indices (row {}, col {}, offset {})", function, row, col,
-        offset);
+  check(dtype != kBool, "{}: bool is not a dtype for indices (row {}, col {}, offset {})", function, row, col, offset);
   std::vector<int64_t> rows, cols;
   for (int64_t i = 0; i < row; ++i) {
     // Columns j with j - i <= offset (lower) or j - i >= offset (upper), clamped to [0, col).
@@ -73,10 +73,14 @@ Tensor rot90(const Tensor& a, int64_t k, const Dims& dims, Where where) {
   const int second = wrap_dim(dims[1], a.dim(), "rot90");
   check(first != second, "rot90: expected rotation dims to be different, got dims {} (shape {})", dims, a.sizes());
   switch (((k % 4) + 4) % 4) {
-    case 1: return transpose(flip(a, {second}), first, second);
-    case 2: return flip(a, {first, second});
-    case 3: return transpose(flip(a, {first}), first, second);
-    default: return clone(a);
+    case 1:
+      return transpose(flip(a, {second}), first, second);
+    case 2:
+      return flip(a, {first, second});
+    case 3:
+      return transpose(flip(a, {first}), first, second);
+    default:
+      return clone(a);
   }
 }
 

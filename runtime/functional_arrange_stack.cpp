@@ -18,10 +18,14 @@ Tensor at_least_2d(const Tensor& a) {
 
 Tensor at_least_3d(const Tensor& a) {
   switch (a.dim()) {
-    case 0: return reshape(a, {1, 1, 1});
-    case 1: return unsqueeze(unsqueeze(a, 0), 2);  // [n] -> [1, n, 1]
-    case 2: return unsqueeze(a, 2);                // [m, n] -> [m, n, 1]
-    default: return a;
+    case 0:
+      return reshape(a, {1, 1, 1});
+    case 1:
+      return unsqueeze(unsqueeze(a, 0), 2);  // [n] -> [1, n, 1]
+    case 2:
+      return unsqueeze(a, 2);  // [m, n] -> [m, n, 1]
+    default:
+      return a;
   }
 }
 
@@ -55,8 +59,7 @@ int split_dim(const Tensor& a, int64_t dim, const char* function) {
 }
 
 std::vector<Tensor> split_in_sections(const Tensor& a, int64_t sections, int dim, const char* function) {
-  check(sections > 0, "{}: number of sections must be larger than 0, got {} (shape {})", function, sections,
-        a.sizes());
+  check(sections > 0, "{}: number of sections must be larger than 0, got {} (shape {})", function, sections, a.sizes());
   const int64_t size = a.size(dim);
   // The first size % sections views hold one element more than the others.
   const int64_t smallest = size / sections, longer = size % sections;

@@ -16,8 +16,7 @@ void check_scalars(const char* function, DType dtype, double beta, double alpha)
   check(std::isfinite(beta) && beta == std::trunc(beta),
         "{}: For integral input tensors, argument beta must not be a floating point number, got {}", function, beta);
   check(std::isfinite(alpha) && alpha == std::trunc(alpha),
-        "{}: For integral input tensors, argument alpha must not be a floating point number, got {}", function,
-        alpha);
+        "{}: For integral input tensors, argument alpha must not be a floating point number, got {}", function, alpha);
 }
 
 void check_one_dtype(const char* function, const Tensor& input, const Tensor& a, const Tensor& b) {
@@ -34,8 +33,7 @@ Tensor scaled_sum(const Tensor& input, const Tensor& product, double beta, doubl
   return add(beta == 1.0 ? input : mul(input, beta), scaled_product);
 }
 
-void check_broadcasts(const char* function, const Tensor& input, const Dims& target, const Tensor& a,
-                      const Tensor& b) {
+void check_broadcasts(const char* function, const Tensor& input, const Dims& target, const Tensor& a, const Tensor& b) {
   bool fits = input.dim() <= target.size();
   for (int i = 1; fits && i <= input.dim(); ++i) {
     const int64_t size = input.size(input.dim() - i);
@@ -82,11 +80,12 @@ Tensor multi_dot_of(std::vector<Tensor> m, const char* function) {
   for (size_t i = 0; i < n; ++i) {
     check(m[i].dim() == 2, "{}: tensor {} must be 2D but got {}D (shape {})", function, i, m[i].dim(), m[i].sizes());
     check(m[i].dtype() == m[0].dtype(),
-          "{}: all tensors must have be the same dtype but tensor 0 is {} and tensor {} is {}", function,
-          m[0].dtype(), i, m[i].dtype());
-    check(i == 0 || m[i - 1].size(1) == m[i].size(0),
-          "{}: tensors {} and {} with shapes {} and {} cannot be multiplied", function, i - 1, i, m[i - 1].sizes(),
-          m[i].sizes());
+          "{}: all tensors must have be the same dtype but tensor 0 is {} and tensor {} is {}", function, m[0].dtype(),
+          i, m[i].dtype());
+    // Not folded into the check's condition: its message arguments are evaluated either way.
+    if (i > 0)
+      check(m[i - 1].size(1) == m[i].size(0), "{}: tensors {} and {} with shapes {} and {} cannot be multiplied",
+            function, i - 1, i, m[i - 1].sizes(), m[i].sizes());
   }
   Tensor result;
   if (n == 2) {
@@ -143,15 +142,14 @@ Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double b
   return scaled_sum(input, matmul(mat, vec), beta, alpha);
 }
 
-Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta, double alpha,
-              Where where) {
+Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta, double alpha, Where where) {
   CallSiteScope site(where);
   check(batch1.dim() == 3, "addbmm: batch1 must be a 3D tensor, got shape {}", batch1.sizes());
   check(batch2.dim() == 3, "addbmm: batch2 must be a 3D tensor, got shape {}", batch2.sizes());
   check(batch1.size(0) == batch2.size(0), "addbmm: batch1 and batch2 must have same number of batches, got {} and {}",
         batch1.size(0), batch2.size(0));
-  check(batch1.size(2) == batch2.size(1), "addbmm: Incompatible matrix sizes for bmm ({}x{} and {}x{})",
-        batch1.size(1), batch1.size(2), batch2.size(1), batch2.size(2));
+  check(batch1.size(2) == batch2.size(1), "addbmm: Incompatible matrix sizes for bmm ({}x{} and {}x{})", batch1.size(1),
+        batch1.size(2), batch2.size(1), batch2.size(2));
   check_one_dtype("addbmm", input, batch1, batch2);
   check_scalars("addbmm", input.dtype(), beta, alpha);
   const int64_t batches = batch1.size(0), n = batch1.size(1), m = batch1.size(2), p = batch2.size(2);
@@ -166,8 +164,8 @@ Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, 
   CallSiteScope site(where);
   check(batch1.dim() == 3, "baddbmm: batch1 must be a 3D tensor, got shape {}", batch1.sizes());
   check(batch2.dim() == 3, "baddbmm: batch2 must be a 3D tensor, got shape {}", batch2.sizes());
-  check(batch1.size(0) == batch2.size(0),
-        "baddbmm: batch1 and batch2 must have same number of batches, got {} and {}", batch1.size(0), batch2.size(0));
+  check(batch1.size(0) == batch2.size(0), "baddbmm: batch1 and batch2 must have same number of batches, got {} and {}",
+        batch1.size(0), batch2.size(0));
   check(batch1.size(2) == batch2.size(1), "baddbmm: Incompatible matrix sizes for bmm ({}x{} and {}x{})",
         batch1.size(1), batch1.size(2), batch2.size(1), batch2.size(2));
   check_one_dtype("baddbmm", input, batch1, batch2);

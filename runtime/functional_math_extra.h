@@ -89,10 +89,10 @@ Tensor matrix_power(const Tensor& a, int64_t k, Where where = Where::current());
 // too). All of one dtype; integer ones need integral beta and alpha.
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double beta = 1.0, double alpha = 1.0,
              Where where = Where::current());
-Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
-              double alpha = 1.0, Where where = Where::current());
-Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0,
-               double alpha = 1.0, Where where = Where::current());
+Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0,
+              Where where = Where::current());
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0,
+               Where where = Where::current());
 // torch.linalg.multi_dot: the product of >= 2 matrices of one dtype, the first and last may be 1-D
 // (a row and a column vector, dropped from the result), multiplied in the order that costs the
 // fewest multiplications (torch's dynamic program and ties). chain_matmul: >= 1 matrices, all 2-D.

@@ -79,8 +79,9 @@ Tensor heaviside(const Tensor& x, const Tensor& values, Where where) {
 
 Tensor frac(const Tensor& x, Where where) {
   CallSiteScope site(where);
-  check(is_floating(x.dtype()), "frac: expected a floating-point tensor, got {} (shape {}); torch's frac has no {} kernel",
-        x.dtype(), x.sizes(), x.dtype());
+  check(is_floating(x.dtype()),
+        "frac: expected a floating-point tensor, got {} (shape {}); torch's frac has no {} kernel", x.dtype(),
+        x.sizes(), x.dtype());
   return sub(x, trunc(x));
 }
 

@@ -20,8 +20,8 @@ Dims sizes_without(const Tensor& y, int dim) {
 
 // Sample points x seen with y's dims: a 1-D x lies along dim, a shorter x gains leading 1s.
 Tensor points_along(const Tensor& y, const Tensor& x, int dim, const char* function) {
-  check(y.dtype() != kBool && x.dtype() != kBool,
-        "{}: received a bool input for `x` or `y`, but bool is not supported", function);
+  check(y.dtype() != kBool && x.dtype() != kBool, "{}: received a bool input for `x` or `y`, but bool is not supported",
+        function);
   if (x.dim() == 1) {
     check(x.size(0) == y.size(dim),
           "{}: There must be one `x` value for each sample point, got {} x values for dim {} of size {} (y shape {})",
@@ -48,8 +48,8 @@ void check_weights(const Tensor& w, const char* name, int64_t observations, bool
   check(w.dim() <= 1, "cov(): expected {} to have one or fewer dimensions but got {} with {} dimensions", name, name,
         w.dim());
   check(integral ? is_integral(w.dtype()) && w.dtype() != kBool : is_floating(w.dtype()),
-        "cov(): expected {} to have {} dtype but got {} with {} dtype", name,
-        integral ? "integral" : "floating point", name, w.dtype());
+        "cov(): expected {} to have {} dtype but got {} with {} dtype", name, integral ? "integral" : "floating point",
+        name, w.dtype());
   check(w.numel() == observations,
         "cov(): expected {} to have the same numel as there are observations in the input but got {} != {}", name,
         w.numel(), observations);

@@ -77,8 +77,11 @@ TEST_CASE("block_diag: blocks on the diagonal, promoted dtype, empty and 0-d blo
   const Tensor none = block_diag({});
   CHECK(none.sizes() == Dims{1, 0});
   CHECK(none.dtype() == kFloat32);
-  gradcheck([](const std::vector<Tensor>& in) { return block_diag({in[0], in[1]}).exp(); },
-            {leaf({2, 2}, 6), leaf({3}, 7)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return block_diag({in[0], in[1]}).exp();
+      },
+      {leaf({2, 2}, 6), leaf({3}, 7)});
 }
 
 TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of positions") {
@@ -104,7 +107,8 @@ TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of posit
         std::vector<int64_t> position(r);
         for (int64_t i = r - 1, rest = code; i >= 0; --i, rest /= 4) position[i] = rest % 4;
         bool keep = true;
-        for (int64_t i = 1; i < r; ++i) keep = keep && (replace ? position[i - 1] <= position[i] : position[i - 1] < position[i]);
+        for (int64_t i = 1; i < r; ++i)
+          keep = keep && (replace ? position[i - 1] <= position[i] : position[i - 1] < position[i]);
         if (!keep) continue;
         ++rows;
         for (int64_t p : position) reference.push_back(vv[p]);
@@ -115,7 +119,7 @@ TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of posit
     }
   }
   CHECK(combinations(v, 0).sizes() == Dims{0});
-  CHECK(combinations(v, 5).sizes() == Dims{0, 5});      // r > numel without replacement
+  CHECK(combinations(v, 5).sizes() == Dims{0, 5});         // r > numel without replacement
   CHECK(combinations(v, 5, true).sizes() == Dims{56, 5});  // C(4 + 5 - 1, 5)
   CHECK(combinations(zeros({0}), 2).sizes() == Dims{0, 2});
   gradcheck([](const std::vector<Tensor>& in) { return combinations(in[0], 2).exp(); }, {leaf({4}, 11)});
@@ -125,7 +129,8 @@ TEST_CASE("tril_indices and triu_indices: coordinates of the triangle, every off
   for (int64_t rows : {0, 1, 3, 4})
     for (int64_t cols : {0, 2, 5})
       for (int64_t offset = -5; offset <= 6; ++offset) {
-        INFO((std::string("row ") + std::to_string(rows) + " col " + std::to_string(cols) + " offset " + std::to_string(offset)));
+        INFO((std::string("row ") + std::to_string(rows) + " col " + std::to_string(cols) + " offset " +
+              std::to_string(offset)));
         std::vector<int64_t> lower_r, lower_c, upper_r, upper_c;
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) {

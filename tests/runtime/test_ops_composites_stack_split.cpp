@@ -83,8 +83,16 @@ TEST_CASE("hstack, vstack, dstack, column_stack: values by index loops") {
   }
   CHECK(column_stack({scalar_tensor(1.0), scalar_tensor(2.0)}).sizes() == Dims{1, 2});
   CHECK(hstack({ones({2}, {.dtype = kInt32}), ones({1}, {.dtype = kFloat64})}).dtype() == kFloat64);
-  gradcheck([](const std::vector<Tensor>& in) { return dstack({in[0], in[1].exp()}); }, {leaf({2, 2}, 8), leaf({2, 2}, 9)});
-  gradcheck([](const std::vector<Tensor>& in) { return column_stack({in[0], in[1]}).exp(); }, {leaf({3}, 10), leaf({3, 2}, 11)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return dstack({in[0], in[1].exp()});
+      },
+      {leaf({2, 2}, 8), leaf({2, 2}, 9)});
+  gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return column_stack({in[0], in[1]}).exp();
+      },
+      {leaf({3}, 10), leaf({3, 2}, 11)});
 }
 
 TEST_CASE("tensor_split: sections of torch's sizes, indices as slice bounds, views") {
@@ -156,12 +164,14 @@ TEST_CASE("stack and split composites: errors name the function, the values and 
   check_refusal(message, "tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims", line);
   line = __LINE__ + 1;
   message = error_of([&] { hsplit(c, 4); });
-  check_refusal(message, "torch.hsplit attempted to split along dimension 1, but the size of the dimension 6 is not "
-                         "divisible by the split_size 4!", line);
+  check_refusal(message,
+                "torch.hsplit attempted to split along dimension 1, but the size of the dimension 6 is not "
+                "divisible by the split_size 4!",
+                line);
   line = __LINE__ + 1;
   message = error_of([&] { vsplit(v, 5); });
-  check_refusal(message, "torch.vsplit requires a tensor with at least 2 dimensions, but got a tensor with 1 dimensions!",
-                line);
+  check_refusal(message,
+                "torch.vsplit requires a tensor with at least 2 dimensions, but got a tensor with 1 dimensions!", line);
   line = __LINE__ + 1;
   message = error_of([&] { dsplit(c, 0); });
   check_refusal(message, "split_size 0!", line);

@@ -67,8 +67,10 @@ Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim = -1, 
 // (floating, >= 0), each 1-D of the observation count or undefined. With w = fweights * aweights:
 // cov = sum_k w_k (a_ik - m_i)(a_jk - m_j) / (sum w - correction sum(w aweights) / sum w) (just
 // sum w - correction without aweights), m the w-weighted means; a divisor <= 0 is taken as 0 (inf or
-// NaN, as torch). The result is squeezed (one variable: 0-d). Integers become float32; bool refused.
-// Weight checks read the weights on the host (a compiled step breaks there), as torch's.
+// NaN, as torch). The result is squeezed (one variable: 0-d). Integers become float32 and aweights'
+// dtype promotes with the input's (float32 data with float64 aweights gives float64, as torch's
+// products do); bool refused. Weight checks read the weights on the host (a compiled step breaks
+// there), as torch's; without weights nothing is read.
 Tensor cov(const Tensor& a, int64_t correction = 1, const Tensor& fweights = {}, const Tensor& aweights = {},
            Where where = Where::current());
 // torch.corrcoef: cov(a) divided by the outer product of its diagonal's square roots, clamped to

@@ -89,6 +89,10 @@ TEST_CASE("heaviside, frac, isin: torch's definitions") {
   const Tensor x = doubles({-2.0, 0.0, 3.0, -0.0, kNaN, kInf});
   check_close(values_of(heaviside(x, doubles({0.5}))), {0.0, 0.5, 1.0, 0.5, 0.0, 1.0});
   check_close(values_of(heaviside(x, doubles({1, 2, 3, 4, 5, 6}))), {0.0, 2.0, 1.0, 4.0, 0.0, 1.0});
+  // The gradient reaches values only where x == 0 (broadcast back to values' shape).
+  const Tensor values = doubles({0.25, 0.75}, {2, 1}).requires_grad_();
+  heaviside(doubles({0.0, -1.0, 0.0}), values).sum().backward();
+  check_close(values_of(values.grad()), {2.0, 2.0});
   const Tensor ints = from_vector<int64_t>({-3, 0, 4}, {3});
   CHECK(heaviside(ints, from_vector<int64_t>({7}, {1})).to_vector<int64_t>() == std::vector<int64_t>{0, 7, 1});
 

@@ -29,7 +29,10 @@ const char* lp_pool_name(int spatial) {
 // Sizes joined by 'x', as PyTorch's "output volumes are of size 4x4".
 std::string volume(const Dims& sizes) {
   std::string text;
-  for (int d = 0; d < sizes.size(); ++d) text += (d == 0 ? "" : "x") + std::to_string(sizes[d]);
+  for (int d = 0; d < sizes.size(); ++d) {
+    if (d > 0) text += 'x';
+    text += std::to_string(sizes[d]);
+  }
   return text;
 }
 

@@ -229,3 +229,27 @@ TEST_CASE("compile: a compiled forward whose checkpoint draws random numbers is 
   auto forward = ember::compile([&](const Tensor& x) { return compiled.forward(x); });
   train_side_by_side(forward, compiled, eager);
 }
+
+TEST_CASE("compile: a checkpointed step with a graph break runs as segments and still trains as eager") {
+  // The loss read on the host splits the step into compiled segments; fn's host code runs each
+  // call, so the checkpoint's frame and its generator resets are eager ones there.
+  Trainer compiled(true, /*dropout=*/true), eager(false, /*dropout=*/true);
+  std::vector<double> seen;
+  auto step = ember::compile([&](const Tensor& x) {
+    const Tensor loss = compiled.step(x);
+    seen.push_back(loss.item<double>());
+    return loss;
+  });
+  for (int call = 0; call < 4; ++call) {
+    INFO("call ", call);
+    const Tensor x = batch(call);
+    manual_seed(600 + static_cast<uint64_t>(call));
+    const Tensor compiled_loss = step(x);
+    manual_seed(600 + static_cast<uint64_t>(call));
+    const Tensor eager_loss = eager.step(x);
+    CHECK(graph_test::max_relative_error(compiled_loss, eager_loss) <= 1e-6);
+    check_same_parameters(compiled, eager, 1e-6);
+  }
+  CHECK(seen.size() == 4);
+  CHECK_FALSE(step.state().graph_breaks().empty());
+}

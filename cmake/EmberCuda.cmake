@@ -82,6 +82,14 @@ function(ember_add_cuda_to target)
   # Only the loader reads where the library is: a changed path recompiles that one file.
   set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/cuda/cublaslt_library.cpp PROPERTIES COMPILE_DEFINITIONS
     "EMBER_CUBLASLT_SONAME=\"libcublasLt.so.${CUDAToolkit_VERSION_MAJOR}\";EMBER_CUBLASLT_PATH=\"$<TARGET_FILE:CUDA::cublasLt>\"")
+  # cuSOLVER likewise (runtime/cuda/cusolver_library.h). Its soname carries its own major version
+  # (libcusolver.so.12 in CUDA 13), read from the file the build found.
+  get_target_property(cusolver_file CUDA::cusolver IMPORTED_LOCATION)
+  file(REAL_PATH "${cusolver_file}" cusolver_real)
+  get_filename_component(cusolver_name "${cusolver_real}" NAME)
+  string(REGEX MATCH "^libcusolver\\.so\\.[0-9]+" cusolver_soname "${cusolver_name}")
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/runtime/cuda/cusolver_library.cpp PROPERTIES COMPILE_DEFINITIONS
+    "EMBER_CUSOLVER_SONAME=\"${cusolver_soname}\";EMBER_CUSOLVER_PATH=\"${cusolver_real}\"")
   # cuDNN (an optional layer_norm implementation, runtime/cuda/cudnn_*.cpp) only where it was
   # found; its libcudnn loads its engine libraries lazily and, like cudart_static, not libcuda.
   if(EMBER_CUDNN_FOUND)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One CUDA runtime per process: only libember may carry cudart (statically linked), and no binary
 # may link libcuda.so (the driver is loaded at run time, so binaries start without one). Nor may
-# any link libcublasLt or libnvrtc: they are loaded on first use (runtime/cuda/cublaslt_library.h,
-# graph/cuda/nvrtc_library.h), as linking them costs every process their start-up (0.12 s and
-# 15 ms on the dev VM).
+# any link libcublasLt, libcusolver or libnvrtc: they are loaded on first use
+# (runtime/cuda/cublaslt_library.h, cusolver_library.h, graph/cuda/nvrtc_library.h), as linking
+# them costs every process their start-up (0.12 s and 15 ms on the dev VM for cuBLASLt and NVRTC).
 # Usage: check_cuda_runtime.sh BUILD_DIR
 set -euo pipefail
 build_dir=$1
@@ -15,8 +15,8 @@ for file in "$build_dir"/lib/*.so "$build_dir"/bin/*; do
     echo "FAIL: $file links libcuda.so directly"
     status=1
   fi
-  if readelf -d "$file" | grep -qE 'NEEDED.*\[lib(cublasLt|nvrtc)\.so'; then
-    echo "FAIL: $file links libcublasLt or libnvrtc (they are loaded on first use)"
+  if readelf -d "$file" | grep -qE 'NEEDED.*\[lib(cublasLt|cusolver|nvrtc)\.so'; then
+    echo "FAIL: $file links libcublasLt, libcusolver or libnvrtc (they are loaded on first use)"
     status=1
   fi
   [[ $(basename "$file") == libember.so ]] && continue
@@ -26,5 +26,5 @@ for file in "$build_dir"/lib/*.so "$build_dir"/bin/*; do
     status=1
   fi
 done
-[[ $status == 0 ]] && echo "one CUDA runtime: only libember carries cudart; nothing links libcuda.so, libcublasLt or libnvrtc"
+[[ $status == 0 ]] && echo "one CUDA runtime: only libember carries cudart; nothing links libcuda.so, libcublasLt, libcusolver or libnvrtc"
 exit $status

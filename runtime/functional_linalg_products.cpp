@@ -1,10 +1,11 @@
-// matrix_power, addmv, addbmm, baddbmm, linalg_multi_dot and chain_matmul
+// matrix_power (negative powers through linalg::inv), addmv, addbmm, baddbmm, linalg_multi_dot and chain_matmul
 // (runtime/functional_math_extra.h) from matmul, mm, bmm, mul and add, multiplied in the order
 // torch multiplies, so the results round as torch's do up to the GEMM's own summation order.
 #include <cmath>
 #include <limits>
 
 #include "runtime/functional.h"
+#include "runtime/linalg.h"
 
 namespace ember {
 
@@ -112,7 +113,8 @@ Tensor matrix_power(const Tensor& a, int64_t k, Where where) {
   check(a.dim() >= 2 && a.size(-1) == a.size(-2),
         "linalg.matrix_power: A must be batches of square matrices, but they are {} matrices (shape {})",
         a.dim() >= 2 ? fmt::format("{} by {}", a.size(-2), a.size(-1)) : std::string("not"), a.sizes());
-  check(k >= 0, "linalg.matrix_power: negative exponent {} needs the matrix inverse, which ember does not have", k);
+  // A negative power is the power of the inverse, as torch (a singular A throws linalg.inv's error).
+  if (k < 0) return matrix_power(linalg::inv(a), -k);
   if (k == 0) {
     const int64_t n = a.size(-1);
     return contiguous(expand(eye(n, {.dtype = a.dtype(), .device = a.device()}), a.sizes()));

@@ -3,7 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/linalg_det.h"
-#include "runtime/dtype.h"
+#include "kernels/cuda/reduce_common.cuh"  // DTypeCode: the dtype without runtime/dtype.h (fmt)
 
 namespace ember::cuda {
 
@@ -33,7 +33,7 @@ int launch_slogdet_from_lu(DType dtype, const void* lu, const int64_t* pivots, v
   constexpr int kThreads = 128;
   const auto blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
   const auto on = static_cast<cudaStream_t>(stream);
-  if (dtype == DType::Float64) {
+  if (static_cast<int>(dtype) == detail::kFloat64) {
     slogdet_kernel<double><<<blocks, kThreads, 0, on>>>(static_cast<const double*>(lu), pivots,
                                                         static_cast<double*>(sign), static_cast<double*>(logabsdet),
                                                         count, n);

@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/linalg_triangular.h"
-#include "runtime/dtype.h"
+#include "kernels/cuda/reduce_common.cuh"  // DTypeCode: the dtype without runtime/dtype.h (fmt)
 
 namespace ember::cuda {
 
@@ -45,7 +45,7 @@ int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t 
                             bool upper, bool unit, void* stream) {
   if (count * n * k == 0) return 0;
   const auto on = static_cast<cudaStream_t>(stream);
-  if (dtype == DType::Float64) {
+  if (static_cast<int>(dtype) == detail::kFloat64) {
     triangular_solve_kernel<double><<<blocks_for(count * k), kThreads, 0, on>>>(
         static_cast<const double*>(triangle), static_cast<double*>(x), count, n, k, upper, unit);
   } else {
@@ -58,7 +58,7 @@ int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t 
 int launch_zero_strict_upper(DType dtype, void* matrices, int64_t count, int64_t n, void* stream) {
   if (count * n * n == 0) return 0;
   const auto on = static_cast<cudaStream_t>(stream);
-  if (dtype == DType::Float64) {
+  if (static_cast<int>(dtype) == detail::kFloat64) {
     zero_strict_upper_kernel<double><<<blocks_for(count * n * n), kThreads, 0, on>>>(static_cast<double*>(matrices),
                                                                                       count, n);
   } else {

@@ -3,7 +3,7 @@
 // shapes and errors. Every function takes float32 or float64 batches of matrices [*, n, n]; the
 // batch dims of A and B broadcast against each other as in torch.
 //
-// Five registry ops do the numerics (runtime/ops/linalg_solve_ops.cpp, linalg_cholesky_ops.cpp):
+// Six registry ops do the numerics (runtime/ops/linalg_solve_ops.cpp, linalg_cholesky_ops.cpp):
 // linalg_lu_factor, linalg_lu_solve, linalg_solve, linalg_slogdet, linalg_cholesky and
 // linalg_solve_triangular; the rest are composites of them (runtime/linalg_solve.cpp,
 // linalg_det.cpp, linalg_cholesky.cpp). Backward rules (torch's):

@@ -46,8 +46,8 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left,
   check_square_floating("linalg.solve_triangular", A);
   check_rhs("linalg.solve_triangular", A, B, left);
   if (left) return triangular_left("linalg.solve_triangular", A, B, upper, unitriangular);
-  return matrix_transpose(triangular_left("linalg.solve_triangular", matrix_transpose(A), matrix_transpose(B), !upper,
-                                          unitriangular));
+  return matrix_transpose(
+      triangular_left("linalg.solve_triangular", matrix_transpose(A), matrix_transpose(B), !upper, unitriangular));
 }
 
 }  // namespace ember::linalg

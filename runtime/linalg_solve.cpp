@@ -52,8 +52,8 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left, Where where) {
   check(b.dim() >= 2 && (left ? b.size(-2) : b.size(-1)) == A.size(-1),
         "linalg.solve: Incompatible shapes of A and B for the equation {} ({}x{} and {})", left ? "AX = B" : "XA = B",
         A.size(-2), A.size(-1), B.sizes());
-  const Tensor x = left ? solve_left(A, b, false) : matrix_transpose(solve_left(matrix_transpose(A),
-                                                                                matrix_transpose(b), false));
+  const Tensor x =
+      left ? solve_left(A, b, false) : matrix_transpose(solve_left(matrix_transpose(A), matrix_transpose(b), false));
   return vector ? squeeze(x, left ? -1 : -2) : x;
 }
 
@@ -87,8 +87,7 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
   const bool solve_adjoint = left ? adjoint : !adjoint;
   const auto [lu_batched, b_batched] = broadcast_batches("linalg.lu_solve", LU, b);
   const Tensor pivots_batched = expand(pivots, linalg_detail::batch_of(lu_batched, 1));
-  const Tensor x = dispatch_one(op, {lu_batched, pivots_batched, b_batched},
-                                {{"adjoint", solve_adjoint}});
+  const Tensor x = dispatch_one(op, {lu_batched, pivots_batched, b_batched}, {{"adjoint", solve_adjoint}});
   return left ? x : matrix_transpose(x);
 }
 

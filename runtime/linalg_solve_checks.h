@@ -13,8 +13,8 @@ namespace ember::linalg_detail {
 inline void check_square_floating(std::string_view function, const Tensor& a, const char* name = "A") {
   check(a.dim() >= 2, "{}: The input tensor {} must have at least 2 dimensions (got shape {}).", function, name,
         a.sizes());
-  check(a.size(-1) == a.size(-2), "{}: {} must be batches of square matrices, but they are {} by {} matrices",
-        function, name, a.size(-2), a.size(-1));
+  check(a.size(-1) == a.size(-2), "{}: {} must be batches of square matrices, but they are {} by {} matrices", function,
+        name, a.size(-2), a.size(-1));
   check(a.dtype() == kFloat32 || a.dtype() == kFloat64,
         "{}: Expected a float32 or float64 tensor as input. Got {} (shape {})", function, a.dtype(), a.sizes());
 }

@@ -22,9 +22,10 @@ void fail_singular(bool inverse, bool batched, int64_t batch, int64_t diagonal) 
 }
 
 void fail_not_positive_definite(bool batched, int64_t batch, int64_t order) {
-  fail("linalg.cholesky: {}The factorization could not be completed because the input is not positive-definite "
-       "(the leading minor of order {} is not positive-definite).",
-       batch_prefix(batched, batch), order);
+  fail(
+      "linalg.cholesky: {}The factorization could not be completed because the input is not positive-definite "
+      "(the leading minor of order {} is not positive-definite).",
+      batch_prefix(batched, batch), order);
 }
 
 }  // namespace ember

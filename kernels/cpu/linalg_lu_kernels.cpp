@@ -94,8 +94,8 @@ static std::vector<int32_t> pivots_of(const Tensor& pivots, int64_t m) {
   for (int64_t k = 0; k < n; ++k) {
     row_swaps[k] = start[k * pivots.strides()[pivots.dim() - 1]];
     check(row_swaps[k] >= k + 1 && row_swaps[k] <= n,
-          "linalg.lu_solve: pivots[{}] is {}, expected a 1-based row in [{}, {}] (pivots of shape {})", k,
-          row_swaps[k], k + 1, n, pivots.sizes());
+          "linalg.lu_solve: pivots[{}] is {}, expected a 1-based row in [{}, {}] (pivots of shape {})", k, row_swaps[k],
+          k + 1, n, pivots.sizes());
   }
   return row_swaps;
 }

@@ -20,8 +20,7 @@ int64_t cholesky_into(const RowMatrix<T>& a, Eigen::Ref<RowMatrix<T>> l) {
     if (!(diagonal > T(0))) return j + 1;
     l(j, j) = std::sqrt(diagonal);
     const Eigen::Index rest = n - j - 1;
-    l.col(j).tail(rest) =
-        (a.col(j).tail(rest) - l.bottomLeftCorner(rest, j) * l.row(j).head(j).transpose()) / l(j, j);
+    l.col(j).tail(rest) = (a.col(j).tail(rest) - l.bottomLeftCorner(rest, j) * l.row(j).head(j).transpose()) / l(j, j);
   }
   return 0;
 }

@@ -34,13 +34,11 @@ int launch_slogdet_from_lu(DType dtype, const void* lu, const int64_t* pivots, v
   const auto blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
   const auto on = static_cast<cudaStream_t>(stream);
   if (static_cast<int>(dtype) == detail::kFloat64) {
-    slogdet_kernel<double><<<blocks, kThreads, 0, on>>>(static_cast<const double*>(lu), pivots,
-                                                        static_cast<double*>(sign), static_cast<double*>(logabsdet),
-                                                        count, n);
+    slogdet_kernel<double><<<blocks, kThreads, 0, on>>>(
+        static_cast<const double*>(lu), pivots, static_cast<double*>(sign), static_cast<double*>(logabsdet), count, n);
   } else {
-    slogdet_kernel<float><<<blocks, kThreads, 0, on>>>(static_cast<const float*>(lu), pivots,
-                                                       static_cast<float*>(sign), static_cast<float*>(logabsdet),
-                                                       count, n);
+    slogdet_kernel<float><<<blocks, kThreads, 0, on>>>(static_cast<const float*>(lu), pivots, static_cast<float*>(sign),
+                                                       static_cast<float*>(logabsdet), count, n);
   }
   return static_cast<int>(cudaGetLastError());
 }

@@ -41,8 +41,8 @@ unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + k
 
 }  // namespace
 
-int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t count, int64_t n, int64_t k,
-                            bool upper, bool unit, void* stream) {
+int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t count, int64_t n, int64_t k, bool upper,
+                            bool unit, void* stream) {
   if (count * n * k == 0) return 0;
   const auto on = static_cast<cudaStream_t>(stream);
   if (static_cast<int>(dtype) == detail::kFloat64) {
@@ -59,11 +59,11 @@ int launch_zero_strict_upper(DType dtype, void* matrices, int64_t count, int64_t
   if (count * n * n == 0) return 0;
   const auto on = static_cast<cudaStream_t>(stream);
   if (static_cast<int>(dtype) == detail::kFloat64) {
-    zero_strict_upper_kernel<double><<<blocks_for(count * n * n), kThreads, 0, on>>>(static_cast<double*>(matrices),
-                                                                                      count, n);
+    zero_strict_upper_kernel<double>
+        <<<blocks_for(count * n * n), kThreads, 0, on>>>(static_cast<double*>(matrices), count, n);
   } else {
-    zero_strict_upper_kernel<float><<<blocks_for(count * n * n), kThreads, 0, on>>>(static_cast<float*>(matrices),
-                                                                                     count, n);
+    zero_strict_upper_kernel<float>
+        <<<blocks_for(count * n * n), kThreads, 0, on>>>(static_cast<float*>(matrices), count, n);
   }
   return static_cast<int>(cudaGetLastError());
 }

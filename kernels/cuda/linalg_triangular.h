@@ -16,8 +16,8 @@ namespace ember::cuda {
 // (matrix, column of B) runs the forward (lower) or back (upper) substitution: simple and exact in
 // its operation order, fast enough for the small and medium matrices the autograd rules solve.
 // Returns the launch's cudaError_t.
-int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t count, int64_t n, int64_t k,
-                            bool upper, bool unit, void* stream);
+int launch_triangular_solve(DType dtype, const void* triangle, void* x, int64_t count, int64_t n, int64_t k, bool upper,
+                            bool unit, void* stream);
 
 // Sets the strict upper triangle of `count` dense row-major n x n matrices to zero.
 int launch_zero_strict_upper(DType dtype, void* matrices, int64_t count, int64_t n, void* stream);

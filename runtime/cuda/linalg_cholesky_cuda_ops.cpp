@@ -54,8 +54,8 @@ void solve_triangular_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(b.device());
   const Tensor triangle = contiguous_on_device(call.input(0));
   copy_into(b, outputs[0]);
-  launch_checked(launch_triangular_solve(b.dtype(), triangle.raw_data_ptr(), outputs[0].raw_data_ptr(),
-                                         matrices_in(b), b.size(-2), b.size(-1), call.attrs.get<bool>("upper"),
+  launch_checked(launch_triangular_solve(b.dtype(), triangle.raw_data_ptr(), outputs[0].raw_data_ptr(), matrices_in(b),
+                                         b.size(-2), b.size(-1), call.attrs.get<bool>("upper"),
                                          call.attrs.get<bool>("unitriangular"), stream_of(b)));
 }
 

@@ -55,7 +55,8 @@ Factors factor(const Tensor& a, void* stream) {
   for (int d = 0; d + 1 < a.dim(); ++d) pivot_sizes.push_back(a.sizes()[d]);  // [*, n]
   f.pivots = make_tensor(pivot_sizes, kInt64, a.device());
   f.info = make_tensor({std::max<int64_t>(f.count, 1)}, kInt32, a.device());
-  cuda_check(cudaMemsetAsync(f.info.raw_data_ptr(), 0, f.info.numel() * sizeof(int), static_cast<cudaStream_t>(stream)));
+  cuda_check(
+      cudaMemsetAsync(f.info.raw_data_ptr(), 0, f.info.numel() * sizeof(int), static_cast<cudaStream_t>(stream)));
   if (f.count == 0 || f.n == 0) return f;
   const SolverHandle solver = solver_for(stream);
   const cudaDataType type = data_type_of(a.dtype());
@@ -67,8 +68,7 @@ Factors factor(const Tensor& a, void* stream) {
   for (int64_t m = 0; m < f.count; ++m)
     cusolver_check(cusolver().Xgetrf(solver.handle, solver.params, f.n, f.n, type, matrix_at(f.lu, m, f.n * f.n), f.n,
                                      f.pivots.data_ptr<int64_t>() + m * f.n, type, workspace.raw_data_ptr(),
-                                     device_bytes, host_workspace.data(), host_bytes,
-                                     f.info.data_ptr<int>() + m));
+                                     device_bytes, host_workspace.data(), host_bytes, f.info.data_ptr<int>() + m));
   return f;
 }
 
@@ -81,8 +81,8 @@ void solve_with_factors(const Factors& f, const Tensor& b, bool adjoint, void* s
   const cublasOperation_t operation = adjoint ? CUBLAS_OP_T : CUBLAS_OP_N;
   for (int64_t m = 0; m < f.count; ++m)
     cusolver_check(cusolver().Xgetrs(solver.handle, solver.params, operation, f.n, k, type,
-                                     matrix_at(f.lu, m, f.n * f.n), f.n, f.pivots.data_ptr<int64_t>() + m * f.n,
-                                     type, matrix_at(b, m, f.n * k), f.n, f.info.data_ptr<int>()));
+                                     matrix_at(f.lu, m, f.n * f.n), f.n, f.pivots.data_ptr<int64_t>() + m * f.n, type,
+                                     matrix_at(b, m, f.n * k), f.n, f.info.data_ptr<int>()));
 }
 
 void lu_factor_cuda(const OpCall& call, TensorList& outputs) {

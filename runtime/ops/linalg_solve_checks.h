@@ -21,8 +21,7 @@ inline void check_right_hand_side(const OpCall& call, const Tensor& a, const Ten
   for (int d = 0; fits && d + 2 < a.dim(); ++d) fits = a.sizes()[d] == b.sizes()[d];
   check(fits, "{}: expected B of shape [*, {}, k] with A's batch dims, got A {} and B {}", call.op.name, a.size(-1),
         a.sizes(), b.sizes());
-  check(b.dtype() == a.dtype(), "{}: expected A and B of one dtype, got {} and {}", call.op.name, a.dtype(),
-        b.dtype());
+  check(b.dtype() == a.dtype(), "{}: expected A and B of one dtype, got {} and {}", call.op.name, a.dtype(), b.dtype());
   check(b.device() == a.device(), "{}: expected A and B on one device, got {} and {}", call.op.name, a.device(),
         b.device());
 }

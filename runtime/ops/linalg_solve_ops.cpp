@@ -62,8 +62,8 @@ void solve_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
 
 void lu_solve_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   static const OpDef& lu_solve = lookup_op("linalg_lu_solve");
-  grads[2] = dispatch_one(lu_solve, {ctx.input(0), ctx.input(1), ctx.grad(0)},
-                          {{"adjoint", !ctx.attrs.get<bool>("adjoint")}});
+  grads[2] =
+      dispatch_one(lu_solve, {ctx.input(0), ctx.input(1), ctx.grad(0)}, {{"adjoint", !ctx.attrs.get<bool>("adjoint")}});
 }
 
 void slogdet_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
@@ -80,15 +80,15 @@ void register_linalg_solve_ops(OpRegistry& registry) {
   lu_factor.num_outputs = 2;
   registry.add(std::move(lu_factor));
 
-  OpDef lu_solve = make_op("linalg_lu_solve",
-                           "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, bool adjoint=False) -> Tensor",
-                           OpKind::Other, lu_solve_shape, cpu::lu_solve_kernel, lu_solve_backward);
+  OpDef lu_solve =
+      make_op("linalg_lu_solve", "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, bool adjoint=False) -> Tensor",
+              OpKind::Other, lu_solve_shape, cpu::lu_solve_kernel, lu_solve_backward);
   lu_solve.save_inputs = 0b011;
   lu_solve.nondifferentiable_inputs = 0b011;
   registry.add(std::move(lu_solve));
 
-  OpDef solve = make_op("linalg_solve", "linalg_solve(Tensor A, Tensor B, bool inverse=False) -> Tensor",
-                        OpKind::Other, solve_shape, cpu::solve_kernel, solve_backward);
+  OpDef solve = make_op("linalg_solve", "linalg_solve(Tensor A, Tensor B, bool inverse=False) -> Tensor", OpKind::Other,
+                        solve_shape, cpu::solve_kernel, solve_backward);
   solve.save_inputs = 0b01;
   solve.save_outputs = 0b1;
   registry.add(std::move(solve));

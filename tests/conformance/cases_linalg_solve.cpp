@@ -145,11 +145,15 @@ RefTensor over_batch(const Dims& sizes, const Dims& out_sizes, PerMatrix per_mat
   return out;
 }
 
-Case solve_case(const char* op, const char* label, std::vector<InputSpec> inputs, Attrs attrs,
-                Reference reference) {
+Case solve_case(const char* op, const char* label, std::vector<InputSpec> inputs, Attrs attrs, Reference reference) {
   // Elimination's float32 rounding grows with n and the condition number (small here).
-  return Case{.op = op, .label = label, .inputs = std::move(inputs), .attrs = std::move(attrs),
-              .reference = std::move(reference), .float32 = {1e-4, 1e-5}, .float64 = {1e-9, 1e-11},
+  return Case{.op = op,
+              .label = label,
+              .inputs = std::move(inputs),
+              .attrs = std::move(attrs),
+              .reference = std::move(reference),
+              .float32 = {1e-4, 1e-5},
+              .float64 = {1e-9, 1e-11},
               .gradient = {1e-5, 1e-6}};
 }
 
@@ -165,7 +169,8 @@ std::vector<Case> linalg_solve_cases() {
   };
   const std::vector<std::pair<const char*, std::vector<InputSpec>>> systems = {
       {"[3,3] with [3,2]", {dominant({3, 3}, 4.0, 1), {{3, 2}}}},
-      {"batched transposed A [2,4,4] with strided B [2,4,1]", {dominant({2, 4, 4}, -5.0, 2, Transposed), {{2, 4, 1}, real(), Strided}}},
+      {"batched transposed A [2,4,4] with strided B [2,4,1]",
+       {dominant({2, 4, 4}, -5.0, 2, Transposed), {{2, 4, 1}, real(), Strided}}},
       {"expanded B [2,3,2]", {dominant({2, 3, 3}, 4.0, 3), {{2, 3, 2}, real(), Expanded}}},
       {"pivoting [4,4] (no diagonal shift)", {dominant({4, 4}, 0.0, 4), {{4, 3}}}},
       {"size-1 [1,1] with [1,3]", {dominant({1, 1}, 2.0, 5), {{1, 3}}}},
@@ -206,9 +211,10 @@ std::vector<Case> linalg_solve_cases() {
     cases.push_back(solve_case("linalg_lu_solve", ("[4,4] with [4,2]" + suffix).c_str(),
                                {dominant({4, 4}, 4.0, 20), pivots_for({4}), {{4, 2}}}, {{"adjoint", adjoint}},
                                lu_solve_reference));
-    cases.push_back(solve_case("linalg_lu_solve", ("batched transposed LU [2,3,3], strided B" + suffix).c_str(),
-                               {dominant({2, 3, 3}, -3.0, 21, Transposed), pivots_for({2, 3}), {{2, 3, 2}, real(), Strided}},
-                               {{"adjoint", adjoint}}, lu_solve_reference));
+    cases.push_back(
+        solve_case("linalg_lu_solve", ("batched transposed LU [2,3,3], strided B" + suffix).c_str(),
+                   {dominant({2, 3, 3}, -3.0, 21, Transposed), pivots_for({2, 3}), {{2, 3, 2}, real(), Strided}},
+                   {{"adjoint", adjoint}}, lu_solve_reference));
   }
 
   const Reference slogdet_reference = [](const std::vector<RefTensor>& in, const Attrs&) {

@@ -58,25 +58,29 @@ TEST_CASE("cholesky_solve and cholesky_inverse invert A from either factor") {
 
 TEST_CASE("linalg errors: shapes, dtypes and devices are refused with torch's words") {
   const Tensor square = well_conditioned({3, 3}, 30);
-  CHECK(error_of([&] { linalg::solve(random_tensor({2, 3}, 1), square); })
-            .find("linalg.solve: A must be batches of square matrices, but they are 2 by 3 matrices") !=
+  CHECK(error_of([&] {
+          linalg::solve(random_tensor({2, 3}, 1), square);
+        }).find("linalg.solve: A must be batches of square matrices, but they are 2 by 3 matrices") !=
         std::string::npos);
   CHECK(error_of([&] { linalg::inv(random_tensor({3}, 1)); }).find("at least 2 dimensions") != std::string::npos);
   const std::string wrong_dtype = error_of([&] { linalg::det(ones({2, 2}, {.dtype = kInt64})); });
   CHECK(wrong_dtype.find("linalg.det: Expected a float32 or float64 tensor as input. Got int64") != std::string::npos);
-  CHECK(error_of([&] { linalg::solve(square, random_tensor({3, 2}, 2, kFloat32)); })
-            .find("Expected A and B to have the same dtype") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::solve(square, random_tensor({3, 2}, 2, kFloat32));
+        }).find("Expected A and B to have the same dtype") != std::string::npos);
   const std::string mismatch = error_of([&] { linalg::solve(square, random_tensor({4, 2}, 3)); });
   CHECK(mismatch.find("Incompatible shapes of A and B for the equation AX = B (3x3 and [4, 2])") != std::string::npos);
-  CHECK(error_of([&] { linalg::solve(square, random_tensor({2, 3}, 3), false); }).find("XA = B") !=
-        std::string::npos);
-  CHECK(error_of([&] { linalg::solve_triangular(square, random_tensor({3}, 4), true); })
-            .find("linalg.solve_triangular: Incompatible shapes") != std::string::npos);
-  CHECK(error_of([&] { linalg::solve(well_conditioned({2, 3, 3}, 5), random_tensor({3, 3, 1}, 6)); })
-            .find("linalg.solve") != std::string::npos);  // batch dims 2 and 3 do not broadcast
+  CHECK(error_of([&] { linalg::solve(square, random_tensor({2, 3}, 3), false); }).find("XA = B") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::solve_triangular(square, random_tensor({3}, 4), true);
+        }).find("linalg.solve_triangular: Incompatible shapes") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::solve(well_conditioned({2, 3, 3}, 5), random_tensor({3, 3, 1}, 6));
+        }).find("linalg.solve") != std::string::npos);  // batch dims 2 and 3 do not broadcast
   const auto [lu, pivots] = linalg::lu_factor(square);
-  CHECK(error_of([&] { linalg::lu_solve(lu, pivots.to(kInt64), random_tensor({3, 1}, 7)); })
-            .find("linalg.lu_solve: Expected pivots to be int32") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::lu_solve(lu, pivots.to(kInt64), random_tensor({3, 1}, 7));
+        }).find("linalg.lu_solve: Expected pivots to be int32") != std::string::npos);
   const int line = __LINE__ + 1;
   const std::string sited = error_of([&] { linalg::cholesky(random_tensor({2, 3}, 8)); });
   CHECK(ember::testing::names_line(sited, line));
@@ -88,8 +92,8 @@ TEST_CASE("linalg errors: singular and indefinite matrices name the batch elemen
   CHECK(solve_message.find("linalg.solve: The diagonal element 3 is zero, the solve could not be completed because "
                            "the input matrix is singular") != std::string::npos);
   // Batch element 1 of 3 is singular: torch names it.
-  const Tensor batch = cat({unsqueeze(well_conditioned({3, 3}, 2), 0), unsqueeze(singular, 0),
-                            unsqueeze(well_conditioned({3, 3}, 3), 0)});
+  const Tensor batch = cat(
+      {unsqueeze(well_conditioned({3, 3}, 2), 0), unsqueeze(singular, 0), unsqueeze(well_conditioned({3, 3}, 3), 0)});
   const std::string inv_message = error_of([&] { linalg::inv(batch); });
   CHECK(inv_message.find("linalg.inv: (Batch element 1): The diagonal element 3 is zero, the inversion could not be "
                          "completed") != std::string::npos);
@@ -100,6 +104,5 @@ TEST_CASE("linalg errors: singular and indefinite matrices name the batch elemen
             .find("linalg.cholesky: The factorization could not be completed because the input is not "
                   "positive-definite (the leading minor of order 2 is not positive-definite).") != std::string::npos);
   const Tensor batched = stack({positive_definite({2, 2}, 4), indefinite});
-  CHECK(error_of([&] { linalg::cholesky(batched); }).find("linalg.cholesky: (Batch element 1): ") !=
-        std::string::npos);
+  CHECK(error_of([&] { linalg::cholesky(batched); }).find("linalg.cholesky: (Batch element 1): ") != std::string::npos);
 }

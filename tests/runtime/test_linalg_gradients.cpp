@@ -64,8 +64,7 @@ TEST_CASE("gradients: cholesky_solve and cholesky_inverse in the factor and the 
     INFO("upper " << upper);
     gradcheck([upper](const auto& in) { return cholesky_solve(in[1], shifted_eye(in[0], 3.0), upper); },
               {leaf({2, 3, 3}, 40), leaf({2, 3, 2}, 41)});
-    gradcheck([upper](const auto& in) { return cholesky_inverse(shifted_eye(in[0], 3.0), upper); },
-              {leaf({3, 3}, 42)});
+    gradcheck([upper](const auto& in) { return cholesky_inverse(shifted_eye(in[0], 3.0), upper); }, {leaf({3, 3}, 42)});
   }
 }
 

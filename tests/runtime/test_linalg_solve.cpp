@@ -26,8 +26,7 @@ TEST_CASE("linalg.solve: batched, broadcast, vector and left=false systems leave
   CHECK(x_vectors.sizes() == Dims{2, 3});
   CHECK(max_difference(squeeze(matmul(a_batch, unsqueeze(x_vectors, -1)), -1), vectors) < 1e-12);
   const Tensor one_vector = random_tensor({3}, 7);
-  CHECK(max_difference(linalg::solve(a_batch, one_vector), linalg::solve(a_batch, expand(one_vector, {2, 3}))) <
-        1e-14);
+  CHECK(max_difference(linalg::solve(a_batch, one_vector), linalg::solve(a_batch, expand(one_vector, {2, 3}))) < 1e-14);
   // X A = B.
   const Tensor rows = random_tensor({2, 5, 3}, 8);
   const Tensor x_right = linalg::solve(a_batch, rows, /*left=*/false);

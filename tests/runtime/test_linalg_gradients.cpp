@@ -92,10 +92,10 @@ TEST_CASE("gradients: second derivatives of solve, slogdet and cholesky through 
     const Tensor l = linalg::cholesky(symmetric_positive(a));
     const Tensor logabsdet = std::get<1>(linalg::slogdet(shifted_eye(a, 3.0)));
     const Tensor loss = add(add(sum(mul(x, x)), sum(mul(l, l))), logabsdet);
-    const Tensor grad_a = ember::grad({loss}, {a}, {}, create_graph, create_graph)[0];
+    const Tensor grad_a = autograd::grad({loss}, {a}, {}, create_graph, create_graph)[0];
     return sum(mul(grad_a, v));
   };
-  const std::vector<double> analytic = values_of(ember::grad({g(true)}, {a})[0]);
+  const std::vector<double> analytic = values_of(autograd::grad({g(true)}, {a})[0]);
   double* data = a.data_ptr<double>();
   constexpr double kStep = 1e-6;
   for (int64_t i = 0; i < a.numel(); ++i) {

@@ -70,7 +70,7 @@ TEST_CASE("linalg errors: shapes, dtypes and devices are refused with torch's wo
         }).find("Expected A and B to have the same dtype") != std::string::npos);
   const std::string mismatch = error_of([&] { linalg::solve(square, random_tensor({4, 2}, 3)); });
   CHECK(mismatch.find("Incompatible shapes of A and B for the equation AX = B (3x3 and [4, 2])") != std::string::npos);
-  CHECK(error_of([&] { linalg::solve(square, random_tensor({2, 3}, 3), false); }).find("XA = B") != std::string::npos);
+  CHECK(error_of([&] { linalg::solve(square, random_tensor({3, 2}, 3), false); }).find("XA = B") != std::string::npos);
   CHECK(error_of([&] {
           linalg::solve_triangular(square, random_tensor({3}, 4), true);
         }).find("linalg.solve_triangular: Incompatible shapes") != std::string::npos);

@@ -236,7 +236,7 @@ std::vector<Case> linalg_solve_cases() {
   };
   for (const auto& [label, input] : std::vector<std::pair<const char*, InputSpec>>{
            {"[3,3] negative diagonal", dominant({3, 3}, -4.0, 30)},
-           {"batched transposed [2,4,4] with row swaps", dominant({2, 4, 4}, 0.3, 31, Transposed)},
+           {"batched transposed [2,4,4] with row swaps", dominant({2, 4, 4}, 0.0, 31, Transposed)},
            {"strided [1,1]", dominant({1, 1}, 2.0, 32, Strided)},
            {"size-0 batch [0,2,2]", dominant({0, 2, 2}, 3.0, 33)}}) {
     Case c = solve_case("linalg_slogdet", label, {input}, {}, slogdet_reference);

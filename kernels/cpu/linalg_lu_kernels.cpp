@@ -56,6 +56,25 @@ void solve_in_place(const RowMatrix<T>& lu, const int32_t* pivots, Eigen::Ref<Ro
     if (pivots[k] - 1 != k) b.row(k).swap(b.row(pivots[k] - 1));
 }
 
+// Matrix m's pivots (a row of the int32 [*, n] tensor, any strides).
+std::vector<int32_t> pivots_of(const Tensor& pivots, int64_t m) {
+  const int64_t n = pivots.size(-1);
+  int64_t offset = 0;
+  for (int d = pivots.dim() - 2; d >= 0; --d) {
+    offset += (m % pivots.sizes()[d]) * pivots.strides()[d];
+    m /= pivots.sizes()[d];
+  }
+  std::vector<int32_t> row_swaps(static_cast<size_t>(n));
+  const int32_t* start = pivots.data_ptr<int32_t>() + offset;
+  for (int64_t k = 0; k < n; ++k) {
+    row_swaps[k] = start[k * pivots.strides()[pivots.dim() - 1]];
+    check(row_swaps[k] >= k + 1 && row_swaps[k] <= n,
+          "linalg.lu_solve: pivots[{}] is {}, expected a 1-based row in [{}, {}] (pivots of shape {})", k, row_swaps[k],
+          k + 1, n, pivots.sizes());
+  }
+  return row_swaps;
+}
+
 // Calls body.template operator()<T>() with T the floating dtype of `dtype` (float32 or float64,
 // which the shape rules have checked).
 template <typename Body>
@@ -79,25 +98,6 @@ void lu_factor_kernel(const OpCall& call, TensorList& outputs) {
       factor_in_place<T>(lu, n == 0 ? nullptr : outputs[1].data_ptr<int32_t>() + m * n);
     }
   });
-}
-
-// Matrix m's pivots (a row of the int32 [*, n] tensor, any strides).
-static std::vector<int32_t> pivots_of(const Tensor& pivots, int64_t m) {
-  const int64_t n = pivots.size(-1);
-  int64_t offset = 0;
-  for (int d = pivots.dim() - 2; d >= 0; --d) {
-    offset += (m % pivots.sizes()[d]) * pivots.strides()[d];
-    m /= pivots.sizes()[d];
-  }
-  std::vector<int32_t> row_swaps(static_cast<size_t>(n));
-  const int32_t* start = pivots.data_ptr<int32_t>() + offset;
-  for (int64_t k = 0; k < n; ++k) {
-    row_swaps[k] = start[k * pivots.strides()[pivots.dim() - 1]];
-    check(row_swaps[k] >= k + 1 && row_swaps[k] <= n,
-          "linalg.lu_solve: pivots[{}] is {}, expected a 1-based row in [{}, {}] (pivots of shape {})", k, row_swaps[k],
-          k + 1, n, pivots.sizes());
-  }
-  return row_swaps;
 }
 
 void lu_solve_kernel(const OpCall& call, TensorList& outputs) {

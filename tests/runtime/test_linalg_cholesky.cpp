@@ -81,6 +81,9 @@ TEST_CASE("linalg errors: shapes, dtypes and devices are refused with torch's wo
   CHECK(error_of([&] {
           linalg::lu_solve(lu, pivots.to(kInt64), random_tensor({3, 1}, 7));
         }).find("linalg.lu_solve: Expected pivots to be int32") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::lu_solve(lu, zeros_like(pivots), random_tensor({3, 1}, 7));
+        }).find("linalg.lu_solve: pivots[0] is 0, expected a 1-based row in [1, 3]") != std::string::npos);
   const int line = __LINE__ + 1;
   const std::string sited = error_of([&] { linalg::cholesky(random_tensor({2, 3}, 8)); });
   CHECK(ember::testing::names_line(sited, line));

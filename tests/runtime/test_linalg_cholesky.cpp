@@ -5,6 +5,7 @@
 
 #include "error_of.h"
 #include "linalg_solve_test_util.h"
+#include "runtime/ops/registry.h"
 
 using namespace ember;
 using namespace ember::linalg_test;
@@ -108,4 +109,15 @@ TEST_CASE("linalg errors: singular and indefinite matrices name the batch elemen
                   "positive-definite (the leading minor of order 2 is not positive-definite).") != std::string::npos);
   const Tensor batched = stack({positive_definite({2, 2}, 4), indefinite});
   CHECK(error_of([&] { linalg::cholesky(batched); }).find("linalg.cholesky: (Batch element 1): ") != std::string::npos);
+}
+
+TEST_CASE("linalg registry ops: a direct call with unbroadcast batches or 16-bit matrices is refused") {
+  const OpDef& solve = lookup_op("linalg_solve");
+  const Tensor a = well_conditioned({2, 3, 3}, 40);
+  CHECK(error_of([&] {
+          dispatch_one(solve, {a, random_tensor({1, 3, 2}, 41)}, {{"inverse", false}});
+        }).find("linalg_solve: expected B of shape [*, 3, k] with A's batch dims") != std::string::npos);
+  CHECK(error_of([&] {
+          dispatch_one(lookup_op("linalg_cholesky"), {a.to(kBFloat16)});
+        }).find("linalg_cholesky: expected a float32 or float64 matrix, got bfloat16") != std::string::npos);
 }

@@ -55,6 +55,13 @@ constexpr PolicyEntry kPolicies[] = {
     {"log_softmax", AutocastPolicy::Float32},
     {"sum", AutocastPolicy::Float32},
     {"scatter_add", AutocastPolicy::Promote},
+    // Factorizations have no 16-bit kernels (as in PyTorch, whose autocast runs them in fp32).
+    {"linalg_lu_factor", AutocastPolicy::Float32},
+    {"linalg_lu_solve", AutocastPolicy::Float32},
+    {"linalg_solve", AutocastPolicy::Float32},
+    {"linalg_slogdet", AutocastPolicy::Float32},
+    {"linalg_cholesky", AutocastPolicy::Float32},
+    {"linalg_solve_triangular", AutocastPolicy::Float32},
 };
 
 void register_autocast_policies(OpRegistry& registry) {

@@ -18,6 +18,7 @@
 #include "runtime/functional_conv.h"
 #include "runtime/functional_losses_more.h"
 #include "runtime/functional_pool.h"
+#include "runtime/linalg.h"
 #include "runtime/memory/memory_stats.h"
 #include "runtime/nn/nn.h"
 #include "runtime/optim/optim.h"

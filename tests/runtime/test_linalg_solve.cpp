@@ -120,3 +120,21 @@ TEST_CASE("matrix_power: a negative power is the power of the inverse") {
   const Tensor identity = expand(eye(3, {.dtype = kFloat64}), {2, 3, 3});
   CHECK(max_difference(matmul(matrix_power(a, -3), matmul(a, matmul(a, a))), identity) < 1e-12);
 }
+
+TEST_CASE("linalg under autocast: 16-bit matrices are factored in float32, as PyTorch's autocast does") {
+  const Tensor a = well_conditioned({2, 4, 4}, 70);
+  const Tensor b = random_tensor({2, 4, 3}, 71);
+  const Tensor a16 = a.to(kBFloat16), b16 = b.to(kBFloat16);
+  AutocastGuard autocast(kBFloat16);
+  const Tensor x = linalg::solve(a16, b16);
+  CHECK(x.dtype() == kFloat32);
+  // The system solved is the bf16-rounded one, exactly as an explicit float32 solve of it.
+  const Tensor expected = linalg::solve(a16.to(kFloat32), b16.to(kFloat32));
+  CHECK(max_difference(x, expected) == 0.0);
+  CHECK(linalg::cholesky(matmul(a16, transposed(a16))).dtype() == kFloat32);
+  CHECK(std::get<1>(linalg::slogdet(a16)).dtype() == kFloat32);
+  CHECK(linalg::solve_triangular(a16, b16, /*upper=*/true).dtype() == kFloat32);
+  const auto [lu, pivots] = linalg::lu_factor(a16);
+  CHECK(lu.dtype() == kFloat32);
+  CHECK(linalg::lu_solve(lu, pivots, b16).dtype() == kFloat32);
+}

@@ -1,0 +1,45 @@
+// linalg_svd on the CPU: Eigen's BDCSVD (divide and conquer, LAPACK gesdd's method; it switches
+// to one-sided Jacobi below 16 columns) of each matrix in the input's dtype. Vh is V transposed.
+#include <Eigen/SVD>
+
+#include "kernels/cpu/linalg_qr_eigh_svd_kernels.h"
+#include "kernels/cpu/parallel_for.h"
+
+namespace ember::cpu {
+
+namespace {
+
+template <typename T>
+void svd_typed(const Tensor& input, TensorList& outputs, bool full_matrices, bool compute_uv) {
+  const int64_t rows = input.sizes()[input.dim() - 2], cols = input.sizes()[input.dim() - 1];
+  const int64_t count = batch_count(input);
+  const bool parallel = count > 1 && count * rows * cols >= kParallelGrain && get_num_threads() > 1;
+  const unsigned int options =
+      !compute_uv ? 0u : full_matrices ? Eigen::ComputeFullU | Eigen::ComputeFullV : Eigen::ComputeThinU | Eigen::ComputeThinV;
+  parallel_for(count, parallel, [&](int64_t index) {
+    if (rows == 0 || cols == 0) {  // no singular values; the full bases are identities
+      if (compute_uv) {
+        write_matrix<T>(MatrixOf<T>::Identity(outputs[0].sizes()[outputs[0].dim() - 2], outputs[0].sizes()[outputs[0].dim() - 1]), outputs[0], index);
+        write_matrix<T>(MatrixOf<T>::Identity(outputs[2].sizes()[outputs[2].dim() - 2], outputs[2].sizes()[outputs[2].dim() - 1]), outputs[2], index);
+      }
+      return;
+    }
+    const MatrixOf<T> a = read_matrix<T>(input, index);
+    const Eigen::BDCSVD<MatrixOf<T>> svd(a, options);
+    write_vector<T>(svd.singularValues(), outputs[1], index);
+    if (!compute_uv) return;
+    write_matrix<T>(svd.matrixU(), outputs[0], index);
+    write_matrix<T>(svd.matrixV().transpose(), outputs[2], index);
+  });
+}
+
+}  // namespace
+
+void linalg_svd_kernel(const OpCall& call, TensorList& outputs) {
+  const Tensor& input = call.input(0);
+  const bool full_matrices = call.attrs.get<bool>("full_matrices");
+  const bool compute_uv = call.attrs.get<bool>("compute_uv");
+  for_float_dtype(input.dtype(), [&]<typename T>() { svd_typed<T>(input, outputs, full_matrices, compute_uv); });
+}
+
+}  // namespace ember::cpu

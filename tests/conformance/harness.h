@@ -103,6 +103,10 @@ struct Case {
   bool gradcheck = true;   // compare gradients with finite differences if the op has a backward
   Tolerance gradient{1e-5, 1e-7};
   uint32_t loss_outputs = ~0u;  // outputs that enter the random linear combination for gradients
+  // Set for decompositions, whose outputs are unique only up to signs (QR, eigh, SVD): the op's
+  // outputs (as float64) are mapped to sign-free quantities (Q R, Q^T Q, ...) and those are
+  // compared with what `reference` returns, which are then the expected quantities themselves.
+  std::function<std::vector<RefTensor>(const std::vector<RefTensor>& outputs)> compared_as = {};
 };
 
 // Both 16-bit tolerances: bfloat16 keeps 8 mantissa bits, float16 11, so fp16 is 4x tighter.

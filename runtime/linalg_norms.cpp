@@ -55,7 +55,9 @@ Tensor pinv_with(const Tensor& A, double atol, double rtol, bool hermitian) {
 
 Tensor rank_with(const Tensor& A, double atol, double rtol, bool hermitian) {
   NoGradGuard no_grad;  // a count: no gradient
-  if (A.numel() == 0) return zeros(Dims(std::span<const int64_t>(A.sizes().begin(), A.dim() - 2)), {.dtype = kInt64, .device = A.device()});
+  if (A.numel() == 0)
+    return zeros(Dims(std::span<const int64_t>(A.sizes().begin(), A.dim() - 2)),
+                 {.dtype = kInt64, .device = A.device()});
   const Tensor magnitudes = hermitian ? abs(eigvalsh(A)) : svdvals(A);
   return sum(to_dtype(kept_values(magnitudes, atol, rtol), kInt64), {-1});
 }
@@ -83,8 +85,8 @@ Tensor spectral_norm(const Tensor& A, int64_t first, int64_t second, bool keepdi
 template <typename Order>
 Tensor cond_through_inverse(const Tensor& A, Order order) {
   const int64_t rows = A.sizes()[A.dim() - 2], cols = A.sizes()[A.dim() - 1];
-  check(rows == cols, "linalg.cond(ord={}): A must be batches of square matrices, but they are {} by {} matrices", order,
-        rows, cols);
+  check(rows == cols, "linalg.cond(ord={}): A must be batches of square matrices, but they are {} by {} matrices",
+        order, rows, cols);
   const auto [u, s, vh] = svd(A, false);
   const Tensor zero = zeros_like(s);
   const Tensor singular = eq(amin(s, {-1}).detach(), zeros_like(amin(s, {-1})).detach());
@@ -138,9 +140,8 @@ Tensor matrix_norm(const Tensor& A, double ord, const Dims& dim, bool keepdim, W
   check(magnitude == 1.0 || magnitude == 2.0 || std::isinf(ord),
         "linalg.matrix_norm: Order {} not supported (numeric orders are 1, -1, 2, -2, inf and -inf)", ord);
   if (magnitude == 2.0)
-    return spectral_norm(A, first, second, keepdim, [ord](const Tensor& s) {
-      return ord > 0 ? amax(s, {-1}) : amin(s, {-1});
-    });
+    return spectral_norm(A, first, second, keepdim,
+                         [ord](const Tensor& s) { return ord > 0 ? amax(s, {-1}) : amin(s, {-1}); });
   // 1: the largest column sum of |a_ij| (sum over the rows' dim, then max over columns); inf: the
   // largest row sum. The negative orders take the smallest.
   const int64_t summed = magnitude == 1.0 ? first : second;

@@ -32,8 +32,10 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode, Where wher
   else if (mode == "r")
     code = 2;
   else
-    check(mode == "reduced", "linalg.qr: qr received unrecognized mode '{}' but expected one of 'reduced' (default), "
-          "'r', or 'complete'", mode);
+    check(mode == "reduced",
+          "linalg.qr: qr received unrecognized mode '{}' but expected one of 'reduced' (default), "
+          "'r', or 'complete'",
+          mode);
   TensorList outputs = dispatch_call("linalg_qr", A, {{"mode", code}});
   return {std::move(outputs[0]), std::move(outputs[1])};
 }

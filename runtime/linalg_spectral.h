@@ -56,8 +56,8 @@ Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::opt
 Tensor pinv(const Tensor& A, double rcond, bool hermitian = false, Where where = Where::current());
 
 // The number of singular values above max(atol, rtol * largest), int64 [*]; tolerances as pinv.
-Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
-                   bool hermitian = false, Where where = Where::current());
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt,
+                   std::optional<double> rtol = std::nullopt, bool hermitian = false, Where where = Where::current());
 // The older form: atol = tol, rtol = 0.
 Tensor matrix_rank(const Tensor& A, double tol, bool hermitian = false, Where where = Where::current());
 

@@ -14,13 +14,18 @@ void svd_typed(const Tensor& input, TensorList& outputs, bool full_matrices, boo
   const int64_t rows = input.sizes()[input.dim() - 2], cols = input.sizes()[input.dim() - 1];
   const int64_t count = batch_count(input);
   const bool parallel = count > 1 && count * rows * cols >= kParallelGrain && get_num_threads() > 1;
-  const unsigned int options =
-      !compute_uv ? 0u : full_matrices ? Eigen::ComputeFullU | Eigen::ComputeFullV : Eigen::ComputeThinU | Eigen::ComputeThinV;
+  const unsigned int options = !compute_uv     ? 0u
+                               : full_matrices ? Eigen::ComputeFullU | Eigen::ComputeFullV
+                                               : Eigen::ComputeThinU | Eigen::ComputeThinV;
   parallel_for(count, parallel, [&](int64_t index) {
     if (rows == 0 || cols == 0) {  // no singular values; the full bases are identities
       if (compute_uv) {
-        write_matrix<T>(MatrixOf<T>::Identity(outputs[0].sizes()[outputs[0].dim() - 2], outputs[0].sizes()[outputs[0].dim() - 1]), outputs[0], index);
-        write_matrix<T>(MatrixOf<T>::Identity(outputs[2].sizes()[outputs[2].dim() - 2], outputs[2].sizes()[outputs[2].dim() - 1]), outputs[2], index);
+        write_matrix<T>(
+            MatrixOf<T>::Identity(outputs[0].sizes()[outputs[0].dim() - 2], outputs[0].sizes()[outputs[0].dim() - 1]),
+            outputs[0], index);
+        write_matrix<T>(
+            MatrixOf<T>::Identity(outputs[2].sizes()[outputs[2].dim() - 2], outputs[2].sizes()[outputs[2].dim() - 1]),
+            outputs[2], index);
       }
       return;
     }

@@ -29,9 +29,8 @@ void linalg_eigh_cuda(const OpCall& call, TensorList& outputs) {
   const cublasFillMode_t fill = upper ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
   Tensor& values = outputs[0];
   size_t device_bytes = 0, host_bytes = 0;
-  cusolver_check(cusolver().Xsyevd_bufferSize(solver.handle, solver.params, job, fill, n, type,
-                                              factored.raw_data_ptr(), n, type, values.raw_data_ptr(), type,
-                                              &device_bytes, &host_bytes));
+  cusolver_check(cusolver().Xsyevd_bufferSize(solver.handle, solver.params, job, fill, n, type, factored.raw_data_ptr(),
+                                              n, type, values.raw_data_ptr(), type, &device_bytes, &host_bytes));
   const Tensor workspace = device_workspace(device_bytes, input.device());
   std::vector<char> host_workspace(host_bytes);
   const size_t element = dtype == DType::Float64 ? sizeof(double) : sizeof(float);

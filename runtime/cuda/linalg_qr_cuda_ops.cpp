@@ -92,14 +92,17 @@ void linalg_qr_cuda(const OpCall& call, TensorList& outputs) {
     for (int64_t index = 0; index < count; ++index) {
       char* matrix = static_cast<char*>(factored.raw_data_ptr()) + index * columns * m * element;
       const char* reflectors = static_cast<const char*>(tau.raw_data_ptr()) + index * k * element;
-      form_q(dtype, solver, m, q_cols, k, matrix, reflectors, input.device(), static_cast<int*>(infos.raw_data_ptr()) + index);
+      form_q(dtype, solver, m, q_cols, k, matrix, reflectors, input.device(),
+             static_cast<int*>(infos.raw_data_ptr()) + index);
     }
     copy_matrices(dtype, row_major(q), column_major, count, m, q_cols, stream);
   }
   check_infos(infos, stream, "linalg.qr");
 }
 
-void register_qr_cuda_kernel(OpRegistry& registry) { registry.set_kernel("linalg_qr", DeviceType::CUDA, linalg_qr_cuda); }
+void register_qr_cuda_kernel(OpRegistry& registry) {
+  registry.set_kernel("linalg_qr", DeviceType::CUDA, linalg_qr_cuda);
+}
 
 const OpRegistration registration(register_qr_cuda_kernel);
 

@@ -29,22 +29,21 @@ void run_gesvd(DType dtype, const GesvdBatch& batch, int64_t count, Device devic
   const size_t element = dtype == DType::Float64 ? sizeof(double) : sizeof(float);
   const int64_t k = batch.cols;
   size_t device_bytes = 0, host_bytes = 0;
-  cusolver_check(cusolver().Xgesvd_bufferSize(solver.handle, solver.params, batch.job_u, batch.job_vt, batch.rows,
-                                              batch.cols, type, batch.a, batch.rows, type, batch.s, type, batch.u,
-                                              batch.rows, type, batch.vt, batch.cols, type, &device_bytes,
-                                              &host_bytes));
+  cusolver_check(cusolver().Xgesvd_bufferSize(
+      solver.handle, solver.params, batch.job_u, batch.job_vt, batch.rows, batch.cols, type, batch.a, batch.rows, type,
+      batch.s, type, batch.u, batch.rows, type, batch.vt, batch.cols, type, &device_bytes, &host_bytes));
   const Tensor workspace = device_workspace(device_bytes, device);
   std::vector<char> host_workspace(host_bytes);
   auto at = [element](void* base, int64_t index, int64_t size) {
     return base == nullptr ? nullptr : static_cast<char*>(base) + index * size * static_cast<int64_t>(element);
   };
   for (int64_t index = 0; index < count; ++index) {
-    cusolver_check(cusolver().Xgesvd(
-        solver.handle, solver.params, batch.job_u, batch.job_vt, batch.rows, batch.cols, type,
-        at(batch.a, index, batch.rows * batch.cols), batch.rows, type, at(batch.s, index, k), type,
-        at(batch.u, index, batch.rows * batch.u_cols), batch.rows, type, at(batch.vt, index, batch.cols * batch.cols),
-        batch.cols, type, workspace.raw_data_ptr(), device_bytes, host_workspace.data(), host_bytes,
-        static_cast<int*>(infos.raw_data_ptr()) + index));
+    cusolver_check(cusolver().Xgesvd(solver.handle, solver.params, batch.job_u, batch.job_vt, batch.rows, batch.cols,
+                                     type, at(batch.a, index, batch.rows * batch.cols), batch.rows, type,
+                                     at(batch.s, index, k), type, at(batch.u, index, batch.rows * batch.u_cols),
+                                     batch.rows, type, at(batch.vt, index, batch.cols * batch.cols), batch.cols, type,
+                                     workspace.raw_data_ptr(), device_bytes, host_workspace.data(), host_bytes,
+                                     static_cast<int*>(infos.raw_data_ptr()) + index));
   }
 }
 

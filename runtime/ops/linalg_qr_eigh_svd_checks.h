@@ -9,8 +9,7 @@ namespace ember::ops {
 
 // A batch of float32 / float64 matrices: at least 2 dims. `name` is PyTorch's ("linalg.qr").
 inline void check_decomposable(const Tensor& input, const char* name) {
-  check(input.dim() >= 2, "{}: The input tensor A must have at least 2 dimensions, got shape {}", name,
-        input.sizes());
+  check(input.dim() >= 2, "{}: The input tensor A must have at least 2 dimensions, got shape {}", name, input.sizes());
   check(is_floating(input.dtype()), "{}: Expected a floating point tensor as input. Got {} (shape {})", name,
         input.dtype(), input.sizes());
   check(input.dtype() == kFloat32 || input.dtype() == kFloat64,

@@ -71,7 +71,8 @@ void qr_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   }
   Tensor grad_x = tall_backward(q, r.narrow(-1, 0, rows), grad_q, grad_u);
   if (!grad_x.defined()) return;
-  if (!grad_y.defined()) grad_y = zeros(batch_with(sizes, 1, {cols - rows}), {.dtype = q.dtype(), .device = q.device()});
+  if (!grad_y.defined())
+    grad_y = zeros(batch_with(sizes, 1, {cols - rows}), {.dtype = q.dtype(), .device = q.device()});
   grads[0] = cat({grad_x, grad_y}, -1);
 }
 

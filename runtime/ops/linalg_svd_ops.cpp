@@ -50,7 +50,8 @@ void svd_backward(const BackwardContext& ctx, std::span<Tensor> grads) {
   }
   const Tensor s_row = s.unsqueeze(-2), s_column = s.unsqueeze(-1);
   const Tensor squares = s * s;
-  const Tensor gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + eye(k, {.dtype = s.dtype(), .device = s.device()});
+  const Tensor gaps =
+      squares.unsqueeze(-2) - squares.unsqueeze(-1) + eye(k, {.dtype = s.dtype(), .device = s.device()});
   Tensor inner;
   if (grad_u.defined()) inner = skew(matmul(transposed(u), grad_u)) * s_row;
   if (grad_vh.defined()) {

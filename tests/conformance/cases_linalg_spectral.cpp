@@ -35,7 +35,8 @@ RefTensor batched_product(const RefTensor& a, bool transpose_a, const RefTensor&
   const Matrices ma(a.sizes), mx(x.sizes);
   const int64_t m = transpose_a ? ma.cols : ma.rows, l = transpose_a ? ma.rows : ma.cols;
   const int64_t n = transpose_x ? mx.rows : mx.cols;
-  RefTensor c{.sizes = with_tail(a.sizes, 2, {m, n}), .values = std::vector<double>(static_cast<size_t>(ma.count * m * n))};
+  RefTensor c{.sizes = with_tail(a.sizes, 2, {m, n}),
+              .values = std::vector<double>(static_cast<size_t>(ma.count * m * n))};
   for (int64_t b = 0; b < ma.count; ++b)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -56,7 +57,8 @@ RefTensor scaled_columns(RefTensor a, const RefTensor& d) {
   const int64_t length = d.sizes.back();
   for (int64_t b = 0; b < ma.count; ++b)
     for (int64_t i = 0; i < ma.rows; ++i)
-      for (int64_t j = 0; j < ma.cols && j < length; ++j) a.values[b * ma.rows * ma.cols + i * ma.cols + j] *= d.values[b * length + j];
+      for (int64_t j = 0; j < ma.cols && j < length; ++j)
+        a.values[b * ma.rows * ma.cols + i * ma.cols + j] *= d.values[b * length + j];
   return a;
 }
 
@@ -132,8 +134,10 @@ RefTensor mirrored(RefTensor a, bool upper) {
     for (int64_t i = 0; i < ma.rows; ++i)
       for (int64_t j = 0; j < i; ++j) {
         double* base = a.values.data() + b * ma.rows * ma.rows;
-        if (upper) base[i * ma.rows + j] = base[j * ma.rows + i];
-        else base[j * ma.rows + i] = base[i * ma.rows + j];
+        if (upper)
+          base[i * ma.rows + j] = base[j * ma.rows + i];
+        else
+          base[j * ma.rows + i] = base[i * ma.rows + j];
       }
   return a;
 }
@@ -146,25 +150,29 @@ Case qr_case(const Dims& sizes, int64_t mode, Layout layout, bool gradcheck) {
               .label = fmt::format("{} mode {} layout {}", sizes, mode, static_cast<int>(layout)),
               .inputs = {{.sizes = sizes, .layout = layout}},
               .attrs = {{"mode", mode}},
-              .reference = [](const std::vector<RefTensor>& in, const Attrs&) {
-                const Matrices ma(in[0].sizes);
-                const int64_t q_cols = std::min(ma.rows, ma.cols);
-                return std::vector<RefTensor>{in[0], identities(with_tail(in[0].sizes, 2, {}), q_cols),
-                                              RefTensor{.sizes = {}, .values = {0.0}}};
-              },
+              .reference =
+                  [](const std::vector<RefTensor>& in, const Attrs&) {
+                    const Matrices ma(in[0].sizes);
+                    const int64_t q_cols = std::min(ma.rows, ma.cols);
+                    return std::vector<RefTensor>{in[0], identities(with_tail(in[0].sizes, 2, {}), q_cols),
+                                                  RefTensor{.sizes = {}, .values = {0.0}}};
+                  },
               .float32 = kFloat32Decomposition,
               .float64 = kFloat64Decomposition,
               .gradcheck = gradcheck,
               .gradient = {1e-5, 1e-6},
-              .compared_as = [](const std::vector<RefTensor>& out) {
-                const RefTensor lower = strictly_lower(out[1]);
-                const double worst = *std::max_element(lower.values.begin(), lower.values.end(),
-                                                       [](double a, double b) { return std::abs(a) < std::abs(b); });
-                const int64_t k = std::min(out[0].sizes.back(), out[1].sizes[out[1].sizes.size() - 2]);
-                const RefTensor q = leading(out[0], k, true);
-                return std::vector<RefTensor>{batched_product(q, false, leading(out[1], k, false), false),
-                                              batched_product(q, true, q, false), RefTensor{.sizes = {}, .values = {worst}}};
-              }};
+              .compared_as =
+                  [](const std::vector<RefTensor>& out) {
+                    const RefTensor lower = strictly_lower(out[1]);
+                    const double worst =
+                        *std::max_element(lower.values.begin(), lower.values.end(),
+                                          [](double a, double b) { return std::abs(a) < std::abs(b); });
+                    const int64_t k = std::min(out[0].sizes.back(), out[1].sizes[out[1].sizes.size() - 2]);
+                    const RefTensor q = leading(out[0], k, true);
+                    return std::vector<RefTensor>{batched_product(q, false, leading(out[1], k, false), false),
+                                                  batched_product(q, true, q, false),
+                                                  RefTensor{.sizes = {}, .values = {worst}}};
+                  }};
 }
 
 Case eigh_case(const Dims& sizes, bool upper, Layout layout) {
@@ -172,60 +180,67 @@ Case eigh_case(const Dims& sizes, bool upper, Layout layout) {
               .label = fmt::format("{} upper {} layout {}", sizes, upper, static_cast<int>(layout)),
               .inputs = {{.sizes = sizes, .layout = layout}},
               .attrs = {{"upper", upper}, {"compute_v", true}},
-              .reference = [](const std::vector<RefTensor>& in, const Attrs& attrs) {
-                const RefTensor symmetric = mirrored(in[0], attrs.get<bool>("upper"));
-                const int64_t n = symmetric.sizes.back();
-                return std::vector<RefTensor>{jacobi_eigenvalues(symmetric), symmetric,
-                                              identities(with_tail(symmetric.sizes, 2, {}), n)};
-              },
+              .reference =
+                  [](const std::vector<RefTensor>& in, const Attrs& attrs) {
+                    const RefTensor symmetric = mirrored(in[0], attrs.get<bool>("upper"));
+                    const int64_t n = symmetric.sizes.back();
+                    return std::vector<RefTensor>{jacobi_eigenvalues(symmetric), symmetric,
+                                                  identities(with_tail(symmetric.sizes, 2, {}), n)};
+                  },
               .float32 = kFloat32Decomposition,
               .float64 = kFloat64Decomposition,
               .gradcheck = false,
-              .compared_as = [](const std::vector<RefTensor>& out) {
-                const RefTensor& v = out[1];
-                return std::vector<RefTensor>{out[0], batched_product(scaled_columns(v, out[0]), false, v, true),
-                                              batched_product(v, true, v, false)};
-              }};
+              .compared_as =
+                  [](const std::vector<RefTensor>& out) {
+                    const RefTensor& v = out[1];
+                    return std::vector<RefTensor>{out[0], batched_product(scaled_columns(v, out[0]), false, v, true),
+                                                  batched_product(v, true, v, false)};
+                  }};
 }
 
 Case svd_case(const Dims& sizes, bool full, Layout layout) {
-  return Case{.op = "linalg_svd",
-              .label = fmt::format("{} full {} layout {}", sizes, full, static_cast<int>(layout)),
-              .inputs = {{.sizes = sizes, .layout = layout}},
-              .attrs = {{"full_matrices", full}, {"compute_uv", true}},
-              .reference = [](const std::vector<RefTensor>& in, const Attrs&) {
-                // Singular values: square roots of the eigenvalues of the smaller Gram matrix, descending.
-                const Matrices ma(in[0].sizes);
-                const bool tall = ma.rows >= ma.cols;
-                RefTensor s = jacobi_eigenvalues(batched_product(in[0], tall, in[0], !tall));
-                const int64_t k = s.sizes.back();
-                for (int64_t b = 0; b < ma.count; ++b) std::reverse(s.values.begin() + b * k, s.values.begin() + (b + 1) * k);
-                for (double& value : s.values) value = std::sqrt(std::max(value, 0.0));
-                const Dims batch = with_tail(in[0].sizes, 2, {});
-                return std::vector<RefTensor>{s, in[0], identities(batch, ma.rows), identities(batch, ma.cols)};
-              },
-              .float32 = kFloat32Decomposition,
-              .float64 = {1e-8, 1e-10},
-              .gradcheck = !full,
-              .gradient = {1e-5, 1e-6},
-              .compared_as = [full](const std::vector<RefTensor>& out) {
-                const int64_t k = out[1].sizes.back();
-                const RefTensor u = leading(out[0], k, true), vh = leading(out[2], k, false);
-                // Full bases are square and orthogonal; reduced ones are compared on their k vectors
-                // (the reference's identities are then cut to k below).
-                std::vector<RefTensor> quantities{out[1], batched_product(scaled_columns(u, out[1]), false, vh, false)};
-                if (full) {
-                  quantities.push_back(batched_product(out[0], false, out[0], true));
-                  quantities.push_back(batched_product(out[2], true, out[2], false));
-                }
-                return quantities;
-              }};
+  return Case{
+      .op = "linalg_svd",
+      .label = fmt::format("{} full {} layout {}", sizes, full, static_cast<int>(layout)),
+      .inputs = {{.sizes = sizes, .layout = layout}},
+      .attrs = {{"full_matrices", full}, {"compute_uv", true}},
+      .reference =
+          [](const std::vector<RefTensor>& in, const Attrs&) {
+            // Singular values: square roots of the eigenvalues of the smaller Gram matrix, descending.
+            const Matrices ma(in[0].sizes);
+            const bool tall = ma.rows >= ma.cols;
+            RefTensor s = jacobi_eigenvalues(batched_product(in[0], tall, in[0], !tall));
+            const int64_t k = s.sizes.back();
+            for (int64_t b = 0; b < ma.count; ++b)
+              std::reverse(s.values.begin() + b * k, s.values.begin() + (b + 1) * k);
+            for (double& value : s.values) value = std::sqrt(std::max(value, 0.0));
+            const Dims batch = with_tail(in[0].sizes, 2, {});
+            return std::vector<RefTensor>{s, in[0], identities(batch, ma.rows), identities(batch, ma.cols)};
+          },
+      .float32 = kFloat32Decomposition,
+      .float64 = {1e-8, 1e-10},
+      .gradcheck = !full,
+      .gradient = {1e-5, 1e-6},
+      .compared_as =
+          [full](const std::vector<RefTensor>& out) {
+            const int64_t k = out[1].sizes.back();
+            const RefTensor u = leading(out[0], k, true), vh = leading(out[2], k, false);
+            // Full bases are square and orthogonal; reduced ones are compared on their k vectors
+            // (the reference's identities are then cut to k below).
+            std::vector<RefTensor> quantities{out[1], batched_product(scaled_columns(u, out[1]), false, vh, false)};
+            if (full) {
+              quantities.push_back(batched_product(out[0], false, out[0], true));
+              quantities.push_back(batched_product(out[2], true, out[2], false));
+            }
+            return quantities;
+          }};
 }
 
 std::vector<Case> linalg_spectral_cases() {
   std::vector<Case> cases;
   for (const Dims& sizes : {Dims{5, 3}, Dims{3, 5}, Dims{4, 4}, Dims{2, 3, 4}})
-    for (int64_t mode : {0, 1}) cases.push_back(qr_case(sizes, mode, Layout::Contiguous, mode == 0 || sizes[0] <= sizes[1]));
+    for (int64_t mode : {0, 1})
+      cases.push_back(qr_case(sizes, mode, Layout::Contiguous, mode == 0 || sizes[0] <= sizes[1]));
   cases.push_back(qr_case({4, 3}, 0, Layout::Transposed, true));
   cases.push_back(qr_case({2, 4, 3}, 0, Layout::Strided, false));
   cases.push_back(qr_case({2, 4, 3}, 0, Layout::Expanded, false));

@@ -73,7 +73,9 @@ inline HostMatrix identity(int64_t n) {
 }
 
 // The deviation of a's columns from an orthonormal set: max |a^T a - I|.
-inline double orthonormality_error(const HostMatrix& a) { return max_difference(product(transpose(a), a), identity(a.cols)); }
+inline double orthonormality_error(const HostMatrix& a) {
+  return max_difference(product(transpose(a), a), identity(a.cols));
+}
 
 // A symmetric float64 [*, n, n] tensor with well-separated eigenvalues: B + B^T + diag(0, 3, 6, ...).
 inline Tensor symmetric_input(int64_t batch, int64_t n, uint32_t seed) {
@@ -81,7 +83,8 @@ inline Tensor symmetric_input(int64_t batch, int64_t n, uint32_t seed) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j <= i; ++j) {
-        const size_t lower = static_cast<size_t>(b * n * n + i * n + j), upper = static_cast<size_t>(b * n * n + j * n + i);
+        const size_t lower = static_cast<size_t>(b * n * n + i * n + j),
+                     upper = static_cast<size_t>(b * n * n + j * n + i);
         const double sum = values[lower] + values[upper] + (i == j ? 3.0 * static_cast<double>(i) : 0.0);
         values[lower] = values[upper] = sum;
       }

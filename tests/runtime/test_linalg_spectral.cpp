@@ -42,7 +42,7 @@ TEST_CASE("linalg::qr: Q R = A, Q^T Q = I and R upper triangular for tall, wide,
   check_qr(random_tensor({4, 6}, 5).transpose(0, 1), "reduced");
   const auto [q, r] = linalg::qr(random_tensor({5, 3}, 3), "r");
   CHECK(q.numel() == 0);
-  CHECK(max_difference(host_matrix(r), host_matrix(std::get<1>(linalg::qr(random_tensor({5, 3}, 3)))) ) == 0.0);
+  CHECK(max_difference(host_matrix(r), host_matrix(std::get<1>(linalg::qr(random_tensor({5, 3}, 3))))) == 0.0);
 }
 
 TEST_CASE("linalg::eigh: V diag(w) V^T = A with ascending w, from either triangle, batched") {
@@ -95,8 +95,8 @@ TEST_CASE("linalg::pinv meets the four Moore-Penrose conditions, for full-rank, 
   Tensor deficient = random_tensor({5, 2}, 23);
   deficient = cat({deficient, deficient * 2.0}, 1);
   const Tensor symmetric = symmetric_input(1, 4, 29).squeeze(0);
-  for (const auto& [a, hermitian] : {std::pair{random_tensor({5, 3}, 19), false}, std::pair{deficient, false},
-                                      std::pair{symmetric, true}}) {
+  for (const auto& [a, hermitian] :
+       {std::pair{random_tensor({5, 3}, 19), false}, std::pair{deficient, false}, std::pair{symmetric, true}}) {
     const HostMatrix am = host_matrix(a), xm = host_matrix(linalg::pinv(a, std::nullopt, std::nullopt, hermitian));
     CHECK(max_difference(product(product(am, xm), am), am) < 1e-11);
     CHECK(max_difference(product(product(xm, am), xm), xm) < 1e-11);
@@ -186,21 +186,34 @@ TEST_CASE("linalg spectral functions in float32 agree with float64 within float3
   const Tensor sym = symmetric_input(2, 4, 71);
   const std::vector<double> w64 = values_of(linalg::eigvalsh(sym)), w32 = values_of(linalg::eigvalsh(sym.to(kFloat32)));
   for (size_t i = 0; i < w64.size(); ++i) CHECK(std::abs(w64[i] - w32[i]) < 1e-5 * (1 + std::abs(w64[i])));
-  CHECK(std::abs(linalg::matrix_norm(a32, "nuc").sum().item<double>() - linalg::matrix_norm(a64, "nuc").sum().item<double>()) < 1e-4);
+  CHECK(std::abs(linalg::matrix_norm(a32, "nuc").sum().item<double>() -
+                 linalg::matrix_norm(a64, "nuc").sum().item<double>()) < 1e-4);
 }
 
 TEST_CASE("linalg spectral errors name the function, the values and the call site") {
   const Tensor square = random_tensor({3, 3}, 1);
-  CHECK(error_of([&] { linalg::eigh(random_tensor({3, 4}, 1)); }).find("linalg.eigh: A must be batches of square matrices, but they are 3 by 4 matrices") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::eigh(random_tensor({3, 4}, 1));
+        }).find("linalg.eigh: A must be batches of square matrices, but they are 3 by 4 matrices") !=
+        std::string::npos);
   CHECK(error_of([&] { linalg::qr(square, "full"); }).find("unrecognized mode 'full'") != std::string::npos);
   CHECK(error_of([&] { linalg::eigh(square, "X"); }).find("UPLO must be 'L' or 'U', got 'X'") != std::string::npos);
-  CHECK(error_of([&] { linalg::svd(random_tensor({3}, 1)); }).find("at least 2 dimensions, got shape [3]") != std::string::npos);
-  CHECK(error_of([&] { linalg::qr(ones({2, 2}, {.dtype = kInt64})); }).find("Expected a floating point tensor as input. Got int64") != std::string::npos);
+  CHECK(error_of([&] { linalg::svd(random_tensor({3}, 1)); }).find("at least 2 dimensions, got shape [3]") !=
+        std::string::npos);
+  CHECK(error_of([&] {
+          linalg::qr(ones({2, 2}, {.dtype = kInt64}));
+        }).find("Expected a floating point tensor as input. Got int64") != std::string::npos);
   CHECK(error_of([&] { linalg::svd(square.to(kFloat16)); }).find("float16 is not supported") != std::string::npos);
   CHECK(error_of([&] { linalg::matrix_norm(square, 3); }).find("Order 3 not supported") != std::string::npos);
   CHECK(error_of([&] { linalg::matrix_norm(square, "abc"); }).find("Order abc not supported") != std::string::npos);
-  CHECK(error_of([&] { linalg::matrix_norm(square, "fro", {1, 1}); }).find("dims must be different") != std::string::npos);
-  CHECK(error_of([&] { linalg::cond(random_tensor({3, 4}, 1), 1.0); }).find("square matrices, but they are 3 by 4") != std::string::npos);
-  CHECK(error_of([&] { linalg::lstsq(square, random_tensor({4, 1}, 1)); }).find("input.size(-2) should match other.size(-2)") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::matrix_norm(square, "fro", {1, 1});
+        }).find("dims must be different") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::cond(random_tensor({3, 4}, 1), 1.0);
+        }).find("square matrices, but they are 3 by 4") != std::string::npos);
+  CHECK(error_of([&] {
+          linalg::lstsq(square, random_tensor({4, 1}, 1));
+        }).find("input.size(-2) should match other.size(-2)") != std::string::npos);
   CHECK(error_of([&] { linalg::qr(square, "full"); }).find("test_linalg_spectral.cpp") != std::string::npos);
 }

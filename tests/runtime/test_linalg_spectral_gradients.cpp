@@ -70,8 +70,9 @@ TEST_CASE("linalg::qr refuses the gradients PyTorch refuses: mode 'r' and comple
   const Tensor r_only = std::get<1>(linalg::qr(a, "r"));
   CHECK(error_of([&] { r_only.sum().backward(); }).find("which is not computed when mode='r'") != std::string::npos);
   const Tensor q_complete = std::get<0>(linalg::qr(a, "complete"));
-  CHECK(error_of([&] { q_complete.sum().backward(); })
-            .find("not differentiable when mode='complete' and nrows > ncols") != std::string::npos);
+  CHECK(error_of([&] {
+          q_complete.sum().backward();
+        }).find("not differentiable when mode='complete' and nrows > ncols") != std::string::npos);
 }
 
 TEST_CASE("linalg::eigh and eigvalsh gradients match finite differences, from either triangle and batched") {
@@ -133,7 +134,8 @@ TEST_CASE("CUDA: qr, eigh and svd match the CPU in sign-free quantities, float32
       for (bool full : {true, false}) same(invariant_svd(a, full), invariant_svd(a.to(cuda), full));
       const Tensor square = a.narrow(-1, 0, std::min(sizes[sizes.size() - 1], sizes[sizes.size() - 2]))
                                 .narrow(-2, 0, std::min(sizes[sizes.size() - 1], sizes[sizes.size() - 2]));
-      for (std::string_view uplo : {"L", "U"}) same(invariant_eigh(square, uplo), invariant_eigh(square.to(cuda), uplo));
+      for (std::string_view uplo : {"L", "U"})
+        same(invariant_eigh(square, uplo), invariant_eigh(square.to(cuda), uplo));
     }
   }
 }

@@ -2,9 +2,8 @@
 // are unique only up to signs, so each case compares sign-free quantities (Case::compared_as):
 // the reconstruction (Q R, V diag(w) V^T, U diag(S) Vh) against the input, the factors'
 // orthonormality against I, R's lower part against 0, and the values against a cyclic-Jacobi
-// float64 reference. Gradients (raw outputs: their signs are locally constant) for qr and svd;
-// eigh's reads one triangle, so its gradient is checked on symmetrized input in
-// tests/runtime/test_linalg_spectral_gradients.cpp.
+// float64 reference. Gradients of the raw outputs (their signs are locally constant); eigh reads
+// one triangle, so its gradient is checked on A + A^T (Case::gradient_inputs), as PyTorch's is.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -74,7 +73,7 @@ RefTensor leading(const RefTensor& a, int64_t count, bool columns) {
 }
 
 RefTensor identities(const Dims& batch_sizes, int64_t n) {
-  RefTensor out{.sizes = with_tail(batch_sizes, 2, {n, n})};
+  RefTensor out{.sizes = with_tail(batch_sizes, 0, {n, n})};
   const Matrices shape(out.sizes);
   for (int64_t b = 0; b < shape.count; ++b)
     for (int64_t i = 0; i < n * n; ++i) out.values.push_back(i % (n + 1) == 0 ? 1.0 : 0.0);
@@ -151,9 +150,9 @@ Case qr_case(const Dims& sizes, int64_t mode, Layout layout, bool gradcheck) {
               .inputs = {{.sizes = sizes, .layout = layout}},
               .attrs = {{"mode", mode}},
               .reference =
-                  [](const std::vector<RefTensor>& in, const Attrs&) {
+                  [](const std::vector<RefTensor>& in, const Attrs& attrs) {
                     const Matrices ma(in[0].sizes);
-                    const int64_t q_cols = std::min(ma.rows, ma.cols);
+                    const int64_t q_cols = attrs.get<int64_t>("mode") == 1 ? ma.rows : std::min(ma.rows, ma.cols);
                     return std::vector<RefTensor>{in[0], identities(with_tail(in[0].sizes, 2, {}), q_cols),
                                                   RefTensor{.sizes = {}, .values = {0.0}}};
                   },
@@ -189,51 +188,51 @@ Case eigh_case(const Dims& sizes, bool upper, Layout layout) {
                   },
               .float32 = kFloat32Decomposition,
               .float64 = kFloat64Decomposition,
-              .gradcheck = false,
+              .gradient = {1e-5, 1e-6},
               .compared_as =
                   [](const std::vector<RefTensor>& out) {
                     const RefTensor& v = out[1];
                     return std::vector<RefTensor>{out[0], batched_product(scaled_columns(v, out[0]), false, v, true),
                                                   batched_product(v, true, v, false)};
-                  }};
+                  },
+              .gradient_inputs =
+                  [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + in[0].transpose(-2, -1)}; }};
 }
 
 Case svd_case(const Dims& sizes, bool full, Layout layout) {
-  return Case{
-      .op = "linalg_svd",
-      .label = fmt::format("{} full {} layout {}", sizes, full, static_cast<int>(layout)),
-      .inputs = {{.sizes = sizes, .layout = layout}},
-      .attrs = {{"full_matrices", full}, {"compute_uv", true}},
-      .reference =
-          [](const std::vector<RefTensor>& in, const Attrs&) {
-            // Singular values: square roots of the eigenvalues of the smaller Gram matrix, descending.
-            const Matrices ma(in[0].sizes);
-            const bool tall = ma.rows >= ma.cols;
-            RefTensor s = jacobi_eigenvalues(batched_product(in[0], tall, in[0], !tall));
-            const int64_t k = s.sizes.back();
-            for (int64_t b = 0; b < ma.count; ++b)
-              std::reverse(s.values.begin() + b * k, s.values.begin() + (b + 1) * k);
-            for (double& value : s.values) value = std::sqrt(std::max(value, 0.0));
-            const Dims batch = with_tail(in[0].sizes, 2, {});
-            return std::vector<RefTensor>{s, in[0], identities(batch, ma.rows), identities(batch, ma.cols)};
-          },
-      .float32 = kFloat32Decomposition,
-      .float64 = {1e-8, 1e-10},
-      .gradcheck = !full,
-      .gradient = {1e-5, 1e-6},
-      .compared_as =
-          [full](const std::vector<RefTensor>& out) {
-            const int64_t k = out[1].sizes.back();
-            const RefTensor u = leading(out[0], k, true), vh = leading(out[2], k, false);
-            // Full bases are square and orthogonal; reduced ones are compared on their k vectors
-            // (the reference's identities are then cut to k below).
-            std::vector<RefTensor> quantities{out[1], batched_product(scaled_columns(u, out[1]), false, vh, false)};
-            if (full) {
-              quantities.push_back(batched_product(out[0], false, out[0], true));
-              quantities.push_back(batched_product(out[2], true, out[2], false));
-            }
-            return quantities;
-          }};
+  return Case{.op = "linalg_svd",
+              .label = fmt::format("{} full {} layout {}", sizes, full, static_cast<int>(layout)),
+              .inputs = {{.sizes = sizes, .layout = layout}},
+              .attrs = {{"full_matrices", full}, {"compute_uv", true}},
+              .reference =
+                  [](const std::vector<RefTensor>& in, const Attrs& attrs) {
+                    // Singular values: square roots of the eigenvalues of the smaller Gram matrix, descending.
+                    const Matrices ma(in[0].sizes);
+                    const bool tall = ma.rows >= ma.cols;
+                    RefTensor s = jacobi_eigenvalues(batched_product(in[0], tall, in[0], !tall));
+                    const int64_t k = s.sizes.back();
+                    for (int64_t b = 0; b < ma.count; ++b)
+                      std::reverse(s.values.begin() + b * k, s.values.begin() + (b + 1) * k);
+                    for (double& value : s.values) value = std::sqrt(std::max(value, 0.0));
+                    const Dims batch = with_tail(in[0].sizes, 2, {});
+                    const bool full = attrs.get<bool>("full_matrices");
+                    return std::vector<RefTensor>{s, in[0], identities(batch, full ? ma.rows : k),
+                                                  identities(batch, full ? ma.cols : k)};
+                  },
+              .float32 = kFloat32Decomposition,
+              .float64 = {1e-8, 1e-10},
+              .gradcheck = !full,
+              .gradient = {1e-5, 1e-6},
+              .compared_as =
+                  [](const std::vector<RefTensor>& out) {
+                    const int64_t k = out[1].sizes.back();
+                    const RefTensor u = leading(out[0], k, true), vh = leading(out[2], k, false);
+                    // S, U_k diag(S) Vh_k, and the orthonormality of all of U's columns and Vh's rows
+                    // (m and n of them with full_matrices, k without).
+                    return std::vector<RefTensor>{out[1], batched_product(scaled_columns(u, out[1]), false, vh, false),
+                                                  batched_product(out[0], true, out[0], false),
+                                                  batched_product(out[2], false, out[2], true)};
+                  }};
 }
 
 std::vector<Case> linalg_spectral_cases() {

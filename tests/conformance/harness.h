@@ -107,6 +107,10 @@ struct Case {
   // outputs (as float64) are mapped to sign-free quantities (Q R, Q^T Q, ...) and those are
   // compared with what `reference` returns, which are then the expected quantities themselves.
   std::function<std::vector<RefTensor>(const std::vector<RefTensor>& outputs)> compared_as = {};
+  // Maps the inputs, with autograd, before the op in the gradient checks only (PyTorch's gradcheck
+  // wrappers): eigh reads one triangle, so its gradient holds along symmetric perturbations and is
+  // checked on A + A^T.
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)> gradient_inputs = {};
 };
 
 // Both 16-bit tolerances: bfloat16 keeps 8 mantissa bits, float16 11, so fp16 is 4x tighter.

@@ -19,8 +19,10 @@ Attrs attrs_for(const Case& c, Device device);  // with `device` substituted
 std::vector<Tensor> make_inputs(const Case& c, DType dtype, Device device,
                                 std::vector<std::vector<double>>* values = nullptr);
 std::string join(const std::vector<std::string>& lines);
-// Runs the op on `inputs`; an in-place op writes clones, so the leaves keep their values.
-ember::TensorList run_for_gradient(const ember::OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs);
+// Runs the op on `inputs` (mapped by the case's gradient_inputs when set); an in-place op writes
+// clones, so the leaves keep their values.
+ember::TensorList run_for_gradient(const ember::OpDef& op, const Case& c, const std::vector<Tensor>& inputs,
+                                   const Attrs& attrs);
 
 // The failures of one check, each prefixed with the case, dtype and device.
 class Failures {

@@ -10,9 +10,11 @@ using ember::OpDef;
 using ember::OpKind;
 using namespace detail;
 
-ember::TensorList detail::run_for_gradient(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
-  if (op.kind != OpKind::InPlace) return run_op(op, inputs, attrs);
-  std::vector<Tensor> targets = inputs;
+ember::TensorList detail::run_for_gradient(const OpDef& op, const Case& c, const std::vector<Tensor>& inputs,
+                                           const Attrs& attrs) {
+  const std::vector<Tensor> mapped = c.gradient_inputs ? c.gradient_inputs(inputs) : inputs;
+  if (op.kind != OpKind::InPlace) return run_op(op, mapped, attrs);
+  std::vector<Tensor> targets = mapped;
   for (size_t i = 0; i < targets.size(); ++i)
     if ((op.mutated_inputs & (1u << i)) && targets[i].defined()) targets[i] = targets[i].clone();
   return run_op(op, targets, attrs);
@@ -84,7 +86,7 @@ std::vector<std::string> check_gradients(const OpDef& op, const Case& c, Device 
   std::vector<Tensor> roots, weights;
   std::vector<std::pair<int, RefTensor>> weight_values;
   try {
-    ember::TensorList outputs = run_for_gradient(op, inputs, attrs);
+    ember::TensorList outputs = run_for_gradient(op, c, inputs, attrs);
     for (int k = 0; k < outputs.size(); ++k) {
       if (!(c.loss_outputs & (1u << k)) || !ember::is_floating(outputs[k].dtype())) continue;
       if (!outputs[k].requires_grad()) {
@@ -103,7 +105,7 @@ std::vector<std::string> check_gradients(const OpDef& op, const Case& c, Device 
   }
   auto loss = [&](const std::vector<Tensor>& perturbed) {
     ember::NoGradGuard no_grad;
-    ember::TensorList outputs = run_for_gradient(op, perturbed, attrs);
+    ember::TensorList outputs = run_for_gradient(op, c, perturbed, attrs);
     double total = 0.0;
     for (const auto& [k, weight] : weight_values) {
       const RefTensor output = to_reference(outputs[k]);

@@ -116,6 +116,9 @@ std::vector<std::string> check_forward(const OpDef& op, const Case& c, DType dty
     std::vector<RefTensor> actual;
     for (const Tensor& output : outputs) actual.push_back(to_reference(output));
     const std::vector<RefTensor> quantities = c.compared_as(actual);
+    if (quantities.size() != expected.size())
+      failures.add(
+          fmt::format("{} sign-free quantities, but the reference gives {}", quantities.size(), expected.size()));
     for (size_t q = 0; q < quantities.size() && q < expected.size(); ++q) {
       // Rounded to the dtype under test, as an output would be, then compared like one.
       const Tensor quantity = build_input({quantities[q].sizes}, quantities[q].values, dtype, ember::kCPU);

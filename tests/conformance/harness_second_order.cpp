@@ -31,7 +31,7 @@ struct SecondOrderProblem {
   // S = sum_i <V_i, dL/dx_i> with L = sum_k <W_k, output_k>, at the given values of the inputs and
   // weights. With create_graph the result keeps history; otherwise only its value matters.
   Tensor evaluate(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights, bool create_graph) const {
-    ember::TensorList outputs = run_for_gradient(op, inputs, attrs);
+    ember::TensorList outputs = run_for_gradient(op, c, inputs, attrs);
     std::vector<Tensor> roots, leaves;
     for (int k : weighted_outputs) roots.push_back(outputs[k]);
     for (size_t i : differentiable) leaves.push_back(inputs[i]);
@@ -68,7 +68,7 @@ std::vector<std::string> check_second_gradients(const OpDef& op, const Case& c, 
   {
     const ember::TensorList outputs = [&] {
       ember::NoGradGuard no_grad;
-      return run_for_gradient(op, inputs, problem.attrs);
+      return run_for_gradient(op, problem.c, inputs, problem.attrs);
     }();
     for (int k = 0; k < outputs.size(); ++k) {
       if (!(c.loss_outputs & (1u << k)) || !ember::is_floating(outputs[k].dtype())) continue;

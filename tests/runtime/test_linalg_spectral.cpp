@@ -217,3 +217,19 @@ TEST_CASE("linalg spectral errors name the function, the values and the call sit
         }).find("input.size(-2) should match other.size(-2)") != std::string::npos);
   CHECK(error_of([&] { linalg::qr(square, "full"); }).find("test_linalg_spectral.cpp") != std::string::npos);
 }
+
+TEST_CASE("linalg::svd and eigh refuse inf / NaN input, naming the matrix, instead of returning garbage") {
+  // 3 columns take Eigen's Jacobi path, 17 its divide and conquer; the second matrix is bad.
+  for (int64_t n : {3, 17}) {
+    INFO("n ", n);
+    const Tensor a = random_tensor({2, n, n}, 7);
+    a.data_ptr<double>()[n * n + 1] = std::nan("");
+    const std::string expected = "non-finite values (matrix 1 of the batch";
+    CHECK(error_of([&] { linalg::svd(a); }).find(expected) != std::string::npos);
+    CHECK(error_of([&] { linalg::svdvals(a); }).find(expected) != std::string::npos);
+    a.data_ptr<double>()[n * n + 1] = INFINITY;
+    CHECK(error_of([&] { linalg::svd(a, false); }).find(expected) != std::string::npos);
+    CHECK(error_of([&] { linalg::eigh(a, "U"); }).find("linalg.eigh: the algorithm failed to converge for matrix 1") !=
+          std::string::npos);
+  }
+}

@@ -62,6 +62,9 @@ constexpr PolicyEntry kPolicies[] = {
     {"linalg_slogdet", AutocastPolicy::Float32},
     {"linalg_cholesky", AutocastPolicy::Float32},
     {"linalg_solve_triangular", AutocastPolicy::Float32},
+    {"linalg_qr", AutocastPolicy::Float32},
+    {"linalg_eigh", AutocastPolicy::Float32},
+    {"linalg_svd", AutocastPolicy::Float32},
 };
 
 void register_autocast_policies(OpRegistry& registry) {

@@ -62,3 +62,6 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false, Wher
 Tensor cholesky_inverse(const Tensor& L, bool upper = false, Where where = Where::current());
 
 }  // namespace ember
+
+// The decompositions (qr, eigh, svd) and what builds on them.
+#include "runtime/linalg_spectral.h"

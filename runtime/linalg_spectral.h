@@ -1,6 +1,6 @@
 // torch.linalg's spectral decompositions and what builds on them, in namespace ember::linalg:
 // qr, eigh, eigvalsh, svd, svdvals, pinv, matrix_rank, matrix_norm, cond and lstsq.
-// runtime/linalg.h (solve, inv, det, cholesky) is another file's; it includes this one.
+// runtime/linalg.h (solve, inv, det, cholesky) includes this one, so users include that.
 //
 // Every function takes a batch [*, m, n] of float32 or float64 matrices and works per matrix.
 // qr, eigh and svd are registry ops (linalg_qr, linalg_eigh, linalg_svd: Eigen on the CPU,

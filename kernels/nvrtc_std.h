@@ -231,5 +231,8 @@ EMBER_NVRTC_BINARY(hypot)
 EMBER_NVRTC_BINARY(remainder)
 #undef EMBER_NVRTC_UNARY
 #undef EMBER_NVRTC_BINARY
+// x y + z rounded once (special_error.h splits x^2 into two doubles with it).
+inline float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
+inline double fma(double x, double y, double z) { return ::fma(x, y, z); }
 
 }  // namespace std

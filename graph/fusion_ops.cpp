@@ -46,6 +46,7 @@ std::string functor_expression(const OpDef& op, const Attrs& attrs, std::string&
     return fmt::format("{}{{{}, {}}}", op.functor, number("min_val"), number("max_val"));
   if (name == "softplus" || name == "softplus_backward")
     return fmt::format("{}{{{}, {}}}", op.functor, number("beta"), number("threshold"));
+  if (name == "polygamma") return fmt::format("{}{{{}}}", op.functor, attrs.get<int64_t>("n"));  // fn::Polygamma{n}
   // gelu's CPU kernels call the tanh or erf functor chosen once per call, not fn::Gelu's select.
   if (name == "gelu") return attrs.get<bool>("tanh") ? "ember::fn::GeluTanh{}" : "ember::fn::GeluErf{}";
   if (name == "gelu_backward")

@@ -43,21 +43,21 @@ EMBER_HOST_DEVICE double unscaled(double scaled, double a) {
   return scaled * half * half;
 }
 
-EMBER_HOST_DEVICE double i0e(double x) {
+EMBER_SPECIAL_FUNCTION double i0e(double x) {
   if (std::isnan(x)) return x;
   return bessel_i_scaled(0, std::abs(x));
 }
-EMBER_HOST_DEVICE double i1e(double x) {
+EMBER_SPECIAL_FUNCTION double i1e(double x) {
   if (std::isnan(x)) return x;
   return std::copysign(bessel_i_scaled(1, std::abs(x)), x);
 }
 // +inf at +-inf (i1: the sign of x).
-EMBER_HOST_DEVICE double i0(double x) {
+EMBER_SPECIAL_FUNCTION double i0(double x) {
   if (std::isnan(x)) return x;
   const double a = std::abs(x);
   return a == infinity() ? a : unscaled(bessel_i_scaled(0, a), a);
 }
-EMBER_HOST_DEVICE double i1(double x) {
+EMBER_SPECIAL_FUNCTION double i1(double x) {
   if (std::isnan(x)) return x;
   const double a = std::abs(x);
   return std::copysign(a == infinity() ? a : unscaled(bessel_i_scaled(1, a), a), x);

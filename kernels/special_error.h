@@ -37,7 +37,7 @@ EMBER_HOST_DEVICE double erfcx_nonnegative(double x) {
 }
 
 // e^(x^2) erfc(x): 2 e^(x^2) - erfcx(-x) below 0, +inf once e^(x^2) overflows.
-EMBER_HOST_DEVICE double erfcx(double x) {
+EMBER_SPECIAL_FUNCTION double erfcx(double x) {
   if (std::isnan(x)) return x;
   if (x >= 0.0) return erfcx_nonnegative(x);
   if (x < -26.7) return infinity();
@@ -45,7 +45,7 @@ EMBER_HOST_DEVICE double erfcx(double x) {
 }
 
 // log of the standard normal CDF: 0 at +inf, -inf at -inf.
-EMBER_HOST_DEVICE double log_ndtr(double x) {
+EMBER_SPECIAL_FUNCTION double log_ndtr(double x) {
   if (std::isnan(x)) return x;
   const double t = x / kSqrtTwo;
   if (x < -1.0) return std::log(0.5 * erfcx(-t)) - 0.5 * x * x;
@@ -105,7 +105,7 @@ EMBER_HOST_DEVICE double erfc_inverse_tail(double w) {
 }
 
 // Inverse error function on [-1, 1]: +-inf at +-1, NaN outside.
-EMBER_HOST_DEVICE double erfinv(double y) {
+EMBER_SPECIAL_FUNCTION double erfinv(double y) {
   const double magnitude = std::abs(y);
   if (!(magnitude <= 1.0)) return quiet_nan();  // also NaN in
   if (magnitude == 1.0) return std::copysign(infinity(), y);
@@ -114,7 +114,7 @@ EMBER_HOST_DEVICE double erfinv(double y) {
 }
 
 // Inverse of the standard normal CDF on [0, 1]: -inf at 0, +inf at 1, NaN outside.
-EMBER_HOST_DEVICE double ndtri(double p) {
+EMBER_SPECIAL_FUNCTION double ndtri(double p) {
   if (!(p >= 0.0 && p <= 1.0)) return quiet_nan();
   if (p == 0.0) return -infinity();
   if (p == 1.0) return infinity();

@@ -97,6 +97,8 @@ Outcome run_case(const OpDef& op, const std::vector<Parameter>& parameters, DTyp
         attrs.set(attribute_name(parameter.name), attribute_value(parameter.name));
       } else if (parameter.type == "bool") {
         attrs.set("tanh", flag);
+      } else if (parameter.type == "int") {
+        attrs.set("n", int64_t{2});  // polygamma's order: 2 takes the zeta path, not digamma's
       }
     }
     builder.graph.outputs.push_back(builder.node(op.name, operands, attrs));
@@ -133,6 +135,7 @@ TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals 
     for (const Parameter& parameter : parameters) {
       INFO(op->name, " parameter ", parameter.type, " ", parameter.name);
       const bool known = parameter.type == "Tensor" || parameter.type == "bool" ||
+                         (parameter.type == "int" && parameter.name == "n") ||
                          ((parameter.type == "float" || parameter.type == "float?") &&
                           std::string(attribute_name(parameter.name)) != "unknown");
       CHECK(known);

@@ -24,7 +24,7 @@ inline constexpr double kSqrtTwo = 1.41421356237309504880;
 // e^(x^2) with x^2 = high + low exactly (an FMA gives the rounding error of x x).
 EMBER_HOST_DEVICE double exp_square(double x) {
   const double high = x * x;
-  const double low = std::fma(x, x, -high);
+  const double low = std::isfinite(high) ? std::fma(x, x, -high) : 0.0;
   return std::exp(high) * (1.0 + low);
 }
 
@@ -51,7 +51,7 @@ EMBER_SPECIAL_FUNCTION double log_ndtr(double x) {
   if (x < -1.0) return std::log(0.5 * erfcx(-t)) - 0.5 * x * x;
   // 1 - Phi(x) = erfcx(t) e^(-x^2 / 2) / 2: erfc(t) itself would carry t's rounding times 2 t^2.
   const double high = x * x;
-  const double low = std::fma(x, x, -high);
+  const double low = std::isfinite(high) ? std::fma(x, x, -high) : 0.0;  // x = inf: fma is NaN
   return std::log1p(-0.5 * erfcx(t) * std::exp(-0.5 * high) * (1.0 - 0.5 * low));
 }
 

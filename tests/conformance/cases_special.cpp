@@ -50,8 +50,12 @@ std::vector<Case> special_cases() {
   std::vector<Case> cases;
   for (const UnaryOp& op : kSpecialUnary)
     for (const Variant& variant : unary_variants(op.domain)) cases.push_back(special_case(op.op, variant, {}, op.math));
+  // polygamma(3, x) grows like 6 / d^4 at a distance d from a pole: a wider margin keeps it
+  // within float16 and its finite differences valid.
+  Domain away_from_poles = avoiding({-2.0, -1.0, 0.0}, -2.9, 4.0);
+  away_from_poles.margin = 0.25;
   for (int64_t n = 0; n <= 3; ++n) {
-    for (const Variant& variant : unary_variants(avoiding({-2.0, -1.0, 0.0}, -2.9, 4.0))) {
+    for (const Variant& variant : unary_variants(away_from_poles)) {
       Case c = special_case("polygamma", variant, {{"n", n}},
                             [n](double x) { return special_reference::polygamma(static_cast<int>(n), x); });
       c.label += ", n=" + std::to_string(n);

@@ -24,4 +24,5 @@
 #include "runtime/optim/optim.h"
 #include "runtime/parallel.h"
 #include "runtime/random/generator.h"
+#include "runtime/special.h"
 #include "runtime/tensor.h"

@@ -15,19 +15,13 @@ namespace ember::cuda {
 
 namespace {
 
-int64_t matrices_in(const Tensor& t) {
-  int64_t count = 1;
-  for (int d = 0; d + 2 < t.dim(); ++d) count *= t.sizes()[d];
-  return count;
-}
-
 void cholesky_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor& a = call.input(0);
   DeviceGuard guard(a.device());
   void* stream = stream_of(a);
   const Tensor& l = outputs[0];
   copy_into(a, l);
-  const int64_t count = matrices_in(a), n = a.size(-1);
+  const int64_t count = matrix_count(a), n = a.size(-1);
   if (count == 0 || n == 0) return;
   const SolverHandle solver = solver_for(stream);
   const cudaDataType type = data_type_of(a.dtype());
@@ -44,7 +38,7 @@ void cholesky_cuda(const OpCall& call, TensorList& outputs) {
                                      workspace.raw_data_ptr(), device_bytes, host_workspace.data(), host_bytes,
                                      info.data_ptr<int>() + m));
   launch_checked(launch_zero_strict_upper(a.dtype(), l.raw_data_ptr(), count, n, stream));
-  const std::vector<int> infos = infos_of(info, count, stream);
+  const std::vector<int> infos = read_infos(info, count, stream, "linalg.cholesky");
   for (int64_t m = 0; m < count; ++m)
     if (infos[m] > 0) fail_not_positive_definite(a.dim() > 2, m, infos[m]);
 }
@@ -54,7 +48,7 @@ void solve_triangular_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(b.device());
   const Tensor triangle = contiguous_on_device(call.input(0));
   copy_into(b, outputs[0]);
-  launch_checked(launch_triangular_solve(b.dtype(), triangle.raw_data_ptr(), outputs[0].raw_data_ptr(), matrices_in(b),
+  launch_checked(launch_triangular_solve(b.dtype(), triangle.raw_data_ptr(), outputs[0].raw_data_ptr(), matrix_count(b),
                                          b.size(-2), b.size(-1), call.attrs.get<bool>("upper"),
                                          call.attrs.get<bool>("unitriangular"), stream_of(b)));
 }

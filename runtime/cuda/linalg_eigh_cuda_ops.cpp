@@ -24,7 +24,7 @@ void linalg_eigh_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor factored = packed_copy(input);  // syevd overwrites it with the eigenvectors
   const Tensor infos = info_buffer(count, input.device());
   const SolverHandle solver = solver_for(stream);
-  const cudaDataType type = solver_type(dtype);
+  const cudaDataType type = data_type_of(dtype);
   const cusolverEigMode_t job = compute_v ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cublasFillMode_t fill = upper ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
   Tensor& values = outputs[0];

@@ -29,12 +29,6 @@ Tensor swapped_view(const Tensor& t) {
   return Tensor(std::move(impl));
 }
 
-int64_t matrices_in(const Tensor& t) {
-  int64_t count = 1;
-  for (int d = 0; d + 2 < t.dim(); ++d) count *= t.sizes()[d];
-  return count;
-}
-
 // Matrix m of a dense batch of `elements`-element matrices.
 void* matrix_at(const Tensor& t, int64_t m, int64_t elements) {
   return static_cast<char*>(t.raw_data_ptr()) + m * elements * static_cast<int64_t>(element_size(t.dtype()));
@@ -50,7 +44,7 @@ struct Factors {
 };
 
 Factors factor(const Tensor& a, void* stream) {
-  Factors f{column_major_copy(a), Tensor(), Tensor(), matrices_in(a), a.size(-1)};
+  Factors f{column_major_copy(a), Tensor(), Tensor(), matrix_count(a), a.size(-1)};
   Dims pivot_sizes;
   for (int d = 0; d + 1 < a.dim(); ++d) pivot_sizes.push_back(a.sizes()[d]);  // [*, n]
   f.pivots = make_tensor(pivot_sizes, kInt64, a.device());
@@ -98,7 +92,7 @@ void lu_solve_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(packed.device());
   void* stream = stream_of(packed);
   Factors f{column_major_copy(packed), make_tensor(call.input(1).sizes(), kInt64, packed.device()),
-            make_tensor({1}, kInt32, packed.device()), matrices_in(packed), packed.size(-1)};
+            make_tensor({1}, kInt32, packed.device()), matrix_count(packed), packed.size(-1)};
   copy_into(call.input(1), f.pivots);  // torch's int32 -> cuSOLVER's int64 (valid pivots assumed)
   const Tensor b = column_major_copy(call.input(2));
   solve_with_factors(f, b, call.attrs.get<bool>("adjoint"), stream);
@@ -110,7 +104,7 @@ void solve_cuda(const OpCall& call, TensorList& outputs) {
   DeviceGuard guard(a.device());
   void* stream = stream_of(a);
   const Factors f = factor(a, stream);
-  const std::vector<int> infos = infos_of(f.info, f.count, stream);
+  const std::vector<int> infos = read_infos(f.info, f.count, stream, call.attrs.get<bool>("inverse") ? "linalg.inv" : "linalg.solve");
   for (int64_t m = 0; m < f.count; ++m)
     if (infos[m] > 0) fail_singular(call.attrs.get<bool>("inverse"), a.dim() > 2, m, infos[m]);
   const Tensor b = column_major_copy(call.input(1));
@@ -146,21 +140,6 @@ void copy_into(const Tensor& source, const Tensor& target) {
   if (target.numel() == 0) return;
   const LaunchShape shape = shape_of(target);
   launch_checked(launch_cast(target.dtype(), target.raw_data_ptr(), source.dtype(), operand_of(source, shape), shape));
-}
-
-std::vector<int> infos_of(const Tensor& info, int64_t count, void* stream) {
-  std::vector<int> infos(static_cast<size_t>(count));
-  if (count == 0) return infos;
-  const auto on = static_cast<cudaStream_t>(stream);
-  cuda_check(cudaMemcpyAsync(infos.data(), info.raw_data_ptr(), count * sizeof(int), cudaMemcpyDeviceToHost, on));
-  cuda_check(cudaStreamSynchronize(on));
-  return infos;
-}
-
-cudaDataType data_type_of(DType dtype) { return dtype == kFloat64 ? CUDA_R_64F : CUDA_R_32F; }
-
-Tensor device_workspace(size_t bytes, Device device) {
-  return make_tensor({std::max<int64_t>(static_cast<int64_t>((bytes + 7) / 8), 1)}, kInt64, device);
 }
 
 }  // namespace ember::cuda

@@ -68,7 +68,7 @@ void linalg_qr_cuda(const OpCall& call, TensorList& outputs) {
   const Tensor tau = make_tensor({count, k}, dtype, input.device());
   const Tensor infos = info_buffer(count, input.device());
   const SolverHandle solver = solver_for(stream);
-  const cudaDataType type = solver_type(dtype);
+  const cudaDataType type = data_type_of(dtype);
   size_t device_bytes = 0, host_bytes = 0;
   cusolver_check(cusolver().Xgeqrf_bufferSize(solver.handle, solver.params, m, n, type, factored.raw_data_ptr(), m,
                                               type, tau.raw_data_ptr(), type, &device_bytes, &host_bytes));

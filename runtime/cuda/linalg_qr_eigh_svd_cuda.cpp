@@ -58,26 +58,10 @@ MatrixBatch row_major(const Tensor& dense) {
   return {dense.raw_data_ptr(), rows * cols, cols, 1};
 }
 
-int64_t matrix_count(const Tensor& tensor) {
-  int64_t count = 1;
-  for (int d = 0; d < tensor.dim() - 2; ++d) count *= tensor.sizes()[d];
-  return count;
-}
-
-cudaDataType solver_type(DType dtype) { return dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F; }
-
-Tensor device_workspace(size_t bytes, Device device) {
-  return make_tensor({static_cast<int64_t>(bytes / 8 + 1)}, kInt64, device);
-}
-
 Tensor info_buffer(int64_t count, Device device) { return make_tensor({count}, kInt32, device); }
 
 void check_infos(const Tensor& infos, void* stream, const char* op) {
-  std::vector<int> host(static_cast<size_t>(infos.numel()));
-  const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  cuda_check(cudaMemcpyAsync(host.data(), infos.raw_data_ptr(), host.size() * sizeof(int), cudaMemcpyDeviceToHost,
-                             cuda_stream));
-  cuda_check(cudaStreamSynchronize(cuda_stream));
+  const std::vector<int> host = read_infos(infos, infos.numel(), stream, op);
   for (size_t index = 0; index < host.size(); ++index) {
     internal_assert(host[index] >= 0, "cuSOLVER rejected an argument of a linear-algebra call");
     check(host[index] == 0,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/cuda/cusolver_library.h"
+#include "runtime/cuda/linalg_cuda_common.h"
 #include "runtime/tensor.h"
 
 namespace ember::cuda {
@@ -28,16 +29,8 @@ void copy_matrices(DType dtype, const MatrixBatch& to, const MatrixBatch& from, 
 void fill_matrices(DType dtype, const MatrixBatch& to, double value, int64_t count, int64_t rows, int64_t cols,
                    void* stream);
 
-// A dense [*, rows, cols] tensor's matrices as a MatrixBatch (row-major), and its batch count.
+// A dense [*, rows, cols] tensor's matrices as a MatrixBatch (row-major).
 MatrixBatch row_major(const Tensor& dense);
-int64_t matrix_count(const Tensor& tensor);
-
-// cuSOLVER's data type for a float32 / float64 tensor.
-cudaDataType solver_type(DType dtype);
-
-// Device scratch of at least `bytes` from the caching allocator (stream-ordered, so dropping it
-// after the queued calls is safe), and a host buffer for the 64-bit API's host workspace.
-Tensor device_workspace(size_t bytes, Device device);
 
 // One int per factored matrix, where cuSOLVER reports failures; `check_infos` copies them to the
 // host once (a sync, as PyTorch's error check makes) and throws naming the op and the matrix.

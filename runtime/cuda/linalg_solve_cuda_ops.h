@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "runtime/cuda/linalg_cuda_common.h"
 #include "runtime/tensor.h"
 
 namespace ember::cuda {
@@ -18,12 +19,5 @@ Tensor column_major_copy(const Tensor& t);
 void store_row_major(const Tensor& column_major, const Tensor& out);
 // Copies `source` (any strides, any dtype) into dense `target` of the same shape.
 void copy_into(const Tensor& source, const Tensor& target);
-// The int32 infos of `count` queued factorizations, on the host: synchronizes the stream, as
-// torch's checked solves do.
-std::vector<int> infos_of(const Tensor& info, int64_t count, void* stream);
-// CUDA_R_32F or CUDA_R_64F.
-cudaDataType data_type_of(DType dtype);
-// `bytes` of device memory from the caching allocator (stream-ordered, like every tensor).
-Tensor device_workspace(size_t bytes, Device device);
 
 }  // namespace ember::cuda

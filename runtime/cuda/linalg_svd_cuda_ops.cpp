@@ -25,7 +25,7 @@ struct GesvdBatch {
 
 void run_gesvd(DType dtype, const GesvdBatch& batch, int64_t count, Device device, const Tensor& infos, void* stream) {
   const SolverHandle solver = solver_for(stream);
-  const cudaDataType type = solver_type(dtype);
+  const cudaDataType type = data_type_of(dtype);
   const size_t element = dtype == DType::Float64 ? sizeof(double) : sizeof(float);
   const int64_t k = batch.cols;
   size_t device_bytes = 0, host_bytes = 0;

@@ -22,7 +22,7 @@
 // translation unit and called, instead of inlined into every kernel that uses it (inlined, the
 // CUDA file of these ops took 3.5 minutes to compile); helpers inline into them.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define EMBER_SPECIAL_FUNCTION __host__ __device__ __noinline__
+#define EMBER_SPECIAL_FUNCTION inline __host__ __device__ __noinline__
 #else
 #define EMBER_SPECIAL_FUNCTION inline
 #endif

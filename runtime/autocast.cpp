@@ -39,6 +39,7 @@ constexpr PolicyEntry kPolicies[] = {
     {"acos", AutocastPolicy::Float32},
     {"sinh", AutocastPolicy::Float32},
     {"cosh", AutocastPolicy::Float32},
+    {"erfinv", AutocastPolicy::Float32},
     {"softplus", AutocastPolicy::Float32},
     {"reciprocal", AutocastPolicy::Float32},
     {"rsqrt", AutocastPolicy::Float32},

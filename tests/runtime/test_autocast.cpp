@@ -288,6 +288,8 @@ TEST_CASE("autocast: every op of the policy table is registered with its policy"
   CHECK(registry().get("linear").autocast == AutocastPolicy::LowerPrecision);
   CHECK(registry().get("bmm").autocast == AutocastPolicy::LowerPrecision);
   CHECK(registry().get("layer_norm").autocast == AutocastPolicy::Float32);
+  CHECK(registry().get("erfinv").autocast == AutocastPolicy::Float32);  // on torch's fp32 list; lgamma is not
+  CHECK(registry().get("lgamma").autocast == AutocastPolicy::None);
   CHECK(registry().get("scatter_add").autocast == AutocastPolicy::Promote);
   CHECK(registry().get("softmax_backward").autocast == AutocastPolicy::None);
   CHECK(registry().get("to_dtype").autocast == AutocastPolicy::None);

@@ -17,8 +17,6 @@ namespace {
 
 using ops::scalar_like;
 
-Tensor dispatch_unary(const char* name, const Tensor& x) { return dispatch_one(lookup_op(name), {x}); }
-
 // The floating dtype a result takes: integers and bool become float32 (torch's default dtype).
 DType floating_of(DType dtype) { return is_floating(dtype) ? dtype : kFloat32; }
 Tensor as_floating(const Tensor& x) { return is_floating(x.dtype()) ? x : to_dtype(x, kFloat32); }
@@ -39,11 +37,13 @@ Tensor xlog1py_of(const Tensor& x, const Tensor& y) {
 
 Tensor lgamma(const Tensor& x, Where where) {
   CallSiteScope site(where);
-  return dispatch_unary("lgamma", x);
+  static const OpDef& op = lookup_op("lgamma");
+  return dispatch_one(op, {x});
 }
 Tensor digamma(const Tensor& x, Where where) {
   CallSiteScope site(where);
-  return dispatch_unary("digamma", x);
+  static const OpDef& op = lookup_op("digamma");
+  return dispatch_one(op, {x});
 }
 Tensor polygamma(int64_t n, const Tensor& x, Where where) {
   CallSiteScope site(where);
@@ -52,11 +52,13 @@ Tensor polygamma(int64_t n, const Tensor& x, Where where) {
 }
 Tensor erfinv(const Tensor& x, Where where) {
   CallSiteScope site(where);
-  return dispatch_unary("erfinv", x);
+  static const OpDef& op = lookup_op("erfinv");
+  return dispatch_one(op, {x});
 }
 Tensor i0(const Tensor& x, Where where) {
   CallSiteScope site(where);
-  return dispatch_unary("i0", x);
+  static const OpDef& op = lookup_op("i0");
+  return dispatch_one(op, {x});
 }
 
 Tensor mvlgamma(const Tensor& x, int64_t p, Where where) {
@@ -85,10 +87,11 @@ Tensor multigammaln(const Tensor& x, int64_t p, Where where) { return ember::mvl
 Tensor erfinv(const Tensor& x, Where where) { return ember::erfinv(x, where); }
 Tensor i0(const Tensor& x, Where where) { return ember::i0(x, where); }
 
-#define EMBER_SPECIAL_OP(function)                \
-  Tensor function(const Tensor& x, Where where) { \
-    CallSiteScope site(where);                    \
-    return dispatch_unary(#function, x);          \
+#define EMBER_SPECIAL_OP(function)                 \
+  Tensor function(const Tensor& x, Where where) {  \
+    CallSiteScope site(where);                     \
+    static const OpDef& op = lookup_op(#function); \
+    return dispatch_one(op, {x});                  \
   }
 EMBER_SPECIAL_OP(erfcx)
 EMBER_SPECIAL_OP(ndtri)

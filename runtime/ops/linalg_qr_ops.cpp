@@ -3,7 +3,7 @@
 // runtime/cuda/linalg_qr_cuda_ops.cpp (cuSOLVER geqrf + orgqr). The backward is PyTorch's
 // linalg_qr_backward, written with ops (linalg_spectral.h gives the formula).
 #include "kernels/cpu/linalg_qr_eigh_svd_kernels.h"
-#include "runtime/linalg_spectral.h"
+#include "runtime/linalg.h"
 #include "runtime/ops/linalg_qr_eigh_svd_checks.h"
 
 namespace ember::ops {
@@ -25,10 +25,9 @@ void qr_shape(const OpCall& call, OutputMetas& outputs) {
   outputs[0].dtype = outputs[1].dtype = input.dtype();
 }
 
-// b R^-T for an invertible upper-triangular R, through R's SVD: R^-T = U diag(1/S) Vh.
+// b R^-T for an invertible upper-triangular R: the X with X R^T = b, R^T lower triangular.
 Tensor times_inverse_transpose(const Tensor& b, const Tensor& r) {
-  const auto [u, s, vh] = linalg::svd(r, false);
-  return matmul(matmul(b, u) / s.unsqueeze(-2), vh);
+  return linalg::solve_triangular(transposed(r), b, /*upper=*/false, /*left=*/false);
 }
 
 // m >= n (Q [m, n], R [n, n]): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q, where

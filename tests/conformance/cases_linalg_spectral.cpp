@@ -19,7 +19,7 @@ struct Matrices {
   int64_t count = 1, rows = 0, cols = 0;
   explicit Matrices(const Dims& sizes) {
     rows = sizes[sizes.size() - 2], cols = sizes[sizes.size() - 1];
-    for (size_t d = 0; d + 2 < sizes.size(); ++d) count *= sizes[d];
+    for (int d = 0; d + 2 < sizes.size(); ++d) count *= sizes[d];
   }
 };
 

@@ -5,9 +5,14 @@
 #include <string_view>
 #include <utility>
 
+#include "runtime/autocast.h"
 #include "runtime/functional.h"
 
 namespace ember::linalg_detail {
+
+// Inside an AutocastGuard the registry ops run 16-bit floats in float32 (runtime/autocast.cpp), so
+// the composites let them through to be cast there.
+inline bool cast_by_autocast(DType dtype) { return autocast_enabled() && (dtype == kBFloat16 || dtype == kFloat16); }
 
 // A is [*, n, n] with n rows and columns, float32 or float64.
 inline void check_square_floating(std::string_view function, const Tensor& a, const char* name = "A") {
@@ -15,12 +20,12 @@ inline void check_square_floating(std::string_view function, const Tensor& a, co
         a.sizes());
   check(a.size(-1) == a.size(-2), "{}: {} must be batches of square matrices, but they are {} by {} matrices", function,
         name, a.size(-2), a.size(-1));
-  check(a.dtype() == kFloat32 || a.dtype() == kFloat64,
+  check(a.dtype() == kFloat32 || a.dtype() == kFloat64 || cast_by_autocast(a.dtype()),
         "{}: Expected a float32 or float64 tensor as input. Got {} (shape {})", function, a.dtype(), a.sizes());
 }
 
 inline void check_same_dtype_device(std::string_view function, const Tensor& a, const Tensor& b) {
-  check(a.dtype() == b.dtype(),
+  check(a.dtype() == b.dtype() || (autocast_enabled() && is_floating(a.dtype()) && is_floating(b.dtype())),
         "{}: Expected A and B to have the same dtype, but found A of type {} and B of type {} instead", function,
         a.dtype(), b.dtype());
   check(a.device() == b.device(), "{}: Expected A and B on the same device, but found A on {} and B on {}", function,

@@ -71,7 +71,7 @@ TEST_CASE("linalg on CUDA: cholesky, solve_triangular, cholesky_solve and choles
   }
 }
 
-TEST_CASE("linalg on CUDA: singular and indefinite matrices raise the CPU's errors; gradients equal the CPU's") {
+TEST_CASE("linalg on CUDA: singular and indefinite matrices raise the CPU's errors, and gradients equal the CPU's") {
   if (!ember::testing::cuda_or_skip()) return;
   const Tensor singular = testing::doubles({1, 2, 3, 2, 4, 6, 1, 0, 1}, {3, 3});
   const Tensor batch = stack({well_conditioned({3, 3}, 1), singular}).to(kCuda0);

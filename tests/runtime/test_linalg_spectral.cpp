@@ -63,7 +63,7 @@ TEST_CASE("linalg::eigh: V diag(w) V^T = A with ascending w, from either triangl
   }
 }
 
-TEST_CASE("linalg::svd: U diag(S) Vh = A with descending S, full and reduced, batched; svdvals agrees") {
+TEST_CASE("linalg::svd: U diag(S) Vh = A with descending S, full and reduced, batched, and svdvals agrees") {
   for (const Dims& sizes : {Dims{6, 4}, Dims{4, 6}, Dims{5, 5}, Dims{2, 2, 7, 3}})
     for (bool full : {true, false}) {
       INFO("shape ", sizes, " full_matrices ", full);
@@ -152,7 +152,7 @@ TEST_CASE("linalg::matrix_norm against explicit float64 formulas for every order
   CHECK(std::isinf(linalg::cond(doubles({1, 2, 2, 4}, {2, 2}), "fro").item<double>()));
 }
 
-TEST_CASE("linalg::lstsq: the residual is orthogonal to A's columns; fields as PyTorch's gelsd") {
+TEST_CASE("linalg::lstsq: the residual is orthogonal to A's columns, with PyTorch's gelsd fields") {
   const Tensor a = random_tensor({2, 6, 3}, 41), b = random_tensor({2, 6, 2}, 43);
   const auto [x, residuals, rank, singular_values] = linalg::lstsq(a, b);
   CHECK(x.sizes() == Dims{2, 3, 2});

@@ -141,8 +141,8 @@ TEST_CASE("linalg products: errors name the function, the values and the caller'
   check_refusal(message, "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices",
                 line);
   line = __LINE__ + 1;
-  message = error_of([&] { matrix_power(random_tensor({2, 2}, 52), -1); });
-  check_refusal(message, "linalg.matrix_power: negative exponent -1 needs the matrix inverse", line);
+  message = error_of([&] { matrix_power(zeros({2, 2}), -1); });  // a negative power inverts first
+  check_refusal(message, "linalg.inv: The diagonal element 1 is zero", line);
   line = __LINE__ + 1;
   message = error_of([&] { addmv(v, m, random_tensor({4}, 53)); });
   check_refusal(message, "addmv: size mismatch, got input ([3]), mat (2x3), vec (4)", line);

@@ -1,6 +1,10 @@
 // linalg_eigh on the CPU: Eigen's SelfAdjointEigenSolver (tridiagonalization, then implicit
 // symmetric QR steps) of each matrix in the input's dtype. The solver reads the lower triangle;
 // for UPLO "U" it gets the transpose, whose lower triangle is the input's upper one.
+// GCC 12's avx512fintrin.h initializes a variable with itself on purpose, and -Wmaybe-uninitialized
+// reports it wherever Eigen's AVX-512 code is inlined (kernels/cpu/gemm_library.cpp says more).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <Eigen/Eigenvalues>
 
 #include "kernels/cpu/linalg_qr_eigh_svd_kernels.h"

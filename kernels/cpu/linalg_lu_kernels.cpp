@@ -2,6 +2,10 @@
 // The factorization is LAPACK getf2's (the largest magnitude of the column below the diagonal is
 // the pivot, the first of equal ones), so pivots match torch's, and a zero pivot is reported as
 // LAPACK's info: the 1-based index of the first zero diagonal element of U.
+// GCC 12's avx512fintrin.h initializes a variable with itself on purpose, and -Wmaybe-uninitialized
+// reports it wherever Eigen's AVX-512 code is inlined (kernels/cpu/gemm_library.cpp says more).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <cmath>
 #include <vector>
 

@@ -1,5 +1,9 @@
 // linalg_qr on the CPU: Eigen's Householder QR of each matrix in the input's dtype. Q comes from
 // applying the reflectors to the first columns of the identity, R from the packed upper triangle.
+// GCC 12's avx512fintrin.h initializes a variable with itself on purpose, and -Wmaybe-uninitialized
+// reports it wherever Eigen's AVX-512 code is inlined (kernels/cpu/gemm_library.cpp says more).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <Eigen/QR>
 
 #include "kernels/cpu/linalg_qr_eigh_svd_kernels.h"

@@ -1,5 +1,9 @@
 // linalg_svd on the CPU: Eigen's BDCSVD (divide and conquer, LAPACK gesdd's method; it switches
 // to one-sided Jacobi below 16 columns) of each matrix in the input's dtype. Vh is V transposed.
+// GCC 12's avx512fintrin.h initializes a variable with itself on purpose, and -Wmaybe-uninitialized
+// reports it wherever Eigen's AVX-512 code is inlined (kernels/cpu/gemm_library.cpp says more).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <Eigen/SVD>
 #include <vector>
 

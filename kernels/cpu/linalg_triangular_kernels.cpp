@@ -1,4 +1,8 @@
 // Cholesky and triangular solves on the CPU, one matrix at a time in the inputs' dtype.
+// GCC 12's avx512fintrin.h initializes a variable with itself on purpose, and -Wmaybe-uninitialized
+// reports it wherever Eigen's AVX-512 code is inlined (kernels/cpu/gemm_library.cpp says more).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <cmath>
 
 #include "kernels/cpu/linalg_solve_kernels.h"

@@ -17,7 +17,7 @@ namespace {
 template <typename T>
 void eigh_typed(const Tensor& input, TensorList& outputs, bool upper, bool compute_v) {
   const int64_t n = input.sizes()[input.dim() - 1];
-  const int64_t count = batch_count(input);
+  const int64_t count = matrix_count(input);
   if (n == 0) return;
   const bool parallel = count > 1 && count * n * n >= kParallelGrain && get_num_threads() > 1;
   std::vector<char> failed(static_cast<size_t>(count), 0);

@@ -5,6 +5,8 @@
 
 #include <Eigen/Dense>
 
+#include "kernels/cpu/linalg_solve_matrices.h"  // matrix_count, matrix_offset
+
 #include "runtime/ops/registry.h"
 
 namespace ember::cpu {
@@ -19,32 +21,12 @@ void linalg_svd_kernel(const OpCall& call, TensorList& outputs);
 template <typename T>
 using MatrixOf = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
-// The element offset of matrix `index` of a [*, rows, cols] tensor (or of vector `index` of a
-// [*, length] one, with `trailing` = 1): the batch index unravelled over the leading dims.
-inline int64_t batch_offset(const Tensor& tensor, int64_t index, int trailing = 2) {
-  int64_t offset = tensor.storage_offset();
-  for (int d = tensor.dim() - trailing - 1; d >= 0; --d) {
-    const int64_t size = tensor.sizes()[d];
-    offset += (index % size) * tensor.strides()[d];
-    index /= size;
-  }
-  return offset;
-}
-
-// The number of matrices (trailing = 2) or vectors (trailing = 1) in a batch: the product of the
-// leading dims.
-inline int64_t batch_count(const Tensor& tensor, int trailing = 2) {
-  int64_t count = 1;
-  for (int d = 0; d < tensor.dim() - trailing; ++d) count *= tensor.sizes()[d];
-  return count;
-}
-
 // Matrix `index` of `tensor` read through its strides (any layout, expanded included).
 template <typename T>
 MatrixOf<T> read_matrix(const Tensor& tensor, int64_t index) {
   const int64_t rows = tensor.sizes()[tensor.dim() - 2], cols = tensor.sizes()[tensor.dim() - 1];
   const int64_t row_stride = tensor.strides()[tensor.dim() - 2], col_stride = tensor.strides()[tensor.dim() - 1];
-  const T* data = static_cast<const T*>(tensor.raw_data_ptr()) - tensor.storage_offset() + batch_offset(tensor, index);
+  const T* data = static_cast<const T*>(tensor.raw_data_ptr()) + matrix_offset(tensor, index);
   MatrixOf<T> matrix(rows, cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) matrix(i, j) = data[i * row_stride + j * col_stride];
@@ -54,7 +36,7 @@ MatrixOf<T> read_matrix(const Tensor& tensor, int64_t index) {
 // Writes `matrix` as matrix `index` of `tensor` ([*, rows, cols]).
 template <typename T, typename Matrix>
 void write_matrix(const Matrix& matrix, const Tensor& tensor, int64_t index) {
-  T* data = static_cast<T*>(tensor.raw_data_ptr()) - tensor.storage_offset() + batch_offset(tensor, index);
+  T* data = static_cast<T*>(tensor.raw_data_ptr()) + matrix_offset(tensor, index);
   const int64_t row_stride = tensor.strides()[tensor.dim() - 2], col_stride = tensor.strides()[tensor.dim() - 1];
   for (int64_t i = 0; i < matrix.rows(); ++i)
     for (int64_t j = 0; j < matrix.cols(); ++j) data[i * row_stride + j * col_stride] = matrix(i, j);
@@ -63,7 +45,7 @@ void write_matrix(const Matrix& matrix, const Tensor& tensor, int64_t index) {
 // Writes `vector` as vector `index` of `tensor` ([*, length]).
 template <typename T, typename Vector>
 void write_vector(const Vector& vector, const Tensor& tensor, int64_t index) {
-  T* data = static_cast<T*>(tensor.raw_data_ptr()) - tensor.storage_offset() + batch_offset(tensor, index, 1);
+  T* data = static_cast<T*>(tensor.raw_data_ptr()) + matrix_offset(tensor, index, 1);
   const int64_t stride = tensor.strides()[tensor.dim() - 1];
   for (int64_t i = 0; i < vector.size(); ++i) data[i * stride] = vector(i);
 }

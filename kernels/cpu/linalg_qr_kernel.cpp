@@ -20,7 +20,7 @@ constexpr int64_t kROnly = 2;
 template <typename T>
 void qr_typed(const Tensor& input, TensorList& outputs, int64_t mode) {
   const int64_t rows = input.sizes()[input.dim() - 2], cols = input.sizes()[input.dim() - 1];
-  const int64_t count = batch_count(input);
+  const int64_t count = matrix_count(input);
   const int64_t r_rows = outputs[1].sizes()[outputs[1].dim() - 2];
   const bool want_q = mode != kROnly;
   const int64_t q_cols = want_q ? outputs[0].sizes()[outputs[0].dim() - 1] : 0;

@@ -18,10 +18,11 @@ inline int64_t matrix_count(const Tensor& t) {
   return count;
 }
 
-// Where matrix `index` (row-major over the batch dims) starts, in elements from t's data pointer.
-inline int64_t matrix_offset(const Tensor& t, int64_t index) {
+// Where matrix `index` (row-major over the batch dims) starts, in elements from t's data pointer;
+// with `trailing` = 1, where vector `index` of a [*, length] tensor starts.
+inline int64_t matrix_offset(const Tensor& t, int64_t index, int trailing = 2) {
   int64_t offset = 0;
-  for (int d = t.dim() - 3; d >= 0; --d) {
+  for (int d = t.dim() - trailing - 1; d >= 0; --d) {
     offset += (index % t.sizes()[d]) * t.strides()[d];
     index /= t.sizes()[d];
   }

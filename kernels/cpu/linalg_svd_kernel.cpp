@@ -17,7 +17,7 @@ namespace {
 template <typename T>
 void svd_typed(const Tensor& input, TensorList& outputs, bool full_matrices, bool compute_uv) {
   const int64_t rows = input.sizes()[input.dim() - 2], cols = input.sizes()[input.dim() - 1];
-  const int64_t count = batch_count(input);
+  const int64_t count = matrix_count(input);
   const bool parallel = count > 1 && count * rows * cols >= kParallelGrain && get_num_threads() > 1;
   const unsigned int options = !compute_uv     ? 0u
                                : full_matrices ? Eigen::ComputeFullU | Eigen::ComputeFullV

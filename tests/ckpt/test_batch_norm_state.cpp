@@ -8,7 +8,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_batch_norm_state {
 namespace {
 
 nn::Sequential batch_norm_model(uint64_t seed) {
@@ -67,4 +67,4 @@ TEST_CASE("checkpoint: BatchNorm1d's buffers saved by two ranks load on one") {
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_batch_norm_state

@@ -10,7 +10,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_containers {
 namespace {
 
 struct NetImpl : nn::Module {
@@ -82,4 +82,4 @@ TEST_CASE("checkpoint: a model of ModuleList and ModuleDict restores into a fres
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_containers

@@ -15,6 +15,8 @@
 #include "runtime/error.h"
 #include "tests/skip_case.h"
 
+namespace test_coordinator {
+
 using namespace ember::ckpt;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("run_ranks: a rank thread that cannot start is an error, and no rank r
   CHECK(outcome.find(" of 64 (Resource temporarily unavailable); no rank ran") != std::string::npos);
   CHECK(outcome.ends_with("\nranks that ran: 0"));
 }
+
+}  // namespace test_coordinator

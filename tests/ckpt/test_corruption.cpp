@@ -11,7 +11,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_corruption {
 namespace {
 
 namespace fs = std::filesystem;
@@ -148,4 +148,4 @@ TEST_CASE("corruption: a bool byte other than 0 or 1 is refused on save, read an
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_corruption

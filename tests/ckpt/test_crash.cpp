@@ -20,7 +20,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_crash {
 namespace {
 
 namespace fs = std::filesystem;
@@ -147,4 +147,4 @@ TEST_CASE("crash safety: SIGKILL from outside at random times") {
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_crash

@@ -13,7 +13,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_hostile {
 namespace {
 
 using nlohmann::json;
@@ -225,4 +225,4 @@ TEST_CASE("hostile manifest: deep nesting, an unsealed text and an oversized fil
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_hostile

@@ -8,7 +8,7 @@
 #include "tests/ckpt/helpers.h"
 #include "tests/error_of.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_load_refusals {
 namespace {
 
 TEST_CASE("load refusals: an expanded live tensor is refused like copy_ refuses it, nothing changed") {
@@ -41,4 +41,4 @@ TEST_CASE("load refusals: an expanded live tensor is refused like copy_ refuses 
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_load_refusals

@@ -11,7 +11,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_loader_reshard {
 namespace {
 
 constexpr int64_t kSamples = 97;
@@ -143,4 +143,4 @@ TEST_CASE("a training state resharded offline restores like the original, rows m
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_loader_reshard

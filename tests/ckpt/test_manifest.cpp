@@ -11,7 +11,7 @@
 #include "ckpt/sharding.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_manifest {
 namespace {
 
 Manifest small_manifest() {
@@ -172,4 +172,4 @@ TEST_CASE("checksum: XXH3-64 reference values, one-shot and streamed") {
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_manifest

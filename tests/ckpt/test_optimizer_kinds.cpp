@@ -10,7 +10,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_optimizer_kinds {
 namespace {
 
 template <typename Optimizer>
@@ -73,4 +73,4 @@ TEST_CASE("checkpoint: an Adagrad run restores and trains on alike, its decayed 
   check_resumes<optim::Adagrad>({.lr = 0.1, .lr_decay = 0.2, .initial_accumulator_value = 0.1}, "sum");
 }
 
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_optimizer_kinds

@@ -7,7 +7,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_reader_files {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,4 +49,4 @@ TEST_CASE("reader files: many data files are read and verified with at most kMax
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_reader_files

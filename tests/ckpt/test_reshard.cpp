@@ -8,7 +8,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_reshard {
 namespace {
 
 using testing::TempDir;
@@ -114,9 +114,9 @@ TEST_CASE("a resharding rank reads only its rows plus the partial blocks at chun
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_reshard
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_reshard {
 namespace {
 
 TEST_CASE("offline reshard: each replicated tensor is read only by the new rank that writes it") {
@@ -167,4 +167,4 @@ TEST_CASE("a state of only empty tensors and values saves and loads") {
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_reshard

@@ -11,7 +11,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_resume {
 namespace {
 
 std::vector<std::string> run_helper(const std::string& mode, const std::filesystem::path& root,
@@ -110,4 +110,4 @@ TEST_CASE("a failed restore leaves the model, optimizer, scheduler and RNG untou
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_resume

@@ -10,7 +10,7 @@
 #include "tests/ckpt/helpers.h"
 #include "tests/error_of.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_retention {
 namespace {
 
 namespace fs = std::filesystem;
@@ -172,4 +172,4 @@ TEST_CASE("save: ranks that disagree on their entries or overlap their rows fail
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_retention

@@ -14,7 +14,7 @@
 #include "tests/ckpt/helpers.h"
 #include "tests/error_of.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_save_limits {
 namespace {
 
 namespace fs = std::filesystem;
@@ -137,4 +137,4 @@ TEST_CASE("save: an empty root, a root under a file and max_in_flight 0 are refu
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_save_limits

@@ -7,7 +7,7 @@
 #include "runtime/ember.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_scaler_state {
 
 TEST_CASE("training state: the loss scaler round-trips as scaler.<key> values") {
   testing::TempDir root;
@@ -49,4 +49,4 @@ TEST_CASE("training state: the loss scaler round-trips as scaler.<key> values") 
   CHECK(refusing.step == 9);
 }
 
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_scaler_state

@@ -15,7 +15,7 @@
 #include "ckpt/writer.h"
 #include "tests/ckpt/helpers.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_special_files {
 namespace {
 
 namespace fs = std::filesystem;
@@ -79,4 +79,4 @@ TEST_CASE("special files: a FIFO named latest is ignored like any damaged pointe
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_special_files

@@ -8,7 +8,7 @@
 #include "tests/ckpt/helpers.h"
 #include "tests/error_of.h"
 
-namespace ember::ckpt {
+namespace ember::ckpt::test_training_ranks {
 namespace {
 
 namespace fs = std::filesystem;
@@ -84,4 +84,4 @@ TEST_CASE("training ranks: training_rank_state and add_even_shard refuse a rank 
 }
 
 }  // namespace
-}  // namespace ember::ckpt
+}  // namespace ember::ckpt::test_training_ranks

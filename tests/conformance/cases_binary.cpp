@@ -5,7 +5,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_binary {
 namespace {
 
 using ember::kBool;
@@ -133,4 +133,4 @@ TEST_CASE("conformance: binary ops, comparisons and where match float64 referenc
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_binary

@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_copy {
 namespace {
 
 using enum Layout;
@@ -177,4 +177,4 @@ TEST_CASE("conformance: copies, conversions and in-place ops match references an
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_copy

@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_factory {
 namespace {
 
 using ember::kBFloat16;
@@ -102,4 +102,4 @@ const CaseRegistration registration("factory", factory_cases);
 TEST_CASE("conformance: full, arange and linspace match float64 references") { run_cases(factory_cases()); }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_factory

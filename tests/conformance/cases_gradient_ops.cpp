@@ -9,7 +9,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_gradient_ops {
 namespace {
 
 using enum Layout;
@@ -218,4 +218,4 @@ const CaseRegistration registration("gradient ops", gradient_op_cases);
 TEST_CASE("conformance: registered gradient ops match their float64 formulas") { run_cases(gradient_op_cases()); }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_gradient_ops

@@ -4,7 +4,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_index {
 namespace {
 
 using enum Layout;
@@ -172,4 +172,4 @@ TEST_CASE("conformance: embedding, cat, index_select, gather and one_hot match r
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_index

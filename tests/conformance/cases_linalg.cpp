@@ -7,7 +7,7 @@
 #include "kernels/gemm_activation.h"
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_linalg {
 
 using ember::Activation;
 namespace {
@@ -184,4 +184,4 @@ TEST_CASE("conformance: matmul, mm, bmm and linear match float64 references and 
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_linalg

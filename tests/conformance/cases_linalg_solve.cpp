@@ -9,7 +9,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_linalg_solve {
 
 namespace {
 
@@ -296,4 +296,4 @@ TEST_CASE("conformance: the solve family's ops match float64 references and fini
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_linalg_solve

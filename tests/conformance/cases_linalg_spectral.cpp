@@ -11,7 +11,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_linalg_spectral {
 namespace {
 
 // Matrix b of a [*, rows, cols] reference, row-major.
@@ -260,4 +260,4 @@ const CaseRegistration registration("linalg_spectral", linalg_spectral_cases);
 TEST_CASE("conformance: linalg_spectral (qr, eigh, svd)") { run_cases(linalg_spectral_cases()); }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_linalg_spectral

@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_logical {
 namespace {
 
 using ember::kBool;
@@ -150,4 +150,4 @@ TEST_CASE("conformance: isnan, isinf, isfinite, the logical ops, any and all mat
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_logical

@@ -6,7 +6,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_loss {
 namespace {
 
 using enum Layout;
@@ -139,4 +139,4 @@ TEST_CASE("conformance: losses match float64 references and finite differences")
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_loss

@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_math {
 namespace {
 
 // Domains stay inside each function's domain and away from its poles (tan at pi/2, atanh at 1).
@@ -108,4 +108,4 @@ TEST_CASE("conformance: inverse and hyperbolic trigonometry, log2, log10, exp2, 
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_math

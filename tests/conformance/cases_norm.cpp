@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_norm {
 namespace {
 
 using enum Layout;
@@ -177,4 +177,4 @@ TEST_CASE("conformance: layer_norm and dropout match float64 references and fini
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_norm

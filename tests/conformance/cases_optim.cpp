@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_optim {
 namespace {
 
 using enum Layout;
@@ -148,4 +148,4 @@ TEST_CASE("conformance: sgd_step_ and adam_step_ match PyTorch's update formulas
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_optim

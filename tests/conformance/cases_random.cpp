@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_random {
 namespace {
 
 using ember::kFloat32;
@@ -153,4 +153,4 @@ TEST_CASE("conformance: dropout zeroes about p of the elements and scales the re
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_random

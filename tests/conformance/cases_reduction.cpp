@@ -6,7 +6,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_reduction {
 namespace {
 
 using ember::kInt64;
@@ -210,4 +210,4 @@ TEST_CASE("conformance: reductions and softmax match float64 references and fini
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_reduction

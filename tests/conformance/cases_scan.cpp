@@ -10,7 +10,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_scan {
 namespace {
 
 // out[i] = combine(out[i - 1], x[i]) from `identity`, from the end when `reverse`.
@@ -213,4 +213,4 @@ TEST_CASE("conformance: cumsum, cumprod, cummax, cummin and logcumsumexp match f
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_scan

@@ -4,7 +4,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_scatter {
 namespace {
 
 using enum Layout;
@@ -116,4 +116,4 @@ TEST_CASE("conformance: embedding_backward, index_add and scatter_add match refe
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_scatter

@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_sort {
 namespace {
 
 // The first `kept` elements (-1: all) of each row along dim in a stable sort, NaN largest.
@@ -117,4 +117,4 @@ const CaseRegistration registration("sort", sort_cases);
 TEST_CASE("conformance: sort and topk match a stable float64 sort and finite differences") { run_cases(sort_cases()); }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_sort

@@ -10,7 +10,7 @@
 #include "reference.h"
 #include "runtime/special_reference.h"
 
-namespace conformance {
+namespace conformance::cases_special {
 namespace {
 
 namespace special_reference = ember::testing::special_reference;
@@ -80,4 +80,4 @@ TEST_CASE("conformance: lgamma, digamma, polygamma, erfinv, i0, i0e, i1, i1e, nd
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_special

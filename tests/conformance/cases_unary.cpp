@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_unary {
 namespace {
 
 double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
@@ -223,4 +223,4 @@ TEST_CASE("conformance: pointwise unary and scalar ops match float64 references 
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_unary

@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::cases_views {
 namespace {
 
 using enum Layout;
@@ -217,4 +217,4 @@ const CaseRegistration registration("views", view_cases);
 TEST_CASE("conformance: view ops match references and finite differences") { run_cases(view_cases()); }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::cases_views

@@ -7,7 +7,7 @@
 
 #include "harness.h"
 
-namespace conformance {
+namespace conformance::coverage {
 namespace {
 
 // Ops a table case cannot express, each checked by the named specific test instead.
@@ -80,4 +80,4 @@ TEST_CASE("conformance coverage: every op the cases name is registered") {
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::coverage

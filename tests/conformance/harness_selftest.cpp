@@ -7,7 +7,7 @@
 
 #include "reference.h"
 
-namespace conformance {
+namespace conformance::harness_selftest {
 namespace {
 
 using ember::BackwardContext;
@@ -141,4 +141,4 @@ TEST_CASE("harness: the second-order check passes a right double backward and ca
 }
 
 }  // namespace
-}  // namespace conformance
+}  // namespace conformance::harness_selftest

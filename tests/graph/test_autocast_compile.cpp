@@ -6,6 +6,8 @@
 #include "graph/ir.h"
 #include "graph_test_util.h"
 
+namespace test_autocast_compile {
+
 using namespace ember;
 using graph_test::SeedMlp;
 
@@ -90,3 +92,5 @@ TEST_CASE("compile: a block of fn with autocast off keeps its float32 ops when t
   }
   CHECK(compiled.state().captures() == 1);
 }
+
+}  // namespace test_autocast_compile

@@ -5,6 +5,8 @@
 #include "graph/capture.h"
 #include "graph_test_util.h"
 
+namespace test_capture {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::SeedMlp;
@@ -140,3 +142,5 @@ TEST_CASE("capture: a random op is recorded with a refresh, one dispatched witho
                        doctest::Contains("randn draws random numbers but was dispatched without a per-call refresh"),
                        GraphBreak);
 }
+
+}  // namespace test_capture

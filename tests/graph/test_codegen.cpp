@@ -13,6 +13,8 @@
 #include "cuda_emulation.h"
 #include "fusion_test_util.h"
 
+namespace test_codegen {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::GraphBuilder;
@@ -194,3 +196,5 @@ TEST_CASE("codegen: every pointwise registry op, fused with a neighbour, equals 
   for (const char* op : {"eq", "where", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_xor"})
     CHECK_MESSAGE(rejected.count(op) == 0, op, " was not fused: ", rejected[op]);
 }
+
+}  // namespace test_codegen

@@ -8,6 +8,8 @@
 #include "graph/segments.h"
 #include "graph_test_util.h"
 
+namespace test_compile {
+
 using namespace ember;
 using graph_test::check_same_state;
 using graph_test::SeedMlp;
@@ -251,3 +253,5 @@ TEST_CASE("compile: float16 add_ and mul_ with float32 operands equal eager, rou
   }
   CHECK(compiled.state().captures() == 1);
 }
+
+}  // namespace test_compile

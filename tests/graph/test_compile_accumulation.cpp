@@ -13,6 +13,8 @@
 #include "runtime/optim/adam.h"
 #include "runtime/optim/clip_grad.h"
 
+namespace test_compile_accumulation {
+
 using namespace ember;
 
 namespace {
@@ -155,3 +157,5 @@ TEST_CASE("compile: an optimizer's guard fails once it is changed or destroyed, 
   CHECK_FALSE(guards[0].holds());  // never a read of the destroyed optimizer
   CHECK(copy.param_groups()[0].options.momentum == 0.9);
 }
+
+}  // namespace test_compile_accumulation

@@ -11,6 +11,8 @@
 #include "fusion_test_util.h"
 #include "graph/compile.h"
 
+namespace test_compile_alias_guards {
+
 using namespace ember;
 
 namespace {
@@ -209,3 +211,5 @@ TEST_CASE("compile: an expanded argument is refused by an in-place update, as ea
   CHECK_THROWS_WITH_AS(compiled(row.expand({4, 5})), doctest::Contains("share one address"), Error);
   check_values(row, row_values);  // untouched, as eager leaves it
 }
+
+}  // namespace test_compile_alias_guards

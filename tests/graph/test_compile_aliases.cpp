@@ -11,6 +11,8 @@
 #include "graph/capture.h"
 #include "graph/compile.h"
 
+namespace test_compile_aliases {
+
 using namespace ember;
 
 namespace {
@@ -312,3 +314,5 @@ TEST_CASE("compile: fill_ and zero_ of expanded views while recording are captur
     CHECK(compiled.state().replays() == 2);
   }
 }
+
+}  // namespace test_compile_aliases

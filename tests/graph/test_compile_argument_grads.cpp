@@ -12,6 +12,8 @@
 #include "graph_test_util.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_argument_grads {
+
 using namespace ember;
 using graph_test::bit_equal;
 
@@ -134,3 +136,5 @@ TEST_CASE("compile: a weight passed as an argument and stepped by zero_grad, bac
     CHECK(step.state().replays() == 5 - warmup);
   }
 }
+
+}  // namespace test_compile_argument_grads

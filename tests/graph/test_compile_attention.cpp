@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_attention {
+
 using namespace ember;
 
 namespace {
@@ -91,3 +93,5 @@ TEST_CASE("compile: integer fmod and remainder capture whole, and a replay still
   CHECK_THROWS_WITH_AS(function(a, from_vector<int64_t>({3, 0, 4})),
                        doctest::Contains("fmod: integer division by zero"), Error);
 }
+
+}  // namespace test_compile_attention

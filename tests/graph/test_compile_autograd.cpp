@@ -15,6 +15,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_autograd {
+
 using namespace ember;
 using namespace ember::compile_autograd_test;
 
@@ -403,3 +405,5 @@ TEST_CASE("compile: a custom autograd function's forward and backward are captur
   }
   CHECK_FALSE(segmented.state().graph_breaks().empty());
 }
+
+}  // namespace test_compile_autograd

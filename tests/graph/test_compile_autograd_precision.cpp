@@ -12,6 +12,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_autograd_precision {
+
 using namespace ember;
 using namespace ember::compile_autograd_test;
 
@@ -134,3 +136,5 @@ TEST_CASE("cuda compile: backward through a compiled forward, default and reduce
     CHECK(forward.state().replays() == 8);  // two calls per round, less the warm-up and the capture
   }
 }
+
+}  // namespace test_compile_autograd_precision

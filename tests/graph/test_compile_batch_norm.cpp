@@ -12,6 +12,8 @@
 #include "graph/compile.h"
 #include "runtime/ember.h"
 
+namespace test_compile_batch_norm {
+
 using namespace ember;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("compile: a BatchNorm1d forward captured with one momentum recompiles 
         "the graph was captured with BatchNorm1d.momentum == 0.1, which no longer holds");
   CHECK(predict.state().captures() == 2);
 }
+
+}  // namespace test_compile_batch_norm

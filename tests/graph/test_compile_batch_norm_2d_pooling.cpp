@@ -15,6 +15,8 @@
 #include "runtime/nn/modules/batch_norm.h"
 #include "runtime/nn/modules/pooling.h"
 
+namespace test_compile_batch_norm_2d_pooling {
+
 using namespace ember;
 
 namespace {
@@ -81,3 +83,5 @@ TEST_CASE("compile: a training step through BatchNorm2d and pools gives eager's 
                                   eager.optimizer->param_groups()[0].params);
   }
 }
+
+}  // namespace test_compile_batch_norm_2d_pooling

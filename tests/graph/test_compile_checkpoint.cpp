@@ -7,6 +7,8 @@
 #include "graph/compile.h"
 #include "runtime/ember.h"
 
+namespace test_compile_checkpoint {
+
 using namespace ember;
 
 namespace {
@@ -48,3 +50,5 @@ TEST_CASE("compile: a training step that checkpoints its model captures whole an
   CHECK(step.state().captures() == 1);
   CHECK_FALSE(step.state().fell_back_to_eager());
 }
+
+}  // namespace test_compile_checkpoint

@@ -12,6 +12,8 @@
 #include "graph/memory_plan.h"
 #include "runtime/ember.h"
 
+namespace test_compile_checkpoint_recompute {
+
 using namespace ember;
 
 namespace {
@@ -253,3 +255,5 @@ TEST_CASE("compile: a checkpointed step with a graph break runs as segments and 
   CHECK(seen.size() == 4);
   CHECK_FALSE(step.state().graph_breaks().empty());
 }
+
+}  // namespace test_compile_checkpoint_recompute

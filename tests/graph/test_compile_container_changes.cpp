@@ -10,6 +10,8 @@
 #include "graph/compile.h"
 #include "runtime/nn/nn.h"
 
+namespace test_compile_container_changes {
+
 using namespace ember;
 
 namespace {
@@ -126,3 +128,5 @@ TEST_CASE("compile: a step looping over a module's children() recompiles when a 
   CHECK(forward.state().recompile_reasons()[0] ==
         "the graph was captured with Sequential's 2 modules unchanged, which no longer holds");
 }
+
+}  // namespace test_compile_container_changes

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_containers {
+
 using namespace ember;
 
 namespace {
@@ -115,3 +117,5 @@ TEST_CASE("compile: a model of ModuleList, ModuleDict and Embedding(max_norm) tr
     CHECK(graph_test::max_relative_error(compiled_state[key], tensor) <= 1e-5);
   }
 }
+
+}  // namespace test_compile_containers

@@ -15,6 +15,8 @@
 #include "runtime/optim/adam.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_conv {
+
 using namespace ember;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("compile: Conv2d, BatchNorm2d, MaxPool2d and AdaptiveAvgPool2d in one 
                                 {eager.batch_norm().running_mean, eager.batch_norm().running_var});
   CHECK(compiled.batch_norm().num_batches_tracked.to_vector<int64_t>() == std::vector<int64_t>{5});
 }
+
+}  // namespace test_compile_conv

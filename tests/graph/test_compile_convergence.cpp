@@ -11,6 +11,8 @@
 #include "graph/compile.h"
 #include "runtime/ember.h"
 
+namespace test_compile_convergence {
+
 using namespace ember;
 
 namespace {
@@ -80,3 +82,5 @@ TEST_CASE("compile: a digits training run with dropout, clipping and a schedule 
   CHECK(accuracy >= 0.95);
   CHECK(std::abs(accuracy - testing::test_accuracy(eager.model, digits)) <= 0.01);
 }
+
+}  // namespace test_compile_convergence

@@ -13,6 +13,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_ctc {
+
 using namespace ember;
 
 namespace {
@@ -134,3 +136,5 @@ TEST_CASE("compile: ctc_loss with concatenated targets, unread under capture, eq
   }
   CHECK(compiled.state().replays() == 2);
 }
+
+}  // namespace test_compile_ctc

@@ -17,6 +17,8 @@
 #include "graph_test_util.h"
 #include "scoped_cache_dir.h"
 
+namespace test_compile_diagnostics {
+
 using namespace ember;
 
 namespace {
@@ -204,3 +206,5 @@ TEST_CASE("compile diagnostics: a kernel's error in a replay names the user's ca
     }
   }
 }
+
+}  // namespace test_compile_diagnostics

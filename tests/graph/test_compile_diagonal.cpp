@@ -11,6 +11,8 @@
 #include "graph/compile.h"
 #include "graph_test_util.h"
 
+namespace test_compile_diagonal {
+
 using namespace ember;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("compile: a function returning a diagonal of its argument returns a vi
   }
   CHECK(compiled.state().replays() >= 1);
 }
+
+}  // namespace test_compile_diagonal

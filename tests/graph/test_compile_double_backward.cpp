@@ -16,6 +16,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_double_backward {
+
 using namespace ember;
 using namespace ember::compile_autograd_test;
 using ember::testing::error_of;
@@ -152,3 +154,5 @@ TEST_CASE("compile: an argument returned as itself keeps its history on every ca
     CHECK(graph_test::max_relative_error(autograd::grad({first.sum()}, {leaf})[0], full_like(leaf, 2.0)) == 0);
   }
 }
+
+}  // namespace test_compile_double_backward

@@ -12,6 +12,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_embedding_bag {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 using Mode = nn::EmbeddingBagMode;
@@ -96,3 +98,5 @@ TEST_CASE("compile: a captured embedding_bag takes a first offset past 0 as 0, a
     CHECK(compiled.state().replays() == replays + 1);
   }
 }
+
+}  // namespace test_compile_embedding_bag

@@ -13,6 +13,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
 
+namespace test_compile_grad_entry {
+
 using namespace ember;
 
 namespace {
@@ -144,3 +146,5 @@ TEST_CASE("compile: gradients one compiled function installed are read by anothe
     CHECK(more.state().graph_breaks().empty());
   }
 }
+
+}  // namespace test_compile_grad_entry

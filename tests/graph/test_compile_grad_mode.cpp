@@ -6,6 +6,8 @@
 #include "graph/compile.h"
 #include "graph_test_util.h"
 
+namespace test_compile_grad_mode {
+
 using namespace ember;
 using graph_test::bit_equal;
 
@@ -44,3 +46,5 @@ TEST_CASE("compile: fn enabling grad itself under the caller's NoGradGuard retur
   CHECK(loss_of.state().captures_made() == 1);
   CHECK(loss_of.state().replays() == 3);
 }
+
+}  // namespace test_compile_grad_mode

@@ -16,6 +16,8 @@
 #include "runtime/optim/clip_grad.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_grads {
+
 using namespace ember;
 
 namespace {
@@ -286,3 +288,5 @@ TEST_CASE("compile: gradient clipping compiled while a .grad was unset clips it 
   }
   CHECK(step.state().captures_made() == 2);
 }
+
+}  // namespace test_compile_grads

@@ -14,6 +14,8 @@
 #include "graph/fusion.h"
 #include "runtime/ember.h"
 
+namespace test_compile_hardtanh_bounds {
+
 using namespace ember;
 
 namespace {
@@ -66,3 +68,5 @@ TEST_CASE("compile: hardtanh and its backward with NaN, infinite, equal, crossed
     }
   }
 }
+
+}  // namespace test_compile_hardtanh_bounds

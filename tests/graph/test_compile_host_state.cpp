@@ -13,6 +13,8 @@
 #include "runtime/ember.h"
 #include "runtime/random/generator.h"
 
+namespace test_compile_host_state {
+
 using namespace ember;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("compile: a GradScaler's scale made by the first captured call follows
   }
   CHECK(scaled.state().replays() == 2);
 }
+
+}  // namespace test_compile_host_state

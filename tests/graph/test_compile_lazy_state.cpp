@@ -16,6 +16,8 @@
 #include "runtime/optim/adam.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_lazy_state {
+
 using namespace ember;
 
 namespace {
@@ -188,3 +190,5 @@ TEST_CASE("compile: parameters handed to the optimizer after the capture recompi
     CHECK(step.state().recompile_reasons()[0].find("SGD param group") != std::string::npos);
   }
 }
+
+}  // namespace test_compile_lazy_state

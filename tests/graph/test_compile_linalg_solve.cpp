@@ -11,6 +11,8 @@
 #include "runtime/linalg.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_linalg_solve {
+
 using namespace ember;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("compile: a Gaussian NLL step with cholesky, solves and logdet, captur
   CHECK(graph->count_op("linalg_solve_triangular") >= 3);  // forward solves and cholesky's backward
   graph_test::check_same_values({compiled.mean, compiled.factor}, {eager.mean, eager.factor});
 }
+
+}  // namespace test_compile_linalg_solve

@@ -12,6 +12,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_linalg_spectral {
+
 using namespace ember;
 
 namespace {
@@ -63,3 +65,5 @@ TEST_CASE("compile: a step with svd, eigh and qr penalties, captured whole, equa
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_linalg_spectral

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_losses {
+
 using namespace ember;
 
 namespace {
@@ -86,3 +88,5 @@ TEST_CASE("compile: a training step with the composite losses, captured whole, e
   CHECK(compiled.table->weight.select(0, 0).abs().sum().item() == 0.0);
   CHECK(eager.table->weight.select(0, 0).abs().sum().item() == 0.0);
 }
+
+}  // namespace test_compile_losses

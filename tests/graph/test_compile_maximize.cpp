@@ -6,6 +6,8 @@
 #include "graph/compile.h"
 #include "graph_test_util.h"
 
+namespace test_compile_maximize {
+
 using namespace ember;
 
 namespace {
@@ -59,3 +61,5 @@ TEST_CASE("compile: SGD and Adam with maximize equal eager bit for bit, and togg
     CHECK(train_step.state().recompile_reasons()[0].find("maximize=true, which no longer holds") != std::string::npos);
   }
 }
+
+}  // namespace test_compile_maximize

@@ -12,6 +12,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
 
+namespace test_compile_multihead_attention {
+
 using namespace ember;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("compile: a training step of a Transformer with masks, captured whole,
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_multihead_attention

@@ -12,6 +12,8 @@
 #include "graph/fusion.h"
 #include "runtime/zero_grad.h"
 
+namespace test_compile_nan {
+
 using namespace ember;
 using graph_test::GraphBuilder;
 
@@ -99,3 +101,5 @@ TEST_CASE("compile: dropout keeps NaN and inf as NaN where it drops them, fused 
     CHECK(compiled.state().replays() == 2);
   }
 }
+
+}  // namespace test_compile_nan

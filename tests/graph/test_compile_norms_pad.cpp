@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_norms_pad {
+
 using namespace ember;
 
 namespace {
@@ -66,3 +68,5 @@ TEST_CASE("compile: a training step through pad, GroupNorm and RMSNorm, captured
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_norms_pad

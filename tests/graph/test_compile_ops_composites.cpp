@@ -12,6 +12,8 @@
 #include "graph/compile.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_ops_composites {
+
 using namespace ember;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("compile: a training step through the new composites, captured whole, 
     CHECK(train_step.state().graph()->count_op("bmm") >= 1);  // baddbmm's product is in the graph
   }
 }
+
+}  // namespace test_compile_ops_composites

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_outputs {
+
 using namespace ember;
 
 namespace {
@@ -109,3 +111,5 @@ TEST_CASE("compile: an undefined result is an error naming the function's result
   (void)step(x);  // the eager warm-up returns what fn returns
   CHECK_THROWS_WITH_AS(step(x), doctest::Contains("compile: the function returned an undefined tensor"), Error);
 }
+
+}  // namespace test_compile_outputs

@@ -13,6 +13,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_pooling {
+
 using namespace ember;
 
 namespace {
@@ -70,3 +72,5 @@ TEST_CASE("compile: a training step through max, avg and adaptive pools, capture
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_pooling

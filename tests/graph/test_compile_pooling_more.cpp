@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_pooling_more {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -73,3 +75,5 @@ TEST_CASE("compile: a step through max_unpool, lp_pool, local_response_norm and 
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_pooling_more

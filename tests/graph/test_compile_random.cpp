@@ -11,6 +11,8 @@
 #include "runtime/optim/sgd.h"
 #include "runtime/random/generator.h"
 
+namespace test_compile_random {
+
 using namespace ember;
 
 namespace {
@@ -142,3 +144,5 @@ TEST_CASE("compile: a Dropout module not owned by a shared_ptr replays, and eval
   CHECK(apply.state().recompile_reasons()[0] ==
         "the graph was captured with Dropout(p=0.5, inplace=False).training == true, which no longer holds");
 }
+
+}  // namespace test_compile_random

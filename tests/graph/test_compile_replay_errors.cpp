@@ -12,6 +12,8 @@
 #include "graph_test_util.h"
 #include "runtime/optim/lr_scheduler.h"
 
+namespace test_compile_replay_errors {
+
 using namespace ember;
 using graph_test::bit_equal;
 
@@ -123,3 +125,5 @@ TEST_CASE("compile: a replay raising after the optimizer step keeps that step's 
     CHECK(step.state().replays() >= 3);
   }
 }
+
+}  // namespace test_compile_replay_errors

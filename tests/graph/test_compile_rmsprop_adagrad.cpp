@@ -12,6 +12,8 @@
 #include "graph/compile.h"
 #include "optimizer_side_by_side.h"
 
+namespace test_compile_rmsprop_adagrad {
+
 using namespace ember;
 using ember::graph_test::Trainer;
 using ember::graph_test::train_side_by_side;
@@ -74,3 +76,5 @@ TEST_CASE("compile: changing RMSprop's alpha or Adagrad's lr_decay recompiles, n
   REQUIRE(adagrad_step.state().recompile_reasons().size() == 1);
   CHECK(adagrad_step.state().recompile_reasons()[0].find("Adagrad param group 0") != std::string::npos);
 }
+
+}  // namespace test_compile_rmsprop_adagrad

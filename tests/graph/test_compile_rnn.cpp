@@ -10,6 +10,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
 
+namespace test_compile_rnn {
+
 using namespace ember;
 
 namespace {
@@ -68,3 +70,5 @@ TEST_CASE("compile: a training step through LSTM, GRU and LSTMCell, captured who
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_rnn

@@ -13,6 +13,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
 
+namespace test_compile_rnn_packed {
+
 using namespace ember;
 namespace rnn_utils = ember::nn::utils::rnn;
 
@@ -70,3 +72,5 @@ TEST_CASE("compile: a training step through packed LSTM and GRU, run as compiled
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_rnn_packed

@@ -11,6 +11,8 @@
 #include "graph_test_util.h"
 #include "optimizer_side_by_side.h"
 
+namespace test_compile_rprop_asgd_lbfgs {
+
 using namespace ember;
 using ember::graph_test::train_side_by_side;
 
@@ -68,3 +70,5 @@ TEST_CASE("compile: LBFGS without fullgraph runs as segments and equals eager") 
   }
   CHECK_FALSE(lenient.state().fell_back_to_eager());
 }
+
+}  // namespace test_compile_rprop_asgd_lbfgs

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_scans {
+
 using namespace ember;
 
 namespace {
@@ -65,3 +67,5 @@ TEST_CASE("compile: a step through cumprod, cummax, cummin and logcumsumexp, cap
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_scans

@@ -9,6 +9,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_compile_scheduler_sequences {
+
 using namespace ember;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_CASE("compile: ReduceLROnPlateau inside a compiled step breaks the graph an
   CHECK(plateau.last_epoch() == 7);
   CHECK(optimizer.get_lr(0) == 0.125);
 }
+
+}  // namespace test_compile_scheduler_sequences

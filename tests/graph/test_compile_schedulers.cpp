@@ -9,6 +9,8 @@
 #include "graph/ir.h"
 #include "graph_test_util.h"
 
+namespace test_compile_schedulers {
+
 using namespace ember;
 using graph_test::SeedMlp;
 
@@ -207,3 +209,5 @@ TEST_CASE("compile: a scheduler stepped between two optimizers' steps replays be
   const std::vector<Tensor> expected = eager.model->parameters(), actual = compiled.model->parameters();
   for (size_t i = 0; i < expected.size(); ++i) CHECK(graph_test::bit_equal(expected[i], actual[i]));
 }
+
+}  // namespace test_compile_schedulers

@@ -15,6 +15,8 @@
 #include "segment_test_util.h"
 #include "runtime/ember.h"
 
+namespace test_compile_segment_placement {
+
 using namespace ember;
 using graph_test::bit_equal;
 using graph_test::check_same_state;
@@ -162,3 +164,5 @@ TEST_CASE("cuda compile segments: a step that branches on its gradient norm matc
   CHECK(train_step.state().segments()->compiled_runs() >= 2 * 10);
   CHECK(train_step.state().segments()->kernel_runs() == 0);
 }
+
+}  // namespace test_compile_segment_placement

@@ -18,6 +18,8 @@
 #include "segment_test_util.h"
 #include "runtime/ember.h"
 
+namespace test_compile_segments {
+
 using namespace ember;
 using graph_test::bit_equal;
 using graph_test::check_same_state;
@@ -225,3 +227,5 @@ TEST_CASE("compile segments: a kernel's error is raised where the segment ends, 
   CHECK_THROWS_WITH(throwing(buffer), "host code failed");
   CHECK(buffer.to_vector<float>() == std::vector<float>{10.0f, 14.0f});
 }
+
+}  // namespace test_compile_segments

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_sort {
+
 using namespace ember;
 
 namespace {
@@ -67,3 +69,5 @@ TEST_CASE("compile: a step with sort, topk, kthvalue and max along a dim, captur
   graph_test::check_same_values(compiled.optimizer->param_groups()[0].params,
                                 eager.optimizer->param_groups()[0].params);
 }
+
+}  // namespace test_compile_sort

@@ -13,6 +13,8 @@
 #include "runtime/optim/sgd.h"
 #include "runtime/random/generator.h"
 
+namespace test_compile_spatial_sampling {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -76,3 +78,5 @@ TEST_CASE("compile: a step through affine_grid, grid_sample, cdist and gumbel_so
                                   {eager.theta, eager.image, eager.anchors});
   }
 }
+
+}  // namespace test_compile_spatial_sampling

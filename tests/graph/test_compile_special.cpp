@@ -16,6 +16,8 @@
 #include "runtime/optim/adam.h"
 #include "runtime/special.h"
 
+namespace test_compile_special {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::GraphBuilder;
@@ -134,3 +136,5 @@ TEST_CASE("compile special: a likelihood training step, captured whole and fused
   for (const char* op : {"digamma", "polygamma", "i0e", "i1e", "ndtri", "log_ndtr"})
     CHECK_MESSAGE(fused_steps.find(op) != std::string::npos, op);
 }
+
+}  // namespace test_compile_special

@@ -10,6 +10,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/sgd.h"
 
+namespace test_compile_split_mask {
+
 using namespace ember;
 
 namespace {
@@ -80,3 +82,5 @@ TEST_CASE("compile: a step with split, chunk, masked_fill and tril, captured who
   }
   CHECK(train_step.state().replays() == 6);
 }
+
+}  // namespace test_compile_split_mask

@@ -11,6 +11,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/optim/adam.h"
 
+namespace test_compile_state_swap {
+
 using namespace ember;
 
 namespace {
@@ -191,3 +193,5 @@ TEST_CASE("compile: a hook registered and removed on a result's history inside t
   CHECK(step.state().captures() == 1);
   CHECK_FALSE(step.state().fell_back_to_eager());
 }
+
+}  // namespace test_compile_state_swap

@@ -27,6 +27,8 @@
 #include "runtime/cuda/cuda_context.h"
 #endif
 
+namespace test_compile_threads_streams {
+
 using namespace ember;
 
 #ifdef EMBER_HAS_CUDA
@@ -241,3 +243,5 @@ TEST_CASE("cuda compile: reduce_overhead functions captured and replayed from tw
     CHECK_MESSAGE(failure.empty(), failure);
 }
 #endif
+
+}  // namespace test_compile_threads_streams

@@ -9,6 +9,8 @@
 #include "graph/compile.h"
 #include "runtime/nn/nn.h"
 
+namespace test_compile_training_mode_attention_rnn {
+
 using namespace ember;
 
 // MultiheadAttentionImpl::forward (attention.cpp) reads is_training() directly to choose
@@ -46,3 +48,5 @@ TEST_CASE("compile: an LSTM with dropout between layers switched to eval recompi
   CHECK(graph_test::max_relative_error(run(x), expected) <= 1e-6);
   CHECK(run.state().recompile_reasons().size() == 1);
 }
+
+}  // namespace test_compile_training_mode_attention_rnn

@@ -8,6 +8,8 @@
 #include "graph/passes.h"
 #include "graph_test_util.h"
 
+namespace test_constant_folding {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::capture_one;
@@ -116,3 +118,5 @@ TEST_CASE("constant folding: the verifier rejects a constant of the wrong type")
   CHECK_THROWS_WITH_AS(verify(graph), doctest::Contains("verify: constant %c0 holds no tensor of type [3] float32"),
                        Error);
 }
+
+}  // namespace test_constant_folding

@@ -11,6 +11,8 @@
 #include "runtime/ember.h"
 #include "typed_graph.h"
 
+namespace test_cuda_graph_plan {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::kGpu;
@@ -99,3 +101,5 @@ TEST_CASE("reduce_overhead refuses a graph with work on a second GPU") {
   typed.graph.outputs = {typed.node("relu", {moved}, TensorMeta{{4, 8}, kFloat32, second})};
   CHECK(cuda_graph_blocker(typed.graph, plan_memory(typed.graph)) == "node 0 (to_device) uses cuda:0 besides the graph's cuda:1");
 }
+
+}  // namespace test_cuda_graph_plan

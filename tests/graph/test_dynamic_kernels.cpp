@@ -11,6 +11,8 @@
 #include "fusion_test_util.h"
 #include "graph/codegen_cpp.h"
 
+namespace test_dynamic_kernels {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::GraphBuilder;
@@ -130,3 +132,5 @@ TEST_CASE("dynamic kernels: 40 random groups emit one text for two sizes, and it
     }
   }
 }
+
+}  // namespace test_dynamic_kernels

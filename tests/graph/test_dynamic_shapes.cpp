@@ -12,6 +12,8 @@
 #include "graph_test_util.h"
 #include "scoped_cache_dir.h"
 
+namespace test_dynamic_shapes {
+
 using namespace ember;
 
 namespace {
@@ -260,3 +262,5 @@ TEST_CASE("cuda dynamic shapes: the seed step at changing batch sizes, default a
       CHECK(graph_test::max_relative_error(actual[i].to(kCPU), expected[i].to(kCPU)) <= 1e-5);
   }
 }
+
+}  // namespace test_dynamic_shapes

@@ -15,6 +15,8 @@
 #include "graph/passes.h"
 #include "graph_test_util.h"
 
+namespace test_epilogue {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::capture_one;
@@ -211,3 +213,5 @@ TEST_CASE("compile: EMBER_LOGS=passes prints each pass and the fused activation"
   CHECK(text.find("fused: linear %") != std::string::npos);
   CHECK(text.find("into linear(activation=relu)") != std::string::npos);
 }
+
+}  // namespace test_epilogue

@@ -13,6 +13,8 @@
 #include "cuda_emulation.h"
 #include "fused_case_graphs.h"
 
+namespace test_fused_cuda_emulation {
+
 using namespace ember;
 using namespace ember::graph;
 using namespace ember::graph_test;
@@ -186,3 +188,5 @@ TEST_CASE("cuda fusion: the same graphs built on cuda:0 run their fused kernels 
     }
   }
 }
+
+}  // namespace test_fused_cuda_emulation

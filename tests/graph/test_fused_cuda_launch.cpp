@@ -10,6 +10,8 @@
 #include "fused_case_graphs.h"
 #include "graph/fused_launch.h"
 
+namespace test_fused_cuda_launch {
+
 using namespace ember;
 using namespace ember::graph;
 using namespace ember::graph_test;
@@ -70,3 +72,5 @@ TEST_CASE("fused CUDA launch: few long outputs are split over blocks as eager's 
   GraphBuilder rows = reduction({2, 4096}, Dims{1}, false);
   CHECK(launch_text(fused_cuda_launch(fuse_one("rows", rows).group)) == "grid 1 x 1, block 128 x 2");
 }
+
+}  // namespace test_fused_cuda_launch

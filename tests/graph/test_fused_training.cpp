@@ -8,6 +8,8 @@
 #include "graph_test_util.h"
 #include "fusion_test_util.h"
 
+namespace test_fused_training {
+
 using namespace ember;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_CASE("fused training: a GELU MLP with a hand-written smooth-L1-like loss fu
   check_close_state(eager.optimizer->param_groups()[0].params, *eager.optimizer,
                     compiled.optimizer->param_groups()[0].params, *compiled.optimizer);
 }
+
+}  // namespace test_fused_training

@@ -15,6 +15,8 @@
 #include "graph/fusion.h"
 #include "fusion_test_util.h"
 
+namespace test_fusion {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::GraphBuilder;
@@ -224,3 +226,5 @@ TEST_CASE("fusion: an input a member reads twice counts once toward kMaxFusedInp
   CHECK(graph.nodes[0].inputs.size() == kMaxFusedInputs);
   CHECK(graph_test::max_relative_error(builder.run(graph).at(0), builder.eager[total]) <= 1e-6);
 }
+
+}  // namespace test_fusion

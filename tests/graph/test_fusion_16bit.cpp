@@ -12,6 +12,8 @@
 #include "graph/fusion.h"
 #include "graph_test_util.h"
 
+namespace test_fusion_16bit {
+
 using namespace ember;
 
 namespace {
@@ -148,3 +150,5 @@ TEST_CASE("compile: a bf16 autocast training step with GELU and Dropout equals e
     CHECK(forward.state().captures_made() == 1);
   }
 }
+
+}  // namespace test_fusion_16bit

@@ -14,6 +14,8 @@
 #include "graph/fusion.h"
 #include "runtime/zero_grad.h"
 
+namespace test_fusion_bool {
+
 using namespace ember;
 using graph_test::GraphBuilder;
 
@@ -153,3 +155,5 @@ TEST_CASE("compile: a training step with isfinite, where, prod and cumsum equals
     if (fuse) CHECK(compiled.state().graph()->count_op("isfinite") == 0);  // inside a fused kernel
   }
 }
+
+}  // namespace test_fusion_bool

@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "typed_graph.h"
 
+namespace test_fusion_cuda {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::kGpu;
@@ -98,3 +100,5 @@ TEST_CASE("fusion on CUDA: a mean of 16 M elements into one is a fused root, as 
   CHECK(fused_cuda_launch(fused_ops(graph)[0]->group).pieces == 1024);
 }
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_fusion_cuda

@@ -8,6 +8,8 @@
 #include "graph/fusion.h"
 #include "fusion_test_util.h"
 
+namespace test_fusion_exports {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::GraphBuilder;
@@ -207,3 +209,5 @@ TEST_CASE("fusion exports: a chain reading an export before the root moves after
   CHECK(graph.values[b].index == 1);
   check_outputs(builder, graph);
 }
+
+}  // namespace test_fusion_exports

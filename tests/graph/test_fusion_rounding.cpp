@@ -15,6 +15,8 @@
 #include "graph/fusion.h"
 #include "graph_test_util.h"
 
+namespace test_fusion_rounding {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -222,3 +224,5 @@ TEST_CASE("compile: 40 seed-MLP training steps with fusion equal eager bit for b
   CHECK(!graph::fused_ops(*train_step.state().graph()).empty());
   graph_test::check_same_state(eager, compiled);
 }
+
+}  // namespace test_fusion_rounding

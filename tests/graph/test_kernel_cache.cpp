@@ -18,6 +18,8 @@
 #include "runtime/error.h"
 #include "scoped_cache_dir.h"
 
+namespace test_kernel_cache {
+
 namespace cache = ember::graph::cache;
 namespace fs = std::filesystem;
 
@@ -228,3 +230,5 @@ TEST_CASE("kernel cache: a damaged host library entry is compiled again once, th
   CHECK(ember::graph::compile_cpu_module(source)->path == path);
   CHECK(ember::graph::compiler_runs() == runs_after_repair);
 }
+
+}  // namespace test_kernel_cache

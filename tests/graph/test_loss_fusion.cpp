@@ -10,6 +10,8 @@
 #include "graph/passes.h"
 #include "graph_test_util.h"
 
+namespace test_loss_fusion {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::capture_one;
@@ -137,3 +139,5 @@ TEST_CASE("loss fusion: a compiled training step runs the fused node and trains 
   const std::vector<Tensor> expected = eager_model->parameters(), actual = compiled_model->parameters();
   for (size_t i = 0; i < expected.size(); ++i) CHECK(graph_test::bit_equal(expected[i], actual[i]));
 }
+
+}  // namespace test_loss_fusion

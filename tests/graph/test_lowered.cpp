@@ -9,6 +9,8 @@
 #include "graph_test_util.h"
 #include "skip_case.h"
 
+namespace test_lowered {
+
 using namespace ember;
 
 namespace {
@@ -323,3 +325,5 @@ TEST_CASE("cuda lowered: reduce_overhead runs host copies between graphs and doe
   CHECK_FALSE(scale.state().executor()->uses_cuda_graphs());
   CHECK(scale.state().executor()->why_no_cuda_graphs().find("updates graph input 0 in place") != std::string::npos);
 }
+
+}  // namespace test_lowered

@@ -8,6 +8,8 @@
 #include "graph/memory_plan.h"
 #include "graph_test_util.h"
 
+namespace test_lowered_memory {
+
 using namespace ember;
 
 namespace {
@@ -88,3 +90,5 @@ TEST_CASE("lowered: a compiled training step's peak memory is eager's, not eager
   // (on this machine: eager 21.0 MB, compiled 22.1 MB, arena apart 8.4 MB).
   CHECK(compiled.step_peak < eager.step_peak + compiled.arena_apart / 4);
 }
+
+}  // namespace test_lowered_memory

@@ -8,6 +8,8 @@
 #include "graph/memory_plan.h"
 #include "graph_test_util.h"
 
+namespace test_memory_plan {
+
 using namespace ember;
 using graph::MemoryPlan;
 using graph::Placement;
@@ -138,3 +140,5 @@ TEST_CASE("memory plan: a chain reuses the buffer of a dead value, views keep th
   for (const graph::Node& node : graph.nodes)
     if (node.op->name == "t") CHECK(plan.root[node.outputs[0]] == plan.root[node.inputs[0]]);
 }
+
+}  // namespace test_memory_plan

@@ -18,6 +18,8 @@
 #include "scoped_cache_dir.h"
 #include "skip_case.h"
 
+namespace test_nvrtc {
+
 using namespace ember;
 using namespace ember::graph::cuda;
 using ember::graph_test::ScopedCacheDir;
@@ -284,3 +286,5 @@ TEST_CASE("cuda nvrtc: loaded kernels compute the fused expression like a float6
 }
 
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_nvrtc

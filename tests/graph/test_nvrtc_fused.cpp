@@ -12,6 +12,8 @@
 #include "graph/fusion.h"
 #include "runtime/ember.h"
 
+namespace test_nvrtc_fused {
+
 using namespace ember;
 
 namespace {
@@ -125,3 +127,5 @@ TEST_CASE("nvrtc: a training step with a dynamic batch dim compiles, its kernels
   check_compiles(graph, "fused_dynamic_mlp.cu");
 }
 #endif
+
+}  // namespace test_nvrtc_fused

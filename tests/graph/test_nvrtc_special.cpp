@@ -8,6 +8,8 @@
 #include "runtime/ember.h"
 #include "scoped_cache_dir.h"
 
+namespace test_nvrtc_special {
+
 using namespace ember;
 using namespace ember::graph::cuda;
 using ember::graph_test::ScopedCacheDir;
@@ -36,3 +38,5 @@ extern "C" __global__ void special_f16(ember::Float16* out) { special<ember::Flo
   }
 }
 #endif
+
+}  // namespace test_nvrtc_special

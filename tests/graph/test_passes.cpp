@@ -10,6 +10,8 @@
 #include "graph/passes.h"
 #include "graph_test_util.h"
 
+namespace test_passes {
+
 using namespace ember;
 using namespace ember::graph;
 
@@ -143,3 +145,5 @@ TEST_CASE("passes: DCE then CSE on the seed-MLP step keep it verified and equal 
   const std::vector<Tensor> expected = eager.model->parameters(), actual = captured.model->parameters();
   for (size_t i = 0; i < expected.size(); ++i) CHECK(graph_test::bit_equal(expected[i], actual[i]));
 }
+
+}  // namespace test_passes

@@ -20,6 +20,8 @@
 #include "runtime/ember.h"
 #include "skip_case.h"
 
+namespace test_random_programs {
+
 using namespace ember;
 using ember::testing::Program;
 using ember::testing::random_program;
@@ -265,3 +267,5 @@ TEST_CASE("random programs: compiled forwards, backward() by the caller, equal e
     check_same_state(compiled, eager);
   }
 }
+
+}  // namespace test_random_programs

@@ -7,6 +7,8 @@
 #include "graph/passes.h"
 #include "graph_test_util.h"
 
+namespace test_simplify {
+
 using namespace ember;
 using namespace ember::graph;
 using graph_test::capture_one;
@@ -129,3 +131,5 @@ TEST_CASE("simplify: a per-call host scalar is never assumed to stay 1") {
   factor = 3.0;
   CHECK(graph_test::bit_equal(replay_one(graph, input), (input.exp() * 3.0).neg()));
 }
+
+}  // namespace test_simplify

@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "runtime/ember.h"
+#include "runtime/tensor_values.h"
 
 namespace ember::testing {
-// Its own (inline) namespace: numeric_check.h defines random_values, random_tensor and values_of
-// with the same signatures and other bodies (other value ranges). Both in ember::testing, the
-// linker kept one definition for every test of the executable, an ODR violation.
-inline namespace finite_difference {
+// Names of their own: numeric_check.h's random_values, random_tensor and gradcheck take the same
+// arguments and draw other values (magnitudes 0.25 to 2) or perturb copies, and both headers
+// can meet in one batch of test files.
 
 // Deterministic values in [-1, -0.1] u [0.1, 1]: never zero, so no check passes by accident.
-inline std::vector<double> random_values(int64_t count, uint32_t seed) {
+inline std::vector<double> small_values(int64_t count, uint32_t seed) {
   std::vector<double> values(static_cast<size_t>(count));
   uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
   for (double& value : values) {
@@ -43,23 +43,17 @@ inline Tensor doubles(const std::vector<double>& values) {
   return doubles(values, Dims{static_cast<int64_t>(values.size())});
 }
 
-inline Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
-  return from_vector<double>(random_values(sizes.product(), seed), sizes, dtype_options(dtype));
-}
-
-// Host values of any floating tensor, in float64 and row-major order.
-inline std::vector<double> values_of(const Tensor& tensor) {
-  NoGradGuard no_grad;
-  return tensor.to(kFloat64).contiguous().to_vector<double>();
+inline Tensor small_tensor(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
+  return from_vector<double>(small_values(sizes.product(), seed), sizes, dtype_options(dtype));
 }
 
 // Checks the gradient of L = sum(function(inputs) * weights), with fixed random weights, against
 // central differences for every input that requires grad. Inputs must be contiguous float64 leaves;
 // `function` may build views (transposes, slices) of them to exercise strided kernels.
-inline void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& function,
+inline void gradcheck_leaves(const std::function<Tensor(const std::vector<Tensor>&)>& function,
                       const std::vector<Tensor>& inputs, double tolerance = 1e-6) {
   const Tensor out = function(inputs);
-  const Tensor weights = random_tensor(out.sizes(), 1234);
+  const Tensor weights = small_tensor(out.sizes(), 1234);
   const std::vector<double> weight_values = values_of(weights);
   if (out.numel() > 0) out.backward(weights);
   auto objective = [&] {
@@ -94,12 +88,11 @@ inline void gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f
 }
 
 // Leaf copies of random float64 tensors that require grad.
-inline Tensor leaf(const Dims& sizes, uint32_t seed) { return random_tensor(sizes, seed).requires_grad_(); }
+inline Tensor leaf(const Dims& sizes, uint32_t seed) { return small_tensor(sizes, seed).requires_grad_(); }
 
 // A 1-d float64 leaf that requires grad, holding `values`: for checks against closed forms.
 inline Tensor leaf_of(const std::vector<double>& values) {
   return from_vector<double>(values, {static_cast<int64_t>(values.size())}, {.dtype = kFloat64}).requires_grad_();
 }
 
-}  // namespace finite_difference
 }  // namespace ember::testing

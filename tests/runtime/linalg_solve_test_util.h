@@ -13,7 +13,7 @@
 
 namespace ember::linalg_test {
 
-using testing::random_tensor;
+using testing::small_tensor;
 using testing::values_of;
 
 // Random values in +-[0.1, 1] plus `shift` on the diagonal: with shift >= n the matrix is
@@ -23,11 +23,11 @@ inline Tensor shifted_eye(const Tensor& t, double shift) {
   return add(t, mul(identity, shift));
 }
 inline Tensor well_conditioned(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
-  return shifted_eye(random_tensor(sizes, seed, dtype), static_cast<double>(sizes[sizes.size() - 1]));
+  return shifted_eye(small_tensor(sizes, seed, dtype), static_cast<double>(sizes[sizes.size() - 1]));
 }
 // M M^T + n I: symmetric positive-definite.
 inline Tensor positive_definite(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
-  const Tensor m = random_tensor(sizes, seed, dtype);
+  const Tensor m = small_tensor(sizes, seed, dtype);
   return shifted_eye(matmul(m, transpose(m, -2, -1)), static_cast<double>(sizes[sizes.size() - 1]));
 }
 

@@ -79,7 +79,7 @@ inline double orthonormality_error(const HostMatrix& a) {
 
 // A symmetric float64 [*, n, n] tensor with well-separated eigenvalues: B + B^T + diag(0, 3, 6, ...).
 inline Tensor symmetric_input(int64_t batch, int64_t n, uint32_t seed) {
-  std::vector<double> values = random_values(batch * n * n, seed);
+  std::vector<double> values = small_values(batch * n * n, seed);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j <= i; ++j) {

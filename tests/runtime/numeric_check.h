@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/ember.h"
+#include "runtime/tensor_values.h"
 
 namespace ember::testing {
 
@@ -26,11 +27,6 @@ inline std::vector<double> random_values(int64_t count, uint32_t seed) {
 
 inline Tensor random_tensor(const Dims& sizes, uint32_t seed, DType dtype = kFloat64) {
   return from_vector<double>(random_values(sizes.product(), seed), sizes, {.dtype = dtype});
-}
-
-// The elements of any tensor (any dtype, any strides) as doubles in row-major logical order.
-inline std::vector<double> values_of(const Tensor& tensor) {
-  return tensor.to(kFloat64).contiguous().to_vector<double>();
 }
 
 // Row-major index helpers for references written with plain loops.

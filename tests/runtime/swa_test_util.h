@@ -43,7 +43,9 @@ inline std::vector<double> flat_values(const std::vector<Tensor>& tensors) {
   return values;
 }
 
-inline void check_close(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance) {
+// |actual - expected| <= tolerance * (1 + |expected|) for every element (numeric_check.h's
+// check_close scales by max(1, |expected|)).
+inline void check_all_close(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance) {
   REQUIRE(actual.size() == expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     CAPTURE(i);

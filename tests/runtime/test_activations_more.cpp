@@ -14,6 +14,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_activations_more {
+
 using namespace ember;
 using namespace ember::testing;
 namespace F = ember::nn::functional;
@@ -190,12 +192,12 @@ TEST_CASE("gradients away from the kinks match central differences") {
   };
   for (const auto& [name, function] : functions) {
     INFO(name);
-    gradcheck([&](const std::vector<Tensor>& inputs) { return function(inputs[0]); }, {leaf({4, 6}, 11)});
+    gradcheck_leaves([&](const std::vector<Tensor>& inputs) { return function(inputs[0]); }, {leaf({4, 6}, 11)});
   }
   // prelu: both the input and the per-channel weight.
-  gradcheck([](const std::vector<Tensor>& inputs) { return F::prelu(inputs[0], inputs[1]); },
+  gradcheck_leaves([](const std::vector<Tensor>& inputs) { return F::prelu(inputs[0], inputs[1]); },
             {leaf({2, 3, 4}, 5), leaf({3}, 6)});
-  gradcheck([](const std::vector<Tensor>& inputs) { return F::prelu(inputs[0], inputs[1]); },
+  gradcheck_leaves([](const std::vector<Tensor>& inputs) { return F::prelu(inputs[0], inputs[1]); },
             {leaf({2, 3, 4}, 7), leaf({1}, 8)});
 }
 
@@ -220,14 +222,14 @@ TEST_CASE("second derivatives (create_graph) match central differences of the fi
       AutoGradMode enabled(true);
       const Tensor x = recording ? inputs[0] : inputs[0].detach().requires_grad_();
       const Tensor y = f(x);
-      return autograd::grad({sum(mul(y, random_tensor(y.sizes(), 21)))}, {x}, {}, std::nullopt, recording)[0];
+      return autograd::grad({sum(mul(y, small_tensor(y.sizes(), 21)))}, {x}, {}, std::nullopt, recording)[0];
     };
-    gradcheck(first_derivative, {leaf({4, 6}, 13)}, 1e-5);
+    gradcheck_leaves(first_derivative, {leaf({4, 6}, 13)}, 1e-5);
   }
 }
 
 TEST_CASE("glu, softmin and prelu against references on tensors") {
-  const Tensor x = random_tensor({2, 4}, 3);
+  const Tensor x = small_tensor({2, 4}, 3);
   const std::vector<double> v = values_of(x);
   std::vector<double> glu_expected, softmin_expected;
   for (int row = 0; row < 2; ++row) {
@@ -241,7 +243,7 @@ TEST_CASE("glu, softmin and prelu against references on tensors") {
   CHECK(F::glu(x, 0).sizes() == Dims{1, 4});
   check_close(values_of(F::softmin(x, 1)), softmin_expected, 1e-15, "softmin");
   // prelu: [N, C, L] with C weights, the weight of channel c on every x <= 0 of that channel.
-  const Tensor input = random_tensor({2, 3, 2}, 4);
+  const Tensor input = small_tensor({2, 3, 2}, 4);
   const std::vector<double> slopes = {0.1, -0.5, 2.0};
   const std::vector<double> in = values_of(input);
   std::vector<double> prelu_expected;
@@ -260,7 +262,7 @@ TEST_CASE("glu, softmin and prelu against references on tensors") {
 
 TEST_CASE("strided, empty and fp16 inputs, hardtanh with min_val > max_val, and a Sequential of the modules") {
   // A transposed view goes through the same composites as its contiguous copy.
-  const Tensor base = mul(random_tensor({4, 6}, 15), 4.0);
+  const Tensor base = mul(small_tensor({4, 6}, 15), 4.0);
   const Tensor strided = transpose(base, 0, 1);
   const std::vector<std::pair<const char*, Unary>> functions = {
       {"hardswish", [](const Tensor& x) { return F::hardswish(x); }},
@@ -364,7 +366,7 @@ TEST_CASE("modules print as torch.nn's and call their functions") {
   CHECK(nn::Hardshrink(nn::HardshrinkOptions{.lambda = 1.25})->str() == "Hardshrink(1.25)");
   CHECK(nn::PReLU()->str() == "PReLU(num_parameters=1)");
   CHECK(nn::RReLU()->str() == "RReLU(lower=0.125, upper=0.3333333333333333)");
-  const Tensor x = random_tensor({2, 4}, 9);
+  const Tensor x = small_tensor({2, 4}, 9);
   const std::vector<std::pair<Tensor, Tensor>> pairs = {
       {nn::Hardtanh(nn::HardtanhOptions{.min_val = -0.5, .max_val = 0.5})(x), F::hardtanh(x, -0.5, 0.5)},
       {nn::ReLU6()(x), F::relu6(x)},
@@ -412,7 +414,7 @@ TEST_CASE("PReLU holds a learnable weight named weight: init, training and a sta
 }
 
 TEST_CASE("every error names the op, the values and the call site") {
-  const Tensor x = random_tensor({2, 3}, 1);
+  const Tensor x = small_tensor({2, 3}, 1);
   const Tensor integers = from_vector<int64_t>({1, 2});
   const Tensor mask = from_vector<bool>({true, false});
   const Tensor matrix_weight = doubles({0.25}, {1, 1}), two_weights = doubles({0.25, 0.5});
@@ -456,3 +458,5 @@ TEST_CASE("every error names the op, the values and the call site") {
        "PReLU: num_parameters must be at least 1, got 0"},
       first_line);
 }
+
+}  // namespace test_activations_more

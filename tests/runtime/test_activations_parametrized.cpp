@@ -6,6 +6,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_activations_parametrized {
+
 using namespace pointwise_test;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("gelu, silu, leaky_relu, elu and softplus refuse integer and bool tens
   CHECK(sigmoid(integers).dtype() == kFloat32);
   CHECK(ember::tanh(integers).dtype() == kFloat32);
 }
+
+}  // namespace test_activations_parametrized

@@ -11,12 +11,14 @@
 #include "runtime/ember.h"
 #include "runtime/nn/nn.h"
 
+namespace test_affine_grid {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
-using ember::testing::random_tensor;
+using ember::testing::gradcheck_leaves;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -31,7 +33,7 @@ double base_coordinate(int64_t i, int64_t steps, bool align) {
 }  // namespace
 
 TEST_CASE("affine_grid 4-D is theta times the base grid") {
-  const Tensor theta = random_tensor({2, 2, 3}, 5);
+  const Tensor theta = small_tensor({2, 2, 3}, 5);
   const std::vector<double> t = values_of(theta);
   for (bool align : {false, true}) {
     const Tensor grid = F::affine_grid(theta, {2, 7, 3, 4}, align);
@@ -50,7 +52,7 @@ TEST_CASE("affine_grid 4-D is theta times the base grid") {
 }
 
 TEST_CASE("affine_grid 5-D is theta times the base grid, unit axes at 0") {
-  const Tensor theta = random_tensor({1, 3, 4}, 6);
+  const Tensor theta = small_tensor({1, 3, 4}, 6);
   const std::vector<double> t = values_of(theta);
   for (bool align : {false, true}) {
     const Tensor grid = F::affine_grid(theta, {1, 1, 2, 1, 3}, align);
@@ -70,7 +72,7 @@ TEST_CASE("affine_grid 5-D is theta times the base grid, unit axes at 0") {
 
 TEST_CASE("identity theta through affine_grid and grid_sample reproduces the input") {
   using F::GridSampleMode;
-  const Tensor input = random_tensor({2, 3, 4, 5}, 7);
+  const Tensor input = small_tensor({2, 3, 4, 5}, 7);
   const Tensor identity = from_vector<double>({1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0}, {2, 2, 3}, {.dtype = kFloat64});
   for (bool align : {false, true})
     for (GridSampleMode mode : {GridSampleMode::Bilinear, GridSampleMode::Nearest, GridSampleMode::Bicubic}) {
@@ -80,7 +82,7 @@ TEST_CASE("identity theta through affine_grid and grid_sample reproduces the inp
       CHECK(allclose(out, input, 1e-12, 1e-12));
     }
   // 5-D, trilinear.
-  const Tensor volume = random_tensor({1, 2, 3, 4, 2}, 8);
+  const Tensor volume = small_tensor({1, 2, 3, 4, 2}, 8);
   const Tensor identity3 = from_vector<double>({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}, {1, 3, 4}, {.dtype = kFloat64});
   for (bool align : {false, true}) {
     const Tensor out =
@@ -90,14 +92,15 @@ TEST_CASE("identity theta through affine_grid and grid_sample reproduces the inp
 }
 
 TEST_CASE("affine_grid gradient w.r.t. theta by central differences") {
-  const Tensor theta = random_tensor({2, 2, 3}, 9).requires_grad_();
-  gradcheck([](const std::vector<Tensor>& in) { return F::affine_grid(in[0], {2, 1, 3, 2}, false); }, {theta});
-  const Tensor theta3 = random_tensor({1, 3, 4}, 10).requires_grad_();
-  gradcheck([](const std::vector<Tensor>& in) { return F::affine_grid(in[0], {1, 1, 2, 2, 3}, true); }, {theta3});
+  const Tensor theta = small_tensor({2, 2, 3}, 9).requires_grad_();
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::affine_grid(in[0], {2, 1, 3, 2}, false); }, {theta});
+  const Tensor theta3 = small_tensor({1, 3, 4}, 10).requires_grad_();
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::affine_grid(in[0], {1, 1, 2, 2, 3}, true); },
+                   {theta3});
   // Through grid_sample too: the rotation/scale of a sampled image, w.r.t. theta and the image.
-  const Tensor image = random_tensor({2, 1, 3, 4}, 11).requires_grad_();
-  const Tensor small_theta = random_tensor({2, 2, 3}, 12).mul(0.5).detach().requires_grad_();
-  gradcheck(
+  const Tensor image = small_tensor({2, 1, 3, 4}, 11).requires_grad_();
+  const Tensor small_theta = small_tensor({2, 2, 3}, 12).mul(0.5).detach().requires_grad_();
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         return F::grid_sample(in[0], F::affine_grid(in[1], {2, 1, 3, 3}, false), {});
       },
@@ -105,8 +108,8 @@ TEST_CASE("affine_grid gradient w.r.t. theta by central differences") {
 }
 
 TEST_CASE("affine_grid refuses bad theta and sizes") {
-  const Tensor theta = random_tensor({2, 2, 3}, 13);
-  const Tensor theta3 = random_tensor({2, 3, 4}, 14);
+  const Tensor theta = small_tensor({2, 2, 3}, 13);
+  const Tensor theta3 = small_tensor({2, 3, 4}, 14);
   const Tensor integers = zeros({2, 2, 3}, {.dtype = kInt64});
   const int first = __LINE__ + 2;
   const std::vector<std::string> messages = {
@@ -128,3 +131,5 @@ TEST_CASE("affine_grid refuses bad theta and sizes") {
   // A unit-size axis with align_corners is only warned about by PyTorch: allowed.
   CHECK(F::affine_grid(theta, {2, 1, 1, 4}, true).sizes() == Dims{2, 1, 4, 2});
 }
+
+}  // namespace test_affine_grid

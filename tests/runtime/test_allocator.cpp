@@ -9,6 +9,8 @@
 #include "fake_memory_backend.h"
 #include "runtime/ember.h"
 
+namespace test_allocator {
+
 using namespace ember;
 
 using ember::testing::FakeBackend;
@@ -224,3 +226,5 @@ TEST_CASE("the CPU allocator reaches a steady state in a loop of tensor ops") {
   for (int i = 0; i < 100; ++i) (void)add(add(a, b), b);
   CHECK(memory_stats().num_backend_allocations == before);
 }
+
+}  // namespace test_allocator

@@ -9,6 +9,8 @@
 #include "fake_memory_backend.h"
 #include "runtime/ember.h"
 
+namespace test_allocator_limits {
+
 using namespace ember;
 using ember::testing::FakeBackend;
 
@@ -83,3 +85,5 @@ TEST_CASE("a request whose rounding would pass the largest countable size is ref
   CHECK_THROWS_WITH_AS(uncached.allocate(kMax), doctest::Contains("cannot allocate"), Error);
   CHECK(uncached.stats().allocated_bytes == 0);
 }
+
+}  // namespace test_allocator_limits

@@ -9,6 +9,8 @@
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/ember.h"
 
+namespace test_allocator_stream_uses {
+
 using namespace ember;
 using ember::testing::FakeBackend;
 
@@ -224,3 +226,5 @@ TEST_CASE("record_stream on a tensor: the tensor must be on CUDA, on the stream'
   // The call site in the message is the caller's, as for every op.
   CHECK_THROWS_WITH_AS(host.record_stream(stream), doctest::Contains("test_allocator_stream_uses.cpp"), Error);
 }
+
+}  // namespace test_allocator_stream_uses

@@ -7,6 +7,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_amp_training {
+
 using namespace ember;
 
 namespace {
@@ -87,3 +89,5 @@ TEST_CASE("amp: fp16 autocast with a GradScaler backs off from overflow, then co
   // Nine skipped steps cost a little progress (measured: 0.00252 vs fp32's 0.00228).
   CHECK(std::abs(fp16.losses.back() - fp32.losses.back()) < 0.3 * fp32.losses.back());
 }
+
+}  // namespace test_amp_training

@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_attention {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -229,3 +231,5 @@ TEST_CASE("scaled_dot_product_attention with enable_gqa: each key head serves it
   // Without enable_gqa the head counts must broadcast, as before.
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v), doctest::Contains("do not broadcast"), Error);
 }
+
+}  // namespace test_attention

@@ -13,6 +13,8 @@
 #include "runtime/nn/nn.h"
 #include "runtime/random/generator.h"
 
+namespace test_attention_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -138,3 +140,5 @@ TEST_CASE("PyTorch parity: building a stack draws nothing from the layer's gener
   const nn::TransformerDecoder decoder(decoder_layer, 2);
   CHECK(generator.get_state() == before);
 }
+
+}  // namespace test_attention_pytorch_parity

@@ -8,6 +8,8 @@
 
 #include "numeric_check.h"
 
+namespace test_autocast {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -294,3 +296,5 @@ TEST_CASE("autocast: every op of the policy table is registered with its policy"
   CHECK(registry().get("softmax_backward").autocast == AutocastPolicy::None);
   CHECK(registry().get("to_dtype").autocast == AutocastPolicy::None);
 }
+
+}  // namespace test_autocast

@@ -9,6 +9,8 @@
 
 #include "numeric_check.h"
 
+namespace test_autocast_composites {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -90,3 +92,5 @@ TEST_CASE("autocast: gradients of the float32-list composites reach 16-bit leave
     CHECK(values_of(x16.grad()) == values_of(x32.grad().to(kBFloat16)));
   }
 }
+
+}  // namespace test_autocast_composites

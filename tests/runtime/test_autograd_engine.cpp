@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_autograd_engine {
+
 using namespace ember;
 
 TEST_CASE("autograd: backward from two threads sharing a leaf accumulates every gradient") {
@@ -58,3 +60,5 @@ TEST_CASE("autograd: a leaf that stops requiring grad after the graph was built 
     CHECK(other.grad().to_vector<float>() == std::vector<float>(3, 1.0f));  // the rest of the graph ran
   }
 }
+
+}  // namespace test_autograd_engine

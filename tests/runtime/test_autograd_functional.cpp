@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_autograd_functional {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -274,3 +276,5 @@ TEST_CASE("functional: a v of the wrong shape or count is refused, naming the fu
   CHECK(names_line(message, fn_line));
   CHECK_FALSE(names_line(message, call_line));
 }
+
+}  // namespace test_autograd_functional

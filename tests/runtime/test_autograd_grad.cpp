@@ -9,6 +9,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_autograd_grad {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::leaf_of;
@@ -157,3 +159,5 @@ TEST_CASE("autograd::grad: retain_grad() tensors on the way get their .grad, as 
   CHECK_FALSE(off_the_way.grad().defined());
   CHECK_FALSE(x.grad().defined());
 }
+
+}  // namespace test_autograd_grad

@@ -8,6 +8,8 @@
 #include "runtime/autograd/node.h"
 #include "runtime/ember.h"
 
+namespace test_autograd_graph_lifetime {
+
 using namespace ember;
 
 namespace {
@@ -85,3 +87,5 @@ TEST_CASE("autograd: the history of a view 100,000 views deep is remade in a loo
   sum(view).backward();
   CHECK(x.grad().to_vector<float>() == std::vector<float>(4, 2.0f));
 }
+
+}  // namespace test_autograd_graph_lifetime

@@ -11,6 +11,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_autograd_reentry {
+
 using namespace ember;
 
 TEST_CASE("autograd: a leaf's hook may record ops on its own leaf and run a backward through it") {
@@ -99,3 +101,5 @@ TEST_CASE("autograd: threads reading a shared view's stale history remake it onc
   CHECK(wrong == 0);
   CHECK(w.grad().to_vector<double>() == std::vector<double>(16, 2.0 * kThreads * (kSteps / kBackwardEvery)));
 }
+
+}  // namespace test_autograd_reentry

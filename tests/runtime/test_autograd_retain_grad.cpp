@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_autograd_retain_grad {
+
 using namespace ember;
 
 namespace {
@@ -143,3 +145,5 @@ TEST_CASE("retain_grad: under create_graph the .grad carries history, as PyTorch
   CHECK_FALSE(z.grad().requires_grad());
   Tensor(x).set_grad(Tensor());  // x's .grad kept the history of the create_graph backwards above
 }
+
+}  // namespace test_autograd_retain_grad

@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_autograd_saved_operands {
+
 using namespace ember;
 
 namespace {
@@ -64,3 +66,5 @@ TEST_CASE("autograd: a product's operand updated in place after the call, read b
     CHECK(message.find("modified by an in-place operation") != std::string::npos);
   }
 }
+
+}  // namespace test_autograd_saved_operands

@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_autograd_shape_pytorch_parity {
+
 using namespace ember;
 
 namespace {
@@ -63,3 +65,5 @@ TEST_CASE("bool linspace of two or more steps is refused, as PyTorch's kernel ha
   CHECK(linspace(1, 0, 1, bool_cpu).to_vector<bool>() == std::vector<bool>{true});
   CHECK(linspace(0, 1, 0, bool_cpu).numel() == 0);
 }
+
+}  // namespace test_autograd_shape_pytorch_parity

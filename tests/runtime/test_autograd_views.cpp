@@ -11,6 +11,8 @@
 #include "runtime/ember.h"
 #include "runtime/finite_difference.h"
 
+namespace test_autograd_views {
+
 using namespace ember;
 
 namespace {
@@ -105,7 +107,7 @@ TEST_CASE("an optimizer's in-place update of a leaf does not disturb gradients t
 
 TEST_CASE("gradients through views of an updated base equal central differences") {
   const std::vector<Tensor> inputs{testing::leaf({3, 4}, 1), testing::leaf({4}, 2), testing::leaf({3, 4}, 3)};
-  testing::gradcheck(
+  testing::gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         Tensor t = mul(tanh(in[0]), 2.0);  // not tanh's own output, which its backward saves
         const Tensor columns = t.t();
@@ -130,7 +132,7 @@ TEST_CASE("an in-place update through a view reaches the base's gradient (CopySl
 
 TEST_CASE("in-place updates through views of views equal central differences") {
   const std::vector<Tensor> inputs{testing::leaf({3, 4}, 4), testing::leaf({2, 3}, 5), testing::leaf({3}, 6)};
-  testing::gradcheck(
+  testing::gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         Tensor t = mul(in[0], 2.0);
         const Tensor columns = t.t();
@@ -143,7 +145,7 @@ TEST_CASE("in-place updates through views of views equal central differences") {
 
 TEST_CASE("a tensor built piecewise by copy_ and fill_ through views has the gradient of its pieces") {
   const std::vector<Tensor> inputs{testing::leaf({2, 3}, 7), testing::leaf({2, 3}, 8)};
-  testing::gradcheck(
+  testing::gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         Tensor out = zeros({4, 3}, kDouble);
         out.slice(0, 0, 2).copy_(in[0]);
@@ -261,3 +263,5 @@ TEST_CASE("a view whose base was detached in place sends no gradient into the ba
   CHECK_FALSE(x.grad().defined());  // was 6 per element, through the graph y was detached from
   for (double g : grad_of(other)) CHECK(g == 1.0);
 }
+
+}  // namespace test_autograd_views

@@ -9,6 +9,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_backward_inputs {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::leaf_of;
@@ -128,3 +130,5 @@ TEST_CASE("autograd::grad: materialize_grads gives unused inputs zeros of their 
   CHECK_FALSE(autograd::grad({y}, {x, unused}, {}, true, false, true)[1].defined());
   CHECK(error_of([&] { autograd::grad({y}, {x, unused}, {}, true); }).find("was not used") != std::string::npos);
 }
+
+}  // namespace test_backward_inputs

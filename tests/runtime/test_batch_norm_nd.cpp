@@ -9,6 +9,8 @@
 #include "numeric_check.h"
 #include "runtime/ember.h"
 
+namespace test_batch_norm_nd {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -147,3 +149,5 @@ TEST_CASE("batch_norm (functional): a bfloat16 input with float32 estimates, and
   CHECK_THROWS_WITH_AS(batch_norm(random_tensor({4}, 52), {}, {}, {}, {}, true), doctest::Contains("at least 2 dims"),
                        Error);
 }
+
+}  // namespace test_batch_norm_nd

@@ -13,6 +13,8 @@
 #include "runtime/ember.h"
 #include "runtime/nn/modules/batch_norm.h"
 
+namespace test_batch_norm_pytorch_parity {
+
 using namespace ember;
 using ember::testing::check_close;
 using ember::testing::random_tensor;
@@ -184,3 +186,5 @@ TEST_CASE("parity: BatchNorm2d's cumulative average, eval without estimates, sta
   CHECK_THROWS_WITH_AS(stateless(random_tensor({1, 2, 1, 1}, 91)),
                        doctest::Contains("Expected more than 1 value per channel when training"), Error);
 }
+
+}  // namespace test_batch_norm_pytorch_parity

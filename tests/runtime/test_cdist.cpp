@@ -12,11 +12,13 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_cdist {
+
 using namespace ember;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
-using ember::testing::random_tensor;
+using ember::testing::gradcheck_leaves;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -57,8 +59,8 @@ void check_close(const std::vector<double>& actual, const std::vector<double>& e
 }  // namespace
 
 TEST_CASE("cdist matches a float64 loop for every p, batched and broadcast") {
-  const Tensor x1 = random_tensor({3, 4, 5}, 1);
-  Tensor x2 = random_tensor({6, 5}, 2);
+  const Tensor x1 = small_tensor({3, 4, 5}, 1);
+  Tensor x2 = small_tensor({6, 5}, 2);
   // A repeated column value and a repeated row: p = 0 counts the differing columns.
   x2 = cat({slice(x1, 0, 0, 1).reshape({4, 5}).slice(0, 0, 1), x2.slice(0, 1, 6)});
   for (double p : {0.0, 0.5, 1.0, 2.0, 3.0, kInf}) {
@@ -68,16 +70,16 @@ TEST_CASE("cdist matches a float64 loop for every p, batched and broadcast") {
     check_close(values_of(out), reference_cdist(x1, x2, p), 1e-13);
   }
   // A broadcast batch: [2, 1, R1, M] against [3, R2, M] gives [2, 3, R1, R2].
-  const Tensor left = random_tensor({2, 1, 2, 3}, 3);
-  const Tensor right = random_tensor({3, 4, 3}, 4);
+  const Tensor left = small_tensor({2, 1, 2, 3}, 3);
+  const Tensor right = small_tensor({3, 4, 3}, 4);
   const Tensor out = cdist(left, right, 1.0);
   REQUIRE(out.sizes() == Dims{2, 3, 2, 4});
   CHECK(allclose(out.select(0, 1).select(0, 2), cdist(left.select(0, 1).select(0, 0), right.select(0, 2), 1.0)));
 }
 
 TEST_CASE("cdist p = 2 takes the matrix-product form past 25 rows, as PyTorch") {
-  const Tensor x1 = random_tensor({2, 30, 4}, 5);
-  const Tensor x2 = random_tensor({7, 4}, 6);
+  const Tensor x1 = small_tensor({2, 30, 4}, 5);
+  const Tensor x2 = small_tensor({7, 4}, 6);
   const std::vector<double> expected = reference_cdist(x1, x2, 2.0);
   check_close(values_of(cdist(x1, x2)), expected, 1e-10);
   check_close(values_of(cdist(x1, x2, 2.0, CdistComputeMode::DonotUseMmForEuclidDist)), expected, 1e-13);
@@ -91,18 +93,18 @@ TEST_CASE("cdist p = 2 takes the matrix-product form past 25 rows, as PyTorch") 
 TEST_CASE("cdist gradients by central differences") {
   for (double p : {0.5, 1.0, 2.0, 3.0, kInf}) {
     INFO(std::string("p = " + std::to_string(p)));
-    const Tensor x1 = random_tensor({2, 3, 4}, 7).requires_grad_();
-    const Tensor x2 = random_tensor({2, 5, 4}, 8).requires_grad_();
-    gradcheck([p](const std::vector<Tensor>& in) { return cdist(in[0], in[1], p); }, {x1, x2}, 1e-5);
+    const Tensor x1 = small_tensor({2, 3, 4}, 7).requires_grad_();
+    const Tensor x2 = small_tensor({2, 5, 4}, 8).requires_grad_();
+    gradcheck_leaves([p](const std::vector<Tensor>& in) { return cdist(in[0], in[1], p); }, {x1, x2}, 1e-5);
   }
-  const Tensor x1 = random_tensor({3, 4}, 9).requires_grad_();
-  const Tensor x2 = random_tensor({2, 4}, 10).requires_grad_();
-  gradcheck(
+  const Tensor x1 = small_tensor({3, 4}, 9).requires_grad_();
+  const Tensor x2 = small_tensor({2, 4}, 10).requires_grad_();
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) { return cdist(in[0], in[1], 2.0, CdistComputeMode::UseMmForEuclidDist); },
       {x1, x2}, 1e-5);
   // p = 0 is piecewise constant: its gradient is 0, and defined.
-  const Tensor y1 = random_tensor({3, 4}, 11).requires_grad_();
-  cdist(y1, random_tensor({2, 4}, 12), 0.0).sum().backward();
+  const Tensor y1 = small_tensor({3, 4}, 11).requires_grad_();
+  cdist(y1, small_tensor({2, 4}, 12), 0.0).sum().backward();
   CHECK(values_of(y1.grad().abs().sum())[0] == 0.0);
 }
 
@@ -139,20 +141,20 @@ TEST_CASE("cdist gradient is 0 at zero distance and whole at ties of the maximum
 }
 
 TEST_CASE("cdist of empty inputs and no columns") {
-  CHECK(cdist(random_tensor({0, 3}, 13), random_tensor({4, 3}, 14)).sizes() == Dims{0, 4});
+  CHECK(cdist(small_tensor({0, 3}, 13), small_tensor({4, 3}, 14)).sizes() == Dims{0, 4});
   const Tensor no_columns = cdist(zeros({2, 0}, {.dtype = kFloat64}), zeros({3, 0}, {.dtype = kFloat64}), kInf);
   CHECK(no_columns.sizes() == Dims{2, 3});
   CHECK(values_of(no_columns) == std::vector<double>(6, 0.0));
 }
 
 TEST_CASE("cdist refuses bad arguments") {
-  const Tensor x = random_tensor({3, 4}, 15);
-  const Tensor five_columns = random_tensor({3, 5}, 16);
-  const Tensor vector = random_tensor({4}, 17);
+  const Tensor x = small_tensor({3, 4}, 15);
+  const Tensor five_columns = small_tensor({3, 5}, 16);
+  const Tensor vector = small_tensor({4}, 17);
   const Tensor integers = zeros({3, 4}, {.dtype = kInt64});
   const Tensor single = x.to(kFloat32);
-  const Tensor batch2 = random_tensor({2, 3, 4}, 18);
-  const Tensor batch3 = random_tensor({3, 3, 4}, 19);
+  const Tensor batch2 = small_tensor({2, 3, 4}, 18);
+  const Tensor batch3 = small_tensor({3, 3, 4}, 19);
   // clang-format off: one call per line, as first + i counts them
   const int first = __LINE__ + 2;
   const std::vector<std::string> messages = {
@@ -175,3 +177,5 @@ TEST_CASE("cdist refuses bad arguments") {
        "cdist: shapes [2] and [3] cannot be broadcast"},
       first);
 }
+
+}  // namespace test_cdist

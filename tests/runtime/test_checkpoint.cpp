@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_checkpoint {
+
 using namespace ember;
 
 namespace {
@@ -189,3 +191,5 @@ TEST_CASE("checkpoint: a recomputed tensor is freed once its node has run, as th
   CHECK(plain > 0);
   CHECK(checkpointed <= plain + activation);
 }
+
+}  // namespace test_checkpoint

@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_checkpoint_errors {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -103,3 +105,5 @@ TEST_CASE("checkpoint_sequential: the gradients of the plain Sequential, and PyT
   CHECK(names_line(message, line));
   CHECK(error_of([&] { utils::checkpoint_sequential(model, 0, x); }).find("got 0") != std::string::npos);
 }
+
+}  // namespace test_checkpoint_errors

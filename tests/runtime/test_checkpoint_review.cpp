@@ -13,6 +13,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_checkpoint_review {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -297,3 +299,5 @@ TEST_CASE("checkpoint_sequential: passes its options to each segment's checkpoin
   CHECK(gradient(1) == plain);
   CHECK(gradient(2) != plain);
 }
+
+}  // namespace test_checkpoint_review

@@ -6,6 +6,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_clip_grad {
+
 using namespace ember;
 
 namespace {
@@ -172,3 +174,5 @@ TEST_CASE("norm_type 0, -infinity and negative p are taken as torch.linalg.vecto
   CHECK(optim::clip_grad_norm_({r}, 0.1, -infinity) == 0.5);
   CHECK(r.grad().to_vector<double>() == std::vector<double>{0.5 * (0.1 / (0.5 + 1e-6)), -2.0 * (0.1 / (0.5 + 1e-6))});
 }
+
+}  // namespace test_clip_grad

@@ -7,6 +7,8 @@
 #include "error_of.h"
 #include "runtime/autograd/grad.h"
 
+namespace test_conv {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -170,3 +172,5 @@ TEST_CASE("conv: bad arguments are errors that name the function, the values and
   CHECK_THROWS_WITH_AS(conv1d(from_vector<int64_t>({1, 2, 3}, {1, 1, 3}), from_vector<int64_t>({1}, {1, 1, 1})),
                        doctest::Contains("must be floating"), Error);
 }
+
+}  // namespace test_conv

@@ -8,6 +8,8 @@
 #include "numeric_check.h"
 #include "runtime/nn/modules/conv.h"
 
+namespace test_conv_modules {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -143,3 +145,5 @@ TEST_CASE("Conv modules: no input channels draw nothing (PyTorch skips the bias 
   nn::init::uniform_(first, 0.0, 1.0, &fresh);
   CHECK(values_of(next) == values_of(first));
 }
+
+}  // namespace test_conv_modules

@@ -17,6 +17,8 @@
 #include "runtime/autograd/grad.h"
 #include "runtime/nn/modules/conv.h"
 
+namespace test_conv_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -268,3 +270,5 @@ TEST_CASE("conv parity: the result is contiguous, so conv(x).view({N, -1}) works
   CHECK(features.view({2, -1}).sizes() == Dims{2, 100});
   CHECK(conv(random_tensor({3, 5, 5}, 35)).is_contiguous());  // unbatched
 }
+
+}  // namespace test_conv_pytorch_parity

@@ -6,6 +6,8 @@
 #include "conv_reference.h"
 #include "error_of.h"
 
+namespace test_conv_transpose {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -105,3 +107,5 @@ TEST_CASE("conv_transpose: bad arguments are errors naming the function and the 
                        doctest::Contains("bias of 2 elements"), Error);
   CHECK_THROWS_WITH_AS(conv_transpose1d(input, weight), doctest::Contains("expected a 3-D weight"), Error);
 }
+
+}  // namespace test_conv_transpose

@@ -5,6 +5,8 @@
 #include "../digits_data.h"
 #include "runtime/ember.h"
 
+namespace test_convergence {
+
 using namespace ember;
 
 TEST_CASE("an MLP reaches at least 95% test accuracy on the digits data set") {
@@ -22,3 +24,5 @@ TEST_CASE("an MLP reaches at least 95% test accuracy on the digits data set") {
   MESSAGE("digits test accuracy: " << accuracy);
   CHECK(accuracy >= 0.95);
 }
+
+}  // namespace test_convergence

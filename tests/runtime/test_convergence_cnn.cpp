@@ -6,6 +6,8 @@
 #include "../digits_data.h"
 #include "runtime/ember.h"
 
+namespace test_convergence_cnn {
+
 using namespace ember;
 
 namespace {
@@ -48,3 +50,5 @@ TEST_CASE("a CNN (Conv2d, BatchNorm2d, MaxPool2d, AdaptiveAvgPool2d) reaches 95%
   MESSAGE("digits test accuracy (CNN): " << accuracy);
   CHECK(accuracy >= 0.95);
 }
+
+}  // namespace test_convergence_cnn

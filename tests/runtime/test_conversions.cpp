@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "skip_case.h"
 
+namespace test_conversions {
+
 using namespace ember;
 
 namespace {
@@ -103,3 +105,5 @@ TEST_CASE("internal constants beside a float16 tensor still round to inf: clamp'
   sum(clamp(x, -1e6, 1.0)).backward();
   CHECK(x.grad().to(kFloat32).to_vector<float>() == std::vector<float>{1.0f, 1.0f, 0.0f});
 }
+
+}  // namespace test_conversions

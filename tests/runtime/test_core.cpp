@@ -3,6 +3,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_core {
+
 using namespace ember;
 
 TEST_CASE("add broadcasts and backpropagates to both inputs") {
@@ -41,3 +43,5 @@ TEST_CASE("a CPU device index other than 0 is refused, as PyTorch's, instead of 
                        doctest::Contains("from_blob: the CPU device index must be 0, got -1"), Error);
   CHECK(add(zeros({2}, {.device = kCPU}), ones({2}, {.device = Device(DeviceType::CPU, 0)})).device() == kCPU);
 }
+
+}  // namespace test_core

@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "runtime/ops/registry.h"
 
+namespace test_create_graph_refusals {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -104,3 +106,5 @@ TEST_CASE("create_graph: a leaf's hooks are not a backward rule, as a non-leaf's
   CHECK(values(autograd::grad({x.grad().sum()}, {x})[0]) == std::vector<double>{6.0, 6.0});
   x.set_grad(Tensor());  // a .grad with history holds x: the cycle docs/ARCHITECTURE.md names
 }
+
+}  // namespace test_create_graph_refusals

@@ -9,6 +9,8 @@
 #include "composite_loss_checks.h"
 #include "numeric_check.h"
 
+namespace test_cross_entropy_forms {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -188,3 +190,5 @@ TEST_CASE("cross_entropy and nll_loss refuse a mismatched map and bad probabilit
                                      {.weight = from_vector<double>({1.0, 2.0})}),
                        doctest::Contains("cross_entropy: weight must hold one value for each of the 3 classes"), Error);
 }
+
+}  // namespace test_cross_entropy_forms

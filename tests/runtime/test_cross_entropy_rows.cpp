@@ -10,6 +10,8 @@
 #include "loss_reference.h"
 #include "numeric_check.h"
 
+namespace test_cross_entropy_rows {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -99,3 +101,5 @@ TEST_CASE("cross_entropy_with_backward gives the bits of cross_entropy and cross
   const std::array<Tensor, 3> bad{random_tensor({3}, 277, kFloat32), logits, targets({0, 1, 2})};
   CHECK_THROWS_WITH(dispatch({fused_op, bad, mean}), doctest::Contains("cross_entropy_with_backward: grad"));
 }
+
+}  // namespace test_cross_entropy_rows

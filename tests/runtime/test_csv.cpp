@@ -9,6 +9,8 @@
 #include "runtime/ember.h"
 #include "runtime/temp_dir.h"
 
+namespace test_csv {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::testing;
@@ -141,3 +143,5 @@ TEST_CASE("read_csv ends lines at a lone CR too, and shows control bytes in erro
   const auto nul = dir.file("nul.csv", "4,5"s + '\0' + "6\n");
   CHECK_THROWS_WITH_AS(read_csv(nul), doctest::Contains("line 1, field 2: '5\\x006' is not a number"), Error);
 }
+
+}  // namespace test_csv

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "skip_case.h"
 
+namespace test_cuda_batch_norm {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -26,3 +28,5 @@ TEST_CASE("BatchNorm1d refuses an input on another device before counting the ba
   CHECK(batch_norm->num_batches_tracked.to(kCPU).item<int64_t>() == 0);
   CHECK(batch_norm->running_mean.to(kCPU).to_vector<float>() == std::vector<float>{0.0f, 0.0f, 0.0f});
 }
+
+}  // namespace test_cuda_batch_norm

@@ -10,6 +10,8 @@
 #include "runtime/functional_conv.h"
 #include "runtime/nn/modules/conv.h"
 
+namespace test_cuda_conv {
+
 using namespace ember;
 using namespace ember::testing;
 using ember::cuda_test::kCuda0;
@@ -95,3 +97,5 @@ TEST_CASE("cuda conv: Conv2d under bf16 autocast gives bf16 close to the CPU's f
   CHECK(lowered.device() == kCuda0);
   check_close(lowered.to(kCPU), values_of(expected), 0.05);
 }
+
+}  // namespace test_cuda_conv

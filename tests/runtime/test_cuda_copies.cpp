@@ -11,6 +11,8 @@
 #include "runtime/cuda/copy_source_holds.h"
 #endif
 
+namespace test_cuda_copies {
+
 using namespace ember;
 using cuda_test::kCuda0;
 
@@ -130,3 +132,5 @@ TEST_CASE("cuda streams: side streams come from a pool, so asking for one per it
   CHECK(amax(on_side).item() == 6.0);
 }
 #endif
+
+}  // namespace test_cuda_copies

@@ -17,6 +17,8 @@
 #include "skip_case.h"
 #endif
 
+namespace test_cuda_device_error {
+
 using namespace ember;
 
 namespace {
@@ -125,3 +127,5 @@ TEST_CASE("cuda device error tests run only with a CUDA build") {
   synchronize(kCuda0);  // nothing left over from the cases above
 #endif
 }
+
+}  // namespace test_cuda_device_error

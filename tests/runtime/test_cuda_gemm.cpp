@@ -19,6 +19,8 @@
 #include "runtime/cuda/cuda_context.h"
 #include "tf32_scope.h"
 
+namespace test_cuda_gemm {
+
 using namespace ember;
 
 namespace {
@@ -267,3 +269,5 @@ TEST_CASE("cuda gemm: integer operands are refused with PyTorch's reason, on the
 }
 
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_cuda_gemm

@@ -17,6 +17,8 @@
 
 #include "tf32_scope.h"
 
+namespace test_cuda_gemm_library {
+
 using namespace ember;
 
 TEST_CASE("tf32 switch: off unless asked, and set_allow_tf32 round-trips") {
@@ -90,3 +92,5 @@ TEST_CASE("cublaslt describe_matrix: unit-stride layouts in place, others reject
 
 
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_cuda_gemm_library

@@ -11,6 +11,8 @@
 #include "runtime/cuda/cuda_graph.h"
 #endif
 
+namespace test_cuda_graph_memory {
+
 using namespace ember;
 using cuda_test::kCuda0;
 
@@ -59,3 +61,5 @@ TEST_CASE("cuda graphs: a graph's blocks are its own while it lives (kept, never
   CHECK(memory_stats(kCuda0).reserved_bytes <= reserved_with_graph - count * 4);  // back to the driver
 }
 #endif
+
+}  // namespace test_cuda_graph_memory

@@ -18,6 +18,8 @@
 #include "runtime/cuda/index_cuda_common.h"
 #endif
 
+namespace test_cuda_index {
+
 using namespace ember;
 
 namespace {
@@ -241,3 +243,5 @@ TEST_CASE("cuda gathers and cat on large shapes are correct, bandwidth is report
             [&] { gather(gpu_a, 1, gpu_gather_index); });
 }
 #endif
+
+}  // namespace test_cuda_index

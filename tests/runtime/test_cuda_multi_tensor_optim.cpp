@@ -11,6 +11,8 @@
 #include "cuda_test_util.h"
 #include "runtime/optim/multi_tensor_steps.h"
 
+namespace test_cuda_multi_tensor_optim {
+
 using namespace ember;
 
 namespace {
@@ -113,3 +115,5 @@ TEST_CASE("cuda foreach AdamW steps allocate no device memory in the steady stat
   synchronize(kCuda0);
   CHECK(memory_stats(kCuda0).num_backend_allocations == before);
 }
+
+}  // namespace test_cuda_multi_tensor_optim

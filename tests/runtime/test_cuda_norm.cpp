@@ -19,6 +19,8 @@
 #include "runtime/cuda/norm_cuda_ops.h"
 #include "runtime/ember.h"
 
+namespace test_cuda_norm {
+
 using namespace ember;
 using ember::testing::check_close;
 using ember::testing::random_values;
@@ -305,3 +307,5 @@ TEST_CASE("cuda layer_norm: the column-sum chunks cover every row, and cuDNN say
 TEST_CASE("cuda layer_norm: not built") { ember::testing::skip_case("CUDA unavailable: ember was built without CUDA"); }
 
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_cuda_norm

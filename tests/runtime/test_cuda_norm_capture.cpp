@@ -18,6 +18,8 @@
 #include "runtime/cuda/cudnn_layer_norm.h"
 #include "runtime/ember.h"
 
+namespace test_cuda_norm_capture {
+
 using namespace ember;
 using ember::cuda_test::kCuda0;
 
@@ -85,3 +87,5 @@ TEST_CASE("cuda layer_norm under capture: not built") {
 }
 
 #endif  // EMBER_HAS_CUDA
+
+}  // namespace test_cuda_norm_capture

@@ -13,6 +13,8 @@
 #include "runtime/ops/registry.h"
 #include "skip_case.h"
 
+namespace test_cuda_random {
+
 using namespace ember;
 
 namespace {
@@ -195,3 +197,5 @@ TEST_CASE("cuda in-place ops write through a view's strides") {
     CHECK(same_bytes(cpu_base, cuda_base));
   }
 }
+
+}  // namespace test_cuda_random

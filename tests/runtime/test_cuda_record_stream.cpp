@@ -8,6 +8,8 @@
 #include "runtime/cuda/cuda_context.h"
 #endif
 
+namespace test_cuda_record_stream {
+
 using namespace ember;
 using cuda_test::kCuda0;
 
@@ -53,3 +55,5 @@ TEST_CASE("cuda record_stream: memory a side stream still reads is not reused un
                        Error);
 }
 #endif
+
+}  // namespace test_cuda_record_stream

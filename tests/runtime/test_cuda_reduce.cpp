@@ -14,6 +14,8 @@
 #include "runtime/ops/registry.h"
 #include "skip_case.h"
 
+namespace test_cuda_reduce {
+
 using namespace ember;
 
 namespace {
@@ -247,3 +249,5 @@ TEST_CASE("cuda mse_loss: a long mean in two fixed-order passes") {
   check_close(mse_loss(input.to(kCuda0), target.to(kCuda0), Reduction::Sum), mse_loss(input, target, Reduction::Sum),
               1e-6, "mse_loss sum");
 }
+
+}  // namespace test_cuda_reduce

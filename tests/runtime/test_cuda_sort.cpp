@@ -8,6 +8,8 @@
 #include "skip_case.h"
 #include "sort_reference.h"
 
+namespace test_cuda_sort {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -66,3 +68,5 @@ TEST_CASE("cuda sort along a middle dim, of 0-d and empty inputs, and its gradie
   mul(std::get<0>(topk(x_cpu, 2, 1)), 3.0).sum().backward();
   CHECK(values_of(x.grad().to(kCPU)) == values_of(x_cpu.grad()));
 }
+
+}  // namespace test_cuda_sort

@@ -19,6 +19,8 @@
 #include "cuda_norm_test_util.h"
 #endif
 
+namespace test_cuda_threads {
+
 using namespace ember;
 
 namespace {
@@ -82,3 +84,5 @@ TEST_CASE("cuda: layer_norm through cuDNN from two threads at once each gets its
                          {{{32, 1024}, {1024}}, {{256, 1024}, {1024}}});
 }
 #endif
+
+}  // namespace test_cuda_threads

@@ -12,6 +12,8 @@
 #include "runtime/memory/storage.h"
 #include "runtime/ops/registry.h"
 
+namespace test_cuda_unavailable {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -103,3 +105,5 @@ TEST_CASE("cuda kernels are attached to the ops the CPU files define") {
   CHECK(registry().pending_kernel_ops().empty());
 #endif
 }
+
+}  // namespace test_cuda_unavailable

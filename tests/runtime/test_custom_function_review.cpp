@@ -12,6 +12,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_custom_function_review {
+
 using namespace ember;
 using namespace ember::testing;
 using autograd::AutogradContext;
@@ -21,7 +23,7 @@ namespace {
 
 // A float64 leaf that requires grad, holding `values`.
 Tensor leaf_values(const std::vector<double>& values) {
-  Tensor t = random_tensor({static_cast<int64_t>(values.size())}, 1);
+  Tensor t = small_tensor({static_cast<int64_t>(values.size())}, 1);
   double* data = t.data_ptr<double>();
   for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
   return t.requires_grad_();
@@ -283,3 +285,5 @@ TEST_CASE("custom function review: needs_input_grad inside autograd::grad is fal
   CHECK(ProductNeeds::seen == std::vector<bool>{true, true});
   CHECK(values_of(a.grad()) == std::vector<double>{4.0, 6.0});
 }
+
+}  // namespace test_custom_function_review

@@ -7,6 +7,8 @@
 
 #include "runtime/data_test_helpers.h"
 
+namespace test_data {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::data::testing;
@@ -172,3 +174,5 @@ TEST_CASE("without a seed, the loader's seed comes from manual_seed") {
   DataLoader third(numbered_dataset(50), {.batch_size = 10, .shuffle = true});
   CHECK(third.state_dict().seed != first.state_dict().seed);
 }
+
+}  // namespace test_data

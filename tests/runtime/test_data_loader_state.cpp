@@ -4,6 +4,8 @@
 
 #include "runtime/data_test_helpers.h"
 
+namespace test_data_loader_state {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::data::testing;
@@ -194,3 +196,5 @@ TEST_CASE("pin_memory: batches stay on the CPU, page-locked when a CUDA device i
     }
   }
 }
+
+}  // namespace test_data_loader_state

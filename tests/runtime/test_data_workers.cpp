@@ -12,6 +12,8 @@
 #include "runtime/data_test_helpers.h"
 #include "skip_case.h"
 
+namespace test_data_workers {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::data::testing;
@@ -70,3 +72,5 @@ TEST_CASE("DataLoader: a worker thread that cannot start is an error the caller 
   CHECK(samples == 100);
 #endif
 }
+
+}  // namespace test_data_workers

@@ -7,6 +7,8 @@
 
 #include "runtime/device_error.h"
 
+namespace test_device_error {
+
 using namespace ember::cuda;
 
 namespace {
@@ -81,3 +83,5 @@ TEST_CASE("take_device_error takes a complete record once, clears it, and leaves
   REQUIRE(second.has_value());
   CHECK(describe_device_error(*second, false) == "nll_loss: target 8 at index 6 is out of range [0, 2)");
 }
+
+}  // namespace test_device_error

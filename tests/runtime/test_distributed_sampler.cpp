@@ -9,6 +9,8 @@
 
 #include "runtime/data_test_helpers.h"
 
+namespace test_distributed_sampler {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::data::testing;
@@ -203,3 +205,5 @@ TEST_CASE("a batch size near INT64_MAX gives one batch of the whole dataset") {
   for (auto& [x, y] : loader) seen = y.to_vector<int64_t>();
   CHECK(seen == std::vector<int64_t>{0, 1, 2, 3, 4});
 }
+
+}  // namespace test_distributed_sampler

@@ -15,9 +15,11 @@
 #include "runtime/ember.h"
 #include "runtime/ops/registry.h"
 
+namespace test_double_backward {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -32,11 +34,11 @@ void check_close(const std::vector<double>& actual, const std::vector<double>& e
 
 // A two-layer MLP's loss on fixed data: linear, tanh, linear, gelu, linear, cross-entropy.
 struct Mlp {
-  Tensor input = random_tensor({4, 3}, 1);
+  Tensor input = small_tensor({4, 3}, 1);
   Tensor target = from_vector<int64_t>({0, 2, 1, 2}, {4});
-  std::vector<Tensor> parameters{random_tensor({5, 3}, 2).requires_grad_(), random_tensor({5}, 3).requires_grad_(),
-                                 random_tensor({4, 5}, 4).requires_grad_(), random_tensor({3, 4}, 5).requires_grad_(),
-                                 random_tensor({3}, 6).requires_grad_()};
+  std::vector<Tensor> parameters{small_tensor({5, 3}, 2).requires_grad_(), small_tensor({5}, 3).requires_grad_(),
+                                 small_tensor({4, 5}, 4).requires_grad_(), small_tensor({3, 4}, 5).requires_grad_(),
+                                 small_tensor({3}, 6).requires_grad_()};
   Tensor loss(const std::vector<Tensor>& p) const {
     const Tensor hidden = tanh(linear(input, p[0], p[1]));
     const Tensor features = gelu(matmul(hidden, p[2].t()));
@@ -92,7 +94,7 @@ TEST_CASE("create_graph: a Hessian-vector product of an MLP equals central diffe
   const Mlp mlp;
   std::vector<Tensor> direction;
   for (size_t i = 0; i < mlp.parameters.size(); ++i)
-    direction.push_back(random_tensor(mlp.parameters[i].sizes(), 20 + static_cast<uint32_t>(i)));
+    direction.push_back(small_tensor(mlp.parameters[i].sizes(), 20 + static_cast<uint32_t>(i)));
   const std::vector<Tensor> gradient =
       autograd::grad({mlp.loss(mlp.parameters)}, mlp.parameters, {}, std::nullopt, /*create_graph=*/true);
   Tensor projected = zeros({}, {.dtype = kFloat64});
@@ -113,9 +115,9 @@ TEST_CASE("create_graph: a Hessian-vector product of an MLP equals central diffe
 TEST_CASE("create_graph: a WGAN-GP step's parameter gradients equal central differences of its loss") {
   // critic(x) = linear(leaky_relu(linear(x))); loss = mean(critic(x)) + 10 mean((|d critic / dx|_2 - 1)^2),
   // the gradient penalty of Gulrajani et al. (2017), with x the points the penalty is taken at.
-  const Tensor points = random_tensor({6, 3}, 30);
-  std::vector<Tensor> parameters{random_tensor({4, 3}, 31).requires_grad_(), random_tensor({4}, 32).requires_grad_(),
-                                 random_tensor({1, 4}, 33).requires_grad_(), random_tensor({1}, 34).requires_grad_()};
+  const Tensor points = small_tensor({6, 3}, 30);
+  std::vector<Tensor> parameters{small_tensor({4, 3}, 31).requires_grad_(), small_tensor({4}, 32).requires_grad_(),
+                                 small_tensor({1, 4}, 33).requires_grad_(), small_tensor({1}, 34).requires_grad_()};
   const auto loss_of = [&](const std::vector<Tensor>& p, bool create_graph) {
     const Tensor x = points.detach().requires_grad_();
     const Tensor critic = linear(leaky_relu(linear(x, p[0], p[1]), 0.2), p[2], p[3]);
@@ -169,7 +171,7 @@ TEST_CASE("create_graph: backward accumulates a .grad with history, out of place
 }
 
 TEST_CASE("create_graph: an in-place update through a view is differentiated twice (CopySlices)") {
-  const Tensor x = random_tensor({2, 3}, 40).requires_grad_();
+  const Tensor x = small_tensor({2, 3}, 40).requires_grad_();
   const auto function = [&](const Tensor& input) {
     Tensor base = mul(input, input);
     Tensor row = base.slice(0, 0, 1);
@@ -177,7 +179,7 @@ TEST_CASE("create_graph: an in-place update through a view is differentiated twi
     return base.sum();
   };
   const Tensor first = autograd::grad({function(x)}, {x}, {}, std::nullopt, true)[0];
-  const Tensor direction = random_tensor({2, 3}, 41);
+  const Tensor direction = small_tensor({2, 3}, 41);
   const std::vector<double> analytic = values_of(autograd::grad({mul(first, direction).sum()}, {x})[0]);
   constexpr double kStep = 1e-6;
   const auto projected_gradient_at = [&](double step) {
@@ -259,3 +261,5 @@ TEST_CASE("create_graph: a .grad with history holds its leaf until cleared, auto
   }
   CHECK(leaf.expired());
 }
+
+}  // namespace test_double_backward

@@ -10,11 +10,13 @@
 #include "kernels/philox.h"
 #include "runtime/ember.h"
 
+namespace test_dropout {
+
 using namespace ember;
 using ember::testing::dtype_options;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -37,7 +39,7 @@ std::vector<bool> expected_mask(int64_t count, double p, uint64_t seed, uint64_t
 }  // namespace
 
 TEST_CASE("dropout keeps element i iff uniform(philox word i) >= p and scales kept values") {
-  const Tensor x = random_tensor({37, 11}, 1);
+  const Tensor x = small_tensor({37, 11}, 1);
   for (int64_t offset : {0, 3, 1000001}) {
     CAPTURE(offset);
     TensorList outputs = dropout_op(x, 0.4, 77, offset);
@@ -51,7 +53,7 @@ TEST_CASE("dropout keeps element i iff uniform(philox word i) >= p and scales ke
 }
 
 TEST_CASE("dropout mask does not depend on the thread count and keeps about 1 - p") {
-  const Tensor x = random_tensor({300, 400}, 2, kFloat32);  // above the parallel grain
+  const Tensor x = small_tensor({300, 400}, 2, kFloat32);  // above the parallel grain
   const int threads = get_num_threads();
   set_num_threads(1);
   manual_seed(123);
@@ -74,7 +76,7 @@ TEST_CASE("dropout mask does not depend on the thread count and keeps about 1 - 
 }
 
 TEST_CASE("dropout draws from the default generator: manual_seed reproduces, later calls differ") {
-  const Tensor x = random_tensor({64}, 3);
+  const Tensor x = small_tensor({64}, 3);
   manual_seed(5);
   const std::vector<double> first = values_of(dropout(x, 0.5, true));
   const std::vector<double> second = values_of(dropout(x, 0.5, true));
@@ -85,14 +87,14 @@ TEST_CASE("dropout draws from the default generator: manual_seed reproduces, lat
 }
 
 TEST_CASE("dropout edge cases: eval, p = 0, p = 1, strided, 16-bit and empty inputs") {
-  const Tensor x = random_tensor({4, 6}, 4);
+  const Tensor x = small_tensor({4, 6}, 4);
   CHECK(dropout(x, 0.5, false).is_same(x));
   CHECK(dropout(x, 0.0, true).is_same(x));
 
-  Tensor leaf_x = random_tensor({4, 6}, 5).requires_grad_();
+  Tensor leaf_x = small_tensor({4, 6}, 5).requires_grad_();
   const Tensor dropped = dropout(leaf_x, 1.0, true);
   CHECK(values_of(dropped) == std::vector<double>(24, 0.0));
-  dropped.backward(random_tensor({4, 6}, 6));
+  dropped.backward(small_tensor({4, 6}, 6));
   CHECK(values_of(leaf_x.grad()) == std::vector<double>(24, 0.0));  // zero, not 0 * inf
 
   // A strided input: element i is the i-th in row-major order of the logical shape.
@@ -104,7 +106,7 @@ TEST_CASE("dropout edge cases: eval, p = 0, p = 1, strided, 16-bit and empty inp
   const std::vector<double> ys = values_of(outputs[0]);
   for (size_t i = 0; i < xs.size(); ++i) CHECK(ys[i] == doctest::Approx(mask[i] ? 2.0 * xs[i] : 0.0));
 
-  const Tensor half = random_tensor({8}, 7, kBFloat16);
+  const Tensor half = small_tensor({8}, 7, kBFloat16);
   TensorList half_outputs = dropout_op(half, 0.25, 3, 0);
   CHECK(half_outputs[0].dtype() == kBFloat16);
   const std::vector<bool> half_mask = half_outputs[1].to_vector<bool>();
@@ -113,18 +115,18 @@ TEST_CASE("dropout edge cases: eval, p = 0, p = 1, strided, 16-bit and empty inp
   for (size_t i = 0; i < half_in.size(); ++i)
     CHECK(half_out[i] == doctest::Approx(half_mask[i] ? half_in[i] / 0.75 : 0.0).epsilon(1e-2));
 
-  CHECK(dropout_op(random_tensor({0, 3}, 8), 0.5, 1, 0)[0].sizes() == Dims{0, 3});
+  CHECK(dropout_op(small_tensor({0, 3}, 8), 0.5, 1, 0)[0].sizes() == Dims{0, 3});
 }
 
 TEST_CASE("dropout gradient is grad * mask / (1 - p)") {
   // A fixed stream position makes every evaluation use one mask, as finite differences need.
-  gradcheck([](const std::vector<Tensor>& in) { return dropout_op(in[0], 0.35, 21, 8)[0]; }, {leaf({5, 7}, 9)});
-  gradcheck([](const std::vector<Tensor>& in) { return dropout_op(in[0].transpose(0, 1), 0.5, 22, 0)[0]; },
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return dropout_op(in[0], 0.35, 21, 8)[0]; }, {leaf({5, 7}, 9)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return dropout_op(in[0].transpose(0, 1), 0.5, 22, 0)[0]; },
             {leaf({3, 4}, 10)});
 
-  Tensor x = random_tensor({50}, 11).requires_grad_();
+  Tensor x = small_tensor({50}, 11).requires_grad_();
   TensorList outputs = dropout_op(x, 0.2, 4, 0);
-  const Tensor grad = random_tensor({50}, 12);
+  const Tensor grad = small_tensor({50}, 12);
   outputs[0].backward(grad);
   const std::vector<bool> mask = outputs[1].to_vector<bool>();
   const std::vector<double> g = values_of(grad);
@@ -133,7 +135,7 @@ TEST_CASE("dropout gradient is grad * mask / (1 - p)") {
 }
 
 TEST_CASE("dropout errors name the op and the values") {
-  const Tensor x = random_tensor({3}, 13);
+  const Tensor x = small_tensor({3}, 13);
   CHECK_THROWS_WITH_AS(dropout(x, 1.5, true), doctest::Contains("dropout: probability must be in [0, 1], got 1.5"), Error);
   CHECK_THROWS_WITH_AS(dropout_op(x, -0.1, 1, 0), doctest::Contains("dropout: probability must be in [0, 1], got -0.1"), Error);
   CHECK_THROWS_WITH_AS(dropout(from_vector<int64_t>({1, 2}, {2}, dtype_options(kInt64)), 0.5, true),
@@ -177,3 +179,5 @@ TEST_CASE("dropout computes input * mask * scale as PyTorch does: a dropped NaN 
   const std::vector<double> through_module = values_of(nn::Dropout(0.5)(nans));
   CHECK(std::all_of(through_module.begin(), through_module.end(), [](double v) { return std::isnan(v); }));
 }
+
+}  // namespace test_dropout

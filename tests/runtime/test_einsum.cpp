@@ -15,13 +15,15 @@
 #include "runtime/dispatch.h"
 #include "runtime/ember.h"
 
+namespace test_einsum {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::OpNameRecorder;
 using ember::testing::names_line;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -181,7 +183,7 @@ TEST_CASE("einsum: every form matches the brute-force sum in float64 and float32
       INFO(form.equation, " in ", dtype_name(dtype));
       std::vector<Tensor> operands;
       for (size_t k = 0; k < form.shapes.size(); ++k) {
-        operands.push_back(random_tensor(form.shapes[k], static_cast<uint32_t>(10 + k), dtype));
+        operands.push_back(small_tensor(form.shapes[k], static_cast<uint32_t>(10 + k), dtype));
       }
       const Tensor result = einsum(form.equation, operands);
       CHECK(result.dtype() == dtype);
@@ -191,24 +193,24 @@ TEST_CASE("einsum: every form matches the brute-force sum in float64 and float32
 }
 
 TEST_CASE("einsum: non-contiguous operands (transposed, strided, expanded)") {
-  const Tensor transposed = random_tensor({5, 3}, 1).t();                     // [3, 5]
-  const Tensor strided = random_tensor({5, 8}, 2).slice(1, 0, 8, 2);          // [5, 4]
-  const Tensor expanded = random_tensor({4}, 3).unsqueeze(0).expand({3, 4});  // [3, 4], stride 0
-  const Tensor square = random_tensor({4, 4}, 4).t();
-  const Tensor batch = random_tensor({4, 2, 3}, 5).permute({1, 2, 0});  // [2, 3, 4]
+  const Tensor transposed = small_tensor({5, 3}, 1).t();                     // [3, 5]
+  const Tensor strided = small_tensor({5, 8}, 2).slice(1, 0, 8, 2);          // [5, 4]
+  const Tensor expanded = small_tensor({4}, 3).unsqueeze(0).expand({3, 4});  // [3, 4], stride 0
+  const Tensor square = small_tensor({4, 4}, 4).t();
+  const Tensor batch = small_tensor({4, 2, 3}, 5).permute({1, 2, 0});  // [2, 3, 4]
   check_matches(einsum("ij,jk->ik", {transposed, strided}), reference_einsum("ij,jk->ik", {transposed, strided}),
                 1e-12);
-  check_matches(einsum("ij,ij->i", {expanded, random_tensor({3, 4}, 6)}),
-                reference_einsum("ij,ij->i", {expanded, random_tensor({3, 4}, 6)}), 1e-12);
+  check_matches(einsum("ij,ij->i", {expanded, small_tensor({3, 4}, 6)}),
+                reference_einsum("ij,ij->i", {expanded, small_tensor({3, 4}, 6)}), 1e-12);
   check_matches(einsum("ii->i", {square}), reference_einsum("ii->i", {square}), 1e-12);
-  const Tensor columns = random_tensor({4, 6}, 7).slice(1, 0, 6, 2);  // [4, 3]
+  const Tensor columns = small_tensor({4, 6}, 7).slice(1, 0, 6, 2);  // [4, 3]
   check_matches(einsum("bij,jk->bik", {batch, columns}), reference_einsum("bij,jk->bik", {batch, columns}), 1e-12);
   check_matches(einsum("...j,jk", {batch, columns}), reference_einsum("abj,jk->abk", {batch, columns}), 1e-12);
 }
 
 TEST_CASE("einsum: a contraction of two operands is one bmm, never a product summed afterwards") {
-  const Tensor a = random_tensor({2, 3, 4}, 1);
-  const Tensor b = random_tensor({2, 4, 5}, 2);
+  const Tensor a = small_tensor({2, 3, 4}, 1);
+  const Tensor b = small_tensor({2, 4, 5}, 2);
   OpNameRecorder recorder;
   {
     DispatchModeGuard installed(recorder);
@@ -220,30 +222,30 @@ TEST_CASE("einsum: a contraction of two operands is one bmm, never a product sum
   OpNameRecorder bilinear;
   {
     DispatchModeGuard installed(bilinear);
-    einsum("bn,anm,bm->ba", {random_tensor({2, 3}, 3), random_tensor({4, 3, 5}, 4), random_tensor({2, 5}, 5)});
+    einsum("bn,anm,bm->ba", {small_tensor({2, 3}, 3), small_tensor({4, 3, 5}, 4), small_tensor({2, 5}, 5)});
   }
   CHECK(count_of(bilinear.names, "bmm") == 2);
   CHECK(count_of(bilinear.names, "sum") == 0);
 }
 
 TEST_CASE("einsum: gradients match finite differences") {
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& x) {
         return einsum("ij,jk->ik", {x[0], x[1]});
       },
       {leaf({3, 4}, 1), leaf({4, 2}, 2)});
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& x) {
         return einsum("bn,anm,bm->ba", {x[0], x[1], x[2]});
       },
       {leaf({2, 3}, 3), leaf({4, 3, 2}, 4), leaf({2, 2}, 5)});
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& x) {
         return einsum("iij,jk->ik", {x[0], x[1]});
       },
       {leaf({3, 3, 2}, 6), leaf({2, 4}, 7)});
-  gradcheck([](const std::vector<Tensor>& x) { return einsum("ii", {x[0].t()}); }, {leaf({4, 4}, 8)});
-  gradcheck(
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return einsum("ii", {x[0].t()}); }, {leaf({4, 4}, 8)});
+  gradcheck_leaves(
       [](const std::vector<Tensor>& x) {
         return einsum("...ij,...jk->...ik", {x[0], x[1]});
       },
@@ -251,9 +253,9 @@ TEST_CASE("einsum: gradients match finite differences") {
 }
 
 TEST_CASE("einsum: every error names einsum, the equation, the operand and the caller's line") {
-  const Tensor matrix = random_tensor({3, 4}, 1);
-  const Tensor other = random_tensor({5, 6}, 2);
-  const Tensor square = random_tensor({3, 3}, 3);
+  const Tensor matrix = small_tensor({3, 4}, 1);
+  const Tensor other = small_tensor({5, 6}, 2);
+  const Tensor square = small_tensor({3, 3}, 3);
   expect_pieces(einsum_error("ij,jk->ik", {matrix}),
                 {"einsum: equation 'ij,jk->ik' has subscripts for 2 operand(s) but 1 were given"});
   expect_pieces(einsum_error("i", {}), {"einsum: equation 'i' has subscripts for 1 operand(s) but 0"});
@@ -274,7 +276,7 @@ TEST_CASE("einsum: every error names einsum, the equation, the operand and the c
   expect_pieces(einsum_error("ij,jk->ik", {matrix, other}),
                 {"einsum: subscript 'j' has size 4 in operand 0 but 5 in operand 1", "shapes [3, 4] and [5, 6]",
                  "equation 'ij,jk->ik'"});
-  expect_pieces(einsum_error("...i,...i->...", {random_tensor({2, 3}, 4), random_tensor({4, 3}, 5)}),
+  expect_pieces(einsum_error("...i,...i->...", {small_tensor({2, 3}, 4), small_tensor({4, 3}, 5)}),
                 {"einsum: dim 0 of '...' has size 2 in operand 0 but 4 in operand 1", "equation '...i,...i->...'"});
   expect_pieces(
       einsum_error("ii->i", {matrix}),
@@ -292,24 +294,24 @@ TEST_CASE("einsum: every error names einsum, the equation, the operand and the c
 }
 
 TEST_CASE("tensordot: matches the brute-force sum") {
-  const Tensor a = random_tensor({2, 3, 4}, 1);
-  const Tensor b = random_tensor({3, 4, 5}, 2);
+  const Tensor a = small_tensor({2, 3, 4}, 1);
+  const Tensor b = small_tensor({3, 4, 5}, 2);
   check_matches(tensordot(a, b, 2), reference_einsum("abc,bcd->ad", {a, b}), 1e-12);
   check_matches(tensordot(a, b, 0), reference_einsum("abc,def->abcdef", {a, b}), 1e-12);
-  const Tensor c = random_tensor({4, 5, 3}, 3);
+  const Tensor c = small_tensor({4, 5, 3}, 3);
   check_matches(tensordot(a, c, {1, 2}, {2, 0}), reference_einsum("abc,cdb->ad", {a, c}), 1e-12);
   check_matches(tensordot(a, c, {-1, -2}, {0, -1}), reference_einsum("abc,cdb->ad", {a, c}), 1e-12);
   // A size-1 dim broadcasts against the other's, as torch.tensordot sums the other along it.
-  const Tensor one = random_tensor({1, 5}, 4);
+  const Tensor one = small_tensor({1, 5}, 4);
   check_matches(tensordot(a, one, {1}, {0}), reference_einsum("abc,bd->acd", {a, one}), 1e-12);
   check_matches(tensordot(one, a, {0}, {1}), reference_einsum("bd,abc->dac", {one, a}), 1e-12);
-  const Tensor strided = random_tensor({5, 8}, 5).slice(1, 0, 8, 2).t();  // [4, 5]
+  const Tensor strided = small_tensor({5, 8}, 5).slice(1, 0, 8, 2).t();  // [4, 5]
   check_matches(tensordot(a, strided, 1), reference_einsum("abc,cd->abd", {a, strided}), 1e-12);
-  const Tensor empty = random_tensor({0, 4}, 6);
-  check_matches(tensordot(empty, random_tensor({4, 2}, 7), 1),
-                reference_einsum("ab,bc->ac", {empty, random_tensor({4, 2}, 7)}), 1e-12);
+  const Tensor empty = small_tensor({0, 4}, 6);
+  check_matches(tensordot(empty, small_tensor({4, 2}, 7), 1),
+                reference_einsum("ab,bc->ac", {empty, small_tensor({4, 2}, 7)}), 1e-12);
   check_matches(tensordot(a.to(kFloat32), b.to(kFloat32), 2), reference_einsum("abc,bcd->ad", {a, b}), 1e-5);
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& x) {
         return tensordot(x[0], x[1], {0, 2}, {1, 0});
       },
@@ -317,9 +319,9 @@ TEST_CASE("tensordot: matches the brute-force sum") {
 }
 
 TEST_CASE("tensordot: errors name tensordot, the dims, the shapes and the caller's line") {
-  const Tensor a = random_tensor({2, 3}, 1);
-  const Tensor b = random_tensor({4, 5}, 2);
-  const Tensor square = random_tensor({2, 2}, 3);
+  const Tensor a = small_tensor({2, 3}, 1);
+  const Tensor b = small_tensor({4, 5}, 2);
+  const Tensor square = small_tensor({2, 2}, 3);
   // The message of the error `call` throws, checked to name the line that made the call.
   const auto error_at = [](const std::function<void(Where)>& call, Where where = Where::current()) {
     const std::string message = error_of([&] { call(where); });
@@ -341,10 +343,12 @@ TEST_CASE("tensordot: errors name tensordot, the dims, the shapes and the caller
                 }),
                 {"tensordot: dim 0 of a appears more than once in dims_a [0, -2]"});
   expect_pieces(error_at([&](Where where) {
-                  tensordot(a, random_tensor({3, 3}, 4), {1, 1}, {0, 1}, where);
+                  tensordot(a, small_tensor({3, 3}, 4), {1, 1}, {0, 1}, where);
                 }),
                 {"tensordot: dim 1 of a appears more than once in dims_a [1, 1]"});
   expect_pieces(error_at([&](Where where) { tensordot(a, b, {2}, {0}, where); }), {"tensordot", "2"});
   expect_pieces(error_at([&](Where where) { tensordot(a, b.to(kFloat32), 0, where); }),
                 {"tensordot: expected operands of one dtype, got float64 and float32"});
 }
+
+}  // namespace test_einsum

@@ -10,6 +10,8 @@
 #include "host_read_recorder.h"
 #include "runtime/ember.h"
 
+namespace test_embedding_bag_module {
+
 using namespace ember;
 using namespace ember::testing;
 namespace F = ember::nn::functional;
@@ -23,7 +25,7 @@ TEST_CASE("nn::EmbeddingBag's forward is F::embedding_bag over its weight with i
   CHECK(values_of(bag->weight.select(0, 4)) == std::vector<double>{0, 0, 0});  // the padding row starts as zeros
   const Tensor input = from_vector<int64_t>({1, 4, 2, 5, 0});
   const Tensor offsets = from_vector<int64_t>({0, 2});
-  const Tensor weights = random_tensor({5}, 7);
+  const Tensor weights = small_tensor({5}, 7);
   const Tensor expected = F::embedding_bag(
       bag->weight, input, {.offsets = offsets, .mode = Mode::Sum, .per_sample_weights = weights, .padding_idx = 4});
   CHECK(values_of(bag(input, offsets, weights)) == values_of(expected));
@@ -39,7 +41,7 @@ TEST_CASE("nn::EmbeddingBag passes include_last_offset, max_norm, norm_type and 
   // offsets [0, 2, 4] over 6 indices are 2 bags with include_last_offset (4 and 5 in none), 3 without.
   const Tensor input = from_vector<int64_t>({0, 3, 3, 1, 4, 2});
   const Tensor offsets = from_vector<int64_t>({0, 2, 4});
-  Tensor table = random_tensor({5, 3}, 41).mul(4.0);
+  Tensor table = small_tensor({5, 3}, 41).mul(4.0);
   nn::EmbeddingBag bag(5, 3,
                        {.max_norm = 1.5, .norm_type = 1.0, ._weight = table.clone(), .include_last_offset = true});
   const Tensor out = bag(input, offsets);
@@ -57,7 +59,7 @@ TEST_CASE("nn::EmbeddingBag passes include_last_offset, max_norm, norm_type and 
 }
 
 TEST_CASE("nn::EmbeddingBag takes a given _weight without initialising it, and from_pretrained shares and freezes") {
-  const Tensor table = random_tensor({4, 2}, 5);
+  const Tensor table = small_tensor({4, 2}, 5);
   const std::vector<double> values = values_of(table);
   nn::EmbeddingBag given(4, 2, {._weight = table, .padding_idx = 1});
   CHECK(values_of(given->weight) == values);  // neither drawn nor the padding row zeroed, as PyTorch's
@@ -98,7 +100,7 @@ TEST_CASE("nn::EmbeddingBag prints as torch's repr") {
 
 TEST_CASE("embedding_bag with max_norm renorms the rows its input looks up in place first, as F::embedding") {
   const Tensor input = from_vector<int64_t>({0, 2, 3, 2});
-  Tensor renormed = random_tensor({5, 3}, 9).mul(4.0);
+  Tensor renormed = small_tensor({5, 3}, 9).mul(4.0);
   Tensor reference = renormed.clone();
   const Tensor out = F::embedding_bag(renormed, input,
                                       {.offsets = from_vector<int64_t>({0, 1}),
@@ -118,7 +120,7 @@ TEST_CASE("embedding_bag with max_norm renorms the rows its input looks up in pl
 }
 
 TEST_CASE("embedding_bag reads values on the host only to check CPU tensors outside a capture") {
-  const Tensor table = random_tensor({4, 2}, 13);
+  const Tensor table = small_tensor({4, 2}, 13);
   HostReadRecorder recorder;
   {
     DispatchModeGuard guard(recorder);
@@ -203,7 +205,7 @@ TEST_CASE("embedding_bag's refusals name the op, the values and the caller's lin
 }
 
 TEST_CASE("a refused embedding_bag leaves the table as it was, max_norm included") {
-  Tensor table = random_tensor({4, 2}, 17).mul(5.0);
+  Tensor table = small_tensor({4, 2}, 17).mul(5.0);
   const std::vector<double> before = values_of(table);
   error_of([&] {
     F::embedding_bag(table, from_vector<int64_t>({0, 9}), {.offsets = from_vector<int64_t>({0}), .max_norm = 1.0});
@@ -213,3 +215,5 @@ TEST_CASE("a refused embedding_bag leaves the table as it was, max_norm included
   });
   CHECK(values_of(table) == before);
 }
+
+}  // namespace test_embedding_bag_module

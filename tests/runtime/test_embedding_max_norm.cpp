@@ -7,6 +7,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_embedding_max_norm {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -100,3 +102,5 @@ TEST_CASE("a bad index with max_norm is embedding's error, before any row is ren
   CHECK_THROWS_WITH_AS(embedding(from_vector<int64_t>({2, 9})), doctest::Contains("index 9 is out of range"), Error);
   CHECK(embedding->weight.to_vector<float>() == before);
 }
+
+}  // namespace test_embedding_max_norm

@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "runtime/nn/nn.h"
 
+namespace test_embedding_padding {
+
 using namespace ember;
 using namespace ember::testing;
 namespace F = ember::nn::functional;
@@ -65,3 +67,5 @@ TEST_CASE("padding_idx outside the table is an error naming the caller's line, a
   printed << *nn::Embedding(5, 2, {.padding_idx = -1}) << " " << *nn::Embedding(5, 2);
   CHECK(printed.str() == "Embedding(5, 2, padding_idx=4) Embedding(5, 2)");
 }
+
+}  // namespace test_embedding_padding

@@ -10,6 +10,8 @@
 #include "runtime/dispatch.h"
 #include "runtime/ops/registry.h"
 
+namespace test_errors {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -240,3 +242,5 @@ TEST_CASE("from_blob refuses host memory as a CUDA tensor, with or without a GPU
   else CHECK(contains(message, "unavailable"));
   CHECK_NOTHROW((void)from_blob(host.data(), {3}, kFloat32, kCPU));
 }
+
+}  // namespace test_errors

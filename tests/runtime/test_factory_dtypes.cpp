@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_factory_dtypes {
+
 using namespace ember;
 
 namespace {
@@ -45,3 +47,5 @@ TEST_CASE("randint gives int64 and arange over integral bounds int64, also with 
   CHECK(linspace(0.0, 1.0, 3, kOnCpu).dtype() == kFloat32);
   CHECK(full({2}, 3.0, kOnCpu).dtype() == kFloat32);
 }
+
+}  // namespace test_factory_dtypes

@@ -6,6 +6,8 @@
 #include "kernels/fast_math.h"
 #include "pointwise_test_util.h"
 
+namespace test_fast_math {
+
 using namespace pointwise_test;
 
 namespace {
@@ -194,3 +196,5 @@ TEST_CASE("float sin and cos are within 0.5001 ulp from tiny to the largest floa
   CHECK(cos_float(-0.0f) == 1.0f);
   CHECK(sin_float(1e-40f) == 1e-40f);  // a subnormal keeps its value
 }
+
+}  // namespace test_fast_math

@@ -18,6 +18,8 @@
 #include "numeric_check.h"
 #include "skip_case.h"
 
+namespace test_gemm_library {
+
 using namespace ember;
 using namespace ember::testing;
 using cpu::GemmLibrary;
@@ -207,3 +209,5 @@ TEST_CASE("products through OpenBLAS give the same bits for any thread count and
     check_close(std::vector<double>(single.begin(), single.end()), expected, 1e-4);
   }
 }
+
+}  // namespace test_gemm_library

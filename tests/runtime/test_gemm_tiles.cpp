@@ -9,6 +9,8 @@
 
 #include "kernels/cpu/gemm.h"
 
+namespace test_gemm_tiles {
+
 using ember::cpu::GemmTiles;
 using ember::cpu::plan_gemm_tiles;
 
@@ -63,3 +65,5 @@ TEST_CASE("every plan stays within the tile bounds and gives each core a tile wh
     }
   }
 }
+
+}  // namespace test_gemm_tiles

@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_grad_scaler {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -322,3 +324,5 @@ TEST_CASE("GradScaler: a scale that float32 or its float32 inverse cannot hold i
   scaler.update(0x1p-126);
   CHECK(scaler.get_scale() == 0x1p-126);
 }
+
+}  // namespace test_grad_scaler

@@ -7,6 +7,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_grad_scaler_call_sites {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -78,3 +80,5 @@ TEST_CASE("an optimizer error inside GradScaler::step names the line that called
   CHECK(message.find("share one address") != std::string::npos);
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_grad_scaler_call_sites

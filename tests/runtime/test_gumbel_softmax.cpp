@@ -12,15 +12,17 @@
 #include "runtime/ember.h"
 #include "runtime/nn/nn.h"
 
+namespace test_gumbel_softmax {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 TEST_CASE("gumbel_softmax rows are distributions along dim") {
-  const Tensor logits = random_tensor({4, 5, 3}, 1);
+  const Tensor logits = small_tensor({4, 5, 3}, 1);
   for (int64_t dim : {-1, 1, 0}) {
     INFO(std::string("dim " + std::to_string(dim)));
     const Tensor sample = F::gumbel_softmax(logits, 0.7, false, dim);
@@ -31,7 +33,7 @@ TEST_CASE("gumbel_softmax rows are distributions along dim") {
 }
 
 TEST_CASE("gumbel_softmax draws are reproducible under manual_seed and differ otherwise") {
-  const Tensor logits = random_tensor({3, 6}, 2).to(kFloat32);
+  const Tensor logits = small_tensor({3, 6}, 2).to(kFloat32);
   manual_seed(123);
   const Tensor first = F::gumbel_softmax(logits);
   const Tensor second = F::gumbel_softmax(logits);
@@ -44,7 +46,7 @@ TEST_CASE("gumbel_softmax draws are reproducible under manual_seed and differ ot
 TEST_CASE("gumbel_softmax tau divides the perturbed logits") {
   // With z = logits + g, log y_tau = z / tau - logsumexp(z / tau): the log-ratios of two classes
   // at tau = 0.5 are twice those at tau = 1, for the same draw.
-  const Tensor logits = random_tensor({2, 4}, 3);
+  const Tensor logits = small_tensor({2, 4}, 3);
   manual_seed(7);
   const std::vector<double> one = values_of(F::gumbel_softmax(logits, 1.0).log());
   manual_seed(7);
@@ -55,9 +57,9 @@ TEST_CASE("gumbel_softmax tau divides the perturbed logits") {
 }
 
 TEST_CASE("gumbel_softmax hard is one-hot at the soft argmax with the soft sample's gradient") {
-  const Tensor leaf_soft = random_tensor({5, 4}, 4).requires_grad_();
-  const Tensor leaf_hard = random_tensor({5, 4}, 4).requires_grad_();
-  const Tensor weights = random_tensor({5, 4}, 5);
+  const Tensor leaf_soft = small_tensor({5, 4}, 4).requires_grad_();
+  const Tensor leaf_hard = small_tensor({5, 4}, 4).requires_grad_();
+  const Tensor weights = small_tensor({5, 4}, 5);
   manual_seed(11);
   const Tensor soft = F::gumbel_softmax(leaf_soft, 0.8, false, 1);
   manual_seed(11);
@@ -90,7 +92,7 @@ TEST_CASE("gumbel_softmax hard samples follow softmax(logits)") {
 
 TEST_CASE("gumbel_softmax refuses integer logits and a bad dim") {
   const Tensor integers = zeros({2, 3}, {.dtype = kInt64});
-  const Tensor logits = random_tensor({2, 3}, 6);
+  const Tensor logits = small_tensor({2, 3}, 6);
   const int first = __LINE__ + 2;
   const std::vector<std::string> messages = {
       error_of([&] { F::gumbel_softmax(integers); }),
@@ -98,3 +100,5 @@ TEST_CASE("gumbel_softmax refuses integer logits and a bad dim") {
   };
   check_messages_name_lines(messages, {"gumbel_softmax: expected floating logits, got int64", "gumbel_softmax"}, first);
 }
+
+}  // namespace test_gumbel_softmax

@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_hook_removal {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -102,3 +104,5 @@ TEST_CASE("a hook may remove a later hook of its tensor during backward, which t
   later = y.register_hook([](const Tensor& grad) { return mul(grad, 7.0); });
   CHECK(gradient_through(x, y) == std::vector<double>{4.0, 4.0});
 }
+
+}  // namespace test_hook_removal

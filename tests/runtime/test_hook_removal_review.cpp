@@ -11,6 +11,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_hook_removal_review {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -57,3 +59,5 @@ TEST_CASE("a leaf's hook may remove a later hook of the leaf during backward, wh
   mul(x, x).sum().backward();
   CHECK(x.grad().to_vector<double>() == std::vector<double>{3.0, 3.0});  // 2 x, not 7 * 2 x
 }
+
+}  // namespace test_hook_removal_review

@@ -12,6 +12,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_hostile_inputs {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -291,3 +293,5 @@ TEST_CASE("hostile inputs: a data_ptr of the wrong type and a hook changing a gr
                          Error);
   }
 }
+
+}  // namespace test_hostile_inputs

@@ -9,6 +9,8 @@
 #include "runtime/ember.h"
 #include "runtime/memory/overlap.h"
 
+namespace test_inplace_overlap {
+
 using namespace ember;
 
 namespace {
@@ -103,3 +105,5 @@ TEST_CASE("fill_ of an expanded view while recording: the overwritten elements g
   sum(mul(scaled, scaled)).backward();
   CHECK(weight.grad().to_vector<float>() == std::vector<float>{0, 0, 0, 0, 90, 108, 126, 0});
 }
+
+}  // namespace test_inplace_overlap

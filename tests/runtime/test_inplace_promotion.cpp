@@ -11,6 +11,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_inplace_promotion {
+
 using namespace ember;
 
 namespace {
@@ -91,3 +93,5 @@ TEST_CASE("a float32 residual added in place to a float16 autocast result is rou
   REQUIRE(h.dtype() == kFloat16);
   CHECK(as_doubles(h) == std::vector<double>{10000.0, 0.50048828125});  // inf, 0.5
 }
+
+}  // namespace test_inplace_promotion

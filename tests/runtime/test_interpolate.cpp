@@ -16,12 +16,14 @@
 #include "runtime/ember.h"
 #include "runtime/nn/nn.h"
 
+namespace test_interpolate {
+
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
-using ember::testing::random_tensor;
+using ember::testing::gradcheck_leaves;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 using F::InterpolateMode;
 
@@ -165,7 +167,7 @@ void check_call(const Call& call, uint32_t seed) {
   INFO(fmt::format("mode {}, input {}", F::interpolate_mode_name(call.mode), call.shape));
   const bool gather = call.mode == InterpolateMode::Nearest || call.mode == InterpolateMode::NearestExact;
   for (const DType dtype : {kFloat64, kFloat32}) {
-    const Tensor input = random_tensor(call.shape, seed, dtype);
+    const Tensor input = small_tensor(call.shape, seed, dtype);
     const Tensor result = F::interpolate(input, options_of(call));
     Dims out_shape;
     const std::vector<double> expected = dtype == kFloat64 ? reference<double>(call, values_of(input), out_shape)
@@ -247,13 +249,13 @@ TEST_CASE("interpolate: nearest rounds its source index as PyTorch: float32 opma
 }
 
 TEST_CASE("interpolate: integer nearest scale factors repeat each element, strided inputs read correctly") {
-  const Tensor input = random_tensor({2, 3, 4, 5}, 41);
+  const Tensor input = small_tensor({2, 3, 4, 5}, 41);
   const Tensor repeated = input.unsqueeze(3).unsqueeze(5).expand({2, 3, 4, 2, 5, 3}).reshape({2, 3, 8, 15});
   CHECK(values_of(F::interpolate(input, {.scale_factor = F::ScaleFactors{2.0, 3.0}})) == values_of(repeated));
   // Channels-last (an NHWC tensor permuted) and transposed inputs give the contiguous input's result.
-  const Tensor nhwc = random_tensor({2, 4, 5, 3}, 42);
+  const Tensor nhwc = small_tensor({2, 4, 5, 3}, 42);
   const Tensor channels_last = nhwc.permute({0, 3, 1, 2});
-  const Tensor transposed = random_tensor({2, 3, 5, 4}, 43).transpose(2, 3);
+  const Tensor transposed = small_tensor({2, 3, 5, 4}, 43).transpose(2, 3);
   for (const InterpolateMode mode :
        {InterpolateMode::Nearest, InterpolateMode::Bilinear, InterpolateMode::Bicubic, InterpolateMode::Area}) {
     INFO(std::string(F::interpolate_mode_name(mode)));
@@ -268,7 +270,7 @@ TEST_CASE("interpolate: integer nearest scale factors repeat each element, strid
 }
 
 TEST_CASE("interpolate: other dtypes, an empty batch, and a new tensor even when nothing changes") {
-  const Tensor input = random_tensor({1, 2, 4, 3}, 51);
+  const Tensor input = small_tensor({1, 2, 4, 3}, 51);
   const F::InterpolateOptions bilinear{.size = SpatialDims{5, 7}, .mode = InterpolateMode::Bilinear};
   const std::vector<double> in_float32 = values_of(F::interpolate(input.to(kFloat32), bilinear));
   for (const DType low : {kFloat16, kBFloat16}) {
@@ -291,8 +293,8 @@ TEST_CASE("interpolate: other dtypes, an empty batch, and a new tensor even when
 TEST_CASE("interpolate: gradients of nearest, linear modes and bicubic equal central differences") {
   auto check_gradient = [](const Dims& shape, const F::InterpolateOptions& options, uint32_t seed) {
     INFO(fmt::format("{} {}", F::interpolate_mode_name(options.mode), shape));
-    gradcheck([&](const std::vector<Tensor>& x) { return F::interpolate(x[0], options); },
-              {random_tensor(shape, seed).requires_grad_()});
+    gradcheck_leaves([&](const std::vector<Tensor>& x) { return F::interpolate(x[0], options); },
+              {small_tensor(shape, seed).requires_grad_()});
   };
   check_gradient({1, 2, 5}, {.size = 12}, 61);
   check_gradient({1, 2, 7, 4}, {.scale_factor = F::ScaleFactors{0.6, 1.7}}, 62);
@@ -311,7 +313,7 @@ TEST_CASE("interpolate: gradients of nearest, linear modes and bicubic equal cen
 TEST_CASE("pixel_shuffle and pixel_unshuffle: PyTorch's element order, inverse of each other") {
   for (const Dims& shape : {Dims{8, 2, 3}, Dims{2, 18, 2, 3}, Dims{2, 1, 4, 1, 2}}) {
     const int64_t r = shape[shape.size() - 3] % 9 == 0 ? 3 : 2;
-    const Tensor input = random_tensor(shape, 71);
+    const Tensor input = small_tensor(shape, 71);
     const Tensor shuffled = F::pixel_shuffle(input, r);
     const int lead = shape.size() - 3;
     const int64_t channels = shape[lead] / (r * r);
@@ -335,12 +337,12 @@ TEST_CASE("pixel_shuffle and pixel_unshuffle: PyTorch's element order, inverse o
     CHECK(back.sizes() == input.sizes());
     CHECK(values_of(back) == in);
   }
-  gradcheck([](const std::vector<Tensor>& x) { return F::pixel_unshuffle(x[0], 2); },
-            {random_tensor({1, 2, 4, 6}, 72).requires_grad_()});
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return F::pixel_unshuffle(x[0], 2); },
+            {small_tensor({1, 2, 4, 6}, 72).requires_grad_()});
 }
 
 TEST_CASE("upsampling modules: forward is F's, reprs are PyTorch's") {
-  const Tensor input = random_tensor({1, 2, 3, 4}, 81);
+  const Tensor input = small_tensor({1, 2, 3, 4}, 81);
   nn::Upsample up({.scale_factor = 2.0});
   CHECK(up->str() == "Upsample(scale_factor=2.0, mode='nearest')");
   CHECK(values_of(up(input)) == values_of(F::interpolate(input, {.scale_factor = 2.0})));
@@ -365,21 +367,21 @@ TEST_CASE("upsampling modules: forward is F's, reprs are PyTorch's") {
   CHECK(shuffle->str() == "PixelShuffle(upscale_factor=3)");
   nn::PixelUnshuffle unshuffle(2);
   CHECK(unshuffle->str() == "PixelUnshuffle(downscale_factor=2)");
-  const Tensor channels = random_tensor({1, 9, 2, 2}, 82);
+  const Tensor channels = small_tensor({1, 9, 2, 2}, 82);
   CHECK(values_of(shuffle(channels)) == values_of(F::pixel_shuffle(channels, 3)));
   CHECK(values_of(nn::PixelUnshuffle(3)(shuffle(channels))) == values_of(channels));
 }
 
 TEST_CASE("interpolate and pixel_shuffle errors are PyTorch's and name the caller's line") {
-  const Tensor x3 = random_tensor({1, 2, 4}, 91);
-  const Tensor x4 = random_tensor({1, 2, 4, 4}, 92);
-  const Tensor x5 = random_tensor({1, 1, 2, 2, 2}, 93);
+  const Tensor x3 = small_tensor({1, 2, 4}, 91);
+  const Tensor x4 = small_tensor({1, 2, 4, 4}, 92);
+  const Tensor x5 = small_tensor({1, 1, 2, 2, 2}, 93);
   const Tensor integers = zeros({1, 1, 4}, {.dtype = kInt64});
-  const Tensor x2 = random_tensor({2, 4}, 94);
+  const Tensor x2 = small_tensor({2, 4}, 94);
   const Tensor no_channels = zeros({1, 0, 4});
-  const Tensor odd_channels = random_tensor({1, 6, 2, 2}, 96);
-  const Tensor odd_height = random_tensor({1, 1, 3, 4}, 97);
-  const Tensor odd_width = random_tensor({1, 1, 4, 3}, 98);
+  const Tensor odd_channels = small_tensor({1, 6, 2, 2}, 96);
+  const Tensor odd_height = small_tensor({1, 1, 3, 4}, 97);
+  const Tensor odd_width = small_tensor({1, 1, 4, 3}, 98);
   using Mode = InterpolateMode;
   // One call per line, so that each message must name its own line.
   // clang-format off
@@ -442,3 +444,5 @@ TEST_CASE("interpolate and pixel_shuffle errors are PyTorch's and name the calle
   };
   check_messages_name_lines(messages, expected, line);
 }
+
+}  // namespace test_interpolate

@@ -5,6 +5,8 @@
 
 #include "numeric_check.h"
 
+namespace test_linalg {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -220,3 +222,5 @@ TEST_CASE("gradients of mm, bmm, matmul and linear match finite differences") {
   gradcheck([](const std::vector<Tensor>& x) { return linear(x[0], x[1], x[2]); },
             {random_tensor({4}, 153), params[1], params[2]});
 }
+
+}  // namespace test_linalg

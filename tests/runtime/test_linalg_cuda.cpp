@@ -7,6 +7,8 @@
 #include "error_of.h"
 #include "linalg_solve_test_util.h"
 
+namespace test_linalg_cuda {
+
 using namespace ember;
 using namespace ember::linalg_test;
 using ember::cuda_test::kCuda0;
@@ -26,7 +28,7 @@ TEST_CASE("linalg on CUDA: solve, inv, det, slogdet, lu_factor and lu_solve equa
   for (const DType dtype : {kFloat64, kFloat32}) {
     INFO("dtype " << dtype);
     const double tolerance = dtype == kFloat64 ? 1e-11 : 1e-4;
-    const Tensor a = random_tensor({2, 1, 4, 4}, 1, dtype), b = random_tensor({3, 4, 2}, 2, dtype);
+    const Tensor a = small_tensor({2, 1, 4, 4}, 1, dtype), b = small_tensor({3, 4, 2}, 2, dtype);
     const Tensor a_cuda = a.to(kCuda0), b_cuda = b.to(kCuda0);
     check_same(linalg::solve(a_cuda, b_cuda), linalg::solve(a, b), tolerance * 10);
     check_same(linalg::solve(transpose(a_cuda, -2, -1), b_cuda.select(0, 0), false),
@@ -53,7 +55,7 @@ TEST_CASE("linalg on CUDA: cholesky, solve_triangular, cholesky_solve and choles
   for (const DType dtype : {kFloat64, kFloat32}) {
     INFO("dtype " << dtype);
     const double tolerance = dtype == kFloat64 ? 1e-11 : 1e-4;
-    const Tensor spd = positive_definite({3, 5, 5}, 10, dtype), b = random_tensor({3, 5, 2}, 11, dtype);
+    const Tensor spd = positive_definite({3, 5, 5}, 10, dtype), b = small_tensor({3, 5, 2}, 11, dtype);
     for (const bool upper : {false, true}) {
       const Tensor factor = linalg::cholesky(spd.to(kCuda0), upper);
       check_same(factor, linalg::cholesky(spd, upper), tolerance);
@@ -83,7 +85,7 @@ TEST_CASE("linalg on CUDA: singular and indefinite matrices raise the CPU's erro
   // d/dA and d/dB of a loss through solve, logdet and cholesky.
   auto grads_on = [](Device device) {
     const Tensor a = well_conditioned({2, 3, 3}, 20).to(device).requires_grad_();
-    const Tensor b = random_tensor({2, 3, 2}, 21).to(device).requires_grad_();
+    const Tensor b = small_tensor({2, 3, 2}, 21).to(device).requires_grad_();
     const Tensor spd = add(matmul(a, transpose(a, -2, -1)), 1.0);
     const Tensor loss = add(add(sum(linalg::solve(a, b)), sum(logdet(spd))), sum(linalg::cholesky(spd)));
     loss.backward();
@@ -94,3 +96,5 @@ TEST_CASE("linalg on CUDA: singular and indefinite matrices raise the CPU's erro
   CHECK(max_difference(grad_a, grad_a_cpu) < 1e-10);
   CHECK(max_difference(grad_b, grad_b_cpu) < 1e-10);
 }
+
+}  // namespace test_linalg_cuda

@@ -9,6 +9,8 @@
 
 #include "numeric_check.h"
 
+namespace test_linalg_integer {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -103,3 +105,5 @@ TEST_CASE("integer products refuse bool, mixed dtypes and a fused activation, na
   CHECK_THROWS_WITH_AS(dispatch_one(op, {x, w, Tensor()}, {{"activation", int64_t{1}}}),
                        doctest::Contains("linear: a fused activation needs floating-point operands, got int64"), Error);
 }
+
+}  // namespace test_linalg_integer

@@ -6,29 +6,31 @@
 
 #include "linalg_solve_test_util.h"
 
+namespace test_linalg_solve {
+
 using namespace ember;
 using namespace ember::linalg_test;
 
 TEST_CASE("linalg.solve: batched, broadcast, vector and left=false systems leave no residual") {
   const Tensor a = well_conditioned({3, 4, 4}, 1);
-  const Tensor b = random_tensor({3, 4, 2}, 2);
+  const Tensor b = small_tensor({3, 4, 2}, 2);
   CHECK(max_difference(matmul(a, linalg::solve(a, b)), b) < 1e-12);
   // Batch dims broadcast: A [2,1,3,3] with B [4,3,2] -> X [2,4,3,2].
   const Tensor a_broadcast = well_conditioned({2, 1, 3, 3}, 3);
-  const Tensor b_broadcast = random_tensor({4, 3, 2}, 4);
+  const Tensor b_broadcast = small_tensor({4, 3, 2}, 4);
   const Tensor x_broadcast = linalg::solve(a_broadcast, b_broadcast);
   CHECK(x_broadcast.sizes() == Dims{2, 4, 3, 2});
   CHECK(max_difference(matmul(a_broadcast, x_broadcast), expand(b_broadcast, {2, 4, 3, 2})) < 1e-12);
   // B of shape A.shape[:-1] and a 1-D B are vectors.
   const Tensor a_batch = well_conditioned({2, 3, 3}, 5);
-  const Tensor vectors = random_tensor({2, 3}, 6);
+  const Tensor vectors = small_tensor({2, 3}, 6);
   const Tensor x_vectors = linalg::solve(a_batch, vectors);
   CHECK(x_vectors.sizes() == Dims{2, 3});
   CHECK(max_difference(squeeze(matmul(a_batch, unsqueeze(x_vectors, -1)), -1), vectors) < 1e-12);
-  const Tensor one_vector = random_tensor({3}, 7);
+  const Tensor one_vector = small_tensor({3}, 7);
   CHECK(max_difference(linalg::solve(a_batch, one_vector), linalg::solve(a_batch, expand(one_vector, {2, 3}))) < 1e-14);
   // X A = B.
-  const Tensor rows = random_tensor({2, 5, 3}, 8);
+  const Tensor rows = small_tensor({2, 5, 3}, 8);
   const Tensor x_right = linalg::solve(a_batch, rows, /*left=*/false);
   CHECK(x_right.sizes() == Dims{2, 5, 3});
   CHECK(max_difference(matmul(x_right, a_batch), rows) < 1e-12);
@@ -48,7 +50,7 @@ TEST_CASE("linalg.inv and inverse: inv(A) A = I, a matrix that needs row swaps i
 TEST_CASE("linalg.det, slogdet and logdet match cofactor expansion, signs and singular matrices included") {
   for (int64_t n = 1; n <= 4; ++n) {
     INFO("n = " << n);
-    const Tensor a = random_tensor({3, n, n}, 20 + static_cast<uint32_t>(n));  // no diagonal shift: any sign
+    const Tensor a = small_tensor({3, n, n}, 20 + static_cast<uint32_t>(n));  // no diagonal shift: any sign
     const std::vector<double> values = values_of(a), dets = values_of(linalg::det(a));
     const auto [sign, logabsdet] = linalg::slogdet(a);
     const std::vector<double> signs = values_of(sign), logs = values_of(logabsdet);
@@ -74,7 +76,7 @@ TEST_CASE("linalg.det, slogdet and logdet match cofactor expansion, signs and si
 }
 
 TEST_CASE("linalg.lu_factor: P L U = A with LAPACK's pivots, and lu_solve in every form") {
-  const Tensor a = random_tensor({2, 4, 4}, 40);
+  const Tensor a = small_tensor({2, 4, 4}, 40);
   const auto [lu, pivots] = linalg::lu_factor(a);
   CHECK(pivots.dtype() == kInt32);
   CHECK(pivots.sizes() == Dims{2, 4});
@@ -86,14 +88,14 @@ TEST_CASE("linalg.lu_factor: P L U = A with LAPACK's pivots, and lu_solve in eve
     for (int64_t k = 0; k < 4; ++k) CHECK(pivot_values[m * 4 + k] == expected_pivots[k]);
     for (int64_t e = 0; e < 16; ++e) CHECK(std::abs(packed[m * 16 + e] - expected_lu[e]) < 1e-12);
   }
-  const Tensor b = random_tensor({2, 4, 3}, 41);
+  const Tensor b = small_tensor({2, 4, 3}, 41);
   CHECK(max_difference(matmul(a, linalg::lu_solve(lu, pivots, b)), b) < 1e-11);
   CHECK(max_difference(matmul(transpose(a, 1, 2), linalg::lu_solve(lu, pivots, b, true, true)), b) < 1e-11);
-  const Tensor rows = random_tensor({2, 3, 4}, 42);
+  const Tensor rows = small_tensor({2, 3, 4}, 42);
   CHECK(max_difference(matmul(linalg::lu_solve(lu, pivots, rows, false), a), rows) < 1e-11);
   CHECK(max_difference(matmul(linalg::lu_solve(lu, pivots, rows, false, true), transpose(a, 1, 2)), rows) < 1e-11);
   // B's batch broadcasts against the factors'.
-  const Tensor shared = random_tensor({3, 1, 4, 2}, 43);
+  const Tensor shared = small_tensor({3, 1, 4, 2}, 43);
   const Tensor x = linalg::lu_solve(lu, pivots, shared);
   CHECK(x.sizes() == Dims{3, 2, 4, 2});
   CHECK(max_difference(matmul(a, x), expand(shared, {3, 2, 4, 2})) < 1e-11);
@@ -101,7 +103,7 @@ TEST_CASE("linalg.lu_factor: P L U = A with LAPACK's pivots, and lu_solve in eve
 
 TEST_CASE("linalg.solve and det in float32 stay within float32 rounding of float64") {
   const Tensor a = well_conditioned({3, 5, 5}, 50);
-  const Tensor b = random_tensor({3, 5, 2}, 51);
+  const Tensor b = small_tensor({3, 5, 2}, 51);
   const Tensor x32 = linalg::solve(a.to(kFloat32), b.to(kFloat32));
   CHECK(x32.dtype() == kFloat32);
   CHECK(max_difference(x32, linalg::solve(a, b)) < 1e-5);
@@ -123,7 +125,7 @@ TEST_CASE("matrix_power: a negative power is the power of the inverse") {
 
 TEST_CASE("linalg under autocast: 16-bit matrices are factored in float32, as PyTorch's autocast does") {
   const Tensor a = well_conditioned({2, 4, 4}, 70);
-  const Tensor b = random_tensor({2, 4, 3}, 71);
+  const Tensor b = small_tensor({2, 4, 3}, 71);
   const Tensor a16 = a.to(kBFloat16), b16 = b.to(kBFloat16);
   AutocastGuard autocast(kBFloat16);
   const Tensor x = linalg::solve(a16, b16);
@@ -138,3 +140,5 @@ TEST_CASE("linalg under autocast: 16-bit matrices are factored in float32, as Py
   CHECK(lu.dtype() == kFloat32);
   CHECK(linalg::lu_solve(lu, pivots, b16).dtype() == kFloat32);
 }
+
+}  // namespace test_linalg_solve

@@ -8,6 +8,8 @@
 #include "runtime/ember.h"
 #include "runtime/linalg_spectral.h"
 
+namespace test_linalg_spectral {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -36,13 +38,13 @@ TEST_CASE("linalg::qr: Q R = A, Q^T Q = I and R upper triangular for tall, wide,
   for (const Dims& sizes : {Dims{5, 3}, Dims{3, 5}, Dims{4, 4}, Dims{2, 3, 6, 4}})
     for (std::string_view mode : {"reduced", "complete"}) {
       INFO("shape ", sizes, " mode ", mode);
-      check_qr(random_tensor(sizes, 3), mode);
+      check_qr(small_tensor(sizes, 3), mode);
     }
   // A transposed (strided) input reads through its strides.
-  check_qr(random_tensor({4, 6}, 5).transpose(0, 1), "reduced");
-  const auto [q, r] = linalg::qr(random_tensor({5, 3}, 3), "r");
+  check_qr(small_tensor({4, 6}, 5).transpose(0, 1), "reduced");
+  const auto [q, r] = linalg::qr(small_tensor({5, 3}, 3), "r");
   CHECK(q.numel() == 0);
-  CHECK(max_difference(host_matrix(r), host_matrix(std::get<1>(linalg::qr(random_tensor({5, 3}, 3))))) == 0.0);
+  CHECK(max_difference(host_matrix(r), host_matrix(std::get<1>(linalg::qr(small_tensor({5, 3}, 3))))) == 0.0);
 }
 
 TEST_CASE("linalg::eigh: V diag(w) V^T = A with ascending w, from either triangle, batched") {
@@ -67,7 +69,7 @@ TEST_CASE("linalg::svd: U diag(S) Vh = A with descending S, full and reduced, ba
   for (const Dims& sizes : {Dims{6, 4}, Dims{4, 6}, Dims{5, 5}, Dims{2, 2, 7, 3}})
     for (bool full : {true, false}) {
       INFO("shape ", sizes, " full_matrices ", full);
-      const Tensor a = random_tensor(sizes, 17);
+      const Tensor a = small_tensor(sizes, 17);
       const auto [u, s, vh] = linalg::svd(a, full);
       const int64_t m = sizes[sizes.size() - 2], n = sizes[sizes.size() - 1], k = std::min(m, n);
       CHECK(u.sizes()[u.dim() - 1] == (full ? m : k));
@@ -92,11 +94,11 @@ TEST_CASE("linalg::svd: U diag(S) Vh = A with descending S, full and reduced, ba
 
 TEST_CASE("linalg::pinv meets the four Moore-Penrose conditions, for full-rank, rank-deficient and symmetric A") {
   // Rank 2 of 4 columns: the second pair of columns repeats the first.
-  Tensor deficient = random_tensor({5, 2}, 23);
+  Tensor deficient = small_tensor({5, 2}, 23);
   deficient = cat({deficient, deficient * 2.0}, 1);
   const Tensor symmetric = symmetric_input(1, 4, 29).squeeze(0);
   for (const auto& [a, hermitian] :
-       {std::pair{random_tensor({5, 3}, 19), false}, std::pair{deficient, false}, std::pair{symmetric, true}}) {
+       {std::pair{small_tensor({5, 3}, 19), false}, std::pair{deficient, false}, std::pair{symmetric, true}}) {
     const HostMatrix am = host_matrix(a), xm = host_matrix(linalg::pinv(a, std::nullopt, std::nullopt, hermitian));
     CHECK(max_difference(product(product(am, xm), am), am) < 1e-11);
     CHECK(max_difference(product(product(xm, am), xm), xm) < 1e-11);
@@ -105,14 +107,14 @@ TEST_CASE("linalg::pinv meets the four Moore-Penrose conditions, for full-rank, 
     CHECK(max_difference(xa, transpose(xa)) < 1e-11);
   }
   CHECK(linalg::matrix_rank(deficient).item<int64_t>() == 2);
-  CHECK(linalg::matrix_rank(random_tensor({3, 5, 4}, 31)).to_vector<int64_t>() == std::vector<int64_t>{4, 4, 4});
+  CHECK(linalg::matrix_rank(small_tensor({3, 5, 4}, 31)).to_vector<int64_t>() == std::vector<int64_t>{4, 4, 4});
   // A tolerance above every singular value leaves rank 0 and a zero pseudo-inverse.
   CHECK(linalg::matrix_rank(deficient, 1e6).item<int64_t>() == 0);
   CHECK(values_of(abs(linalg::pinv(deficient, 1.0 + 1e-12)).sum()) == std::vector<double>{0.0});
 }
 
 TEST_CASE("linalg::matrix_norm against explicit float64 formulas for every order, with dims and keepdim") {
-  const Tensor a = random_tensor({2, 4, 3}, 37);
+  const Tensor a = small_tensor({2, 4, 3}, 37);
   for (int64_t b = 0; b < 2; ++b) {
     const HostMatrix am = host_matrix(a, b);
     double fro = 0.0, col_max = 0.0, col_min = 1e300, row_max = 0.0, row_min = 1e300;
@@ -153,7 +155,7 @@ TEST_CASE("linalg::matrix_norm against explicit float64 formulas for every order
 }
 
 TEST_CASE("linalg::lstsq: the residual is orthogonal to A's columns, with PyTorch's gelsd fields") {
-  const Tensor a = random_tensor({2, 6, 3}, 41), b = random_tensor({2, 6, 2}, 43);
+  const Tensor a = small_tensor({2, 6, 3}, 41), b = small_tensor({2, 6, 2}, 43);
   const auto [x, residuals, rank, singular_values] = linalg::lstsq(a, b);
   CHECK(x.sizes() == Dims{2, 3, 2});
   CHECK(rank.to_vector<int64_t>() == std::vector<int64_t>{3, 3});
@@ -171,13 +173,13 @@ TEST_CASE("linalg::lstsq: the residual is orthogonal to A's columns, with PyTorc
     }
   }
   // A vector right-hand side, and a wide system (minimum-norm solution, no residuals).
-  CHECK(std::get<0>(linalg::lstsq(random_tensor({6, 3}, 47), random_tensor({6}, 53))).sizes() == Dims{3});
-  const auto wide = linalg::lstsq(random_tensor({2, 4}, 59), random_tensor({2, 1}, 61));
+  CHECK(std::get<0>(linalg::lstsq(small_tensor({6, 3}, 47), small_tensor({6}, 53))).sizes() == Dims{3});
+  const auto wide = linalg::lstsq(small_tensor({2, 4}, 59), small_tensor({2, 1}, 61));
   CHECK(std::get<1>(wide).numel() == 0);
 }
 
 TEST_CASE("linalg spectral functions in float32 agree with float64 within float32 tolerance") {
-  const Tensor a64 = random_tensor({3, 5, 4}, 67), a32 = a64.to(kFloat32);
+  const Tensor a64 = small_tensor({3, 5, 4}, 67), a32 = a64.to(kFloat32);
   const auto [q, r] = linalg::qr(a32);
   CHECK(q.dtype() == kFloat32);
   CHECK(max_difference(host_matrix(matmul(q, r), 1), host_matrix(a64, 1)) < 1e-5);
@@ -191,14 +193,14 @@ TEST_CASE("linalg spectral functions in float32 agree with float64 within float3
 }
 
 TEST_CASE("linalg spectral errors name the function, the values and the call site") {
-  const Tensor square = random_tensor({3, 3}, 1);
+  const Tensor square = small_tensor({3, 3}, 1);
   CHECK(error_of([&] {
-          linalg::eigh(random_tensor({3, 4}, 1));
+          linalg::eigh(small_tensor({3, 4}, 1));
         }).find("linalg.eigh: A must be batches of square matrices, but they are 3 by 4 matrices") !=
         std::string::npos);
   CHECK(error_of([&] { linalg::qr(square, "full"); }).find("unrecognized mode 'full'") != std::string::npos);
   CHECK(error_of([&] { linalg::eigh(square, "X"); }).find("UPLO must be 'L' or 'U', got 'X'") != std::string::npos);
-  CHECK(error_of([&] { linalg::svd(random_tensor({3}, 1)); }).find("at least 2 dimensions, got shape [3]") !=
+  CHECK(error_of([&] { linalg::svd(small_tensor({3}, 1)); }).find("at least 2 dimensions, got shape [3]") !=
         std::string::npos);
   CHECK(error_of([&] {
           linalg::qr(ones({2, 2}, {.dtype = kInt64}));
@@ -210,10 +212,10 @@ TEST_CASE("linalg spectral errors name the function, the values and the call sit
           linalg::matrix_norm(square, "fro", {1, 1});
         }).find("dims must be different") != std::string::npos);
   CHECK(error_of([&] {
-          linalg::cond(random_tensor({3, 4}, 1), 1.0);
+          linalg::cond(small_tensor({3, 4}, 1), 1.0);
         }).find("square matrices, but they are 3 by 4") != std::string::npos);
   CHECK(error_of([&] {
-          linalg::lstsq(square, random_tensor({4, 1}, 1));
+          linalg::lstsq(square, small_tensor({4, 1}, 1));
         }).find("input.size(-2) should match other.size(-2)") != std::string::npos);
   CHECK(error_of([&] { linalg::qr(square, "full"); }).find("test_linalg_spectral.cpp") != std::string::npos);
 }
@@ -222,7 +224,7 @@ TEST_CASE("linalg::svd and eigh refuse inf / NaN input, naming the matrix, inste
   // 3 columns take Eigen's Jacobi path, 17 its divide and conquer; the second matrix is bad.
   for (int64_t n : {3, 17}) {
     INFO("n ", n);
-    const Tensor a = random_tensor({2, n, n}, 7);
+    const Tensor a = small_tensor({2, n, n}, 7);
     a.data_ptr<double>()[n * n + 1] = std::nan("");
     const std::string expected = "non-finite values (matrix 1 of the batch";
     CHECK(error_of([&] { linalg::svd(a); }).find(expected) != std::string::npos);
@@ -233,3 +235,5 @@ TEST_CASE("linalg::svd and eigh refuse inf / NaN input, naming the matrix, inste
           std::string::npos);
   }
 }
+
+}  // namespace test_linalg_spectral

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "runtime/ops/registry.h"
 
+namespace test_logical_ops {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -179,3 +181,5 @@ TEST_CASE("the value tests, logical ops, any, all, prod and the running reductio
   CHECK_FALSE(static_cast<bool>(registry().get("isnan").kernel_for(Device{DeviceType::CUDA, 0})));
 #endif
 }
+
+}  // namespace test_logical_ops

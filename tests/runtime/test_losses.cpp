@@ -10,6 +10,8 @@
 #include "loss_reference.h"
 #include "numeric_check.h"
 
+namespace test_losses {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -263,3 +265,5 @@ TEST_CASE("a two-layer model's loss and gradients match PyTorch 1.13 (linear, li
 
 // cross_entropy goes through its rows in blocks (kernels/cpu/cross_entropy_kernels.cpp): many
 // short rows per block, or one long row per block, in parallel over blocks for big inputs.
+
+}  // namespace test_losses

@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_binary {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -240,3 +242,5 @@ TEST_CASE("the binary cross entropies refuse PyTorch's bad arguments, naming the
   CHECK(error_of([&] { binary_cross_entropy_with_logits(input, input, {}, Reduction::BatchMean); })
             .find("binary_cross_entropy_with_logits: reduction BatchMean is kl_div's only") != std::string::npos);
 }
+
+}  // namespace test_losses_binary

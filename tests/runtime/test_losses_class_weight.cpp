@@ -11,6 +11,8 @@
 #include "loss_reference.h"
 #include "numeric_check.h"
 
+namespace test_losses_class_weight {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -142,3 +144,5 @@ TEST_CASE("the class weight is checked against the class count, naming the calle
   CHECK(error_of([&] { nll_loss(logits, labels, ones({5}), Reduction::BatchMean); })
             .find("nll_loss: reduction BatchMean is kl_div's only") != std::string::npos);
 }
+
+}  // namespace test_losses_class_weight

@@ -16,6 +16,8 @@
 #include "numeric_check.h"
 #include "skip_case.h"
 
+namespace test_losses_ctc {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -354,3 +356,5 @@ TEST_CASE("ctc_loss refuses PyTorch's bad arguments, naming the values") {
   fails([&] { ctc_loss(lp, batch.padded, input_lengths, target_lengths, {.reduction = Reduction::BatchMean}); },
         "ctc_loss: reduction BatchMean is kl_div's only; use None, Mean or Sum");
 }
+
+}  // namespace test_losses_ctc

@@ -10,6 +10,8 @@
 #include "loss_reference.h"
 #include "numeric_check.h"
 
+namespace test_losses_kl_div {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -109,3 +111,5 @@ TEST_CASE("kl_div refuses bad arguments, naming the caller's line") {
             .find("kl_div: reduction must be None (0), Mean (1), Sum (2) or BatchMean (3), got -1") !=
         std::string::npos);
 }
+
+}  // namespace test_losses_kl_div

@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_likelihood {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -137,3 +139,5 @@ TEST_CASE("poisson_nll_loss and gaussian_nll_loss take integer targets, and a 0-
   CHECK(loss.sizes() == Dims{1});
   check_close(loss, {0.5 * (std::log(2.0) + 0.25 / 2.0)}, 1e-15);
 }
+
+}  // namespace test_losses_likelihood

@@ -10,6 +10,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_margin {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -268,3 +270,5 @@ TEST_CASE("the softplus forms have sigmoid's curvature at a zero logit: 1/4, as 
   CHECK(curvature(multilabel_soft_margin_loss(x, labels, {.reduction = Reduction::Sum})) ==
         std::vector<double>{0.125, 0.125});  // the mean over the 2 classes
 }
+
+}  // namespace test_losses_margin

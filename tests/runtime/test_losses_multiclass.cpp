@@ -11,6 +11,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_multiclass {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -222,3 +224,5 @@ TEST_CASE("the multi-class margin losses refuse PyTorch's bad arguments, naming 
   CHECK_THROWS_WITH_AS(multilabel_margin_loss(x, from_vector<int64_t>({1, -2, 0, 0, 0, 1, 2, 3, -1, 2, 1, 0}, {3, 4})),
                        doctest::Contains("multilabel_margin_loss: target -2 is out of range"), Error);
 }
+
+}  // namespace test_losses_multiclass

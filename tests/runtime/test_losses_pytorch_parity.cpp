@@ -11,6 +11,8 @@
 #include "composite_loss_checks.h"
 #include "numeric_check.h"
 
+namespace test_losses_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -222,3 +224,5 @@ TEST_CASE("the margin and embedding losses name themselves when their operands d
   refuses([&] { multilabel_soft_margin_loss(a, a, {.weight = from_vector<double>({1, 2})}); },
           "multilabel_soft_margin_loss: shapes [2, 3] and [2] cannot be");
 }
+
+}  // namespace test_losses_pytorch_parity

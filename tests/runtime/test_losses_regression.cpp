@@ -11,6 +11,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_regression {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -186,3 +188,5 @@ TEST_CASE("autocast: l1_loss, smooth_l1_loss and huber_loss compute in float32, 
     }
   }
 }
+
+}  // namespace test_losses_regression

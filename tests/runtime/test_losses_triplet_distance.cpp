@@ -12,6 +12,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_losses_triplet_distance {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -150,3 +152,5 @@ TEST_CASE("triplet_margin_with_distance_loss keeps the distance's dtype and refu
                        doctest::Contains("triplet_margin_with_distance_loss: reduction BatchMean is kl_div's only"),
                        Error);
 }
+
+}  // namespace test_losses_triplet_distance

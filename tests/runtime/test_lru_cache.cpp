@@ -7,6 +7,8 @@
 #include "runtime/error.h"
 #include "runtime/lru_cache.h"
 
+namespace test_lru_cache {
+
 using namespace ember;
 
 TEST_CASE("lru cache: finds what was inserted, and nothing else") {
@@ -63,3 +65,5 @@ TEST_CASE("lru cache: a dropped entry's value is destroyed, and the returned ent
 TEST_CASE("lru cache: a capacity of zero is refused") {
   CHECK_THROWS_WITH_AS((LruCache<int, int>(0)), doctest::Contains("capacity must be positive"), Error);
 }
+
+}  // namespace test_lru_cache

@@ -12,6 +12,8 @@
 #include "finite_difference.h"
 #include "runtime/nn/nn.h"
 
+namespace test_lstm_projection {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -91,13 +93,13 @@ Result reference(const nn::LSTMImpl& lstm, const Values& x, int64_t L, int64_t N
 
 TEST_CASE("LSTM with proj_size matches a float64 loop: one and two layers, both directions, given states") {
   const int64_t L = 4, N = 3, in = 3, H = 5, P = 2;
-  const Tensor x = random_tensor({L, N, in}, 601);
+  const Tensor x = small_tensor({L, N, in}, 601);
   for (const auto& [layers, bidirectional] : {std::pair{int64_t{1}, false}, std::pair{int64_t{2}, true}}) {
     INFO("layers ", layers, ", bidirectional ", bidirectional);
     const nn::LSTM lstm(in, H,
                         {.num_layers = layers, .bidirectional = bidirectional, .proj_size = P, .dtype = kFloat64});
     const int64_t states = layers * (bidirectional ? 2 : 1);
-    const Tensor h0 = random_tensor({states, N, P}, 602), c0 = random_tensor({states, N, H}, 603);
+    const Tensor h0 = small_tensor({states, N, P}, 602), c0 = small_tensor({states, N, H}, 603);
     const Result expected = reference(*lstm, values_of(x), L, N, values_of(h0), values_of(c0));
     const auto [output, final_states] = lstm->forward(x, std::tuple{h0, c0});
     CHECK(output.sizes() == Dims{L, N, (bidirectional ? 2 : 1) * P});
@@ -117,8 +119,8 @@ TEST_CASE("LSTM with proj_size: batch_first and unbatched inputs match the float
   const int64_t L = 3, N = 2, in = 4, H = 4, P = 3;
   const nn::LSTM lstm(in, H,
                       {.num_layers = 2, .batch_first = true, .bidirectional = true, .proj_size = P, .dtype = kFloat64});
-  const Tensor x = random_tensor({L, N, in}, 611);
-  const Tensor h0 = random_tensor({4, N, P}, 612), c0 = random_tensor({4, N, H}, 613);
+  const Tensor x = small_tensor({L, N, in}, 611);
+  const Tensor h0 = small_tensor({4, N, P}, 612), c0 = small_tensor({4, N, H}, 613);
   const Result expected = reference(*lstm, values_of(x), L, N, values_of(h0), values_of(c0));
   const auto [output, states] = lstm->forward(x.transpose(0, 1).contiguous(), std::tuple{h0, c0});
   CHECK(output.sizes() == Dims{N, L, 2 * P});
@@ -144,7 +146,7 @@ TEST_CASE("LSTM with proj_size: gradients of the input, the states and every par
   std::vector<Tensor> inputs{leaf({3, 2, 2}, 621), leaf({4, 2, 2}, 622), leaf({4, 2, 3}, 623)};
   for (const Tensor& parameter : lstm->parameters()) inputs.push_back(parameter);
   CHECK(inputs.size() == 3 + 20);
-  gradcheck(
+  gradcheck_leaves(
       [&](const std::vector<Tensor>& t) {
         const auto [output, states] = lstm->forward(t[0], std::tuple{t[1], t[2]});
         return cat({output.reshape({-1}), std::get<0>(states).reshape({-1}), std::get<1>(states).reshape({-1})});
@@ -215,3 +217,5 @@ TEST_CASE("LSTM with proj_size refuses bad sizes and states by name") {
   const std::string forward = error_of([&] { lstm->forward(x, std::tuple{zeros({2, 2, 2}), zeros({2, 2, 2})}); });
   CHECK(names_line(forward, forward_line));
 }
+
+}  // namespace test_lstm_projection

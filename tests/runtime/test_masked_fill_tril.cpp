@@ -14,12 +14,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_masked_fill_tril {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::names_line;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -105,13 +107,14 @@ TEST_CASE("masked_fill_: in place, the mask broadcasting to the tensor, a view w
 
 TEST_CASE("masked_fill, masked_fill_: gradients reach the tensor (zero where filled) and a 0-d value") {
   const Tensor mask = flags({true, false, false, true, true, false}, {2, 3});
-  gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0].exp(), mask, 2.0); }, {leaf({2, 3}, 1)});
-  gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0], flags({false, true, true}, {3}), in[1]); },
+  gradcheck_leaves([&](const std::vector<Tensor>& in) { return masked_fill(in[0].exp(), mask, 2.0); },
+                   {leaf({2, 3}, 1)});
+  gradcheck_leaves([&](const std::vector<Tensor>& in) { return masked_fill(in[0], flags({false, true, true}, {3}), in[1]); },
             {leaf({4, 3}, 2), leaf({}, 3)});
-  gradcheck([&](const std::vector<Tensor>& in) {  // broadcast: the tensor gets the sum over the mask's rows
+  gradcheck_leaves([&](const std::vector<Tensor>& in) {  // broadcast: the tensor gets the sum over the mask's rows
     return masked_fill(in[0], mask, in[1]);
   }, {leaf({3}, 4), leaf({}, 5)});
-  gradcheck([&](const std::vector<Tensor>& in) {
+  gradcheck_leaves([&](const std::vector<Tensor>& in) {
     Tensor copy = in[0].mul(1.0);
     copy.masked_fill_(mask, in[1]);
     return copy.mul(copy);
@@ -177,7 +180,7 @@ TEST_CASE("tril, triu: the triangles of a matrix, for diagonals below, on and ab
 }
 
 TEST_CASE("tril, triu: batched over the leading dims, strided inputs, empty matrices, any dtype") {
-  const Tensor batch = random_tensor({2, 3, 4, 5}, 11);
+  const Tensor batch = small_tensor({2, 3, 4, 5}, 11);
   const Tensor transposed = batch.transpose(-1, -2);  // [2, 3, 5, 4], not contiguous
   for (int64_t diagonal : {-2, 0, 3}) {
     CHECK(values_of(tril(batch, diagonal)) == reference_triangle(batch, diagonal, true));
@@ -211,9 +214,9 @@ TEST_CASE("tril_, triu_: in place, on tensors and views") {
 }
 
 TEST_CASE("tril, triu, tril_, triu_: the gradient is the same triangle of the output's gradient") {
-  gradcheck([](const std::vector<Tensor>& in) { return tril(in[0], 1).mul(in[0]); }, {leaf({2, 3, 4}, 12)});
-  gradcheck([](const std::vector<Tensor>& in) { return triu(in[0].t(), -1).exp(); }, {leaf({4, 3}, 13)});
-  gradcheck([](const std::vector<Tensor>& in) {
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return tril(in[0], 1).mul(in[0]); }, {leaf({2, 3, 4}, 12)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return triu(in[0].t(), -1).exp(); }, {leaf({4, 3}, 13)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) {
     Tensor copy = in[0].mul(2.0);
     copy.triu_(0);
     copy.tril_(1);  // a band: the main diagonal and the one above it
@@ -240,3 +243,5 @@ TEST_CASE("tril, triu: errors name the function, the values and the caller's lin
   message = error_of([&] { triu_(parameter); });
   check_refusal(message, "triu_: a leaf tensor that requires grad (shape [2, 2]) is used in an in-place", line);
 }
+
+}  // namespace test_masked_fill_tril

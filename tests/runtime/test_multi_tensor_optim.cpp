@@ -11,6 +11,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/multi_tensor_steps.h"
 
+namespace test_multi_tensor_optim {
+
 using namespace ember;
 
 namespace {
@@ -165,3 +167,5 @@ TEST_CASE("multi-tensor steps refuse a parameter that requires grad while grad m
   CHECK_THROWS_WITH_AS(optim::multi_sgd_step_({&param, 1}, {&grad, 1}, {}, {.lr = 0.1}),
                        doctest::Contains("requires grad and is updated in place; wrap the step in NoGradGuard"), Error);
 }
+
+}  // namespace test_multi_tensor_optim

@@ -14,6 +14,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/multi_tensor_steps.h"
 
+namespace test_multi_tensor_optimizers {
+
 using namespace ember;
 
 namespace {
@@ -148,3 +150,5 @@ TEST_CASE("under a dispatch mode (compile's capture) optimizers use the per-para
       doctest::Contains("_multi_adam_step_: cannot run under a dispatch mode"), Error);
   CHECK(params[3].to_vector<float>() == before);
 }
+
+}  // namespace test_multi_tensor_optimizers

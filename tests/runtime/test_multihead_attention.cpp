@@ -14,6 +14,8 @@
 #include "numeric_check.h"
 #include "runtime/nn/nn.h"
 
+namespace test_multihead_attention {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -235,3 +237,5 @@ TEST_CASE("MultiheadAttention: bad arguments are refused by name") {
   const std::string message = error_of([&] { attention(random_tensor({3, 2, 6}, 67), x, x); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_multihead_attention

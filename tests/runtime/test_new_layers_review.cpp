@@ -10,6 +10,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_new_layers_review {
+
 using namespace ember;
 using namespace ember::testing;
 namespace F = ember::nn::functional;
@@ -91,3 +93,5 @@ TEST_CASE("softsign and tanhshrink take integer inputs and return float32, as Py
   CHECK_THROWS_AS(F::softsign(flags), Error);
   CHECK_THROWS_AS(F::tanhshrink(flags), Error);
 }
+
+}  // namespace test_new_layers_review

@@ -12,6 +12,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_new_ops_review {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::values_of;
@@ -146,3 +148,5 @@ TEST_CASE("tensordot: a size-1 dim contracted against a longer one keeps an int3
   CHECK(ba.dtype() == kInt32);
   CHECK(values_of(ba.t().contiguous().to(kFloat64)) == expected);
 }
+
+}  // namespace test_new_ops_review

@@ -5,6 +5,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_nn {
+
 using namespace ember;
 
 namespace {
@@ -262,3 +264,5 @@ TEST_CASE("Sequential, ModuleList and ModuleDict take Python's indices and name 
   CHECK(testing::names_line(message, line));
   CHECK((*heads)[std::string("a")] == heads->ptr("a"));
 }
+
+}  // namespace test_nn

@@ -4,6 +4,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_buffers {
+
 using namespace ember;
 
 namespace {
@@ -66,3 +68,5 @@ TEST_CASE("the name of a non-persistent buffer is taken like any other") {
   };
   CHECK_THROWS_WITH_AS(Clash(), doctest::Contains("cannot register buffer 'cache': the name is already taken"), Error);
 }
+
+}  // namespace test_nn_buffers

@@ -7,6 +7,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_nn_call_sites {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -127,3 +129,5 @@ TEST_CASE("model(x) errors name the caller's line, for built-in modules and a fo
   CHECK(message.find("Checked: expected a 2-d input, got shape [4]") != std::string::npos);
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_nn_call_sites

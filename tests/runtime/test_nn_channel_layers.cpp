@@ -12,11 +12,13 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_nn_channel_layers {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 namespace F = ember::nn::functional;
 
@@ -69,7 +71,7 @@ TEST_CASE("local_response_norm divides by the windowed mean of squares over chan
   };
   for (const Case& c : cases) {
     INFO(fmt::format("input {}, size {}", c.sizes, c.size));
-    const Tensor input = random_tensor(c.sizes, 17);
+    const Tensor input = small_tensor(c.sizes, 17);
     const Tensor output = F::local_response_norm(input, c.size, c.alpha, c.beta, c.k);
     CHECK(output.sizes() == c.sizes);
     check_close(values_of(output), reference_local_response_norm(input, c.size, c.alpha, c.beta, c.k));
@@ -86,9 +88,9 @@ TEST_CASE("local_response_norm divides by the windowed mean of squares over chan
 }
 
 TEST_CASE("local_response_norm gradients match central differences") {
-  gradcheck([](const std::vector<Tensor>& in) { return F::local_response_norm(in[0], 3, 0.5, 0.75, 1.0); },
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::local_response_norm(in[0], 3, 0.5, 0.75, 1.0); },
             {leaf({2, 4, 3}, 41)});
-  gradcheck([](const std::vector<Tensor>& in) { return F::local_response_norm(in[0], 2, 0.7, 1.25, 0.5); },
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::local_response_norm(in[0], 2, 0.7, 1.25, 0.5); },
             {leaf({1, 5, 2, 2}, 42)});
 }
 
@@ -108,12 +110,12 @@ TEST_CASE("channel_shuffle interleaves the groups' channels") {
   const Tensor same = F::channel_shuffle(input, 1);
   CHECK(values_of(same) == x);
   CHECK(same.data_ptr<double>() != input.data_ptr<double>());
-  gradcheck([](const std::vector<Tensor>& in) { return F::channel_shuffle(in[0].transpose(2, 3), 2); },
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::channel_shuffle(in[0].transpose(2, 3), 2); },
             {leaf({2, 4, 3, 2}, 43)});
 }
 
 TEST_CASE("local_response_norm, channel_shuffle and Softmax2d refuse bad inputs with the call site") {
-  const Tensor matrix = random_tensor({2, 4}, 1), image = random_tensor({1, 4, 2, 2}, 2);
+  const Tensor matrix = small_tensor({2, 4}, 1), image = small_tensor({1, 4, 2, 2}, 2);
   nn::Softmax2d softmax2d;
   // One call per line: check_messages_name_lines counts them.
   // clang-format off
@@ -140,7 +142,7 @@ TEST_CASE("local_response_norm, channel_shuffle and Softmax2d refuse bad inputs 
 }
 
 TEST_CASE("Softmax2d is softmax over the channels at each position") {
-  const Tensor input = random_tensor({2, 3, 2, 2}, 44);
+  const Tensor input = small_tensor({2, 3, 2, 2}, 44);
   const std::vector<double> x = values_of(input), y = values_of(nn::Softmax2d()(input));
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t s = 0; s < 4; ++s) {
@@ -151,7 +153,7 @@ TEST_CASE("Softmax2d is softmax over the channels at each position") {
         CHECK(y[at] == doctest::Approx(std::exp(x[at]) / total).epsilon(1e-14));
       }
     }
-  const Tensor unbatched = random_tensor({3, 2, 2}, 45);
+  const Tensor unbatched = small_tensor({3, 2, 2}, 45);
   CHECK(values_of(nn::Softmax2d()(unbatched)) == values_of(softmax(unbatched, 0)));
 }
 
@@ -168,7 +170,7 @@ TEST_CASE("LocalResponseNorm, ChannelShuffle, Softmax2d, Fold and Unfold print a
 }
 
 TEST_CASE("the channel modules and Fold and Unfold compute what their functions compute") {
-  const Tensor input = random_tensor({2, 4, 3, 3}, 46);
+  const Tensor input = small_tensor({2, 4, 3, 3}, 46);
   CHECK(values_of(nn::LocalResponseNorm(3)(input)) == values_of(F::local_response_norm(input, 3)));
   CHECK(values_of(nn::ChannelShuffle(2)(input)) == values_of(F::channel_shuffle(input, 2)));
   nn::Unfold unfold(2, {.padding = 1});
@@ -178,6 +180,8 @@ TEST_CASE("the channel modules and Fold and Unfold compute what their functions 
   nn::Fold fold({3, 3}, 2, {.padding = 1});
   CHECK(values_of(fold(columns)) == values_of(F::fold(columns, {3, 3}, 2, {.padding = 1})));
   // Non-overlapping windows: fold undoes unfold.
-  const Tensor tiles = random_tensor({1, 2, 4, 6}, 47);
+  const Tensor tiles = small_tensor({1, 2, 4, 6}, 47);
   CHECK(values_of(nn::Fold({4, 6}, 2, {.stride = 2})(nn::Unfold(2, {.stride = 2})(tiles))) == values_of(tiles));
 }
+
+}  // namespace test_nn_channel_layers

@@ -11,6 +11,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_init {
+
 using namespace ember;
 
 namespace {
@@ -141,3 +143,5 @@ TEST_CASE("constant_, zeros_ and ones_ fill an expanded tensor, as torch.nn.init
                                                                        "strides [0, 1]) is expanded"), Error);
   CHECK(values_of(row) == std::vector<double>{1, 1, 1});
 }
+
+}  // namespace test_nn_init

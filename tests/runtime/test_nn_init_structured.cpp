@@ -8,6 +8,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_init_structured {
+
 using namespace ember;
 
 namespace {
@@ -113,3 +115,5 @@ TEST_CASE("nn::init::orthogonal_ is Q of the normal draws' QR with a positive di
   CHECK_THROWS_WITH_AS(nn::init::orthogonal_(zeros({2, 2}, {.dtype = kInt64})),
                        doctest::Contains("nn::init::orthogonal_: expected a floating-point tensor, got int64"), Error);
 }
+
+}  // namespace test_nn_init_structured

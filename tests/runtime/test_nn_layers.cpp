@@ -8,6 +8,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_nn_layers {
+
 using namespace ember;
 
 namespace {
@@ -241,3 +243,5 @@ TEST_CASE("the libtorch-style training loop runs and learns") {
   CHECK(first_loss == doctest::Approx(std::log(10.0)).epsilon(0.1));  // near uniform at the start
   CHECK(last_loss < 0.5 * first_loss);                                 // it memorises 32 samples
 }
+
+}  // namespace test_nn_layers

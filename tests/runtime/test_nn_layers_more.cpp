@@ -17,11 +17,13 @@
 #include "nn_layers_checks.h"
 #include "runtime/ember.h"
 
+namespace test_nn_layers_more {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 using ember::testing::nn_layers::check_close;
 using ember::testing::nn_layers::keys_of;
@@ -70,9 +72,9 @@ TEST_CASE(
     "F::instance_norm matches per-instance loops, updates the running stats as PyTorch and uses them when "
     "use_input_stats is false") {
   const int64_t batch = 3, channels = 2, height = 2, width = 3, spatial = height * width;
-  const Tensor input = random_tensor({batch, channels, height, width}, 1);
-  const Tensor weight = random_tensor({channels}, 2);
-  const Tensor bias = random_tensor({channels}, 3);
+  const Tensor input = small_tensor({batch, channels, height, width}, 1);
+  const Tensor weight = small_tensor({channels}, 2);
+  const Tensor bias = small_tensor({channels}, 3);
   const std::vector<double> x = values_of(input);
   const InstanceStats stats = instance_stats(x, batch * channels, spatial);
   const double eps = 1e-3, momentum = 0.25;
@@ -109,7 +111,7 @@ TEST_CASE(
   check_close(values_of(running_mean), mean_expected);
 
   // No weight, no estimates: plain per-instance normalisation, on a 3-D input.
-  const Tensor sequence = random_tensor({2, 3, 4}, 4);
+  const Tensor sequence = small_tensor({2, 3, 4}, 4);
   const InstanceStats sequence_stats = instance_stats(values_of(sequence), 6, 4);
   check_close(values_of(F::instance_norm(sequence)),
               normalise(
@@ -118,10 +120,10 @@ TEST_CASE(
 }
 
 TEST_CASE("F::instance_norm gradients match central differences for input, weight and bias") {
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) { return F::instance_norm(in[0], {}, {}, in[1], in[2], true, 0.1, 1e-3); },
       {leaf({2, 3, 5}, 11), leaf({3}, 12), leaf({3}, 13)});
-  gradcheck([](const std::vector<Tensor>& in) { return F::instance_norm(in[0]); }, {leaf({2, 2, 2, 3}, 14)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return F::instance_norm(in[0]); }, {leaf({2, 2, 2, 3}, 14)});
 }
 
 TEST_CASE(
@@ -139,7 +141,7 @@ TEST_CASE(
         "InstanceNorm3d(4, eps=1e-05, momentum=None, affine=False, track_running_stats=False)");
 
   // Training: the functional form with the same estimates gives the same output and the same update.
-  const Tensor input = random_tensor({3, 2, 4}, 21);
+  const Tensor input = small_tensor({3, 2, 4}, 21);
   Tensor mean_copy = zeros({2}, {.dtype = kFloat64});
   Tensor var_copy = ones({2}, {.dtype = kFloat64});
   const Tensor expected = F::instance_norm(input, mean_copy, var_copy, {}, {}, true, 0.5);
@@ -155,10 +157,10 @@ TEST_CASE(
                                                       [&](int64_t, int64_t c) { return var[c]; }, {}, {}, 1e-5));
   // Without running estimates eval mode still normalises by the input's statistics.
   plain->eval();
-  const Tensor image = random_tensor({2, 3, 2, 2}, 22);
+  const Tensor image = small_tensor({2, 3, 2, 2}, 22);
   check_close(values_of(plain->forward(image)), values_of(F::instance_norm(image)));
   // An unbatched [C, H, W] input is the batched one with N = 1.
-  const Tensor single = random_tensor({3, 2, 3}, 23);
+  const Tensor single = small_tensor({3, 2, 3}, 23);
   check_close(values_of(plain->forward(single)), values_of(F::instance_norm(single.unsqueeze(0)).squeeze(0)));
   CHECK(plain->forward(single).sizes() == single.sizes());
   // momentum = None is PyTorch's 0.0 here: the estimates never move; and instance norm never counts batches.
@@ -170,13 +172,13 @@ TEST_CASE(
   CHECK(frozen->num_batches_tracked.item<int64_t>() == 0);
   CHECK(tracked->num_batches_tracked.item<int64_t>() == 0);
   // Without affine or estimates num_features is unused (PyTorch only warns).
-  check_close(values_of(plain->forward(random_tensor({1, 5, 2, 2}, 24))),
-              values_of(F::instance_norm(random_tensor({1, 5, 2, 2}, 24))));
+  check_close(values_of(plain->forward(small_tensor({1, 5, 2, 2}, 24))),
+              values_of(F::instance_norm(small_tensor({1, 5, 2, 2}, 24))));
 }
 
 TEST_CASE("F::instance_norm takes a bfloat16 input beside float32 parameters and returns bfloat16") {
-  const Tensor input = random_tensor({2, 3, 8}, 5);
-  const Tensor weight = random_tensor({3}, 6, kFloat32), bias = random_tensor({3}, 7, kFloat32);
+  const Tensor input = small_tensor({2, 3, 8}, 5);
+  const Tensor weight = small_tensor({3}, 6, kFloat32), bias = small_tensor({3}, 7, kFloat32);
   const Tensor output = F::instance_norm(input.to(kBFloat16), {}, {}, weight, bias);
   CHECK(output.dtype() == kBFloat16);
   const Tensor expected =
@@ -186,9 +188,9 @@ TEST_CASE("F::instance_norm takes a bfloat16 input beside float32 parameters and
 }
 
 TEST_CASE("instance norm errors name the op, the values and the caller's line") {
-  const Tensor input = random_tensor({2, 3, 4}, 31);
-  const Tensor one_spatial = random_tensor({2, 3, 1}, 1), one_dim = random_tensor({3}, 1);
-  const Tensor four_dims = random_tensor({2, 3, 4, 5}, 1), wrong_weight = ones({4}, {.dtype = kFloat64});
+  const Tensor input = small_tensor({2, 3, 4}, 31);
+  const Tensor one_spatial = small_tensor({2, 3, 1}, 1), one_dim = small_tensor({3}, 1);
+  const Tensor four_dims = small_tensor({2, 3, 4, 5}, 1), wrong_weight = ones({4}, {.dtype = kFloat64});
   const nn::InstanceNormOptions affine_four{.num_features = 4, .affine = true};
   // clang-format off
   const int first = __LINE__ + 2;
@@ -236,7 +238,7 @@ int64_t check_channel_mask(const Tensor& input, const Tensor& output, int64_t sl
 TEST_CASE("dropout1d/2d/3d zero whole channels with the right scale, at a binomial rate, reproducibly") {
   const double p = 0.3;
   const int64_t batch = 40, channels = 50;
-  const Tensor input = random_tensor({batch, channels, 3, 2}, 41);
+  const Tensor input = small_tensor({batch, channels, 3, 2}, 41);
   manual_seed(2024);
   const Tensor output = F::dropout2d(input, p);
   const int64_t dropped = check_channel_mask(input, output, batch * channels, p);
@@ -249,14 +251,14 @@ TEST_CASE("dropout1d/2d/3d zero whole channels with the right scale, at a binomi
 
   // dropout1d on [N, C, L] and unbatched [C, L]; dropout3d on [N, C, D, H, W] and [C, D, H, W];
   // dropout2d on 3-D reads [N, C, L], as PyTorch's.
-  const Tensor sequence = random_tensor({6, 7, 5}, 42);
+  const Tensor sequence = small_tensor({6, 7, 5}, 42);
   check_channel_mask(sequence, F::dropout1d(sequence, 0.5), 42, 0.5);
   check_channel_mask(sequence, F::dropout2d(sequence, 0.5), 42, 0.5);
-  const Tensor unbatched = random_tensor({30, 4}, 43);
+  const Tensor unbatched = small_tensor({30, 4}, 43);
   CHECK(check_channel_mask(unbatched, F::dropout1d(unbatched, 0.5), 30, 0.5) > 0);
-  const Tensor volume = random_tensor({2, 5, 2, 2, 3}, 44);
+  const Tensor volume = small_tensor({2, 5, 2, 2, 3}, 44);
   check_channel_mask(volume, F::dropout3d(volume, 0.4), 10, 0.4);
-  const Tensor volume_unbatched = random_tensor({20, 2, 2, 3}, 45);
+  const Tensor volume_unbatched = small_tensor({20, 2, 2, 3}, 45);
   const Tensor volume_output = F::dropout3d(volume_unbatched, 0.4);
   CHECK(volume_output.sizes() == volume_unbatched.sizes());
   check_channel_mask(volume_unbatched, volume_output, 20, 0.4);
@@ -270,7 +272,7 @@ TEST_CASE("dropout1d/2d/3d zero whole channels with the right scale, at a binomi
 TEST_CASE("alpha dropouts: dropped values are a alpha (p - 1), kept ones a x + a alpha p, mean and variance kept") {
   const double p = 0.2, alpha = 1.7580993408473766;
   const double a = 1.0 / std::sqrt((alpha * alpha * p + 1.0) * (1.0 - p));
-  const Tensor input = random_tensor({8, 16, 5}, 51);
+  const Tensor input = small_tensor({8, 16, 5}, 51);
   const std::vector<double> x = values_of(input);
   manual_seed(9);
   const std::vector<double> y = values_of(F::feature_alpha_dropout(input, p, true));
@@ -303,9 +305,10 @@ TEST_CASE("channel dropout gradients match central differences under a fixed mas
       return function(in[0]);
     };
   };
-  gradcheck(seeded([](const Tensor& x) { return F::dropout2d(x, 0.4); }), {leaf({3, 4, 2, 2}, 61)});
-  gradcheck(seeded([](const Tensor& x) { return F::dropout1d(x, 0.4); }), {leaf({5, 3}, 62)});
-  gradcheck(seeded([](const Tensor& x) { return F::feature_alpha_dropout(x, 0.4, true); }), {leaf({3, 4, 2}, 63)});
+  gradcheck_leaves(seeded([](const Tensor& x) { return F::dropout2d(x, 0.4); }), {leaf({3, 4, 2, 2}, 61)});
+  gradcheck_leaves(seeded([](const Tensor& x) { return F::dropout1d(x, 0.4); }), {leaf({5, 3}, 62)});
+  gradcheck_leaves(seeded([](const Tensor& x) { return F::feature_alpha_dropout(x, 0.4, true); }),
+                   {leaf({3, 4, 2}, 63)});
 }
 
 TEST_CASE("dropout modules: reprs, training gate, errors") {
@@ -316,7 +319,7 @@ TEST_CASE("dropout modules: reprs, training gate, errors") {
   CHECK(nn::AlphaDropout(0.1)->str() == "AlphaDropout(p=0.1, inplace=False)");
   CHECK(nn::FeatureAlphaDropout()->str() == "FeatureAlphaDropout(p=0.5, inplace=False)");
   CHECK(keys_of(*layer).empty());
-  const Tensor input = random_tensor({4, 6, 3, 3}, 71);
+  const Tensor input = small_tensor({4, 6, 3, 3}, 71);
   manual_seed(3);
   const Tensor expected = F::dropout2d(input, 0.25);
   manual_seed(3);
@@ -332,7 +335,7 @@ TEST_CASE("dropout modules: reprs, training gate, errors") {
   const std::vector<std::string> messages{
       error_of([&] { F::dropout2d(input, 1.5); }),
       error_of([&] { F::dropout1d(input, 0.5); }),
-      error_of([&] { F::dropout2d(random_tensor({5}, 1), 0.5); }),
+      error_of([&] { F::dropout2d(small_tensor({5}, 1), 0.5); }),
       error_of([&] { nn::Dropout3d(-0.1); }),
       error_of([&] { F::alpha_dropout(ones({3}, {.dtype = kInt64}), 0.5, true); }),
   };
@@ -348,3 +351,5 @@ TEST_CASE("dropout modules: reprs, training gate, errors") {
 }
 
 }  // namespace
+
+}  // namespace test_nn_layers_more

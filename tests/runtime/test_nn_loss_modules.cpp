@@ -11,10 +11,12 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_nn_loss_modules {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -22,10 +24,10 @@ namespace {
 // The classes of logits()' 5 rows.
 Tensor classes() { return from_vector<int64_t>({0, 2, 1, 2, 0}); }
 
-Tensor logits(DType dtype = kFloat32) { return random_tensor({5, 3}, 11, dtype); }
+Tensor logits(DType dtype = kFloat32) { return small_tensor({5, 3}, 11, dtype); }
 Tensor class_weight(DType dtype = kFloat32) { return from_vector<double>({0.5, 2.0, 1.5}, {3}, {.dtype = dtype}); }
 // Values strictly inside (0, 1), for binary_cross_entropy.
-Tensor probabilities(uint32_t seed) { return sigmoid(random_tensor({4, 3}, seed, kFloat32)); }
+Tensor probabilities(uint32_t seed) { return sigmoid(small_tensor({4, 3}, seed, kFloat32)); }
 
 bool same_values(const Tensor& actual, const Tensor& expected) {
   return actual.sizes() == expected.sizes() && actual.dtype() == expected.dtype() &&
@@ -47,8 +49,8 @@ TEST_CASE("loss modules give exactly their functions' results with the same opti
   CHECK(same_values(nn::NLLLoss({.weight = w, .ignore_index = 0, .reduction = Reduction::None})(log_probs, classes()),
                     nll_loss(log_probs, classes(), w, Reduction::None, 0)));
 
-  const Tensor a = random_tensor({4, 3}, 21, kFloat32);
-  const Tensor b = random_tensor({4, 3}, 22, kFloat32);
+  const Tensor a = small_tensor({4, 3}, 21, kFloat32);
+  const Tensor b = small_tensor({4, 3}, 22, kFloat32);
   CHECK(same_values(nn::MSELoss()(a, b), mse_loss(a, b)));
   CHECK(same_values(nn::MSELoss({.reduction = Reduction::Sum})(a, b), mse_loss(a, b, Reduction::Sum)));
   CHECK(same_values(nn::L1Loss({.reduction = Reduction::None})(a, b), l1_loss(a, b, Reduction::None)));
@@ -58,11 +60,11 @@ TEST_CASE("loss modules give exactly their functions' results with the same opti
 
   const Tensor p = probabilities(23);
   const Tensor y = probabilities(24);
-  const Tensor row_weight = random_tensor({3}, 25, kFloat32).abs();
+  const Tensor row_weight = small_tensor({3}, 25, kFloat32).abs();
   CHECK(same_values(nn::BCELoss()(p, y), binary_cross_entropy(p, y)));
   CHECK(same_values(nn::BCELoss({.weight = row_weight, .reduction = Reduction::Sum})(p, y),
                     binary_cross_entropy(p, y, row_weight, Reduction::Sum)));
-  const Tensor pos_weight = random_tensor({3}, 26, kFloat32).abs();
+  const Tensor pos_weight = small_tensor({3}, 26, kFloat32).abs();
   CHECK(same_values(nn::BCEWithLogitsLoss()(a, y), binary_cross_entropy_with_logits(a, y)));
   CHECK(same_values(
       nn::BCEWithLogitsLoss({.weight = row_weight, .reduction = Reduction::None, .pos_weight = pos_weight})(a, y),
@@ -95,7 +97,7 @@ TEST_CASE("a loss's weight and pos_weight that require grad receive the loss's g
   REQUIRE(module_weight.grad().defined());
   CHECK(same_values(module_weight.grad(), function_weight.grad()));
 
-  const Tensor a = random_tensor({4, 3}, 43, kFloat32);
+  const Tensor a = small_tensor({4, 3}, 43, kFloat32);
   const Tensor y = probabilities(44);
   const Tensor module_pos = full({3}, 2.0).requires_grad_();
   const Tensor function_pos = full({3}, 2.0).requires_grad_();
@@ -106,7 +108,7 @@ TEST_CASE("a loss's weight and pos_weight that require grad receive the loss's g
 }
 
 TEST_CASE("nn::Softmax and nn::LogSoftmax are softmax and log_softmax along their dim") {
-  const Tensor x = random_tensor({2, 3, 4}, 31, kFloat32);
+  const Tensor x = small_tensor({2, 3, 4}, 31, kFloat32);
   CHECK(same_values(nn::Softmax(1)(x), softmax(x, 1)));
   CHECK(same_values(nn::Softmax(nn::SoftmaxOptions{.dim = -1})(x), softmax(x, -1)));
   CHECK(same_values(nn::LogSoftmax(0)(x), log_softmax(x, 0)));
@@ -115,7 +117,7 @@ TEST_CASE("nn::Softmax and nn::LogSoftmax are softmax and log_softmax along thei
   CHECK(nn::LogSoftmax(-1)->options().dim == -1);
   // In a Sequential, as a classifier's last layer.
   nn::Sequential head(nn::Linear(4, 3), nn::LogSoftmax(1));
-  CHECK(head->forward(random_tensor({2, 4}, 32, kFloat32)).sizes() == Dims{2, 3});
+  CHECK(head->forward(small_tensor({2, 4}, 32, kFloat32)).sizes() == Dims{2, 3});
 }
 
 TEST_CASE("loss modules and softmax modules print as PyTorch prints them") {
@@ -161,7 +163,7 @@ TEST_CASE("a loss's class weight and pos_weight are buffers: listed, saved, load
   nn::BCEWithLogitsLoss target({.weight = ones({3}), .pos_weight = ones({3})});
   nn::BCEWithLogitsLoss source({.weight = class_weight(), .pos_weight = full({3}, 3.0)});
   target->load_state_dict(source->state_dict());
-  const Tensor a = random_tensor({4, 3}, 41, kFloat32);
+  const Tensor a = small_tensor({4, 3}, 41, kFloat32);
   const Tensor y = probabilities(42);
   CHECK(same_values(target(a, y), binary_cross_entropy_with_logits(a, y, class_weight(), Reduction::Mean,
                                                                    full({3}, 3.0))));
@@ -182,16 +184,16 @@ TEST_CASE("a loss registered in a model is part of the model's state and moves w
   CHECK(model.named_buffers().keys() == std::vector<std::string>{"criterion.weight"});
   model.to(kFloat64);
   CHECK(model.criterion->weight.dtype() == kFloat64);
-  const Tensor loss = model.criterion(model.head(random_tensor({5, 4}, 51)), classes());
+  const Tensor loss = model.criterion(model.head(small_tensor({5, 4}, 51)), classes());
   CHECK(loss.dtype() == kFloat64);
   CHECK(model.str() ==
         "Classifier(\n  (head): Linear(in_features=4, out_features=3, bias=True)\n  (criterion): CrossEntropyLoss()\n)");
 }
 
 TEST_CASE("loss and softmax modules' errors are their functions', at the caller's line") {
-  const Tensor a = random_tensor({4, 3}, 61, kFloat32);
+  const Tensor a = small_tensor({4, 3}, 61, kFloat32);
   int line = __LINE__ + 1;
-  std::string message = error_of([&] { nn::MSELoss()(a, random_tensor({4, 2}, 62, kFloat32)); });
+  std::string message = error_of([&] { nn::MSELoss()(a, small_tensor({4, 2}, 62, kFloat32)); });
   CHECK(names_line(message, line));
   line = __LINE__ + 1;
   message = error_of([&] { nn::CrossEntropyLoss({.weight = ones({4})})(logits(), classes()); });
@@ -213,3 +215,5 @@ TEST_CASE("loss and softmax modules' errors are their functions', at the caller'
   message = error_of([&] { nn::LogSoftmax(-3)(a); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_nn_loss_modules

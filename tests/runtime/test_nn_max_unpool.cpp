@@ -11,12 +11,14 @@
 #include "pool_reference.h"
 #include "runtime/ember.h"
 
+namespace test_nn_max_unpool {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::PoolGeometry;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 namespace F = ember::nn::functional;
 
@@ -47,7 +49,7 @@ Tensor unpool(int spatial, const Tensor& input, const Tensor& indices, SpatialDi
 
 TEST_CASE("max_unpool2d writes each value at its index and zeros elsewhere") {
   // [2, 3, 2, 3] pooled with kernel 2: the default output is (2 - 1) 2 + 2 = 4 by (3 - 1) 2 + 2 = 6.
-  const Tensor input = random_tensor({2, 3, 2, 3}, 7);
+  const Tensor input = small_tensor({2, 3, 2, 3}, 7);
   std::vector<int64_t> positions;
   for (int64_t plane = 0; plane < 6; ++plane)
     for (int64_t i = 0; i < 6; ++i) positions.push_back((i * 7 + plane * 5) % 24);  // distinct per plane
@@ -73,7 +75,7 @@ TEST_CASE("max_pool then max_unpool puts each maximum back at its position in 1-
   };
   for (const Case& c : cases) {
     INFO(fmt::format("spatial {}, input {}", c.spatial, c.sizes));
-    const Tensor input = random_tensor(c.sizes, 11);
+    const Tensor input = small_tensor(c.sizes, 11);
     const testing::ReferencePool pooled = testing::reference_max_pool(input, c.spatial, c.geometry);
     const testing::PoolLayout layout = testing::pool_layout(c.sizes, c.spatial, c.geometry);
     const MaxPoolOptions pool_options{.stride = c.geometry.stride, .padding = c.geometry.padding};
@@ -101,7 +103,7 @@ TEST_CASE("max_pool then max_unpool puts each maximum back at its position in 1-
 }
 
 TEST_CASE("max_unpool output_size picks a size within a stride of the default, with or without N and C") {
-  const Tensor input = random_tensor({1, 1, 5, 5}, 3);
+  const Tensor input = small_tensor({1, 1, 5, 5}, 3);
   const auto [values, indices] = max_pool2d_with_indices(input, 2);  // 2 x 2 windows of rows/cols 0..3
   CHECK(F::max_unpool2d(values, indices, 2).sizes() == Dims{1, 1, 4, 4});
   CHECK(F::max_unpool2d(values, indices, 2, {}, Dims{5, 5}).sizes() == Dims{1, 1, 5, 5});
@@ -135,13 +137,14 @@ TEST_CASE("max_unpool writes a repeated index once: the last value written wins"
 
 TEST_CASE("max_unpool gradients match central differences, duplicates included") {
   const Tensor distinct = int64s({5, 0, 2, 7, 3, 6, 1, 4}, {1, 2, 2, 2});  // 2 planes of 4 into 4 x 4 = 16
-  gradcheck([&](const std::vector<Tensor>& in) { return F::max_unpool2d(in[0], distinct, 2); },
+  gradcheck_leaves([&](const std::vector<Tensor>& in) { return F::max_unpool2d(in[0], distinct, 2); },
             {leaf({1, 2, 2, 2}, 21)});
   // The loser of a repeated index gets no gradient: its value never reaches the output.
   const Tensor repeated = int64s({2, 2, 0, 3, 3, 3}, {2, 3});
-  gradcheck([&](const std::vector<Tensor>& in) { return F::max_unpool1d(in[0], repeated, 2); }, {leaf({2, 3}, 22)});
+  gradcheck_leaves([&](const std::vector<Tensor>& in) { return F::max_unpool1d(in[0], repeated, 2); },
+                   {leaf({2, 3}, 22)});
   const Tensor cube = int64s({7, 0, 5, 2, 1, 6, 3, 4}, {1, 1, 2, 2, 2});  // kernel 1: into 2 x 2 x 2
-  gradcheck([&](const std::vector<Tensor>& in) { return F::max_unpool3d(in[0], cube, 1); },
+  gradcheck_leaves([&](const std::vector<Tensor>& in) { return F::max_unpool3d(in[0], cube, 1); },
             {leaf({1, 1, 2, 2, 2}, 23)});
 }
 
@@ -156,11 +159,11 @@ TEST_CASE("max_unpool keeps an empty batch and the input's dtype") {
 }
 
 TEST_CASE("max_unpool refuses bad arguments, naming the op, the values and the call site") {
-  const Tensor input = random_tensor({1, 1, 2, 2}, 5);
+  const Tensor input = small_tensor({1, 1, 2, 2}, 5);
   const Tensor indices = int64s({0, 3, 8, 15}, {1, 1, 2, 2});
   const Tensor too_high = int64s({0, 3, 16, 1}, {1, 1, 2, 2}), negative = int64s({0, -1, 2, 1}, {1, 1, 2, 2});
   const Tensor no_channels = zeros({1, 0, 2, 2}), no_indices = zeros({1, 0, 2, 2}, {.dtype = kInt64});
-  const Tensor one = random_tensor({1, 1}, 3), one_index = int64s({0}, {1, 1});
+  const Tensor one = small_tensor({1, 1}, 3), one_index = int64s({0}, {1, 1});
   // One call per line: check_messages_name_lines counts them.
   // clang-format off
   const std::vector<std::string> messages = {
@@ -200,13 +203,15 @@ TEST_CASE("nn::MaxUnpool1d, 2d and 3d call the functions and print as torch.nn's
   CHECK(nn::MaxUnpool1d(3, {.stride = 2, .padding = 1})->str() ==
         "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))");
   CHECK(nn::MaxUnpool3d({2, 1, 2})->str() == "MaxUnpool3d(kernel_size=(2, 1, 2), stride=(2, 1, 2), padding=(0, 0, 0))");
-  const Tensor input = random_tensor({2, 1, 4, 4}, 9);
+  const Tensor input = small_tensor({2, 1, 4, 4}, 9);
   const auto [values, indices] = max_pool2d_with_indices(input, 2);
   CHECK(values_of(unpool(values, indices)) == values_of(F::max_unpool2d(values, indices, 2)));
   // A 4 x 5 plane pools to the same 2 x 2: its indices need output_size, else the default 4 x 4
   // refuses them (index 18 of a 4 x 5 plane is past 4 x 4).
-  const auto [wide_values, wide_indices] = max_pool2d_with_indices(random_tensor({2, 1, 4, 5}, 10), 2);
+  const auto [wide_values, wide_indices] = max_pool2d_with_indices(small_tensor({2, 1, 4, 5}, 10), 2);
   CHECK(unpool->forward(wide_values, wide_indices, Dims{4, 5}).sizes() == Dims{2, 1, 4, 5});
   const std::string message = error_of([] { nn::MaxUnpool2d({1, 2, 3}); });
   CHECK(message.find("MaxUnpool2d: kernel_size must have 1 or 2 values, got [1, 2, 3]") != std::string::npos);
 }
+
+}  // namespace test_nn_max_unpool

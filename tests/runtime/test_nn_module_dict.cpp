@@ -6,6 +6,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_module_dict {
+
 using namespace ember;
 
 namespace {
@@ -178,3 +180,5 @@ TEST_CASE("OrderedDict::erase keeps the order of the rest, and Module's replace 
   CHECK(holder.remove("x")->name() == "Tanh");
   CHECK(holder.named_children().empty());
 }
+
+}  // namespace test_nn_module_dict

@@ -4,6 +4,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_module_edges {
+
 using namespace ember;
 
 namespace {
@@ -134,3 +136,5 @@ TEST_CASE("load_state_dict refuses what copy_ would refuse before it copies anyt
   CHECK(two.a.to_vector<float>() == std::vector<float>(4, 3.0f));
   CHECK(two.b.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
 }
+
+}  // namespace test_nn_module_edges

@@ -6,6 +6,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_module_list {
+
 using namespace ember;
 
 namespace {
@@ -151,3 +153,5 @@ TEST_CASE("train, eval and to(dtype) reach the modules inside a ModuleList") {
   for (const Tensor& parameter : stack->parameters()) CHECK(parameter.dtype() == kFloat64);
   CHECK(stack->layers->at<nn::LinearImpl>(0)->weight.dtype() == kFloat64);
 }
+
+}  // namespace test_nn_module_list

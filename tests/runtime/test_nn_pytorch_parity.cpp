@@ -7,6 +7,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_pytorch_parity {
+
 using namespace ember;
 
 TEST_CASE("nn::init xavier computes the fans before it looks at the element count, as torch.nn.init's") {
@@ -187,3 +189,5 @@ TEST_CASE("load_state_dict of a module's own state dict writes nothing, an expan
   other.insert("table", full({4}, 3.0));
   CHECK_THROWS_WITH_AS(module.load_state_dict(other), doctest::Contains("is expanded"), Error);
 }
+
+}  // namespace test_nn_pytorch_parity

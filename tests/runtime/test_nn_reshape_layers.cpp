@@ -4,6 +4,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_nn_reshape_layers {
+
 using namespace ember;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("Unflatten errors name the module, its sizes and the input") {
   CHECK_THROWS_WITH_AS(nn::Unflatten(1, {-2, 5}), doctest::Contains("invalid size -2 in unflattened_size [-2, 5]"),
                        Error);
 }
+
+}  // namespace test_nn_reshape_layers

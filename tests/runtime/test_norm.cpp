@@ -7,12 +7,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_norm {
+
 using namespace ember;
 using ember::testing::doubles;
 using ember::testing::dtype_options;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -64,9 +66,9 @@ void check_close(const std::vector<double>& actual, const std::vector<double>& e
 }  // namespace
 
 TEST_CASE("layer_norm matches a float64 loop reference, with and without weight and bias") {
-  const Tensor x = random_tensor({4, 3, 6}, 1);
-  const Tensor weight = random_tensor({3, 6}, 2);
-  const Tensor bias = random_tensor({3, 6}, 3);
+  const Tensor x = small_tensor({4, 3, 6}, 1);
+  const Tensor weight = small_tensor({3, 6}, 2);
+  const Tensor bias = small_tensor({3, 6}, 3);
   const LayerNormReference full =
       reference_layer_norm(values_of(x), 18, values_of(weight), values_of(bias), 1e-5);
   TensorList outputs = layer_norm_op(x, {3, 6}, weight, bias);
@@ -94,7 +96,7 @@ TEST_CASE("LayerNorm with bias = false has a weight and no bias, as PyTorch's") 
   CHECK(norm->state_dict().keys() == std::vector<std::string>{"weight"});
   CHECK_FALSE(norm->bias.defined());
   norm->weight.detach().copy_(doubles({0.5, -1.0, 2.0, 1.5}).to(kFloat32));
-  const Tensor x = random_tensor({3, 4}, 81).to(kFloat32);
+  const Tensor x = small_tensor({3, 4}, 81).to(kFloat32);
   const LayerNormReference expected = reference_layer_norm(values_of(x), 4, {0.5, -1.0, 2.0, 1.5}, {}, 1e-5);
   check_close(values_of(norm(x)), expected.y, 1e-5);
   // Without elementwise_affine the option changes nothing: neither parameter exists.
@@ -103,10 +105,10 @@ TEST_CASE("LayerNorm with bias = false has a weight and no bias, as PyTorch's") 
 }
 
 TEST_CASE("layer_norm reads non-contiguous inputs") {
-  const Tensor base = random_tensor({7, 5}, 4);
+  const Tensor base = small_tensor({7, 5}, 4);
   const Tensor strided = base.transpose(0, 1);  // [5, 7], not contiguous
   REQUIRE_FALSE(strided.is_contiguous());
-  const Tensor weight = random_tensor({7}, 5);
+  const Tensor weight = small_tensor({7}, 5);
   const LayerNormReference expected =
       reference_layer_norm(values_of(strided), 7, values_of(weight), {}, 1e-5);
   check_close(values_of(layer_norm(strided, {7}, weight)), expected.y, 1e-12);
@@ -114,21 +116,21 @@ TEST_CASE("layer_norm reads non-contiguous inputs") {
 
 TEST_CASE("layer_norm on size-0 and size-1 shapes") {
   // No rows: empty outputs.
-  TensorList no_rows = layer_norm_op(random_tensor({0, 4}, 6), {4}, {}, {});
+  TensorList no_rows = layer_norm_op(small_tensor({0, 4}, 6), {4}, {}, {});
   CHECK(no_rows[0].sizes() == Dims{0, 4});
   CHECK(no_rows[1].sizes() == Dims{0});
   // Empty rows: mean 0, variance taken as 0 (PyTorch gives NaN for rstd here).
-  TensorList empty_rows = layer_norm_op(random_tensor({3, 0}, 7), {0}, {}, {}, 0.25);
+  TensorList empty_rows = layer_norm_op(small_tensor({3, 0}, 7), {0}, {}, {}, 0.25);
   CHECK(values_of(empty_rows[1]) == std::vector<double>{0, 0, 0});
   CHECK(values_of(empty_rows[2]) == std::vector<double>{2, 2, 2});
   // One element per row: x - mean = 0, so y is the bias.
-  const Tensor bias = random_tensor({1}, 8);
-  TensorList single = layer_norm_op(random_tensor({3, 1}, 9), {1}, random_tensor({1}, 10), bias, 0.25);
+  const Tensor bias = small_tensor({1}, 8);
+  TensorList single = layer_norm_op(small_tensor({3, 1}, 9), {1}, small_tensor({1}, 10), bias, 0.25);
   const double b = values_of(bias)[0];
   CHECK(values_of(single[0]) == std::vector<double>{b, b, b});
   CHECK(values_of(single[2]) == std::vector<double>{2, 2, 2});
   // Normalizing the whole tensor: 0-d statistics.
-  TensorList whole = layer_norm_op(random_tensor({2, 3}, 11), {2, 3}, {}, {});
+  TensorList whole = layer_norm_op(small_tensor({2, 3}, 11), {2, 3}, {}, {});
   CHECK(whole[1].dim() == 0);
 }
 
@@ -184,24 +186,24 @@ TEST_CASE("layer_norm forward and backward match PyTorch") {
 
 TEST_CASE("layer_norm gradients match finite differences") {
   SUBCASE("weight and bias, two normalized dims") {
-    gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0], {2, 3}, in[1], in[2]); },
+    gradcheck_leaves([](const std::vector<Tensor>& in) { return layer_norm(in[0], {2, 3}, in[1], in[2]); },
               {leaf({4, 2, 3}, 20), leaf({2, 3}, 21), leaf({2, 3}, 22)});
   }
   SUBCASE("no weight or bias") {
-    gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0], {5}); }, {leaf({3, 5}, 23)});
+    gradcheck_leaves([](const std::vector<Tensor>& in) { return layer_norm(in[0], {5}); }, {leaf({3, 5}, 23)});
   }
   SUBCASE("weight only, non-contiguous input") {
-    gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0].transpose(0, 1), {4}, in[1]); },
+    gradcheck_leaves([](const std::vector<Tensor>& in) { return layer_norm(in[0].transpose(0, 1), {4}, in[1]); },
               {leaf({4, 3}, 24), leaf({4}, 25)});
   }
   SUBCASE("bias only, one row") {
-    gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0], {6}, {}, in[1]); },
+    gradcheck_leaves([](const std::vector<Tensor>& in) { return layer_norm(in[0], {6}, {}, in[1]); },
               {leaf({6}, 26), leaf({6}, 27)});
   }
 }
 
 TEST_CASE("layer_norm on 16-bit inputs keeps float32 statistics") {
-  const Tensor x = random_tensor({3, 8}, 30, kBFloat16);
+  const Tensor x = small_tensor({3, 8}, 30, kBFloat16);
   TensorList outputs = layer_norm_op(x, {8}, {}, {});
   CHECK(outputs[0].dtype() == kBFloat16);
   CHECK(outputs[1].dtype() == kFloat32);
@@ -212,19 +214,19 @@ TEST_CASE("layer_norm on 16-bit inputs keeps float32 statistics") {
   const std::vector<double> y = values_of(outputs[0]);
   for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(expected.y[i]).epsilon(1e-2));
 
-  Tensor half = random_tensor({2, 4}, 31, kFloat16).requires_grad_();
-  layer_norm(half, {4}).backward(random_tensor({2, 4}, 32, kFloat16));
+  Tensor half = small_tensor({2, 4}, 31, kFloat16).requires_grad_();
+  layer_norm(half, {4}).backward(small_tensor({2, 4}, 32, kFloat16));
   CHECK(half.grad().dtype() == kFloat16);
 }
 
 TEST_CASE("layer_norm backward does not depend on the thread count") {
-  const Tensor x = random_tensor({2000, 64}, 40, kFloat32);
-  const Tensor grad_y = random_tensor({2000, 64}, 41, kFloat32);
+  const Tensor x = small_tensor({2000, 64}, 40, kFloat32);
+  const Tensor grad_y = small_tensor({2000, 64}, 41, kFloat32);
   auto gradients = [&](int threads) {
     set_num_threads(threads);
     Tensor input = x.clone().requires_grad_();
-    Tensor weight = random_tensor({64}, 42, kFloat32).requires_grad_();
-    Tensor bias = random_tensor({64}, 43, kFloat32).requires_grad_();
+    Tensor weight = small_tensor({64}, 42, kFloat32).requires_grad_();
+    Tensor bias = small_tensor({64}, 43, kFloat32).requires_grad_();
     layer_norm(input, {64}, weight, bias).backward(grad_y);
     return std::array<std::vector<float>, 3>{input.grad().to_vector<float>(), weight.grad().to_vector<float>(),
                                              bias.grad().to_vector<float>()};
@@ -244,14 +246,16 @@ TEST_CASE("layer_norm backward does not depend on the thread count") {
 }
 
 TEST_CASE("layer_norm errors name the op and the shapes") {
-  const Tensor x = random_tensor({2, 3}, 50);
+  const Tensor x = small_tensor({2, 3}, 50);
   CHECK_THROWS_WITH_AS(layer_norm(x, {4}), doctest::Contains("layer_norm: normalized_shape [4] does not match the trailing dims of the input [2, 3]"), Error);
   CHECK_THROWS_WITH_AS(layer_norm(x, {}), doctest::Contains("layer_norm: normalized_shape must have at least one dim"), Error);
-  CHECK_THROWS_WITH_AS(layer_norm(x, {3}, random_tensor({2}, 51)),
+  CHECK_THROWS_WITH_AS(layer_norm(x, {3}, small_tensor({2}, 51)),
                        doctest::Contains("layer_norm: weight has shape [2] but normalized_shape is [3]"), Error);
-  CHECK_THROWS_WITH_AS(layer_norm(x, {3}, {}, random_tensor({3}, 52, kFloat32)),
+  CHECK_THROWS_WITH_AS(layer_norm(x, {3}, {}, small_tensor({3}, 52, kFloat32)),
                        doctest::Contains("layer_norm: bias has dtype float32 but the input has dtype float64"), Error);
   CHECK_THROWS_WITH_AS(layer_norm(from_vector<int64_t>({1, 2, 3}, {3}, dtype_options(kInt64)), {3}),
                        doctest::Contains("layer_norm: expected a floating-point input, got int64"), Error);
   CHECK_THROWS_WITH_AS(layer_norm(x, {3}, {}, {}, -1.0), doctest::Contains("layer_norm: eps must be non-negative"), Error);
 }
+
+}  // namespace test_norm

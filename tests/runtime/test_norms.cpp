@@ -13,6 +13,8 @@
 #include "runtime/autocast.h"
 #include "runtime/nn/nn.h"
 
+namespace test_norms {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -148,3 +150,5 @@ TEST_CASE("rms_norm, group_norm and their modules refuse bad arguments by name")
   const std::string message = error_of([&] { rms_norm(x, {5}); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_norms

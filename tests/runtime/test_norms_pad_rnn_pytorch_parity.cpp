@@ -14,6 +14,8 @@
 #include "runtime/autocast.h"
 #include "runtime/nn/nn.h"
 
+namespace test_norms_pad_rnn_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -179,3 +181,5 @@ TEST_CASE("the cells accept hidden_size 0, as PyTorch's RNNCellBase") {
   CHECK_NOTHROW(nn::LSTMCell(3, 0));
   CHECK_NOTHROW(nn::RNNCell(3, 0));
 }
+
+}  // namespace test_norms_pad_rnn_pytorch_parity

@@ -7,6 +7,8 @@
 #include "runtime/ember.h"
 #include "runtime/temp_dir.h"
 
+namespace test_npy {
+
 using namespace ember;
 using namespace ember::data;
 using namespace ember::testing;
@@ -204,3 +206,5 @@ TEST_CASE("write_npy rejects what NumPy cannot represent and unwritable paths") 
   CHECK_THROWS_WITH_AS(write_npy(dir / "no" / "such" / "dir.npy", full({2}, 1.0)),
                        doctest::Contains("cannot open"), Error);
 }
+
+}  // namespace test_npy

@@ -4,6 +4,8 @@
 #include "runtime/ember.h"
 #include "runtime/profiler/nvtx.h"
 
+namespace test_nvtx {
+
 namespace {
 
 using namespace ember;
@@ -43,3 +45,5 @@ TEST_CASE("nvtx: ranges reach the NVTX API exactly when the CUDA toolkit is buil
 }
 
 }  // namespace
+
+}  // namespace test_nvtx

@@ -11,12 +11,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_ops_composites_arrange {
+
 using namespace ember;
 using ember::testing::check_refusal;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -40,7 +42,7 @@ std::vector<int64_t> ints_of(const Tensor& t) { return t.to(kInt64).contiguous()
 }  // namespace
 
 TEST_CASE("rot90: every k, negative and past 4, equals turning by the definition") {
-  const Tensor a = random_tensor({3, 4}, 1);
+  const Tensor a = small_tensor({3, 4}, 1);
   const std::vector<double> values = values_of(a);
   for (int64_t k = -6; k <= 9; ++k) {
     INFO((std::string("k ") + std::to_string(k)));
@@ -51,17 +53,17 @@ TEST_CASE("rot90: every k, negative and past 4, equals turning by the definition
   }
   // dims {1, 0} turns the other way; a 3-D input turns each plane of dims (0, 2).
   CHECK(values_of(rot90(a, 1, {1, 0})) == rotated(values, 3, 4, 3));
-  const Tensor cube = random_tensor({2, 3, 2}, 2);
+  const Tensor cube = small_tensor({2, 3, 2}, 2);
   const Tensor turned = rot90(cube, 1, {0, 2});
   CHECK(turned.sizes() == Dims{2, 3, 2});
   for (int64_t j = 0; j < 3; ++j)
     CHECK(values_of(turned.select(1, j)) == rotated(values_of(cube.select(1, j)), 2, 2, 1));
   CHECK(rot90(zeros({0, 3}), 1).sizes() == Dims{3, 0});
-  gradcheck([](const std::vector<Tensor>& in) { return rot90(in[0], 3).exp(); }, {leaf({2, 3}, 3)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return rot90(in[0], 3).exp(); }, {leaf({2, 3}, 3)});
 }
 
 TEST_CASE("block_diag: blocks on the diagonal, promoted dtype, empty and 0-d blocks") {
-  const Tensor a = random_tensor({2, 3}, 4), b = random_tensor({3}, 5);
+  const Tensor a = small_tensor({2, 3}, 4), b = small_tensor({3}, 5);
   const Tensor c = scalar_tensor(7.0, {.dtype = kFloat64});
   const Tensor empty_rows = zeros({0, 2}, {.dtype = kFloat64});
   const Tensor result = block_diag({a, b, empty_rows, c});
@@ -77,7 +79,7 @@ TEST_CASE("block_diag: blocks on the diagonal, promoted dtype, empty and 0-d blo
   const Tensor none = block_diag({});
   CHECK(none.sizes() == Dims{1, 0});
   CHECK(none.dtype() == kFloat32);
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         return block_diag({in[0], in[1]}).exp();
       },
@@ -85,7 +87,7 @@ TEST_CASE("block_diag: blocks on the diagonal, promoted dtype, empty and 0-d blo
 }
 
 TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of positions") {
-  const Tensor x = random_tensor({3}, 8), y = random_tensor({2}, 9);
+  const Tensor x = small_tensor({3}, 8), y = small_tensor({2}, 9);
   const std::vector<double> xv = values_of(x), yv = values_of(y);
   std::vector<double> expected;
   for (double u : xv)
@@ -95,7 +97,7 @@ TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of posit
   CHECK(values_of(product) == expected);
   CHECK(cartesian_prod({x}).sizes() == Dims{3});
 
-  const Tensor v = random_tensor({4}, 10);
+  const Tensor v = small_tensor({4}, 10);
   const std::vector<double> vv = values_of(v);
   for (const bool replace : {false, true}) {
     for (int64_t r = 1; r <= 3; ++r) {
@@ -122,7 +124,7 @@ TEST_CASE("cartesian_prod and combinations: rows in lexicographic order of posit
   CHECK(combinations(v, 5).sizes() == Dims{0, 5});         // r > numel without replacement
   CHECK(combinations(v, 5, true).sizes() == Dims{56, 5});  // C(4 + 5 - 1, 5)
   CHECK(combinations(zeros({0}), 2).sizes() == Dims{0, 2});
-  gradcheck([](const std::vector<Tensor>& in) { return combinations(in[0], 2).exp(); }, {leaf({4}, 11)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return combinations(in[0], 2).exp(); }, {leaf({4}, 11)});
 }
 
 TEST_CASE("tril_indices and triu_indices: coordinates of the triangle, every offset") {
@@ -150,7 +152,7 @@ TEST_CASE("tril_indices and triu_indices: coordinates of the triangle, every off
 }
 
 TEST_CASE("vander: powers by columns, dtypes, N and increasing") {
-  const Tensor x = random_tensor({4}, 12);
+  const Tensor x = small_tensor({4}, 12);
   const std::vector<double> xv = values_of(x);
   for (int64_t n : {0, 1, 3, 4, 6})
     for (const bool increasing : {false, true}) {
@@ -171,12 +173,12 @@ TEST_CASE("vander: powers by columns, dtypes, N and increasing") {
   CHECK(vander(from_vector<bool>({true, false}, {2})).dtype() == kInt64);
   CHECK(vander(zeros({0})).sizes() == Dims{0, 0});
   // cumprod's gradient is exact at a zero sample.
-  gradcheck([](const std::vector<Tensor>& in) { return vander(in[0], 4); },
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return vander(in[0], 4); },
             {from_vector<double>({0.0, 0.5, -1.5}, {3}, {.dtype = kFloat64}).requires_grad_()});
 }
 
 TEST_CASE("arrange composites: errors name the function, the values and the caller's line") {
-  const Tensor m = random_tensor({2, 3}, 13), v = random_tensor({3}, 14);
+  const Tensor m = small_tensor({2, 3}, 13), v = small_tensor({3}, 14);
   int line = __LINE__ + 1;
   std::string message = error_of([&] { rot90(v); });
   check_refusal(message, "rot90: expected total dims >= 2, but got total dims = 1", line);
@@ -211,3 +213,5 @@ TEST_CASE("arrange composites: errors name the function, the values and the call
   message = error_of([&] { vander(v, -2); });
   check_refusal(message, "vander: N must be non-negative, got -2", line);
 }
+
+}  // namespace test_ops_composites_arrange

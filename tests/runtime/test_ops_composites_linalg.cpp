@@ -12,12 +12,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_ops_composites_linalg {
+
 using namespace ember;
 using ember::testing::check_refusal;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 using Inputs = std::vector<Tensor>;
 
@@ -44,7 +46,7 @@ void check_close(const std::vector<double>& got, const std::vector<double>& expe
 }  // namespace
 
 TEST_CASE("matrix_power: repeated products, batches, k = 0 and 1") {
-  const Tensor a = random_tensor({2, 3, 3}, 1);
+  const Tensor a = small_tensor({2, 3, 3}, 1);
   for (int64_t k = 0; k <= 7; ++k) {
     INFO((std::string("k ") + std::to_string(k)));
     std::vector<double> expected;
@@ -61,12 +63,13 @@ TEST_CASE("matrix_power: repeated products, batches, k = 0 and 1") {
   }
   CHECK(matrix_power(zeros({0, 0}), 3).sizes() == Dims{0, 0});
   for (int64_t k : {1, 2, 3, 5, 6})
-    gradcheck([k](const Inputs& in) { return matrix_power(in[0], k); }, {leaf({3, 3}, 2 + static_cast<uint32_t>(k))});
+    gradcheck_leaves([k](const Inputs& in) { return matrix_power(in[0], k); },
+                     {leaf({3, 3}, 2 + static_cast<uint32_t>(k))});
 }
 
 TEST_CASE("addmv, addbmm, baddbmm: beta input + alpha products, beta 0 ignores NaN") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Tensor mat = random_tensor({3, 4}, 10), vec = random_tensor({4}, 11), input = random_tensor({3}, 12);
+  const Tensor mat = small_tensor({3, 4}, 10), vec = small_tensor({4}, 11), input = small_tensor({3}, 12);
   const Matrix mv = product(values_of(mat), values_of(vec), 3, 4, 1);
   std::vector<double> expected;
   for (int i = 0; i < 3; ++i) expected.push_back(0.5 * values_of(input)[i] + 2.0 * mv[i]);
@@ -76,7 +79,7 @@ TEST_CASE("addmv, addbmm, baddbmm: beta input + alpha products, beta 0 ignores N
   for (double value : mv) scaled.push_back(-1.5 * value);
   check_close(values_of(addmv(poisoned, mat, vec, 0.0, -1.5)), scaled);
 
-  const Tensor b1 = random_tensor({2, 3, 4}, 13), b2 = random_tensor({2, 4, 2}, 14), in2 = random_tensor({3, 2}, 15);
+  const Tensor b1 = small_tensor({2, 3, 4}, 13), b2 = small_tensor({2, 4, 2}, 14), in2 = small_tensor({3, 2}, 15);
   Matrix summed(6, 0.0);
   std::vector<double> batched;
   for (int b = 0; b < 2; ++b) {
@@ -97,11 +100,11 @@ TEST_CASE("addmv, addbmm, baddbmm: beta input + alpha products, beta 0 ignores N
   const Tensor ints = from_vector<int64_t>({1, 2, 3, 4}, {2, 2});
   CHECK(addmv(from_vector<int64_t>({1, 1}, {2}), ints, from_vector<int64_t>({1, 1}, {2}), 2.0, 3.0)
             .to_vector<int64_t>() == std::vector<int64_t>{11, 23});
-  gradcheck([](const Inputs& in) { return addmv(in[0], in[1], in[2], 0.5, 2.0); },
+  gradcheck_leaves([](const Inputs& in) { return addmv(in[0], in[1], in[2], 0.5, 2.0); },
             {leaf({3}, 16), leaf({3, 2}, 17), leaf({2}, 18)});
-  gradcheck([](const Inputs& in) { return addbmm(in[0], in[1], in[2], 1.5, -0.5); },
+  gradcheck_leaves([](const Inputs& in) { return addbmm(in[0], in[1], in[2], 1.5, -0.5); },
             {leaf({1, 2}, 19), leaf({2, 3, 2}, 20), leaf({2, 2, 2}, 21)});
-  gradcheck([](const Inputs& in) { return baddbmm(in[0], in[1], in[2], 2.0, 0.25); },
+  gradcheck_leaves([](const Inputs& in) { return baddbmm(in[0], in[1], in[2], 2.0, 0.25); },
             {leaf({2, 3, 2}, 22), leaf({2, 3, 4}, 23), leaf({2, 4, 2}, 24)});
 }
 
@@ -110,7 +113,7 @@ TEST_CASE("linalg_multi_dot and chain_matmul: the chain's product, vectors at th
   const std::vector<int64_t> dims{5, 2, 6, 1, 4};
   std::vector<Tensor> matrices;
   for (size_t i = 0; i + 1 < dims.size(); ++i)
-    matrices.push_back(random_tensor({dims[i], dims[i + 1]}, 30 + static_cast<uint32_t>(i)));
+    matrices.push_back(small_tensor({dims[i], dims[i + 1]}, 30 + static_cast<uint32_t>(i)));
   Matrix expected = values_of(matrices[0]);
   for (size_t i = 1; i < matrices.size(); ++i)
     expected = product(expected, values_of(matrices[i]), 5, dims[i], dims[i + 1]);
@@ -121,13 +124,13 @@ TEST_CASE("linalg_multi_dot and chain_matmul: the chain's product, vectors at th
       values_of(linalg_multi_dot(three)),
       product(product(values_of(matrices[0]), values_of(matrices[1]), 5, 2, 6), values_of(matrices[2]), 5, 6, 1));
   // A row vector first and a column vector last: a 0-d result.
-  const Tensor row = random_tensor({5}, 40), column = random_tensor({4}, 41);
+  const Tensor row = small_tensor({5}, 40), column = small_tensor({4}, 41);
   const Tensor scalar = linalg_multi_dot({row, matrices[0], matrices[1], matrices[2], matrices[3], column});
   CHECK(scalar.dim() == 0);
   check_close({scalar.item()}, product(product(values_of(row), expected, 1, 5, 4), values_of(column), 1, 4, 1));
   CHECK(linalg_multi_dot({row, matrices[0]}).sizes() == Dims{2});
   CHECK(values_of(chain_matmul({matrices[0]})) == values_of(matrices[0]));
-  gradcheck(
+  gradcheck_leaves(
       [](const Inputs& in) {
         return linalg_multi_dot({in[0], in[1], in[2], in[3]});
       },
@@ -135,7 +138,7 @@ TEST_CASE("linalg_multi_dot and chain_matmul: the chain's product, vectors at th
 }
 
 TEST_CASE("linalg products: errors name the function, the values and the caller's line") {
-  const Tensor m = random_tensor({2, 3}, 50), v = random_tensor({3}, 51);
+  const Tensor m = small_tensor({2, 3}, 50), v = small_tensor({3}, 51);
   int line = __LINE__ + 1;
   std::string message = error_of([&] { matrix_power(m, 2); });
   check_refusal(message, "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices",
@@ -144,13 +147,13 @@ TEST_CASE("linalg products: errors name the function, the values and the caller'
   message = error_of([&] { matrix_power(zeros({2, 2}), -1); });  // a negative power inverts first
   check_refusal(message, "linalg.inv: The diagonal element 1 is zero", line);
   line = __LINE__ + 1;
-  message = error_of([&] { addmv(v, m, random_tensor({4}, 53)); });
+  message = error_of([&] { addmv(v, m, small_tensor({4}, 53)); });
   check_refusal(message, "addmv: size mismatch, got input ([3]), mat (2x3), vec (4)", line);
   line = __LINE__ + 1;
-  message = error_of([&] { addmv(random_tensor({3}, 54), m, v); });
+  message = error_of([&] { addmv(small_tensor({3}, 54), m, v); });
   check_refusal(message, "addmv: input of shape [3] does not broadcast to the product's shape [2]", line);
   line = __LINE__ + 1;
-  message = error_of([&] { addbmm(m, random_tensor({2, 2, 3}, 55), random_tensor({3, 3, 3}, 56)); });
+  message = error_of([&] { addbmm(m, small_tensor({2, 2, 3}, 55), small_tensor({3, 3, 3}, 56)); });
   check_refusal(message, "addbmm: batch1 and batch2 must have same number of batches, got 2 and 3", line);
   line = __LINE__ + 1;
   message = error_of([&] { baddbmm(m, m, m); });
@@ -175,3 +178,5 @@ TEST_CASE("linalg products: errors name the function, the values and the caller'
   message = error_of([&] { chain_matmul({m, v}); });
   check_refusal(message, "chain_matmul(): Tensor dimension is 1, expected 2 instead", line);
 }
+
+}  // namespace test_ops_composites_linalg

@@ -13,12 +13,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_ops_composites_stack_split {
+
 using namespace ember;
 using ember::testing::check_refusal;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -40,8 +42,8 @@ std::vector<double> columns_of(const std::vector<double>& a, int64_t rows, int64
 }  // namespace
 
 TEST_CASE("atleast_nd: shapes as torch's, the input itself when it has the dims") {
-  const Tensor s = scalar_tensor(2.0), v = random_tensor({3}, 1), m = random_tensor({2, 3}, 2);
-  const Tensor c = random_tensor({2, 3, 4}, 3);
+  const Tensor s = scalar_tensor(2.0), v = small_tensor({3}, 1), m = small_tensor({2, 3}, 2);
+  const Tensor c = small_tensor({2, 3, 4}, 3);
   CHECK(atleast_1d(s).sizes() == Dims{1});
   CHECK(atleast_2d(s).sizes() == Dims{1, 1});
   CHECK(atleast_3d(s).sizes() == Dims{1, 1, 1});
@@ -56,7 +58,7 @@ TEST_CASE("atleast_nd: shapes as torch's, the input itself when it has the dims"
 }
 
 TEST_CASE("hstack, vstack, dstack, column_stack: values by index loops") {
-  const Tensor a = random_tensor({2, 3}, 4), b = random_tensor({2, 1}, 5);
+  const Tensor a = small_tensor({2, 3}, 4), b = small_tensor({2, 1}, 5);
   const std::vector<double> av = values_of(a), bv = values_of(b);
   std::vector<double> expected;
   for (int i = 0; i < 2; ++i) {
@@ -66,7 +68,7 @@ TEST_CASE("hstack, vstack, dstack, column_stack: values by index loops") {
   CHECK(hstack({a, b}).sizes() == Dims{2, 4});
   CHECK(values_of(hstack({a, b})) == expected);
   CHECK(values_of(column_stack({a, b.reshape({2})})) == expected);  // a 1-D input becomes a column
-  const Tensor u = random_tensor({3}, 6), w = random_tensor({2}, 7);
+  const Tensor u = small_tensor({3}, 6), w = small_tensor({2}, 7);
   std::vector<double> joined = values_of(u);
   for (double value : values_of(w)) joined.push_back(value);
   CHECK(values_of(hstack({u, w})) == joined);  // 1-D inputs join along dim 0
@@ -83,12 +85,12 @@ TEST_CASE("hstack, vstack, dstack, column_stack: values by index loops") {
   }
   CHECK(column_stack({scalar_tensor(1.0), scalar_tensor(2.0)}).sizes() == Dims{1, 2});
   CHECK(hstack({ones({2}, {.dtype = kInt32}), ones({1}, {.dtype = kFloat64})}).dtype() == kFloat64);
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         return dstack({in[0], in[1].exp()});
       },
       {leaf({2, 2}, 8), leaf({2, 2}, 9)});
-  gradcheck(
+  gradcheck_leaves(
       [](const std::vector<Tensor>& in) {
         return column_stack({in[0], in[1]}).exp();
       },
@@ -96,7 +98,7 @@ TEST_CASE("hstack, vstack, dstack, column_stack: values by index loops") {
 }
 
 TEST_CASE("tensor_split: sections of torch's sizes, indices as slice bounds, views") {
-  const Tensor a = random_tensor({3, 7}, 12);
+  const Tensor a = small_tensor({3, 7}, 12);
   const std::vector<double> av = values_of(a);
   for (int64_t sections = 1; sections <= 9; ++sections) {
     INFO((std::string("sections ") + std::to_string(sections)));
@@ -117,19 +119,20 @@ TEST_CASE("tensor_split: sections of torch's sizes, indices as slice bounds, vie
   CHECK(values_of(pieces[3]) == columns_of(av, 3, 7, 1, 7));
   CHECK(tensor_split(a, std::vector<int64_t>{}, 0).size() == 1);
   // Views: a write shows in the input.
-  Tensor b = random_tensor({4}, 13);
+  Tensor b = small_tensor({4}, 13);
   tensor_split(b, 2)[1].fill_(5.0);
   CHECK(values_of(b)[3] == 5.0);
   CHECK(shapes_of(tensor_split(zeros({0, 2}), 3)) == std::vector<Dims>{{0, 2}, {0, 2}, {0, 2}});
-  gradcheck([](const std::vector<Tensor>& in) { return tensor_split(in[0], 3, 1)[0].exp(); }, {leaf({2, 5}, 14)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return tensor_split(in[0], 3, 1)[0].exp(); },
+                   {leaf({2, 5}, 14)});
 }
 
 TEST_CASE("hsplit, vsplit, dsplit: their dims, divisibility and indices") {
-  const Tensor c = random_tensor({4, 6, 2}, 15);
+  const Tensor c = small_tensor({4, 6, 2}, 15);
   CHECK(shapes_of(hsplit(c, 3)) == std::vector<Dims>{{4, 2, 2}, {4, 2, 2}, {4, 2, 2}});
   CHECK(shapes_of(vsplit(c, 2)) == std::vector<Dims>{{2, 6, 2}, {2, 6, 2}});
   CHECK(shapes_of(dsplit(c, 2)) == std::vector<Dims>{{4, 6, 1}, {4, 6, 1}});
-  CHECK(shapes_of(hsplit(random_tensor({6}, 16), 2)) == std::vector<Dims>{{3}, {3}});  // 1-D: dim 0
+  CHECK(shapes_of(hsplit(small_tensor({6}, 16), 2)) == std::vector<Dims>{{3}, {3}});  // 1-D: dim 0
   CHECK(shapes_of(vsplit(c, std::vector<int64_t>{1, 3})) == std::vector<Dims>{{1, 6, 2}, {2, 6, 2}, {1, 6, 2}});
   CHECK(values_of(dsplit(c, std::vector<int64_t>{1})[1]) == values_of(c.select(2, 1)));
 }
@@ -145,11 +148,11 @@ TEST_CASE("msort: sort along dim 0, NaN last") {
   CHECK(got[3] == 7.0);
   CHECK(got[4] == 3.0);
   CHECK(std::isnan(got[5]));
-  gradcheck([](const std::vector<Tensor>& in) { return msort(in[0]).exp(); }, {leaf({3, 2}, 17)});
+  gradcheck_leaves([](const std::vector<Tensor>& in) { return msort(in[0]).exp(); }, {leaf({3, 2}, 17)});
 }
 
 TEST_CASE("stack and split composites: errors name the function, the values and the caller's line") {
-  const Tensor c = random_tensor({4, 6, 2}, 18), v = random_tensor({5}, 19);
+  const Tensor c = small_tensor({4, 6, 2}, 18), v = small_tensor({5}, 19);
   int line = __LINE__ + 1;
   std::string message = error_of([&] { hstack({}); });
   check_refusal(message, "hstack: expects a non-empty TensorList", line);
@@ -176,3 +179,5 @@ TEST_CASE("stack and split composites: errors name the function, the values and 
   message = error_of([&] { dsplit(c, 0); });
   check_refusal(message, "split_size 0!", line);
 }
+
+}  // namespace test_ops_composites_stack_split

@@ -11,13 +11,15 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_ops_composites_statistics {
+
 using namespace ember;
 using ember::testing::check_refusal;
 using ember::testing::doubles;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 using Inputs = std::vector<Tensor>;
 
@@ -59,7 +61,7 @@ std::vector<double> cov_reference(const std::vector<double>& a, int64_t vars, in
 }  // namespace
 
 TEST_CASE("diff: n-th differences with prepend and append, bool, n past the size") {
-  const Tensor a = random_tensor({2, 5}, 1);
+  const Tensor a = small_tensor({2, 5}, 1);
   const std::vector<double> av = values_of(a);
   for (int64_t n = 0; n <= 6; ++n) {
     INFO((std::string("n ") + std::to_string(n)));
@@ -75,7 +77,7 @@ TEST_CASE("diff: n-th differences with prepend and append, bool, n past the size
     CHECK(result.sizes() == Dims{2, std::max<int64_t>(5 - n, 0)});
     check_close(values_of(result), rows);
   }
-  const Tensor before = random_tensor({1, 5}, 2), after = random_tensor({2, 5}, 3);
+  const Tensor before = small_tensor({1, 5}, 2), after = small_tensor({2, 5}, 3);
   const std::vector<double> bv = values_of(before), cv = values_of(after);
   std::vector<double> joined = bv;
   joined.insert(joined.end(), av.begin(), av.end());
@@ -87,11 +89,11 @@ TEST_CASE("diff: n-th differences with prepend and append, bool, n past the size
   const Tensor flags = from_vector<bool>({true, true, false, true}, {4});
   CHECK(diff(flags).to_vector<bool>() == std::vector<bool>{false, true, true});
   CHECK(diff(from_vector<int32_t>({1, 4, 9}, {3}), 2).to_vector<int32_t>() == std::vector<int32_t>{2});
-  gradcheck([](const Inputs& in) { return diff(in[0], 2, 1, in[1]); }, {leaf({2, 4}, 4), leaf({2, 1}, 5)});
+  gradcheck_leaves([](const Inputs& in) { return diff(in[0], 2, 1, in[1]); }, {leaf({2, 4}, 4), leaf({2, 1}, 5)});
 }
 
 TEST_CASE("trapezoid and cumulative_trapezoid: spacing, sample points, empty dims, dtypes") {
-  const Tensor y = random_tensor({3, 4}, 6), x = random_tensor({4}, 7);
+  const Tensor y = small_tensor({3, 4}, 6), x = small_tensor({4}, 7);
   const std::vector<double> yv = values_of(y), xv = values_of(x);
   std::vector<double> with_dx, with_x, running_dx, running_x;
   for (int i = 0; i < 3; ++i) {
@@ -120,13 +122,14 @@ TEST_CASE("trapezoid and cumulative_trapezoid: spacing, sample points, empty dim
   CHECK(trapezoid(empty_dim).sizes() == Dims{2});
   CHECK(trapezoid(empty_dim).dtype() == kInt64);
   CHECK(cumulative_trapezoid(zeros({2, 0})).sizes() == Dims{2, 0});
-  gradcheck([](const Inputs& in) { return trapezoid(in[0], in[1], 0); }, {leaf({4, 2}, 8), leaf({4}, 9)});
-  gradcheck([](const Inputs& in) { return cumulative_trapezoid(in[0], in[1]); }, {leaf({2, 3}, 10), leaf({3}, 11)});
-  gradcheck([](const Inputs& in) { return trapezoid(in[0], 0.25); }, {leaf({2, 3}, 12)});
+  gradcheck_leaves([](const Inputs& in) { return trapezoid(in[0], in[1], 0); }, {leaf({4, 2}, 8), leaf({4}, 9)});
+  gradcheck_leaves([](const Inputs& in) { return cumulative_trapezoid(in[0], in[1]); },
+                   {leaf({2, 3}, 10), leaf({3}, 11)});
+  gradcheck_leaves([](const Inputs& in) { return trapezoid(in[0], 0.25); }, {leaf({2, 3}, 12)});
 }
 
 TEST_CASE("cov and corrcoef: corrections, weights, one variable, empty observations") {
-  const Tensor a = random_tensor({3, 5}, 13);
+  const Tensor a = small_tensor({3, 5}, 13);
   const std::vector<double> av = values_of(a);
   for (int64_t correction : {0, 1, 2}) {
     INFO((std::string("correction ") + std::to_string(correction)));
@@ -142,13 +145,13 @@ TEST_CASE("cov and corrcoef: corrections, weights, one variable, empty observati
   check_close(values_of(cov(a, 1, fw, aw)), cov_reference(av, 3, 5, 1, both, awv));
   check_close(values_of(cov(a, 0, fw, aw)), cov_reference(av, 3, 5, 0, both, awv));
   // One variable (1-D) gives a 0-d variance; more correction than observations divides by 0.
-  const Tensor v = random_tensor({4}, 14);
+  const Tensor v = small_tensor({4}, 14);
   CHECK(cov(v).dim() == 0);
   check_close({cov(v).item()}, {var(v).item()});
   CHECK(std::isinf(cov(v, 4).item()));
   CHECK(std::isnan(cov(zeros({2, 0}, {.dtype = kFloat64})).reshape({-1}).to_vector<double>()[0]));
   CHECK(cov(from_vector<int32_t>({1, 2, 4}, {3})).dtype() == kFloat32);
-  CHECK(cov(random_tensor({2, 5}, 15, kFloat32), 1, {}, aw).dtype() == kFloat64);  // torch's promotion
+  CHECK(cov(small_tensor({2, 5}, 15, kFloat32), 1, {}, aw).dtype() == kFloat64);  // torch's promotion
 
   const std::vector<double> c = cov_reference(av, 3, 5, 1, {}, {});
   std::vector<double> r;
@@ -158,14 +161,14 @@ TEST_CASE("cov and corrcoef: corrections, weights, one variable, empty observati
   check_close(values_of(corrcoef(a)), r);
   CHECK(corrcoef(v).item() == 1.0);
 
-  gradcheck([](const Inputs& in) { return cov(in[0]); }, {leaf({2, 4}, 16)});
-  gradcheck([](const Inputs& in) { return cov(in[0], 0, {}, in[1].abs()); }, {leaf({2, 4}, 17), leaf({4}, 18)});
+  gradcheck_leaves([](const Inputs& in) { return cov(in[0]); }, {leaf({2, 4}, 16)});
+  gradcheck_leaves([](const Inputs& in) { return cov(in[0], 0, {}, in[1].abs()); }, {leaf({2, 4}, 17), leaf({4}, 18)});
   // Off the diagonal only: the diagonal of corrcoef is 1 whatever the input (a clamp at its bound).
-  gradcheck([](const Inputs& in) { return corrcoef(in[0]).triu(1); }, {leaf({3, 5}, 19)});
+  gradcheck_leaves([](const Inputs& in) { return corrcoef(in[0]).triu(1); }, {leaf({3, 5}, 19)});
 }
 
 TEST_CASE("renorm: slices above maxnorm scaled, zero-norm rows kept, gradients") {
-  const Tensor a = random_tensor({3, 4}, 20).mul(2.0);
+  const Tensor a = small_tensor({3, 4}, 20).mul(2.0);
   const std::vector<double> av = values_of(a);
   for (const double p : {1.0, 2.0, 3.5}) {
     INFO((std::string("p ") + std::to_string(p)));
@@ -180,26 +183,26 @@ TEST_CASE("renorm: slices above maxnorm scaled, zero-norm rows kept, gradients")
     check_close(values_of(renorm(a, p, 1, 1.5)), expected);
   }
   // A row of zeros is under every maxnorm, 0 included: kept, and its gradient is finite.
-  const Tensor with_zero = cat({zeros({1, 3}, {.dtype = kFloat64}), random_tensor({2, 3}, 21)}, 0).requires_grad_();
+  const Tensor with_zero = cat({zeros({1, 3}, {.dtype = kFloat64}), small_tensor({2, 3}, 21)}, 0).requires_grad_();
   const Tensor out = renorm(with_zero, 2.0, 0, 0.0);
   CHECK(values_of(out)[0] == 0.0);
   out.sum().backward();
   for (double g : values_of(with_zero.grad())) CHECK(std::isfinite(g));
   check_close({values_of(with_zero.grad())[0]}, {1.0});  // factor 1 there
-  gradcheck([](const Inputs& in) { return renorm(in[0], 2.0, 0, 0.7); }, {leaf({3, 4}, 22)}, 1e-5);
-  gradcheck([](const Inputs& in) { return renorm(in[0], 3.0, -1, 0.9); }, {leaf({2, 3}, 23)}, 1e-5);
+  gradcheck_leaves([](const Inputs& in) { return renorm(in[0], 2.0, 0, 0.7); }, {leaf({3, 4}, 22)}, 1e-5);
+  gradcheck_leaves([](const Inputs& in) { return renorm(in[0], 3.0, -1, 0.9); }, {leaf({2, 3}, 23)}, 1e-5);
 }
 
 TEST_CASE("statistics composites: errors name the function, the values and the caller's line") {
-  const Tensor a = random_tensor({2, 3}, 24);
+  const Tensor a = small_tensor({2, 3}, 24);
   int line = __LINE__ + 1;
   std::string message = error_of([&] { diff(a, -1); });
   check_refusal(message, "diff: order must be non-negative but got -1", line);
   line = __LINE__ + 1;
-  message = error_of([&] { diff(a, 1, -1, random_tensor({3}, 25)); });
+  message = error_of([&] { diff(a, 1, -1, small_tensor({3}, 25)); });
   check_refusal(message, "diff: expects prepend or append to be the same dimension as input", line);
   line = __LINE__ + 1;
-  message = error_of([&] { trapezoid(a, random_tensor({4}, 26)); });
+  message = error_of([&] { trapezoid(a, small_tensor({4}, 26)); });
   check_refusal(message, "trapezoid: There must be one `x` value for each sample point, got 4 x values", line);
   line = __LINE__ + 1;
   message = error_of([&] { cov(zeros({2, 2, 2})); });
@@ -224,6 +227,8 @@ TEST_CASE("statistics composites: errors name the function, the values and the c
   message = error_of([&] { renorm(a, 2.0, 0, -1.0); });
   check_refusal(message, "renorm: expected maxnorm to be >= 0 but got -1", line);
   line = __LINE__ + 1;
-  message = error_of([&] { renorm(random_tensor({3}, 27), 2.0, 0, 1.0); });
+  message = error_of([&] { renorm(small_tensor({3}, 27), 2.0, 0, 1.0); });
   check_refusal(message, "renorm: input needs at least 2 dimensions, got 1 dimensions", line);
 }
+
+}  // namespace test_ops_composites_statistics

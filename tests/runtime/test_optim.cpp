@@ -7,6 +7,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/fused_steps.h"
 
+namespace test_optim {
+
 using namespace ember;
 
 namespace {
@@ -266,3 +268,5 @@ TEST_CASE("the fused step ops check shapes and dtypes") {
                        doctest::Contains("needs a momentum buffer"), Error);
   CHECK(param.to_vector<float>() == std::vector<float>{1.0f, 2.0f, 3.0f});
 }
+
+}  // namespace test_optim

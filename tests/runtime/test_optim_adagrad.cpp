@@ -9,6 +9,8 @@
 #include "optim_reference.h"
 #include "runtime/ember.h"
 
+namespace test_optim_adagrad {
+
 using namespace ember;
 using ember::optim_reference::AdagradReference;
 using ember::optim_reference::check_close;
@@ -169,3 +171,5 @@ TEST_CASE("Adagrad option errors use PyTorch's words and name the caller's line"
         std::string::npos);
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_optim_adagrad

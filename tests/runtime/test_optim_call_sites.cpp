@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_optim_call_sites {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -123,3 +125,5 @@ TEST_CASE("an optimizer's learning-rate calls name the caller's line") {
   CHECK(adam.get_lr(0) == 0.1);
   CHECK_FALSE(adam.initial_lr(0).has_value());
 }
+
+}  // namespace test_optim_call_sites

@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lbfgs_line_search.h"
 
+namespace test_optim_lbfgs {
+
 using namespace ember;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
@@ -281,3 +283,5 @@ TEST_CASE("LBFGS load_state_dict refuses a foreign or inconsistent state and kee
   CHECK(refused(bad_search).find("'param_groups.0.line_search_fn' must be 0 (none) or 1") != std::string::npos);
   CHECK(optimizer.state_dict().scalars.at("state.0.n_iter") == good.scalars.at("state.0.n_iter"));
 }
+
+}  // namespace test_optim_lbfgs

@@ -10,6 +10,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_optim_maximize {
+
 using namespace ember;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("maximize is saved with the options, and a state saved before it exist
   optim::SGD sgd({r}, {.lr = 0.1, .maximize = true});
   CHECK(sgd.state_dict().scalars.at("param_groups.0.maximize") == 1.0);
 }
+
+}  // namespace test_optim_maximize

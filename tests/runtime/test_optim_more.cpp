@@ -18,6 +18,8 @@
 #include "optim_reference.h"
 #include "runtime/ember.h"
 
+namespace test_optim_more {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -530,3 +532,5 @@ TEST_CASE("CyclicLR's errors name the setting and the caller's line, and a refus
   CHECK(sgd.get_lr(0) == lr);
   CHECK(sgd.param_groups()[0].options.momentum == momentum);
 }
+
+}  // namespace test_optim_more

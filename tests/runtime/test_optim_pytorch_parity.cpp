@@ -11,6 +11,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_optim_pytorch_parity {
+
 using namespace ember;
 
 namespace {
@@ -260,3 +262,5 @@ TEST_CASE("LinearLR with total_iters 0 keeps start_factor, as PyTorch's does") {
   CHECK_THROWS_WITH_AS(optim::LinearLR(optimizer, 0.5, 1.0, -1),
                        doctest::Contains("LinearLR: total_iters must be non-negative, got -1"), Error);
 }
+
+}  // namespace test_optim_pytorch_parity

@@ -8,6 +8,8 @@
 #include "optim_reference.h"
 #include "runtime/ember.h"
 
+namespace test_optim_rmsprop {
+
 using namespace ember;
 using ember::optim_reference::check_close;
 using ember::optim_reference::Problem;
@@ -214,3 +216,5 @@ TEST_CASE("RMSprop makes the momentum and centered buffers when those options ar
   check_close(params[0], reference.param, 1e-12);
   check_close(optimizer.state(params[0])->grad_avg, reference.grad_avg, 1e-12);
 }
+
+}  // namespace test_optim_rmsprop

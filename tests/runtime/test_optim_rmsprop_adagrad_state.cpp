@@ -7,6 +7,8 @@
 #include "optim_reference.h"
 #include "runtime/ember.h"
 
+namespace test_optim_rmsprop_adagrad_state {
+
 using namespace ember;
 using ember::optim_reference::Problem;
 
@@ -130,3 +132,5 @@ TEST_CASE("RMSprop and Adagrad load_state_dict refuse a state missing a buffer a
   CHECK_THROWS_WITH_AS(adagrad.load_state_dict(adagrad_state),
                        doctest::Contains("Adagrad: load_state_dict: unexpected key 'state.0.square_avg'"), Error);
 }
+
+}  // namespace test_optim_rmsprop_adagrad_state

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/fused_steps.h"
 
+namespace test_optim_rounding {
+
 using namespace ember;
 
 namespace {
@@ -68,3 +70,5 @@ TEST_CASE("sgd_step_ on the CPU: a long tensor's update equals the same update o
     CHECK(same_bits(buffer, buffer_1));
   }
 }
+
+}  // namespace test_optim_rounding

@@ -11,6 +11,8 @@
 #include "optim_reference.h"
 #include "runtime/ember.h"
 
+namespace test_optim_rprop_asgd {
+
 using namespace ember;
 using ember::optim_reference::check_close;
 using ember::optim_reference::Problem;
@@ -219,3 +221,5 @@ TEST_CASE("Rprop and ASGD option errors use PyTorch's words and name the caller'
                              "ASGD: Invalid learning rate: -0.5", "ASGD: Invalid weight_decay value: -0.001"},
                             line);
 }
+
+}  // namespace test_optim_rprop_asgd

@@ -8,6 +8,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_optim_state {
+
 using namespace ember;
 
 namespace {
@@ -252,3 +254,5 @@ TEST_CASE("Adam load_state_dict takes a step count only as a whole number from 0
   optimizer.load_state_dict(later);
   CHECK(optimizer.state(p)->step == 7);
 }
+
+}  // namespace test_optim_state

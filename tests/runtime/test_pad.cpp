@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_pad {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -119,3 +121,5 @@ TEST_CASE("pad refuses bad padding by name") {
   const std::string message = error_of([&] { ember::pad(a, {1}); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_pad

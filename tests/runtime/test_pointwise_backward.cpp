@@ -5,6 +5,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_backward {
+
 using namespace pointwise_test;
 
 namespace {
@@ -174,3 +176,5 @@ TEST_CASE("relu's gradient follows PyTorch's threshold_backward: zero where the 
     CHECK(values_of(x.grad()) == std::vector<double>{2.0, 3.0, 0.0, 0.0, 0.0, 7.0, 0.0});
   }
 }
+
+}  // namespace test_pointwise_backward

@@ -2,6 +2,8 @@
 // float64 references computed here, plus PyTorch's integer and bool dtype rules and the errors.
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_binary {
+
 using namespace pointwise_test;
 
 namespace {
@@ -352,3 +354,5 @@ TEST_CASE("operands transposed in their last two dims go tile by tile: edges, sh
     set_num_threads(threads);
   }
 }
+
+}  // namespace test_pointwise_binary

@@ -2,6 +2,8 @@
 // computed here, with broadcasting, promotion, non-contiguous inputs and the errors.
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_compare {
+
 using namespace pointwise_test;
 
 namespace {
@@ -134,3 +136,5 @@ TEST_CASE("where rejects a non-bool condition and unbroadcastable shapes") {
   CHECK_THROWS_WITH_AS(where(mask, ones({3}), ones({2})),
                        doctest::Contains("where: shapes [2] (condition), [3] and [2] cannot be broadcast"), Error);
 }
+
+}  // namespace test_pointwise_compare

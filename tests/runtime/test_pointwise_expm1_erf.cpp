@@ -7,6 +7,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_expm1_erf {
+
 using namespace pointwise_test;
 
 namespace {
@@ -50,3 +52,5 @@ TEST_CASE("expm1's gradient is e^x and erf's 2 / sqrt(pi) e^(-x^2)") {
     CHECK(grad[i] == doctest::Approx(expected).epsilon(1e-14));
   }
 }
+
+}  // namespace test_pointwise_expm1_erf

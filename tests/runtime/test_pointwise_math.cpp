@@ -9,6 +9,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_math {
+
 using namespace pointwise_test;
 
 namespace {
@@ -270,3 +272,5 @@ TEST_CASE("the math ops' gradients are their closed forms, fmod's and remainder'
   CHECK(z_grad[0] == doctest::Approx(-3.0 / 25).epsilon(1e-15));
   CHECK(z_grad[1] == doctest::Approx(-3.0 / 25).epsilon(1e-15));
 }
+
+}  // namespace test_pointwise_math

@@ -8,6 +8,8 @@
 #include "kernels/fast_math.h"
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_pytorch_parity {
+
 using namespace pointwise_test;
 
 namespace {
@@ -132,3 +134,5 @@ TEST_CASE("gather takes a 0-d input or index as one element along dim 0, and any
     CHECK_THROWS_AS(gather(input, 1, zeros({2, 1}, {.dtype = kInt32})), Error);  // int64 when not empty
   }
 }
+
+}  // namespace test_pointwise_pytorch_parity

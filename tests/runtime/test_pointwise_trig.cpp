@@ -6,6 +6,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_trig {
+
 using namespace pointwise_test;
 
 TEST_CASE("sin and cos in every float dtype: NaN for NaN and the infinities, -0.0 kept by sin") {
@@ -41,3 +43,5 @@ TEST_CASE("sin's gradient is cos and cos's is -sin") {
     CHECK(grad[i] == doctest::Approx(std::cos(at[i]) - 2.0 * std::sin(at[i])).epsilon(1e-14));
   }
 }
+
+}  // namespace test_pointwise_trig

@@ -5,6 +5,8 @@
 
 #include "pointwise_test_util.h"
 
+namespace test_pointwise_unary {
+
 using namespace pointwise_test;
 
 namespace {
@@ -198,3 +200,5 @@ TEST_CASE("gelu matches values computed with PyTorch") {
   check_close(values_of(gelu(x, true)), {-0.00363743, -0.15428600, 0.34571400, 1.95459771}, {2e-6, 1e-8},
               "tanh");
 }
+
+}  // namespace test_pointwise_unary

@@ -19,6 +19,8 @@
 #include "runtime/functional_pool.h"
 #include "runtime/nn/modules/pooling.h"
 
+namespace test_pool_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing::pool_scan;
 using ember::testing::check_close;
@@ -296,3 +298,5 @@ TEST_CASE("parity: pooling layers print as torch.nn's") {
   CHECK(nn::AdaptiveMaxPool3d({2, 3, 4})->str() == "AdaptiveMaxPool3d(output_size=(2, 3, 4))");
   CHECK(nn::AdaptiveAvgPool2d(1)->str() == "AdaptiveAvgPool2d(output_size=1)");
 }
+
+}  // namespace test_pool_pytorch_parity

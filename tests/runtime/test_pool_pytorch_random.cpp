@@ -15,6 +15,8 @@
 #include "runtime/ember.h"
 #include "runtime/functional_pool.h"
 
+namespace test_pool_pytorch_random {
+
 using namespace ember;
 using namespace ember::testing::pool_scan;
 using ember::testing::check_close;
@@ -142,3 +144,5 @@ TEST_CASE("parity: 100 random adaptive pools in 1-D/2-D/3-D equal PyTorch's wind
     CHECK(int64s_of(indices) == argmax);
   }
 }
+
+}  // namespace test_pool_pytorch_random

@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "runtime/functional_pool.h"
 
+namespace test_pooling {
+
 using namespace ember;
 using ember::testing::PoolGeometry;
 using ember::testing::random_tensor;
@@ -264,3 +266,5 @@ TEST_CASE("pools take an empty batch and strided inputs") {
   CHECK(values_of(values) == expected.values);
   CHECK(indices_of(indices) == expected.indices);
 }
+
+}  // namespace test_pooling

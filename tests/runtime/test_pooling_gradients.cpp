@@ -15,6 +15,8 @@
 #include "runtime/functional_pool.h"
 #include "runtime/nn/modules/pooling.h"
 
+namespace test_pooling_gradients {
+
 using namespace ember;
 using ember::testing::gradcheck;
 using ember::testing::leaf;
@@ -262,3 +264,5 @@ TEST_CASE("pools on CUDA equal the CPU: values, indices and gradients") {
     ember::testing::check_values_close(on_cuda.grad().to(kCPU), values_of(on_cpu.grad()), 1e-5);
   }
 }
+
+}  // namespace test_pooling_gradients

@@ -10,6 +10,8 @@
 #include "kernels/philox.h"
 #include "runtime/ember.h"
 
+namespace test_random {
+
 using namespace ember;
 
 namespace {
@@ -273,3 +275,5 @@ TEST_CASE("rand never returns 1, whatever the dtype's precision") {
     CHECK_MESSAGE(std::abs(sum / 65536 - 0.5) < 0.02, dtype_name(dtype));  // no visible bias from truncation
   }
 }
+
+}  // namespace test_random

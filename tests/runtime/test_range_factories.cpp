@@ -9,6 +9,8 @@
 #include "runtime/ember.h"
 #include "skip_case.h"
 
+namespace test_range_factories {
+
 using namespace ember;
 
 namespace {
@@ -88,3 +90,5 @@ TEST_CASE("linspace checks only the ends it stores, as PyTorch converts them") {
   CHECK_THROWS_WITH_AS(linspace(0.0, 1e5, 2, half_cpu), doctest::Contains("linspace: value 100000"), Error);
   CHECK_THROWS_WITH_AS(linspace(1e5, 0.0, 1, half_cpu), doctest::Contains("linspace: value 100000"), Error);
 }
+
+}  // namespace test_range_factories

@@ -7,6 +7,8 @@
 #include "runtime/ember.h"
 #include "tests/error_of.h"
 
+namespace test_rank_limit {
+
 using namespace ember;
 using testing::error_of;
 using testing::names_line;
@@ -41,3 +43,5 @@ TEST_CASE("a shape of more dims than the limit names the line that wrote it") {
   const std::vector<int64_t> nine(9, 1);
   CHECK_THROWS_WITH_AS(zeros(nine), doctest::Contains("a shape of 9 dims was given"), Error);
 }
+
+}  // namespace test_rank_limit

@@ -6,6 +6,8 @@
 
 #include "numeric_check.h"
 
+namespace test_reductions {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -255,3 +257,5 @@ TEST_CASE("amax and amin share the gradient evenly among tied maxima") {
   mul(amin(y), scalar_tensor(4.0, {.dtype = kFloat64})).backward();
   check_close(y.grad(), {0, 2, 2, 0}, 1e-15);
 }
+
+}  // namespace test_reductions

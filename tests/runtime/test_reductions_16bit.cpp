@@ -7,6 +7,8 @@
 
 #include "numeric_check.h"
 
+namespace test_reductions_16bit {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -68,3 +70,5 @@ TEST_CASE("std of float16 values whose variance overflows float16 is finite, as 
     CHECK(values_of(ember::std(y, {1}, 0, true)) == values_of(ember::std(y.to(kFloat32), {1}, 0, true).to(dtype)));
   }
 }
+
+}  // namespace test_reductions_16bit

@@ -9,6 +9,8 @@
 #include "composite_loss_checks.h"
 #include "error_of.h"
 
+namespace test_reductions_max_norm {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -158,3 +160,5 @@ TEST_CASE("norm refuses integers and an empty inf or negative norm, naming the c
                                                                    "int64") != std::string::npos);
   CHECK(error_of([] { norm(zeros({3}), NAN); }).find("norm: p must be a number, got nan") != std::string::npos);
 }
+
+}  // namespace test_reductions_max_norm

@@ -10,6 +10,8 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_reductions_pytorch_parity {
+
 using namespace ember;
 using ember::testing::leaf_of;
 using ember::testing::values_of;
@@ -101,3 +103,5 @@ TEST_CASE("norm with p = 0 of a tensor that requires grad: backward runs, the gr
   sum(per_row).backward();
   if (rows.grad().defined()) check_same(values_of(rows.grad()), std::vector<double>(6, 0.0));
 }
+
+}  // namespace test_reductions_pytorch_parity

@@ -8,6 +8,8 @@
 #include "composite_loss_checks.h"
 #include "error_of.h"
 
+namespace test_reductions_std_logsumexp {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -119,3 +121,5 @@ TEST_CASE("std and logsumexp errors name the function and the caller's line") {
   CHECK(error_of([&] { logsumexp(x, {0, 0}); }).find("logsumexp: dim 0 appears more than once in dims [0, 0]") !=
         std::string::npos);
 }
+
+}  // namespace test_reductions_std_logsumexp

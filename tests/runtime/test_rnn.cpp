@@ -11,6 +11,8 @@
 #include "numeric_check.h"
 #include "runtime/nn/nn.h"
 
+namespace test_rnn {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -264,3 +266,5 @@ TEST_CASE("recurrent modules and cells refuse bad arguments by name") {
   const std::string message = error_of([&] { lstm(randn({5, 2, 4})); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_rnn

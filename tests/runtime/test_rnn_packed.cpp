@@ -12,6 +12,8 @@
 #include "runtime/autocast.h"
 #include "runtime/nn/nn.h"
 
+namespace test_rnn_packed {
+
 using namespace ember;
 using namespace ember::testing;
 using nn::utils::rnn::PackedSequence;
@@ -201,3 +203,5 @@ TEST_CASE("packed recurrent modules refuse bad inputs and states by name") {
   const std::string message = error_of([&] { lstm->forward(packed, std::tuple{zeros({1, 2, 2}), zeros({1, 3, 4})}); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_rnn_packed

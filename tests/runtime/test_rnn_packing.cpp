@@ -10,6 +10,8 @@
 #include "numeric_check.h"
 #include "runtime/nn/nn.h"
 
+namespace test_rnn_packing {
+
 using namespace ember;
 using namespace ember::testing;
 using namespace ember::nn::utils::rnn;
@@ -160,3 +162,5 @@ TEST_CASE("the packing functions refuse bad lengths and shapes by name") {
   const std::string message = error_of([&] { pack_padded_sequence(x, std::vector<int64_t>{1, 2, 3}); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_rnn_packing

@@ -8,6 +8,8 @@
 #include "error_of.h"
 #include "pointwise_test_util.h"
 
+namespace test_rounding {
+
 using namespace pointwise_test;
 
 namespace {
@@ -60,3 +62,5 @@ TEST_CASE("floor, ceil, round and trunc have a zero gradient, also at their jump
     check_same(values_of(x.grad()), {0.0, 0.0, 0.0, 0.0}, "gradient");
   }
 }
+
+}  // namespace test_rounding

@@ -14,6 +14,8 @@
 #include "numeric_check.h"
 #include "runtime/ember.h"
 
+namespace test_scans_ctc_pytorch_parity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -150,3 +152,5 @@ TEST_CASE("the Hessian of a function of logcumsumexp matches its closed form") {
     CHECK(actual[i] == doctest::Approx(expected[i]).epsilon(1e-12));
   }
 }
+
+}  // namespace test_scans_ctc_pytorch_parity

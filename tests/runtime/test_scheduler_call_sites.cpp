@@ -7,6 +7,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_scheduler_call_sites {
+
 using namespace ember;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
@@ -70,3 +72,5 @@ TEST_CASE("an error inside a LambdaLR's lambda names the lambda's line, not step
   CHECK_FALSE(names_line(message, step_line));
   CHECK(scheduler.last_epoch() == 0);
 }
+
+}  // namespace test_scheduler_call_sites

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_scheduler_chained {
+
 using namespace ember;
 
 TEST_CASE("ChainedScheduler multiplies a ConstantLR warm-up with an ExponentialLR decay") {
@@ -82,3 +84,5 @@ TEST_CASE("ChainedScheduler refuses an empty or null list") {
   CHECK_THROWS_WITH_AS(optim::ChainedScheduler(optimizer, {&exponential, nullptr}),
                        doctest::Contains("ChainedScheduler: scheduler 1 is null"), Error);
 }
+
+}  // namespace test_scheduler_chained

@@ -11,6 +11,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_scheduler_decays {
+
 using namespace ember;
 
 namespace {
@@ -95,3 +97,5 @@ TEST_CASE("MultiStepLR and ExponentialLR refuse a negative or NaN gamma, and rou
   CHECK(restored.get_last_lr() == std::vector<double>{0.0125});
   CHECK(other.optimizer.get_lr(0) == run.optimizer.get_lr(0));
 }
+
+}  // namespace test_scheduler_decays

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_scheduler_more_call_sites {
+
 using namespace ember;
 using ember::testing::check_messages_name_lines;
 using ember::testing::error_of;
@@ -75,3 +77,5 @@ TEST_CASE("an error inside a MultiplicativeLR's lambda names the lambda's line, 
   CHECK_FALSE(names_line(message, step_line));
   CHECK(scheduler.last_epoch() == 0);
 }
+
+}  // namespace test_scheduler_more_call_sites

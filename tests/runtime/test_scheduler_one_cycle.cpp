@@ -12,6 +12,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_scheduler_one_cycle {
+
 using namespace ember;
 
 namespace {
@@ -150,3 +152,5 @@ TEST_CASE("OneCycleLR refuses bad settings before changing the optimizer") {
   // 0.1 * 10 - 1 = 0: the warm-up ends where it begins, Python's ZeroDivisionError at step 0.
   refused({1.0}, {.total_steps = 10, .pct_start = 0.1}, "OneCycleLR: phase 0 ends at step 0, where it begins");
 }
+
+}  // namespace test_scheduler_one_cycle

@@ -10,6 +10,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_scheduler_plateau {
+
 using namespace ember;
 
 namespace {
@@ -150,3 +152,5 @@ TEST_CASE("ReduceLROnPlateau refuses bad settings and a group added later") {
                        Error);
   CHECK(scheduler.last_epoch() == 0);
 }
+
+}  // namespace test_scheduler_plateau

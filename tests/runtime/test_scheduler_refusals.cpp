@@ -9,6 +9,8 @@
 #include "error_of.h"
 #include "runtime/ember.h"
 
+namespace test_scheduler_refusals {
+
 using namespace ember;
 using ember::testing::error_of;
 using ember::testing::names_line;
@@ -78,3 +80,5 @@ TEST_CASE("scheduler settings that can only give refused rates are refused at co
   to_zero.step();
   CHECK(optimizer.get_lr(0) == 0.0);
 }
+
+}  // namespace test_scheduler_refusals

@@ -13,6 +13,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_scheduler_sequential {
+
 using namespace ember;
 
 namespace {
@@ -111,3 +113,5 @@ TEST_CASE("SequentialLR refuses mismatched milestones and schedulers of another 
   CHECK_THROWS_WITH_AS(optim::SequentialLR(fresh, {&first}, {}),
                        doctest::Contains("SequentialLR: parameter group 0 has no initial_lr"), Error);
 }
+
+}  // namespace test_scheduler_sequential

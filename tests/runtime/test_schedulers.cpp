@@ -12,6 +12,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_schedulers {
+
 using namespace ember;
 
 namespace {
@@ -236,3 +238,5 @@ TEST_CASE("a scheduler refuses a step after a parameter group was added, and sta
   CHECK(optimizer.get_lr(0) == 0.1);
   CHECK(optimizer.get_lr(1) == 0.3);
 }
+
+}  // namespace test_schedulers

@@ -13,6 +13,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/lr_schedulers_more.h"
 
+namespace test_schedulers_more {
+
 using namespace ember;
 
 namespace {
@@ -177,3 +179,5 @@ TEST_CASE("CosineAnnealingWarmRestarts refuses bad periods and eta_min") {
                        doctest::Contains("CosineAnnealingWarmRestarts: eta_min must be finite and non-negative"),
                        Error);
 }
+
+}  // namespace test_schedulers_more

@@ -19,12 +19,14 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_shape_more {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::names_line;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -74,7 +76,7 @@ Index reference_movedim_order(int rank, Index source, Index destination) {
 }  // namespace
 
 TEST_CASE("movedim, moveaxis: the moved dims land at their destinations, the others keep their order") {
-  const Tensor base = random_tensor({2, 3, 4, 5}, 1);
+  const Tensor base = small_tensor({2, 3, 4, 5}, 1);
   const Tensor strided = base.transpose(0, 3);  // [5, 3, 4, 2], not contiguous
   struct Move {
     Index source, destination;
@@ -114,7 +116,7 @@ TEST_CASE("movedim, moveaxis: the moved dims land at their destinations, the oth
 }
 
 TEST_CASE("swapaxes, swapdims: transpose by other names, views") {
-  const Tensor a = random_tensor({2, 3, 4}, 2);
+  const Tensor a = small_tensor({2, 3, 4}, 2);
   CHECK(values_of(swapaxes(a, 0, 2)) == values_of(a.transpose(0, 2)));
   CHECK(swapdims(a, -1, 1).sizes() == Dims{2, 4, 3});
   CHECK(values_of(a.swapdims(-1, 1)) == values_of(a.transpose(1, 2)));
@@ -128,7 +130,7 @@ TEST_CASE("swapaxes, swapdims: transpose by other names, views") {
 }
 
 TEST_CASE("narrow: a view of start .. start + length - 1, negative starts wrapping") {
-  const Tensor base = random_tensor({4, 6}, 3);
+  const Tensor base = small_tensor({4, 6}, 3);
   const Tensor strided = base.t();  // [6, 4]
   for (const Tensor& a : {base, strided}) {
     const std::vector<double> in = values_of(a);
@@ -154,7 +156,7 @@ TEST_CASE("narrow: a view of start .. start + length - 1, negative starts wrappi
 }
 
 TEST_CASE("unflatten: one dim split into several, a view, one -1 inferred") {
-  const Tensor base = random_tensor({2, 12, 3}, 4);
+  const Tensor base = small_tensor({2, 12, 3}, 4);
   const Tensor strided = base.transpose(0, 2);  // [3, 12, 2]
   for (const Tensor& a : {base, strided}) {
     const std::vector<double> in = values_of(a);
@@ -182,8 +184,8 @@ TEST_CASE("unflatten: one dim split into several, a view, one -1 inferred") {
 }
 
 TEST_CASE("meshgrid: expanded views, ij and xy indexing, 0-d inputs as one element") {
-  const Tensor x = random_tensor({3}, 5);
-  const Tensor y = random_tensor({8}, 6).slice(0, 0, 8, 2);  // 4 elements, stride 2
+  const Tensor x = small_tensor({3}, 5);
+  const Tensor y = small_tensor({8}, 6).slice(0, 0, 8, 2);  // 4 elements, stride 2
   const Tensor z = scalar_tensor(0.5, {.dtype = kFloat64});
   const std::vector<Tensor> inputs{x, y, z};
   const std::vector<std::vector<double>> in{values_of(x), values_of(y), values_of(z)};
@@ -216,7 +218,7 @@ TEST_CASE("meshgrid: expanded views, ij and xy indexing, 0-d inputs as one eleme
 }
 
 TEST_CASE("tile: repeat with reps padded by leading 1s") {
-  const Tensor base = random_tensor({2, 3}, 7);
+  const Tensor base = small_tensor({2, 3}, 7);
   for (const Tensor& a : {base, base.t()}) {
     const std::vector<double> in = values_of(a);
     for (const Dims& reps : {Dims{2}, Dims{3, 2}, Dims{2, 1, 2}, Dims{}, Dims{0}, Dims{1, 1}}) {
@@ -245,8 +247,8 @@ TEST_CASE("tile: repeat with reps padded by leading 1s") {
 }
 
 TEST_CASE("diag: a vector onto a diagonal, and a matrix's diagonal copied out") {
-  const Tensor vector = random_tensor({4}, 8);
-  const Tensor strided_vector = random_tensor({8}, 9).slice(0, 1, 8, 2);  // 4 elements, stride 2
+  const Tensor vector = small_tensor({4}, 8);
+  const Tensor strided_vector = small_tensor({8}, 9).slice(0, 1, 8, 2);  // 4 elements, stride 2
   for (const Tensor& v : {vector, strided_vector}) {
     const std::vector<double> in = values_of(v);
     for (const int64_t offset : {0, 1, 3, -2, -5}) {
@@ -259,7 +261,7 @@ TEST_CASE("diag: a vector onto a diagonal, and a matrix's diagonal copied out") 
             }));
     }
   }
-  const Tensor base = random_tensor({3, 5}, 10);
+  const Tensor base = small_tensor({3, 5}, 10);
   for (const Tensor& m : {base, base.t(), base.slice(1, 0, 5, 2)}) {
     const std::vector<double> in = values_of(m);
     for (const int64_t offset : {0, 1, 2, -1, -2, 4, 5, -3, 9, -9}) {
@@ -281,20 +283,20 @@ TEST_CASE("diag: a vector onto a diagonal, and a matrix's diagonal copied out") 
   CHECK(diag(from_vector<int64_t>({4, 5}, {2})).to_vector<int64_t>() == std::vector<int64_t>{4, 0, 0, 5});
   CHECK(diag(from_vector<int64_t>({1, 2, 3, 4}, {2, 2}), 1).to_vector<int64_t>() == std::vector<int64_t>{2});
   CHECK(diag(from_vector<bool>({true, true}, {2})).to_vector<bool>() == std::vector<bool>{true, false, false, true});
-  const Tensor float32 = diag(random_tensor({3}, 11, kFloat32));
+  const Tensor float32 = diag(small_tensor({3}, 11, kFloat32));
   CHECK(float32.dtype() == kFloat32);
-  CHECK(values_of(diag(float32)) == values_of(random_tensor({3}, 11, kFloat32)));
+  CHECK(values_of(diag(float32)) == values_of(small_tensor({3}, 11, kFloat32)));
   // An inf off the diagonal stays out of the copied diagonal.
   const Tensor infinite = from_vector<double>({1.0, INFINITY, -INFINITY, 2.0}, {2, 2});
   CHECK(values_of(diag(infinite)) == std::vector<double>{1.0, 2.0});
 }
 
 TEST_CASE("diag_embed, diagflat: the last dim on a diagonal of a new plane, and of the flattened input") {
-  const Tensor base = random_tensor({2, 3}, 12);
+  const Tensor base = small_tensor({2, 3}, 12);
   struct Case {
     int64_t offset, dim1, dim2;
   };
-  for (const Tensor& a : {base, random_tensor({3, 2}, 13).t()}) {
+  for (const Tensor& a : {base, small_tensor({3, 2}, 13).t()}) {
     const std::vector<double> in = values_of(a);
     for (const Case& c :
          {Case{0, -2, -1}, Case{1, 0, 2}, Case{-2, 2, 0}, Case{2, 1, 0}, Case{0, 0, -1}, Case{-1, -3, -2}}) {
@@ -314,7 +316,7 @@ TEST_CASE("diag_embed, diagflat: the last dim on a diagonal of a new plane, and 
     }
   }
   CHECK(values_of(base.diag_embed(1)) == values_of(diag_embed(base, 1, -2, -1)));
-  CHECK(values_of(diag_embed(random_tensor({4}, 14), -1)) == values_of(diag(random_tensor({4}, 14), -1)));
+  CHECK(values_of(diag_embed(small_tensor({4}, 14), -1)) == values_of(diag(small_tensor({4}, 14), -1)));
   CHECK(diag_embed(zeros({3, 0})).sizes() == Dims{3, 0, 0});
   CHECK(diag_embed(zeros({0, 2}), 1).sizes() == Dims{0, 3, 3});
   CHECK(diag_embed(from_vector<int64_t>({7, 8}, {1, 2})).to_vector<int64_t>() == std::vector<int64_t>{7, 0, 0, 8});
@@ -330,7 +332,7 @@ TEST_CASE("diag_embed, diagflat: the last dim on a diagonal of a new plane, and 
 }
 
 TEST_CASE("trace: the main diagonal's sum, integers summing to int64") {
-  const Tensor base = random_tensor({3, 5}, 15);
+  const Tensor base = small_tensor({3, 5}, 15);
   for (const Tensor& m : {base, base.t(), base.slice(1, 1, 5, 2)}) {
     const std::vector<double> in = values_of(m);
     double expected = 0.0;
@@ -385,12 +387,12 @@ TEST_CASE("kron: blocks of b scaled by a's elements, ranks padded with leading 1
                                Shapes{{2, 2}, {}}, Shapes{{1, 2, 1, 2, 1}, {2, 1, 2, 1, 2}}, Shapes{{0, 2}, {2, 3}},
                                Shapes{{2, 1, 1, 1, 1}, {1, 3}}, Shapes{{2, 1, 1, 1, 3}, {3, 1, 1, 2, 2}}}) {
     for (const bool transposed : {false, true}) {
-      Tensor a = random_tensor(shapes.a, 16), b = random_tensor(shapes.b, 17);
+      Tensor a = small_tensor(shapes.a, 16), b = small_tensor(shapes.b, 17);
       // A non-contiguous a of the same shape: the transpose of a tensor of the reversed shape.
       if (transposed && a.dim() >= 2) {
         Dims reversed = shapes.a;
         std::swap(reversed[0], reversed[reversed.size() - 1]);
-        a = random_tensor(reversed, 18).transpose(0, a.dim() - 1);
+        a = small_tensor(reversed, 18).transpose(0, a.dim() - 1);
       }
       const int rank = std::max(a.dim(), b.dim());
       Dims pa = a.sizes(), pb = b.sizes(), out_sizes;
@@ -411,8 +413,8 @@ TEST_CASE("kron: blocks of b scaled by a's elements, ranks padded with leading 1
             }));
     }
   }
-  CHECK(values_of(random_tensor({2}, 19).kron(random_tensor({3}, 20))) ==
-        values_of(kron(random_tensor({2}, 19), random_tensor({3}, 20))));
+  CHECK(values_of(small_tensor({2}, 19).kron(small_tensor({3}, 20))) ==
+        values_of(kron(small_tensor({2}, 19), small_tensor({3}, 20))));
   // Types promote as mul's.
   const Tensor mixed = kron(from_vector<int64_t>({1, 2}, {2}), from_vector<double>({0.5, 3.0}, {2}));
   CHECK(mixed.dtype() == kFloat64);
@@ -428,7 +430,7 @@ TEST_CASE("cross, linalg_cross: 3-vectors along a dim, other dims broadcasting")
   };
   for (const Case& c : {Case{{3}, {3}, 0}, Case{{4, 3}, {4, 3}, -1}, Case{{3, 2}, {3, 1}, 0},
                         Case{{2, 1, 3}, {1, 4, 3}, 2}, Case{{2, 3, 2}, {2, 3, 2}, 1}, Case{{0, 3}, {1, 3}, 1}}) {
-    const Tensor a = random_tensor(c.a, 21), b = random_tensor(c.b, 22);
+    const Tensor a = small_tensor(c.a, 21), b = small_tensor(c.b, 22);
     Dims out_sizes;
     for (int d = 0; d < a.dim(); ++d) out_sizes.push_back(a.size(d) == 1 ? b.size(d) : a.size(d));  // broadcast
     const int d = c.dim < 0 ? c.dim + a.dim() : c.dim;
@@ -452,16 +454,16 @@ TEST_CASE("cross, linalg_cross: 3-vectors along a dim, other dims broadcasting")
     CHECK(values_of(a.cross(b, c.dim)) == got);
   }
   // The last dim by default; a transposed input; integer vectors; e_x x e_y = e_z.
-  const Tensor a = random_tensor({3, 4}, 23), b = random_tensor({4, 3}, 24);
+  const Tensor a = small_tensor({3, 4}, 23), b = small_tensor({4, 3}, 24);
   CHECK(values_of(linalg_cross(a.t(), b)) == values_of(linalg_cross(a.t().contiguous(), b, 1)));
   CHECK(linalg_cross(from_vector<int64_t>({1, 0, 0}, {3}), from_vector<int64_t>({0, 1, 0}, {3})).to_vector<int64_t>() ==
         std::vector<int64_t>{0, 0, 1});
-  const Tensor float32 = linalg_cross(random_tensor({3}, 25, kFloat32), random_tensor({3}, 26, kFloat32));
+  const Tensor float32 = linalg_cross(small_tensor({3}, 25, kFloat32), small_tensor({3}, 26, kFloat32));
   CHECK(float32.dtype() == kFloat32);
 }
 
 TEST_CASE("outer, ger: every product of two vectors") {
-  const Tensor a = random_tensor({3}, 27), b = random_tensor({8}, 28).slice(0, 0, 8, 2);
+  const Tensor a = small_tensor({3}, 27), b = small_tensor({8}, 28).slice(0, 0, 8, 2);
   const std::vector<double> va = values_of(a), vb = values_of(b);
   const std::vector<double> expected = build(Dims{3, 4}, [&](const Index& i) { return va[i[0]] * vb[i[1]]; });
   CHECK(outer(a, b).sizes() == Dims{3, 4});
@@ -474,7 +476,7 @@ TEST_CASE("outer, ger: every product of two vectors") {
 }
 
 TEST_CASE("dot, vdot: the sum of products of two vectors, in their dtype") {
-  const Tensor a = random_tensor({5}, 29), b = random_tensor({10}, 32).slice(0, 1, 10, 2);
+  const Tensor a = small_tensor({5}, 29), b = small_tensor({10}, 32).slice(0, 1, 10, 2);
   const std::vector<double> va = values_of(a), vb = values_of(b);
   double expected = 0.0;
   for (size_t i = 0; i < va.size(); ++i) expected += va[i] * vb[i];
@@ -490,3 +492,5 @@ TEST_CASE("dot, vdot: the sum of products of two vectors, in their dtype") {
   CHECK(integers.item_int64() == 2);
   CHECK(dot(zeros({0}), zeros({0})).item() == 0.0);
 }
+
+}  // namespace test_shape_more

@@ -8,6 +8,8 @@
 #include "runtime/error.h"
 #include "runtime/shared_library.h"
 
+namespace test_shared_library {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -31,3 +33,5 @@ TEST_CASE("shared library: a library that loads nowhere and a missing function a
   const std::string no_symbol = error_of([&] { shared_library_symbol(libm, "ember_no_such_function", "libm.so.6"); });
   CHECK(no_symbol.find("libm.so.6 has no function ember_no_such_function") != std::string::npos);
 }
+
+}  // namespace test_shared_library

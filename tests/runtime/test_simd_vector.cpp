@@ -17,6 +17,8 @@
 
 #include "kernels/cpu/simd_vector.h"
 
+namespace test_simd_vector {
+
 using namespace ember::cpu;
 
 namespace {
@@ -103,3 +105,5 @@ TEST_CASE("simd::horizontal_sums gives each vector's tree_sum bit for bit at eve
     check_width<double, 64>(2000);
   }
 }
+
+}  // namespace test_simd_vector

@@ -8,6 +8,8 @@
 #include "error_of.h"
 #include "numeric_check.h"
 
+namespace test_similarity {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -142,3 +144,5 @@ TEST_CASE("nn::CosineSimilarity and nn::PairwiseDistance call their functions wi
   CHECK(message.find("cosine_similarity") != std::string::npos);
   CHECK(message.find("test_similarity.cpp:" + std::to_string(line)) != std::string::npos);
 }
+
+}  // namespace test_similarity

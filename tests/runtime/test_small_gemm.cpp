@@ -11,6 +11,8 @@
 #include "matrix_layouts.h"
 #include "numeric_check.h"
 
+namespace test_small_gemm {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -182,3 +184,5 @@ TEST_CASE("bmm of small matrices with a broadcast batch gives the same bits for 
       }
   check_close(std::vector<double>(single.begin(), single.end()), expected, 5e-5);
 }
+
+}  // namespace test_small_gemm

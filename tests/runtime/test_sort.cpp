@@ -6,6 +6,8 @@
 #include "composite_loss_checks.h"
 #include "sort_reference.h"
 
+namespace test_sort {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -179,3 +181,5 @@ TEST_CASE("max and min along a dim as Tensor methods: values and first indices, 
   CHECK(std::isnan(nan_min.item()));
   CHECK(nan_index.item<int64_t>() == 2);  // the first NaN
 }
+
+}  // namespace test_sort

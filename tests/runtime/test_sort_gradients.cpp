@@ -5,6 +5,8 @@
 #include "composite_loss_checks.h"
 #include "error_of.h"
 
+namespace test_sort_gradients {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -91,3 +93,5 @@ TEST_CASE("sort, argsort, topk and kthvalue errors name the function, the values
     CHECK(names_line(message, expected.line));
   }
 }
+
+}  // namespace test_sort_gradients

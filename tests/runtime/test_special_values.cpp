@@ -16,6 +16,8 @@
 #include "runtime/special.h"
 #include "special_reference.h"
 
+namespace test_special_values {
+
 using namespace ember;
 namespace reference = ember::testing::special_reference;
 
@@ -253,3 +255,5 @@ TEST_CASE("special functions: integers become float32, 16-bit floats keep their 
       CHECK(got[i] == doctest::Approx(reference::lgamma(stored[i])).epsilon(dtype == kBFloat16 ? 8e-3 : 1e-3));
   }
 }
+
+}  // namespace test_special_values

@@ -12,9 +12,11 @@
 #include "finite_difference.h"
 #include "runtime/ember.h"
 
+namespace test_split_chunk_unbind {
+
 using namespace ember;
 using ember::testing::error_of;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::names_line;
 using ember::testing::values_of;
@@ -136,19 +138,19 @@ TEST_CASE("split, chunk, unbind: the pieces are views sharing the input's storag
 }
 
 TEST_CASE("split, chunk, unbind: gradients by central differences, unused pieces getting zero") {
-  gradcheck([](const std::vector<Tensor>& in) {
+  gradcheck_leaves([](const std::vector<Tensor>& in) {
     const std::vector<Tensor> pieces = split(in[0], 2, -1);  // widths 2, 2, 1
     return cat({pieces[2].mul(3.0), pieces[0].exp(), pieces[1].mul(pieces[1])}, 1);
   }, {leaf({3, 5}, 1)});
-  gradcheck([](const std::vector<Tensor>& in) {
+  gradcheck_leaves([](const std::vector<Tensor>& in) {
     const std::vector<Tensor> pieces = split(in[0], {1, 0, 3}, 0);
     return pieces[2].tanh().sum({0}).add(pieces[1].sum({0}));
   }, {leaf({4, 2}, 2)});
-  gradcheck([](const std::vector<Tensor>& in) {
+  gradcheck_leaves([](const std::vector<Tensor>& in) {
     const std::vector<Tensor> pieces = chunk(in[0].t(), 3, 0);  // a transposed input: strided pieces
     return pieces[0].mul(pieces[1]).add(pieces.back().sum());
   }, {leaf({3, 6}, 3)});
-  gradcheck([](const std::vector<Tensor>& in) {
+  gradcheck_leaves([](const std::vector<Tensor>& in) {
     const std::vector<Tensor> columns = unbind(in[0], -1);
     return stack({columns[2], columns[0].sigmoid()}, 0);  // column 1 unused
   }, {leaf({4, 3}, 4)});
@@ -227,3 +229,5 @@ TEST_CASE("split, chunk, unbind: errors name the function, the values and the ca
   message = error_of([&] { split(t, 2, 2); });
   check_refusal(message, "split:", line);
 }
+
+}  // namespace test_split_chunk_unbind

@@ -10,8 +10,10 @@
 
 #include "swa_test_util.h"
 
+namespace test_swa_averaged_model {
+
 using namespace ember;
-using ember::testing::check_close;
+using ember::testing::check_all_close;
 using ember::testing::flat_values;
 using ember::testing::make_swa_net;
 using ember::testing::move_swa_net;
@@ -29,7 +31,7 @@ TEST_CASE("AveragedModel's default is the mean of every update's parameters, buf
     swa.update_parameters(model);
     std::vector<double> mean = sum;
     for (double& value : mean) value /= update;
-    check_close(flat_values(swa.module()->parameters()), mean, 1e-13);
+    check_all_close(flat_values(swa.module()->parameters()), mean, 1e-13);
     CHECK(swa.n_averaged().dtype() == kInt64);
     CHECK(swa.n_averaged().item_int64() == update);
     // Without use_buffers the buffers follow the model's exactly, the count included.
@@ -58,7 +60,7 @@ TEST_CASE("AveragedModel with EMA avg_fn or multi_avg_fn follows decay * avg + (
       else
         for (size_t i = 0; i < snapshot.size(); ++i) expected[i] = decay * expected[i] + (1.0 - decay) * snapshot[i];
       ema.update_parameters(model);
-      check_close(flat_values(ema.module()->parameters()), expected, 1e-13);
+      check_all_close(flat_values(ema.module()->parameters()), expected, 1e-13);
     }
     CHECK(ema.n_averaged().item_int64() == 6);
   }
@@ -89,8 +91,8 @@ TEST_CASE("AveragedModel with use_buffers averages the running statistics and th
       mean_average[c] /= static_cast<double>(update + 1);
       var_average[c] /= static_cast<double>(update + 1);
     }
-    check_close(flat_values({averaged_norm->running_mean}), mean_average, 1e-13);
-    check_close(flat_values({averaged_norm->running_var}), var_average, 1e-13);
+    check_all_close(flat_values({averaged_norm->running_mean}), mean_average, 1e-13);
+    check_all_close(flat_values({averaged_norm->running_var}), var_average, 1e-13);
     CHECK(averaged_norm->num_batches_tracked.dtype() == kInt64);
     CHECK(averaged_norm->num_batches_tracked.item_int64() == expected_count[update]);
   }
@@ -107,7 +109,7 @@ TEST_CASE("AveragedModel averages float32 models in float32 and records no autog
     for (size_t i = 0; i < snapshot.size(); ++i) sum[i] += snapshot[i] / 3.0;
     swa.update_parameters(model);
   }
-  check_close(flat_values(swa.module()->parameters()), sum, 1e-6);
+  check_all_close(flat_values(swa.module()->parameters()), sum, 1e-6);
   for (const Tensor& parameter : swa.module()->parameters()) {
     CHECK(parameter.dtype() == kFloat32);
     CHECK(parameter.is_leaf());
@@ -135,7 +137,7 @@ TEST_CASE("AveragedModel's SWA multi_avg_fn lerps by PyTorch's float32 weight 1 
   const double weight = static_cast<double>(1.0f / 3.0f);
   std::vector<double> expected(snapshot.size());
   for (size_t i = 0; i < snapshot.size(); ++i) expected[i] = before[i] + weight * (snapshot[i] - before[i]);
-  check_close(flat_values(swa.module()->parameters()), expected, 1e-14);
+  check_all_close(flat_values(swa.module()->parameters()), expected, 1e-14);
 }
 
 TEST_CASE("AveragedModel calls multi_avg_fn once per dtype, with the count on the averages' device") {
@@ -156,3 +158,5 @@ TEST_CASE("AveragedModel calls multi_avg_fn once per dtype, with the count on th
   swa.update_parameters(model);
   CHECK(calls == std::vector<std::string>{"float64 x4 n=1", "float32 x2 n=1"});
 }
+
+}  // namespace test_swa_averaged_model

@@ -9,8 +9,10 @@
 #include "error_of.h"
 #include "swa_test_util.h"
 
+namespace test_swa_averaged_model_copy {
+
 using namespace ember;
-using ember::testing::check_close;
+using ember::testing::check_all_close;
 using ember::testing::error_of;
 using ember::testing::flat_values;
 using ember::testing::make_swa_net;
@@ -99,7 +101,7 @@ TEST_CASE("AveragedModel's state dict holds n_averaged and the averages, and res
   resumed.update_parameters(model);
   std::vector<double> mean = sum;
   for (double& value : mean) value /= 4.0;
-  check_close(flat_values(resumed.module()->parameters()), mean, 1e-13);
+  check_all_close(flat_values(resumed.module()->parameters()), mean, 1e-13);
 }
 
 TEST_CASE("AveragedModel refuses a factory that does not build a new model of the architecture") {
@@ -149,3 +151,5 @@ TEST_CASE("AveragedModel.update_parameters refuses another architecture before c
   CHECK(swa.n_averaged().item_int64() == 1);
   CHECK(flat_values(swa.module()->parameters()) == averages);
 }
+
+}  // namespace test_swa_averaged_model_copy

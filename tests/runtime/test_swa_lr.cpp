@@ -14,6 +14,8 @@
 #include "runtime/ember.h"
 #include "runtime/optim/swa_utils.h"
 
+namespace test_swa_lr {
+
 using namespace ember;
 using ember::testing::error_of;
 
@@ -137,3 +139,5 @@ TEST_CASE("SWALR's state dict resumes the schedule in a new scheduler") {
     CHECK(resumed.optimizer.get_lr(0) == doctest::Approx(swa_reference(step, 0.5, 0.05, 6, "cos")).epsilon(1e-13));
   }
 }
+
+}  // namespace test_swa_lr

@@ -14,8 +14,10 @@
 #include "runtime/data/tensor_dataset.h"
 #include "swa_test_util.h"
 
+namespace test_swa_update_bn {
+
 using namespace ember;
-using ember::testing::check_close;
+using ember::testing::check_all_close;
 using ember::testing::error_of;
 using ember::testing::flat_values;
 
@@ -101,8 +103,8 @@ void check_recomputed(const nn::Sequential& model, const std::vector<Tensor>& ba
     std::vector<double> mean, var;
     expected_stats(model, batches, which, mean, var);
     const auto norm = model->at<nn::BatchNorm1dImpl>(which);
-    check_close(flat_values({norm->running_mean}), mean, 1e-12);
-    check_close(flat_values({norm->running_var}), var, 1e-12);
+    check_all_close(flat_values({norm->running_mean}), mean, 1e-12);
+    check_all_close(flat_values({norm->running_var}), var, 1e-12);
     CHECK(norm->num_batches_tracked.item_int64() == static_cast<int64_t>(batches.size()));
   }
 }
@@ -157,3 +159,5 @@ TEST_CASE("update_bn leaves a model without BatchNorm alone and restores state w
   CHECK_FALSE(model->is_training());
   CHECK(grad_mode_enabled());
 }
+
+}  // namespace test_swa_update_bn

@@ -10,6 +10,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_tensor_print {
+
 using namespace ember;
 
 namespace {
@@ -88,3 +90,5 @@ TEST_CASE("str: empty tensors name their shape unless 1-d and any dtype but floa
   CHECK(zeros({0, 3}, kOnCpu).str() == "tensor([], size=(0, 3))");
   CHECK(zeros({0}, {.dtype = kInt64, .device = kCPU}).str() == "tensor([], dtype=int64)");
 }
+
+}  // namespace test_tensor_print

@@ -10,6 +10,8 @@
 
 #include "runtime/cuda/thread_handle_pool.h"
 
+namespace test_thread_handle_pool {
+
 using ember::cuda::ThreadHandlePool;
 
 namespace {
@@ -57,3 +59,5 @@ TEST_CASE("thread handle pool: one handle per thread and device, given back when
   CHECK(pool.spare_count(3) == static_cast<size_t>(kThreads));
   CHECK_THROWS_WITH_AS(pool.for_this_thread(-1), doctest::Contains("device index -1 out of range"), ember::Error);
 }
+
+}  // namespace test_thread_handle_pool

@@ -13,6 +13,8 @@
 #include "numeric_check.h"
 #include "runtime/nn/nn.h"
 
+namespace test_transformer {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -264,3 +266,5 @@ TEST_CASE("Transformer: encoder then decoder, xavier-drawn matrices, the subsequ
   const std::string message = error_of([&] { model(src, random_tensor({3, 2, 6}, 145)); });
   CHECK(names_line(message, line));
 }
+
+}  // namespace test_transformer

@@ -5,6 +5,8 @@
 #include "conv_reference.h"
 #include "error_of.h"
 
+namespace test_unfold_fold {
+
 using namespace ember;
 using namespace ember::testing;
 
@@ -97,3 +99,5 @@ TEST_CASE("unfold and fold: bad arguments are errors naming the function and the
   CHECK_THROWS_WITH_AS(fold(random_tensor({1, 5, 9}, 89), {4, 4}, 2), doctest::Contains("multiple of the kernel's 4"),
                        Error);
 }
+
+}  // namespace test_unfold_fold

@@ -13,6 +13,8 @@
 
 #include "kernels/cpu/vector_exp.h"
 
+namespace test_vector_exp {
+
 using ember::cpu::exp_in_place;
 
 namespace {
@@ -100,3 +102,5 @@ TEST_CASE("a value's exp has the same bits at every position of an array and in 
     }
   }
 }
+
+}  // namespace test_vector_exp

@@ -12,6 +12,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_view_shapes {
+
 using namespace ember;
 
 namespace {
@@ -172,3 +174,5 @@ TEST_CASE("t() of a tensor of fewer than 2 dims is a view of it, not the same te
     CHECK(!input.requires_grad());
   }
 }
+
+}  // namespace test_view_shapes

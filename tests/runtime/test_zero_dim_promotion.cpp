@@ -9,6 +9,8 @@
 
 #include "runtime/ember.h"
 
+namespace test_zero_dim_promotion {
+
 using namespace ember;
 
 namespace {
@@ -154,3 +156,5 @@ TEST_CASE("the gradient of a 0-d float32 factor of a bf16 tensor is still the su
   REQUIRE(x.grad().dtype() == kBFloat16);
   CHECK(as_floats(x.grad()) == std::vector<float>{1.0078125f, 1.0078125f, 1.0078125f});  // 1.004 in bf16
 }
+
+}  // namespace test_zero_dim_promotion

@@ -16,7 +16,7 @@ namespace test_pooling {
 
 using namespace ember;
 using ember::testing::PoolGeometry;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -90,7 +90,7 @@ TEST_CASE("max_pool1d/2d/3d: values and indices equal a float64 scan of each win
     INFO(fmt::format("input {}, kernel {}, stride {}, padding {}, dilation {}, ceil_mode {}", c.input,
                      c.geometry.kernel, c.geometry.stride, c.geometry.padding, c.geometry.dilation,
                      c.geometry.ceil_mode));
-    const Tensor input = random_tensor(c.input, seed++);
+    const Tensor input = small_tensor(c.input, seed++);
     const auto expected = ember::testing::reference_max_pool(input, c.spatial, c.geometry);
     const auto [values, indices] = max_pool_with_indices(c.spatial, input, c.geometry);
     CHECK(values.sizes() == output_shape(input, c.spatial, c.geometry));
@@ -135,7 +135,7 @@ TEST_CASE("max_pool: ties pick the first maximum, NaN the last NaN, an all -inf 
 TEST_CASE("max_pool2d: a window holding only padding gives -inf and index -1") {
   // H = 1, kernel 2, dilation 2, padding 1: the window reads rows -1 and 1, both padding (PyTorch's
   // check allows it, its index then points past the plane).
-  const Tensor input = random_tensor({1, 1, 1, 3}, 5);
+  const Tensor input = small_tensor({1, 1, 1, 3}, 5);
   const auto [values, indices] = max_pool2d_with_indices(input, {2, 1}, {.padding = {1, 0}, .dilation = {2, 1}});
   CHECK(values.sizes() == Dims{1, 1, 1, 3});
   CHECK(values_of(values) == std::vector<double>(3, -kInf));
@@ -155,7 +155,7 @@ TEST_CASE("max_pool: integer inputs pad with their lowest value, bf16 picks exac
   CHECK(values_of(int32_values) == expected.values);
 
   // bf16: the reference runs on the bf16 values themselves, so the max is exact.
-  const Tensor low = random_tensor({2, 3, 6, 5}, 11, kBFloat16);
+  const Tensor low = small_tensor({2, 3, 6, 5}, 11, kBFloat16);
   const PoolGeometry square{.kernel = {3}, .stride = {2}, .padding = {1}, .dilation = {1}, .ceil_mode = true};
   const auto bf16_expected = ember::testing::reference_max_pool(low, 2, square);
   const auto [bf16_values, bf16_indices] =
@@ -189,7 +189,7 @@ TEST_CASE("avg_pool1d/2d/3d: PyTorch's divisors with padding, ceil_mode, count_i
       INFO(fmt::format("input {}, kernel {}, stride {}, padding {}, ceil_mode {}, count_include_pad {}", c.input,
                        c.geometry.kernel, c.geometry.stride, c.geometry.padding, c.geometry.ceil_mode,
                        count_include_pad));
-      const Tensor input = random_tensor(c.input, seed++);
+      const Tensor input = small_tensor(c.input, seed++);
       const Tensor result = avg_pool(c.spatial, input, c.geometry, count_include_pad, c.divisor_override);
       CHECK(result.sizes() == output_shape(input, c.spatial, c.geometry));
       ember::testing::check_values_close(
@@ -200,14 +200,14 @@ TEST_CASE("avg_pool1d/2d/3d: PyTorch's divisors with padding, ceil_mode, count_i
 }
 
 TEST_CASE("avg_pool: bf16 is summed in float32 and rounded once, float32 stays float32") {
-  const Tensor input = random_tensor({2, 3, 7, 6}, 77, kBFloat16);
+  const Tensor input = small_tensor({2, 3, 7, 6}, 77, kBFloat16);
   const PoolGeometry geometry{.kernel = {3}, .stride = {2}, .padding = {1}, .ceil_mode = true};
   const Tensor result = avg_pool2d(input, 3, {.stride = 2, .padding = 1, .ceil_mode = true});
   CHECK(result.dtype() == kBFloat16);
   // One rounding of the exact mean: within bf16's half ulp (2^-9 relative).
   ember::testing::check_values_close(result, ember::testing::reference_avg_pool(input, 2, geometry, true, {}),
                                      std::ldexp(1.0, -8));
-  const Tensor single = avg_pool1d(random_tensor({2, 9}, 78, kFloat32), 3);
+  const Tensor single = avg_pool1d(small_tensor({2, 9}, 78, kFloat32), 3);
   CHECK(single.dtype() == kFloat32);
 }
 
@@ -225,7 +225,7 @@ TEST_CASE("adaptive pools: PyTorch's floor/ceil windows, overlapping where the o
   uint32_t seed = 90;
   for (const AdaptiveCase& c : cases) {
     INFO(fmt::format("input {}, output_size {}", c.input, c.output));
-    const Tensor input = random_tensor(c.input, seed++);
+    const Tensor input = small_tensor(c.input, seed++);
     const auto average = ember::testing::reference_adaptive_pool(input, c.spatial, c.output, /*max=*/false);
     const auto maximum = ember::testing::reference_adaptive_pool(input, c.spatial, c.output, /*max=*/true);
     Dims shape;
@@ -248,8 +248,8 @@ TEST_CASE("adaptive pools: PyTorch's floor/ceil windows, overlapping where the o
   ember::testing::check_values_close(adaptive_avg_pool1d(spiky, 3),
                                      ember::testing::reference_adaptive_pool(spiky, 1, {3}, false).values, 1e-12);
   // Output size 0: an empty result of the right shape.
-  CHECK(adaptive_avg_pool2d(random_tensor({2, 3, 4, 4}, 3), {0, 2}).sizes() == Dims{2, 3, 0, 2});
-  CHECK(adaptive_max_pool1d(random_tensor({3, 4}, 3), 0).sizes() == Dims{3, 0});
+  CHECK(adaptive_avg_pool2d(small_tensor({2, 3, 4, 4}, 3), {0, 2}).sizes() == Dims{2, 3, 0, 2});
+  CHECK(adaptive_max_pool1d(small_tensor({3, 4}, 3), 0).sizes() == Dims{3, 0});
 }
 
 TEST_CASE("pools take an empty batch and strided inputs") {
@@ -258,7 +258,7 @@ TEST_CASE("pools take an empty batch and strided inputs") {
   CHECK(avg_pool2d(empty, 3, {.stride = 1}).sizes() == Dims{0, 3, 4, 4});
   CHECK(adaptive_avg_pool2d(empty, 2).sizes() == Dims{0, 3, 2, 2});
   // A transposed (non-contiguous) input pools as its contiguous copy.
-  const Tensor base = random_tensor({2, 3, 7, 5}, 8);
+  const Tensor base = small_tensor({2, 3, 7, 5}, 8);
   const Tensor strided = base.transpose(2, 3);
   const PoolGeometry geometry{.kernel = {3}, .stride = {2}, .padding = {1}, .dilation = {1}};
   const auto expected = ember::testing::reference_max_pool(strided.contiguous(), 2, geometry);

@@ -18,10 +18,10 @@
 namespace test_pooling_gradients {
 
 using namespace ember;
-using ember::testing::gradcheck;
+using ember::testing::gradcheck_leaves;
 using ember::testing::leaf;
 using ember::testing::PoolGeometry;
-using ember::testing::random_tensor;
+using ember::testing::small_tensor;
 using ember::testing::values_of;
 
 namespace {
@@ -31,7 +31,7 @@ std::vector<double> gradient_of(const Tensor& input, const std::function<Tensor(
                                 std::vector<double>* upstream_values) {
   const Tensor x = input.detach().clone().requires_grad_();
   const Tensor out = pool(x);
-  const Tensor upstream = random_tensor(out.sizes(), 321);
+  const Tensor upstream = small_tensor(out.sizes(), 321);
   *upstream_values = values_of(upstream);
   mul(out, upstream).sum().backward();
   return values_of(x.grad());
@@ -58,33 +58,35 @@ std::string error_of(const std::function<void()>& run) {
 }  // namespace
 
 TEST_CASE("avg_pool and adaptive_avg_pool: gradients equal central differences") {
-  gradcheck([](const std::vector<Tensor>& x) { return avg_pool1d(x[0], 3, {.stride = 2, .padding = 1,
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return avg_pool1d(x[0], 3, {.stride = 2, .padding = 1,
                                                                          .ceil_mode = true}); },
             {leaf({2, 2, 8}, 1)});
-  gradcheck([](const std::vector<Tensor>& x) {
+  gradcheck_leaves([](const std::vector<Tensor>& x) {
     return avg_pool2d(x[0], {3, 2}, {.stride = {2, 1}, .padding = 1, .ceil_mode = true, .count_include_pad = false});
   }, {leaf({1, 2, 6, 5}, 2)});
-  gradcheck([](const std::vector<Tensor>& x) { return avg_pool2d(x[0], 2, {.divisor_override = 3}); },
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return avg_pool2d(x[0], 2, {.divisor_override = 3}); },
             {leaf({2, 4, 4}, 3)});
-  gradcheck([](const std::vector<Tensor>& x) {
+  gradcheck_leaves([](const std::vector<Tensor>& x) {
     return avg_pool3d(x[0], {2, 3, 2}, {.stride = {1, 2, 2}, .padding = {1, 1, 0}, .ceil_mode = true});
   }, {leaf({1, 2, 3, 5, 4}, 4)});
-  gradcheck([](const std::vector<Tensor>& x) { return adaptive_avg_pool1d(x[0], 4); }, {leaf({2, 3, 10}, 5)});
-  gradcheck([](const std::vector<Tensor>& x) { return adaptive_avg_pool2d(x[0], {3, 4}); }, {leaf({1, 2, 7, 5}, 6)});
-  gradcheck([](const std::vector<Tensor>& x) { return adaptive_avg_pool3d(x[0], {2, 3, 2}); },
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return adaptive_avg_pool1d(x[0], 4); }, {leaf({2, 3, 10}, 5)});
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return adaptive_avg_pool2d(x[0], {3, 4}); },
+                   {leaf({1, 2, 7, 5}, 6)});
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return adaptive_avg_pool3d(x[0], {2, 3, 2}); },
             {leaf({2, 3, 5, 3}, 7)});
 }
 
 TEST_CASE("max pools away from ties: gradients equal central differences") {
-  gradcheck([](const std::vector<Tensor>& x) {
+  gradcheck_leaves([](const std::vector<Tensor>& x) {
     return max_pool1d(x[0], 3, {.stride = 2, .padding = 1, .dilation = 2, .ceil_mode = true});
   }, {leaf({2, 2, 9}, 11)});
-  gradcheck([](const std::vector<Tensor>& x) {
+  gradcheck_leaves([](const std::vector<Tensor>& x) {
     return max_pool2d(x[0], {3, 2}, {.stride = {2, 1}, .padding = {1, 1}, .ceil_mode = true});
   }, {leaf({1, 2, 7, 6}, 12)});
-  gradcheck([](const std::vector<Tensor>& x) { return max_pool3d(x[0], 2, {.stride = 1, .padding = 1}); },
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return max_pool3d(x[0], 2, {.stride = 1, .padding = 1}); },
             {leaf({1, 1, 3, 4, 3}, 13)});
-  gradcheck([](const std::vector<Tensor>& x) { return adaptive_max_pool2d(x[0], {3, 2}); }, {leaf({2, 7, 5}, 14)});
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return adaptive_max_pool2d(x[0], {3, 2}); },
+                   {leaf({2, 7, 5}, 14)});
 }
 
 TEST_CASE("max pools send a window's gradient to its one chosen element: the first on ties, the last NaN") {
@@ -114,7 +116,7 @@ TEST_CASE("max pools send a window's gradient to its one chosen element: the fir
                  ember::testing::reference_max_pool_gradient(holes.sizes(), 2, nan_chosen.indices, upstream));
 
   // Adaptive max with ties in 3-D.
-  const Tensor steps = floor(mul(random_tensor({1, 1, 4, 5, 3}, 9), 2.0));  // few distinct values
+  const Tensor steps = floor(mul(small_tensor({1, 1, 4, 5, 3}, 9), 2.0));  // few distinct values
   const std::vector<double> adaptive = gradient_of(steps, [](const Tensor& x) {
     return adaptive_max_pool3d(x, {3, 2, 2});
   }, &upstream);
@@ -124,8 +126,8 @@ TEST_CASE("max pools send a window's gradient to its one chosen element: the fir
 }
 
 TEST_CASE("pool errors name the function, the values and the caller's line") {
-  const Tensor image = random_tensor({2, 3, 4, 4}, 1);
-  CHECK_THROWS_WITH_AS(max_pool2d(random_tensor({4, 4}, 1), 2),
+  const Tensor image = small_tensor({2, 3, 4, 4}, 1);
+  CHECK_THROWS_WITH_AS(max_pool2d(small_tensor({4, 4}, 1), 2),
                        doctest::Contains("max_pool2d: expected a 3-D (unbatched) or 4-D (batched) input, got shape "
                                          "[4, 4]"),
                        Error);
@@ -133,7 +135,7 @@ TEST_CASE("pool errors name the function, the values and the caller's line") {
                        doctest::Contains("avg_pool2d: expected an input whose dims other than the batch are non-empty, "
                                          "got shape [2, 0, 4, 4]"),
                        Error);
-  CHECK_THROWS_WITH_AS(max_pool1d(random_tensor({2, 5}, 1), 0),
+  CHECK_THROWS_WITH_AS(max_pool1d(small_tensor({2, 5}, 1), 0),
                        doctest::Contains("max_pool1d: kernel_size must be greater than zero, got [0]"), Error);
   CHECK_THROWS_WITH_AS(avg_pool2d(image, 2, {.stride = {0, 1}}),
                        doctest::Contains("avg_pool2d: stride must be greater than zero, got [0, 1]"), Error);
@@ -141,7 +143,7 @@ TEST_CASE("pool errors name the function, the values and the caller's line") {
                        doctest::Contains("max_pool2d: dilation must be greater than zero, got [0, 0]"), Error);
   CHECK_THROWS_WITH_AS(max_pool2d(image, 2, {.padding = -1}),
                        doctest::Contains("max_pool2d: padding must be non-negative, got [-1, -1]"), Error);
-  CHECK_THROWS_WITH_AS(max_pool1d(random_tensor({2, 9}, 1), 3, {.padding = 2}),
+  CHECK_THROWS_WITH_AS(max_pool1d(small_tensor({2, 9}, 1), 3, {.padding = 2}),
                        doctest::Contains("max_pool1d: padding should be at most half of the kernel size, got padding "
                                          "[2] for kernel_size [3]"),
                        Error);
@@ -149,7 +151,7 @@ TEST_CASE("pool errors name the function, the values and the caller's line") {
                        doctest::Contains("max_pool2d: padding should be at most half of the dilated kernel size, got "
                                          "padding [2, 2] for kernel_size [2, 2] and dilation [1, 1]"),
                        Error);
-  CHECK_THROWS_WITH_AS(max_pool3d(random_tensor({1, 6, 6, 6}, 1), 2, {.padding = 2, .dilation = 3}),
+  CHECK_THROWS_WITH_AS(max_pool3d(small_tensor({1, 6, 6, 6}, 1), 2, {.padding = 2, .dilation = 3}),
                        doctest::Contains("max_pool3d: padding should be at most half of the kernel size"), Error);
   CHECK_THROWS_WITH_AS(max_pool2d(image, 5),
                        doctest::Contains("max_pool2d: the output is too small: input size [4, 4] with kernel_size "
@@ -162,19 +164,19 @@ TEST_CASE("pool errors name the function, the values and the caller's line") {
                        doctest::Contains("max_pool2d: bool inputs are not supported"), Error);
   CHECK_THROWS_WITH_AS(avg_pool2d(image.to(kInt64), 2),
                        doctest::Contains("avg_pool2d: the input must be floating point, got"), Error);
-  CHECK_THROWS_WITH_AS(avg_pool1d(random_tensor({2, 9}, 1), 3, {.divisor_override = 2}),
+  CHECK_THROWS_WITH_AS(avg_pool1d(small_tensor({2, 9}, 1), 3, {.divisor_override = 2}),
                        doctest::Contains("avg_pool1d: divisor_override is an option of avg_pool2d and avg_pool3d only"),
                        Error);
   CHECK_THROWS_WITH_AS(avg_pool2d(image, 2, {.divisor_override = 0}),
                        doctest::Contains("avg_pool2d: divisor_override must not be zero"), Error);
-  CHECK_THROWS_WITH_AS(avg_pool3d(random_tensor({1, 2, 5, 5}, 1), 3, {.padding = 1}),
+  CHECK_THROWS_WITH_AS(avg_pool3d(small_tensor({1, 2, 5, 5}, 1), 3, {.padding = 1}),
                        doctest::Contains("avg_pool3d: the input size [2, 5, 5] is smaller than kernel_size [3, 3, 3]"),
                        Error);
   CHECK_THROWS_WITH_AS(adaptive_avg_pool2d(image, {2, -1}),
                        doctest::Contains("adaptive_avg_pool2d: output_size must be non-negative, got [2, -1]"), Error);
-  CHECK_THROWS_WITH_AS(adaptive_max_pool1d(random_tensor({2, 9}, 1).to(kInt64), 3),
+  CHECK_THROWS_WITH_AS(adaptive_max_pool1d(small_tensor({2, 9}, 1).to(kInt64), 3),
                        doctest::Contains("adaptive_max_pool1d: the input must be floating point, got"), Error);
-  CHECK_THROWS_WITH_AS(adaptive_max_pool3d_with_indices(random_tensor({4, 4}, 1), 2),
+  CHECK_THROWS_WITH_AS(adaptive_max_pool3d_with_indices(small_tensor({4, 4}, 1), 2),
                        doctest::Contains("adaptive_max_pool3d_with_indices: expected a 4-D (unbatched) or 5-D "
                                          "(batched) input, got shape [4, 4]"),
                        Error);
@@ -191,7 +193,7 @@ TEST_CASE("pool errors name the function, the values and the caller's line") {
 }
 
 TEST_CASE("nn pooling layers: forward equals the functional form, extra_repr as torch.nn prints it") {
-  const Tensor image = random_tensor({2, 3, 7, 6}, 21);
+  const Tensor image = small_tensor({2, 3, 7, 6}, 21);
   nn::MaxPool2d max({3, 2}, {.stride = {2, 1}, .padding = 1, .ceil_mode = true});
   CHECK(values_of(max(image)) == values_of(max_pool2d(image, {3, 2}, {.stride = {2, 1}, .padding = 1,
                                                                       .ceil_mode = true})));
@@ -201,10 +203,10 @@ TEST_CASE("nn pooling layers: forward equals the functional form, extra_repr as 
   CHECK(values_of(values) == values_of(expected_values));
   CHECK(values_of(indices) == values_of(expected_indices));
   nn::AvgPool3d avg(2, {.count_include_pad = false});
-  const Tensor volume = random_tensor({1, 2, 4, 4, 4}, 22);
+  const Tensor volume = small_tensor({1, 2, 4, 4, 4}, 22);
   CHECK(values_of(avg(volume)) == values_of(avg_pool3d(volume, 2, {.count_include_pad = false})));
   nn::AdaptiveAvgPool1d adaptive(4);
-  const Tensor line = random_tensor({2, 3, 10}, 23);
+  const Tensor line = small_tensor({2, 3, 10}, 23);
   CHECK(values_of(adaptive(line)) == values_of(adaptive_avg_pool1d(line, 4)));
   nn::AdaptiveMaxPool2d adaptive_max({3, 2});
   CHECK(values_of(std::get<1>(adaptive_max->forward_with_indices(image))) ==
@@ -250,7 +252,7 @@ TEST_CASE("pools on CUDA equal the CPU: values, indices and gradients") {
   uint32_t seed = 60;
   for (const auto& [sizes, pool] : pools) {
     INFO(fmt::format("input {}", sizes));
-    const Tensor host = random_tensor(sizes, seed++, kFloat32).to(kCPU);
+    const Tensor host = small_tensor(sizes, seed++, kFloat32).to(kCPU);
     const Tensor on_cpu = host.detach().clone().requires_grad_();
     const Tensor on_cuda = host.to(cuda_test::kCuda0).detach().requires_grad_();
     const auto [cpu_values, cpu_indices] = pool(on_cpu);
@@ -258,7 +260,7 @@ TEST_CASE("pools on CUDA equal the CPU: values, indices and gradients") {
     CHECK(cuda_values.device() == cuda_test::kCuda0);
     ember::testing::check_values_close(cuda_values.to(kCPU), values_of(cpu_values), 1e-6);
     if (cpu_indices.defined()) CHECK(values_of(cuda_indices.to(kCPU)) == values_of(cpu_indices));
-    const Tensor upstream = random_tensor(cpu_values.sizes(), 7, kFloat32).to(kCPU);
+    const Tensor upstream = small_tensor(cpu_values.sizes(), 7, kFloat32).to(kCPU);
     mul(cpu_values, upstream).sum().backward();
     mul(cuda_values, upstream.to(cuda_test::kCuda0)).sum().backward();
     ember::testing::check_values_close(on_cuda.grad().to(kCPU), values_of(on_cpu.grad()), 1e-5);

@@ -10,7 +10,7 @@
 # ember::ckpt::test_reshard in those suites), and helper headers that share a namespace give
 # different functions different names. The asan preset turns the batches off, so that, as with
 # its precompiled headers, every file's own includes are checked.
-set(EMBER_TEST_BATCH_SIZE 8 CACHE STRING "Test files per batch when EMBER_BATCH_TESTS is on")
+set(EMBER_TEST_BATCH_SIZE 16 CACHE STRING "Test files per batch when EMBER_BATCH_TESTS is on")
 option(EMBER_BATCH_TESTS "Compile each test suite's files in batches" ON)
 
 # ember_batch_test_sources(<target>): <target>'s C++ files compiled EMBER_TEST_BATCH_SIZE at a time.

@@ -111,8 +111,11 @@ TEST_CASE("index_more: index_fill and index_copy match loops, in and out of plac
         std::vector<int64_t>{1, 2, 9, 9});
   const Tensor flags = zeros({3}, {.dtype = kBool});
   CHECK(host(index_fill(flags, 0, longs({1}), 1.0)) == std::vector<double>{0, 1, 0});
-  gradcheck_leaves([](const std::vector<Tensor>& x) { return index_fill(x[0], 0, longs({2, 0}), x[1]); },
-                   {leaf({3, 4}, 13), small_tensor({}, 14).requires_grad_()});
+  gradcheck_leaves(
+      [](const std::vector<Tensor>& x) {
+        return index_fill(x[0], 0, longs({2, 0}), x[1]);
+      },
+      {leaf({3, 4}, 13), small_tensor({}, 14).requires_grad_()});
 
   const Tensor source = small_tensor({3, 2}, 15);
   const std::vector<double> sv = host(source);
@@ -128,8 +131,11 @@ TEST_CASE("index_more: index_fill and index_copy match loops, in and out of plac
   CHECK(index_copy(a, 0, longs({}), small_tensor({0, 4}, 16)).sizes() == Dims{3, 4});
   CHECK(host(index_copy(scalar_tensor(1.0, {.dtype = kFloat64}), 0, longs({0}), doubles({4.0}))) ==
         std::vector<double>{4.0});
-  gradcheck_leaves([](const std::vector<Tensor>& x) { return index_copy(x[0], 1, longs({3, 1}), x[1]); },
-                   {leaf({3, 4}, 17), leaf({3, 2}, 18)});
+  gradcheck_leaves(
+      [](const std::vector<Tensor>& x) {
+        return index_copy(x[0], 1, longs({3, 1}), x[1]);
+      },
+      {leaf({3, 4}, 17), leaf({3, 2}, 18)});
 }
 
 TEST_CASE("index_more: masked_scatter fills the true positions in row-major order, with gradients") {
@@ -163,7 +169,8 @@ TEST_CASE("index_more: put writes or adds at flat indices, with gradients") {
   CHECK(host(put(a, index, source)) == written);
   CHECK(host(put(a, index, source, /*accumulate=*/true)) == added);
   CHECK(host(put(a, longs({1, 1}), doubles({1.0, 2.0}), true))[1] == av[1] + 3.0);
-  gradcheck_leaves([&](const std::vector<Tensor>& x) { return put(x[0], index, x[1]); }, {leaf({2, 3}, 25), leaf({3}, 26)});
+  gradcheck_leaves([&](const std::vector<Tensor>& x) { return put(x[0], index, x[1]); },
+                   {leaf({2, 3}, 25), leaf({3}, 26)});
   gradcheck_leaves([&](const std::vector<Tensor>& x) { return put(x[0], index, x[1], true); },
                    {leaf({2, 3}, 27), leaf({3}, 28)});
 }

@@ -54,9 +54,10 @@ Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Tenso
 Tensor& index_fill_(Tensor& a, int64_t dim, const Tensor& index, double value, Where where = Where::current());
 Tensor& index_fill_(Tensor& a, int64_t dim, const Tensor& index, const Tensor& value, Where where = Where::current());
 // torch.index_copy: a with slice i of source (a's dtype, a's shape but index.numel() along dim)
-// copied to slice index[i] along dim. A repeated index is undefined in PyTorch; here the slices
-// written to one place are summed (index_add). source's gradient is the output's gradient
-// gathered at index, a's is zero at the copied slices.
+// copied to slice index[i] along dim. Of a repeated index the last slice listed is written, on
+// every device (PyTorch calls it undefined; its CPU loop also leaves the last). source's gradient
+// is the output's gradient gathered at index (zero for the slices not written), a's is zero at
+// the copied slices.
 Tensor index_copy(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& source,
                   Where where = Where::current());
 Tensor& index_copy_(Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, Where where = Where::current());
@@ -66,7 +67,8 @@ Tensor& index_copy_(Tensor& a, int64_t dim, const Tensor& index, const Tensor& s
 Tensor masked_scatter(const Tensor& a, const Tensor& mask, const Tensor& source, Where where = Where::current());
 // torch.Tensor.put (out of place): a with source's elements written at the flat positions index
 // (int64, as many elements as source; negative counts from the end), or added there when
-// accumulate. Without accumulate a repeated index is undefined in PyTorch; here it sums.
+// accumulate. Without accumulate, of a repeated index the last value listed is written (as
+// index_copy).
 Tensor put(const Tensor& a, const Tensor& index, const Tensor& source, bool accumulate = false,
            Where where = Where::current());
 

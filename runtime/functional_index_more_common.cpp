@@ -3,6 +3,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
+#include "runtime/functional_sort.h"
 #include "runtime/host_elements.h"
 #include "runtime/ops/pointwise_common.h"
 #include "runtime/ops/registry.h"
@@ -46,6 +47,21 @@ Tensor slice_mask(const Tensor& a, int dim, const Tensor& index) {
   Dims shape = Dims::filled(a.dim(), 1);
   if (a.dim() > 0) shape[dim] = size;
   return gt(hits, zeros({}, counts)).reshape(shape);
+}
+
+Tensor last_occurrences(const Tensor& index) {
+  const int64_t n = index.numel();
+  const TensorOptions flags{.dtype = kBool, .device = index.device()};
+  if (n < 2) return ones({n}, flags);
+  // Sorted stably, equal indices keep their order, so the last of each run is the last occurrence.
+  const Tensor order = argsort(index, 0, /*descending=*/false, /*stable=*/true);
+  const Tensor sorted = index_select(index, 0, order);
+  const Tensor run_ends = cat({ne(sorted.slice(0, 0, n - 1), sorted.slice(0, 1, n)), ones({1}, flags)}, 0);
+  // Back to input order: entry order[k] gets run_ends[k] (a permutation, so one count each).
+  static const OpDef& index_add = lookup_op("index_add");
+  const TensorOptions counts{.dtype = kInt64, .device = index.device()};
+  const Tensor last = dispatch_one(index_add, {zeros({n}, counts), order, run_ends.to(kInt64)}, {{"dim", int64_t{0}}});
+  return gt(last, zeros({}, counts));
 }
 
 }  // namespace ember::index_more

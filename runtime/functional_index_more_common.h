@@ -21,5 +21,10 @@ void check_writable(const Tensor& a, const char* function);
 // A bool tensor of shape [1, .., n, .., 1] (a.dim() dims, n = a.size(dim)) true at the positions
 // listed in index (already wrapped) along dim: where() over it selects whole slices.
 Tensor slice_mask(const Tensor& a, int dim, const Tensor& index);
+// A bool tensor of index's length (1-D) true where that entry is the last one with its value: a
+// repeated index writes the last of its values, as PyTorch's CPU loops do (PyTorch calls the
+// order undefined), and never their sum. Made with a stable sort, so it works on every device and
+// under capture without reading the indices on the host.
+Tensor last_occurrences(const Tensor& index);
 
 }  // namespace ember::index_more

@@ -1,7 +1,8 @@
 // index_fill, index_copy, masked_scatter and put as where() over a mask of the written positions:
 // where routes the gradient (zero for a where written, as PyTorch's), and the written values come
 // from index_add (index_copy, put) or index_select (masked_scatter), whose backward rules give
-// the sources' gradients. The in-place forms write the result back with copy_, as masked_fill_.
+// the sources' gradients. A repeated index writes its last value (index_more::last_occurrences).
+// The in-place forms write the result back with copy_, as masked_fill_.
 #include "runtime/dispatch.h"
 #include "runtime/functional.h"
 #include "runtime/functional_index_more.h"
@@ -59,7 +60,12 @@ Tensor copied(const char* function, const Tensor& a, int64_t dim, const Tensor& 
         function, source.sizes(), a.sizes(), d, wrapped.numel());
   if (a.dim() == 0)  // as the one element of a 1-D tensor
     return copied(function, a.reshape({1}), 0, wrapped, source.reshape({1})).reshape({});
-  const Tensor placed = index_add_along(zeros_like(a), d, wrapped, source);
+  // Only the last slice listed for a position is written (index_add then adds it to zeros).
+  Dims keep_shape = Dims::filled(a.dim(), 1);
+  keep_shape[d] = wrapped.numel();
+  const Tensor kept =
+      ember::where(index_more::last_occurrences(wrapped).reshape(keep_shape), source, zeros_like(source));
+  const Tensor placed = index_add_along(zeros_like(a), d, wrapped, kept);
   return ember::where(index_more::slice_mask(a, d, wrapped), placed, a);
 }
 
@@ -141,7 +147,8 @@ Tensor put(const Tensor& a, const Tensor& index, const Tensor& source, bool accu
   const Tensor wrapped = index_more::wrap_negative(index.reshape({-1}), a.numel());
   const Tensor flat_source = source.reshape({-1});
   if (accumulate) return index_add_along(flat_a, 0, wrapped, flat_source).reshape(a.sizes());
-  const Tensor placed = index_add_along(zeros_like(flat_a), 0, wrapped, flat_source);
+  const Tensor kept = ember::where(index_more::last_occurrences(wrapped), flat_source, zeros_like(flat_source));
+  const Tensor placed = index_add_along(zeros_like(flat_a), 0, wrapped, kept);
   return ember::where(index_more::slice_mask(flat_a, 0, wrapped), placed, flat_a).reshape(a.sizes());
 }
 

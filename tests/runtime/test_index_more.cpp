@@ -3,6 +3,7 @@
 // bool dtypes where PyTorch takes them.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -136,6 +137,17 @@ TEST_CASE("index_more: index_fill and index_copy match loops, in and out of plac
         return index_copy(x[0], 1, longs({3, 1}), x[1]);
       },
       {leaf({3, 4}, 17), leaf({3, 2}, 18)});
+  // A repeated index writes the last slice listed for it (rows 0 and 1 of source go to row 1,
+  // row 1 wins), never their sum; the slices not written get no gradient.
+  const Tensor rows = small_tensor({3, 4}, 42);
+  const std::vector<double> rv = host(rows), repeated = host(index_copy(a, 0, longs({1, -2, 0}), rows));
+  for (int64_t j = 0; j < 4; ++j) {
+    CHECK(repeated[0 * 4 + j] == rv[2 * 4 + j]);
+    CHECK(repeated[1 * 4 + j] == rv[1 * 4 + j]);
+    CHECK(repeated[2 * 4 + j] == av[2 * 4 + j]);
+  }
+  gradcheck_leaves([](const std::vector<Tensor>& x) { return index_copy(x[0], 0, longs({1, -2, 0}), x[1]); },
+                   {leaf({3, 4}, 43), leaf({3, 4}, 44)});
 }
 
 TEST_CASE("index_more: masked_scatter fills the true positions in row-major order, with gradients") {
@@ -169,6 +181,10 @@ TEST_CASE("index_more: put writes or adds at flat indices, with gradients") {
   CHECK(host(put(a, index, source)) == written);
   CHECK(host(put(a, index, source, /*accumulate=*/true)) == added);
   CHECK(host(put(a, longs({1, 1}), doubles({1.0, 2.0}), true))[1] == av[1] + 3.0);
+  // Without accumulate the last value listed for a repeated index is written; an earlier
+  // infinite one leaves no NaN behind.
+  CHECK(host(put(a, longs({1, -5, 4, 1}), doubles({INFINITY, 2.0, 3.0, 4.0})))[1] == 4.0);
+  CHECK(host(put(a, longs({4, 1, 4}), doubles({1.0, 2.0, 3.0})))[4] == 3.0);
   gradcheck_leaves([&](const std::vector<Tensor>& x) { return put(x[0], index, x[1]); },
                    {leaf({2, 3}, 25), leaf({3}, 26)});
   gradcheck_leaves([&](const std::vector<Tensor>& x) { return put(x[0], index, x[1], true); },

@@ -118,6 +118,9 @@ std::vector<Tensor> unravel_index(const Tensor& indices, const Dims& shape, Wher
   int64_t count = 1;
   for (int d = 0; d < shape.size(); ++d) {
     check(shape[d] >= 0, "unravel_index: 'shape' cannot have negative values, got {}", shape);
+    // The float64 arithmetic below is exact up to 2^53; no tensor has more elements than that.
+    check(shape[d] == 0 || count <= (int64_t{1} << 53) / shape[d],
+          "unravel_index: 'shape' {} holds more than 2^53 elements", shape);
     count *= shape[d];
   }
   check(count > 0, "unravel_index: 'shape' {} holds no elements, so no index lies in it", shape);

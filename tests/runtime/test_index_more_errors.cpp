@@ -115,6 +115,12 @@ TEST_CASE("index_more errors: indices out of range name the index and the size")
         unravel_index(zeros({1}), {2});
       },
       "unravel_index: expected 'indices' to be of an integer dtype, got float32");
+  refused(
+      [&] {
+        line = __LINE__ + 1;
+        unravel_index(longs({1}), {int64_t{1} << 31, int64_t{1} << 31, 4});
+      },
+      "unravel_index: 'shape' [2147483648, 2147483648, 4] holds more than 2^53 elements");
   Tensor grad_leaf = zeros({2, 3}).requires_grad_();
   refused(
       [&] {

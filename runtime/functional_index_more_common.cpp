@@ -29,13 +29,6 @@ Tensor wrap_negative(const Tensor& index, int64_t size) {
   return ember::where(lt(index, zero), add(index, ops::scalar_like(static_cast<double>(size), index)), index);
 }
 
-void check_writable(const Tensor& a, const char* function) {
-  check(!(grad_mode_enabled() && a.is_leaf() && a.requires_grad()),
-        "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; wrap the update in "
-        "NoGradGuard",
-        function, a.sizes());
-}
-
 Tensor slice_mask(const Tensor& a, int dim, const Tensor& index) {
   static const OpDef& index_add = lookup_op("index_add");
   const int64_t size = a.dim() == 0 ? 1 : a.size(dim);

@@ -16,8 +16,6 @@ void check_index_dtype(const char* function, const Tensor& index, bool int32_too
 void check_index_range(const char* function, const Tensor& index, int64_t size, const char* what);
 // index + size where index < 0 (PyTorch's wrapping of negative indices), in index's dtype.
 Tensor wrap_negative(const Tensor& index, int64_t size);
-// The in-place forms refuse a leaf that requires grad under their own name, as masked_fill_ does.
-void check_writable(const Tensor& a, const char* function);
 // A bool tensor of shape [1, .., n, .., 1] (a.dim() dims, n = a.size(dim)) true at the positions
 // listed in index (already wrapped) along dim: where() over it selects whole slices.
 Tensor slice_mask(const Tensor& a, int dim, const Tensor& index);

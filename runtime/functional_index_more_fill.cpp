@@ -4,6 +4,7 @@
 // the sources' gradients. A repeated index writes its last value (index_more::last_occurrences).
 // The in-place forms write the result back with copy_, as masked_fill_.
 #include "runtime/dispatch.h"
+#include "runtime/fill_value.h"
 #include "runtime/functional.h"
 #include "runtime/functional_index_more.h"
 #include "runtime/functional_index_more_common.h"
@@ -14,6 +15,8 @@
 namespace ember {
 
 namespace {
+
+using detail::fill_value;
 
 Tensor index_add_along(const Tensor& self, int dim, const Tensor& index, const Tensor& source) {
   static const OpDef& index_add = lookup_op("index_add");
@@ -30,16 +33,6 @@ std::pair<int, Tensor> checked_index(const char* function, const Tensor& a, int6
   const int64_t size = a.dim() == 0 ? 1 : a.size(d);
   index_more::check_index_range(function, index, size, fmt::format("dim {}", d).c_str());
   return {d, index_more::wrap_negative(index.reshape({-1}), size)};
-}
-
-Tensor fill_value(const Tensor& a, const Tensor& value, const char* function) {
-  check(value.dim() == 0, "{}: expects a 0-d value tensor, got shape {}", function, value.sizes());
-  return value.to(a.device()).to(a.dtype());
-}
-
-Tensor fill_value(const Tensor& a, double value, const char* function) {
-  ops::check_value_fits(function, value, a.dtype());
-  return scalar_tensor(value, {.dtype = a.dtype(), .device = a.device()});
 }
 
 Tensor filled(const char* function, const Tensor& a, int64_t dim, const Tensor& index, const Tensor& value) {
@@ -84,14 +77,14 @@ Tensor index_fill(const Tensor& a, int64_t dim, const Tensor& index, const Tenso
 Tensor& index_fill_(Tensor& a, int64_t dim, const Tensor& index, double value, Where where) {
   CallSiteScope site(where);
   const Tensor result = filled("index_fill_", a, dim, index, fill_value(a, value, "index_fill_"));
-  index_more::check_writable(a, "index_fill_");
+  detail::check_writable(a, "index_fill_");
   return a.copy_(result);
 }
 
 Tensor& index_fill_(Tensor& a, int64_t dim, const Tensor& index, const Tensor& value, Where where) {
   CallSiteScope site(where);
   const Tensor result = filled("index_fill_", a, dim, index, fill_value(a, value, "index_fill_"));
-  index_more::check_writable(a, "index_fill_");
+  detail::check_writable(a, "index_fill_");
   return a.copy_(result);
 }
 
@@ -103,7 +96,7 @@ Tensor index_copy(const Tensor& a, int64_t dim, const Tensor& index, const Tenso
 Tensor& index_copy_(Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, Where where) {
   CallSiteScope site(where);
   const Tensor result = copied("index_copy_", a, dim, index, source);
-  index_more::check_writable(a, "index_copy_");
+  detail::check_writable(a, "index_copy_");
   return a.copy_(result);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "runtime/dispatch.h"
+#include "runtime/fill_value.h"
 #include "runtime/functional.h"
 #include "runtime/ops/pointwise_common.h"
 
@@ -12,31 +13,14 @@ namespace ember {
 
 namespace {
 
+using detail::check_writable;
+using detail::fill_value;
+
 void check_bool_mask(const Tensor& mask, const char* function) {
   check(mask.dtype() == kBool, "{}: expected a bool mask, got {} (mask shape {})", function, mask.dtype(),
         mask.sizes());
 }
 
-// The in-place functions refuse a leaf that requires grad under their own name; copy_ would
-// refuse it too, naming itself.
-void check_writable(const Tensor& a, const char* function) {
-  check(!(grad_mode_enabled() && a.is_leaf() && a.requires_grad()),
-        "{}: a leaf tensor that requires grad (shape {}) is used in an in-place operation; wrap the update in "
-        "NoGradGuard",
-        function, a.sizes());
-}
-
-// The fill value as a 0-d tensor of a's dtype on a's device, whose gradient (if it requires
-// grad) is the sum of the filled positions' gradients.
-Tensor fill_value(const Tensor& a, const Tensor& value, const char* function) {
-  check(value.dim() == 0, "{}: expects a 0-d value tensor, got shape {}", function, value.sizes());
-  return value.to(a.device()).to(a.dtype());
-}
-
-Tensor fill_value(const Tensor& a, double value, const char* function) {
-  ops::check_value_fits(function, value, a.dtype());
-  return scalar_tensor(value, {.dtype = a.dtype(), .device = a.device()});
-}
 
 Tensor masked(const Tensor& a, const Tensor& mask, const Tensor& value, const char* function) {
   check_bool_mask(mask, function);

@@ -81,8 +81,12 @@ Tensor floor_divide(const Tensor& a, const Tensor& b, Where where) {
   const DType dtype = result_type_of(a, b);
   const Tensor x = as_dtype(a.detach(), dtype), y = as_dtype(b.detach(), dtype);
   if (is_floating(dtype)) return floor_divide_floating(x, y);
-  // a - remainder(a, b) is an exact multiple of b (remainder raises the integer zero-divisor error),
-  // so its float64 quotient is exact while it stays below 2^53.
+  // torch raises ZeroDivisionError for an integer zero divisor; reading that is a host sync.
+  check(!any(eq(y, scalar_like(0.0, y))).item(),
+        "floor_divide: ZeroDivisionError, an integer divisor is 0 "
+        "(shapes {} and {})",
+        a.sizes(), b.sizes());
+  // a - remainder(a, b) is an exact multiple of b, so its float64 quotient is exact below 2^53.
   const Tensor multiple = sub(x, remainder(x, y));
   return to_dtype(round(div(as_dtype(multiple, kFloat64), as_dtype(y, kFloat64))), dtype);
 }

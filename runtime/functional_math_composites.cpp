@@ -91,6 +91,14 @@ Tensor floor_divide(const Tensor& a, const Tensor& b, Where where) {
   return to_dtype(round(div(as_dtype(multiple, kFloat64), as_dtype(y, kFloat64))), dtype);
 }
 
+Tensor floor_divide(const Tensor& a, double b, Where where) {
+  const bool integral = !is_floating(a.dtype()) && std::trunc(b) == b;
+  // A fractional value with an integer tensor is taken in float32, torch's default dtype.
+  const DType dtype = integral ? kInt64 : (is_floating(a.dtype()) ? kFloat64 : kFloat32);
+  const Tensor divisor = scalar_tensor(b, TensorOptions{.dtype = dtype, .device = a.device()});
+  return floor_divide(a, divisor, where);
+}
+
 Tensor deg2rad(const Tensor& a, Where where) {
   CallSiteScope site(where);
   return mul(a, std::numbers::pi / 180.0);

@@ -26,6 +26,10 @@ Tensor true_divide(const Tensor& a, double b, Where where = Where::current());
 // Floating: torch's div_floor (from fmod, so 1 // 0.1 is 9 as in Python, not floor(1 / 0.1) = 10;
 // b == 0 gives a / b). No gradient (torch has none): the result is detached. Bool is refused.
 Tensor floor_divide(const Tensor& a, const Tensor& b, Where where = Where::current());
+// With a host value, taken as a 0-d tensor (for an integral a: int64 when whole, else float32; for a
+// floating a: float64), so the promotion is torch's for a Scalar: int32 // 2 stays int32, int32 // 2.5
+// is float32, float16 // 0.1 stays float16.
+Tensor floor_divide(const Tensor& a, double b, Where where = Where::current());
 // deg2rad: a * pi / 180; rad2deg: a * 180 / pi. Integers become float32 (torch's default dtype).
 Tensor deg2rad(const Tensor& a, Where where = Where::current());
 Tensor rad2deg(const Tensor& a, Where where = Where::current());

@@ -133,6 +133,12 @@ TEST_CASE("floor_divide rounds toward -inf as Python's //, floats by torch's exa
   const Tensor result = floor_divide(a, b);
   CHECK(result.dtype() == kInt64);
   check_same(values_of(result), {3.0, -4.0, -4.0, 3.0, 0.0, -1.0});
+  const Tensor int32s = from_vector<int32_t>({7, -7}, {2}, dtype_options(kInt32));
+  CHECK(floor_divide(int32s, 2.0).dtype() == kInt32);
+  check_same(values_of(floor_divide(int32s, 2.0)), {3.0, -4.0});
+  CHECK(floor_divide(int32s, 2.5).dtype() == kFloat32);
+  check_same(values_of(floor_divide(int32s, 2.5)), {2.0, -3.0});
+  check_same(values_of(floor_divide(doubles({1.0, -1.0}), 0.1)), {floor_divide_reference(1.0, 0.1), -10.0});
   const int line = __LINE__ + 1;
   const std::string message = error_of([&] { floor_divide(a, zeros({6}, dtype_options(kInt64))); });
   CHECK(names_line(message, line));

@@ -17,6 +17,7 @@
 #include "runtime/functional_attention.h"
 #include "runtime/functional_conv.h"
 #include "runtime/functional_index_more.h"
+#include "runtime/functional_math_composites.h"
 #include "runtime/functional_losses_more.h"
 #include "runtime/functional_pool.h"
 #include "runtime/linalg.h"

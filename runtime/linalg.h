@@ -65,3 +65,5 @@ Tensor cholesky_inverse(const Tensor& L, bool upper = false, Where where = Where
 
 // The decompositions (qr, eigh, svd) and what builds on them.
 #include "runtime/linalg_spectral.h"
+// vecdot, matrix_exp, tensorinv, tensorsolve and the _ex forms, composites of the above.
+#include "runtime/linalg_composites.h"

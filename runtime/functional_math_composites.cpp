@@ -86,7 +86,14 @@ Tensor floor_divide(const Tensor& a, const Tensor& b, Where where) {
         "floor_divide: ZeroDivisionError, an integer divisor is 0 "
         "(shapes {} and {})",
         a.sizes(), b.sizes());
-  // a - remainder(a, b) is an exact multiple of b, so its float64 quotient is exact below 2^53.
+  // a - remainder(a, b) is an exact multiple of b, so its float64 quotient is exact below 2^53;
+  // beyond, it is refused rather than rounded (the divisor check above already read the host).
+  // Only int64 holds such values.
+  if (dtype == kInt64) {
+    const Tensor limit = scalar_like(9007199254740992.0, x);
+    check(!any(logical_or(gt(x, limit), lt(x, neg(limit)))).item(),
+          "floor_divide: an integer dividend beyond +-2^53 is not supported (shapes {} and {})", a.sizes(), b.sizes());
+  }
   const Tensor multiple = sub(x, remainder(x, y));
   return to_dtype(round(div(as_dtype(multiple, kFloat64), as_dtype(y, kFloat64))), dtype);
 }

@@ -146,6 +146,12 @@ TEST_CASE("floor_divide rounds toward -inf as Python's //, floats by torch's exa
   const int bool_line = __LINE__ + 1;
   check_refusal(error_of([] { floor_divide(from_vector<bool>({true}, {1}, dtype_options(kBool)), doubles({1.0})); }),
                 "floor_divide: bool", bool_line);
+  // Past 2^53 the float64 quotient could round: refused, not wrong. 2^53 itself divides exactly.
+  const int64_t two_53 = int64_t{1} << 53;
+  CHECK(floor_divide(from_vector<int64_t>({two_53}, {1}, dtype_options(kInt64)), 2.0).item_int64() == two_53 / 2);
+  const int big_line = __LINE__ + 1;
+  check_refusal(error_of([&] { floor_divide(from_vector<int64_t>({two_53 + 1}, {1}, dtype_options(kInt64)), 3.0); }),
+                "floor_divide: an integer dividend beyond +-2^53", big_line);
 }
 
 TEST_CASE("deg2rad, rad2deg and signbit") {

@@ -21,8 +21,8 @@ Tensor float_power(const Tensor& a, double exponent, Where where = Where::curren
 Tensor true_divide(const Tensor& a, const Tensor& b, Where where = Where::current());
 Tensor true_divide(const Tensor& a, double b, Where where = Where::current());
 // floor_divide: a / b rounded toward -inf, in the inputs' result_type. Integers: Python's //, an
-// integer zero divisor is an error (checked on the host, a sync); exact while |a| < 2^53 (the quotient is formed
-// in float64).
+// integer zero divisor is an error (checked on the host, a sync); the quotient is formed in
+// float64, so an int64 dividend beyond +-2^53 is refused rather than rounded.
 // Floating: torch's div_floor (from fmod, so 1 // 0.1 is 9 as in Python, not floor(1 / 0.1) = 10;
 // b == 0 gives a / b). No gradient (torch has none): the result is detached. Bool is refused.
 Tensor floor_divide(const Tensor& a, const Tensor& b, Where where = Where::current());
